@@ -1,0 +1,123 @@
+/* pmiserv.h - the PMI server core: one node's share of a job's PMI service.
+ *
+ * Contract:
+ *   A struct psrv serves the tasks of ONE node of ONE job (a slurmstepd, or
+ *   the standalone launcher, which is node 0 of 1).  It speaks PMI-1 and PMI-2
+ *   on every client connection (detected per connection from the init line),
+ *   keeps the job's key-value space, node and job attributes, and runs the
+ *   fence (PMI-1 barrier == PMI-2 kvs-fence) across nodes over a k-ary tree
+ *   of psrv instances rooted at node 0.
+ *
+ *   It does no I/O and has no Slurm inside: the host feeds it bytes
+ *   (psrv_client_input, psrv_tree_input) and time (psrv_tick), and it calls
+ *   back through struct psrv_ops to write to clients, to send tree messages,
+ *   to abort the job and to log.  It is not thread safe: the host calls it
+ *   from one thread, and no callback may re-enter it.
+ *
+ *   Clients are numbered by the host 0..cfg.local_count-1; client i is the
+ *   task of global rank cfg.local_ranks[i].
+ *
+ * Notes:
+ *   - Every request gets a reply, in the client's protocol; unsupported
+ *     requests (spawn, job-connect, ...) get rc!=0 with a message.
+ *   - A request that cannot be parsed makes the core reply with an error if
+ *     it can, call ops->abort naming the rank, and return -EPROTO: the host
+ *     then closes that client.  Other clients are never affected by it.
+ *   - Fence messages carry an epoch; duplicates and stale epochs are dropped;
+ *     a fence that does not complete within cfg.fence_timeout_ms of its first
+ *     local arrival fails: waiting clients get rc!=0 and ops->abort is called
+ *     with a message naming the missing ranks or nodes.
+ *   - A client that hung up after init without finalize is "dead": a fence
+ *     that needs it fails at once (abort naming the rank), not at timeout.
+ *
+ * See also: doc/design.md (data path of a fence), common/pmi_wire.h.
+ */
+#ifndef LOOM_PMISERV_H
+#define LOOM_PMISERV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct psrv;
+
+enum psrv_log_level {
+    PSRV_LOG_ERROR = 0,
+    PSRV_LOG_WARN = 1,
+    PSRV_LOG_INFO = 2,
+    PSRV_LOG_DEBUG = 3,
+    PSRV_LOG_TRACE = 4, /* one line per PMI request and reply */
+};
+
+struct psrv_config {
+    const char *jobid;     /* "<job>.<step>": kvsname and job-getid answer */
+    int size;              /* ranks in the job */
+    int nnodes;            /* nodes (servers) in the job, >= 1 */
+    int nodeid;            /* this server's node index, 0..nnodes-1 */
+    int local_count;       /* tasks served here */
+    const int *local_ranks;   /* [local_count] global rank of each client */
+    const int *rank_node;     /* [size] node index of every rank; used for
+                               * PMI_process_mapping and localRanks */
+    const int *rank_appnum;   /* [size] MPMD app index per rank, or NULL (0) */
+    int universe_size;        /* <= 0: same as size */
+    const char *hwloc_xmlfile;   /* PMI_hwloc_xmlfile attribute, or NULL */
+    const char *process_mapping; /* override the computed mapping, or NULL */
+    int tree_width;          /* children per node in the fence tree, >= 1 */
+    int fence_timeout_ms;    /* <= 0: no timeout (not recommended) */
+    enum psrv_log_level log_level;
+};
+
+struct psrv_ops {
+    /* Write len bytes to client.  The host must deliver all of them in
+     * order (queue what the socket does not take now).  Return 0 or -errno;
+     * an error marks the client gone. */
+    int (*client_send)(void *arg, int client, const char *buf, size_t len);
+    /* Send one tree message to node `to` (always this node's parent or one
+     * of its children).  The host preserves message boundaries.  Return 0 or
+     * -errno; an error fails the fence in progress. */
+    int (*tree_send)(void *arg, int to, const void *buf, size_t len);
+    /* The job must end: a task called abort, a task was malformed or died,
+     * or a fence failed.  rank is the culprit's global rank or -1.  The host
+     * kills the job (the plugin: the step) and prints msg.  Called at most
+     * once per psrv. */
+    void (*abort)(void *arg, int rank, int exitcode, const char *msg);
+    /* One log line, without trailing newline.  May be NULL. */
+    void (*log)(void *arg, enum psrv_log_level level, const char *msg);
+    /* Monotonic milliseconds.  May be NULL: CLOCK_MONOTONIC is used. */
+    uint64_t (*now_ms)(void *arg);
+};
+
+/* Create a server.  cfg's arrays are copied.  Returns NULL and sets errno
+ * (EINVAL for an inconsistent configuration). */
+struct psrv *psrv_create(const struct psrv_config *cfg,
+                         const struct psrv_ops *ops, void *arg);
+void psrv_destroy(struct psrv *srv);
+
+/* Bytes arrived from client.  Returns 0, 1 when the client finalized (the
+ * host may close it), or -EPROTO after a protocol error (host closes it). */
+int psrv_client_input(struct psrv *srv, int client, const char *buf,
+                      size_t len);
+/* The client's connection reached EOF or broke. */
+void psrv_client_gone(struct psrv *srv, int client);
+
+/* One whole tree message from node `from`.  Returns 0 or -errno (a bad
+ * message is logged, dropped and fails the fence in progress). */
+int psrv_tree_input(struct psrv *srv, int from, const void *buf, size_t len);
+/* The link to node `node` broke: fails the fence in progress. */
+void psrv_tree_gone(struct psrv *srv, int node);
+
+/* Check timeouts.  Returns milliseconds until the next deadline, or -1 if
+ * none is armed.  Hosts call it when that time has passed (and may call it
+ * more often). */
+int psrv_tick(struct psrv *srv);
+
+/* Introspection for hosts and tests. */
+int psrv_clients_finalized(const struct psrv *srv); /* how many finalized */
+int psrv_fence_epoch(const struct psrv *srv);       /* completed fences */
+
+/* PMI_process_mapping for a rank->node table, in MPICH's grammar, written
+ * to out (NUL-terminated).  Returns the length, or -EMSGSIZE if it does not
+ * fit in outlen (callers then advertise no mapping). */
+int psrv_process_mapping(const int *rank_node, int size, char *out,
+                         size_t outlen);
+
+#endif /* LOOM_PMISERV_H */

@@ -1,0 +1,1 @@
+# tests/unit/launcher.mk - unit tests of this area (included by Makefile.am).
