@@ -1,0 +1,2 @@
+/* ktree.c - see ktree.h */
+#include "ktree.h"

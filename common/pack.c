@@ -1,0 +1,2 @@
+/* pack.c - see pack.h */
+#include "pack.h"

@@ -1,0 +1,2 @@
+/* pmi_wire.c - see pmi_wire.h */
+#include "pmi_wire.h"
