@@ -17,7 +17,6 @@
  *     value at a space): PMI_KVS_Put refuses them with PMI_ERR_INVALID_VAL.
  *   - Thread safety: each call holds one process-wide mutex around its
  *     request/response exchange.
- *   - PMI_keyval_t is also defined by <pmi2.h>; both headers guard it.
  *
  * See also: include/pmi2.h, libpmi2/pmi1_api.c, ../shared/reference.md §1, §3.2.
  */
@@ -49,13 +48,10 @@ typedef int PMI_BOOL;
 #define PMI_TRUE 1
 #define PMI_FALSE 0
 
-#ifndef LOOM_PMI_KEYVAL_T_DEFINED
-#define LOOM_PMI_KEYVAL_T_DEFINED
 typedef struct PMI_keyval_t {
     char *key;
     char *val;
 } PMI_keyval_t;
-#endif
 
 /* Session. */
 int PMI_Init(int *spawned);                   /* *spawned: PMI_TRUE if spawned */

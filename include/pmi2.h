@@ -23,8 +23,8 @@
  *   - PMI2_Info_GetSize returns the job size, like Slurm's library.
  *   - The command and key name strings below are protocol names; like the
  *     Slurm header they are per-translation-unit static arrays, not ABI.
- *   - PMI_keyval_t is also defined by <pmi.h>; both headers guard it so they
- *     may be included together (Slurm's do not).
+ *   - No PMI_keyval_t here: Slurm's installed header has it commented out,
+ *     so programs written for it may define their own; it lives in <pmi.h>.
  *
  * See also: include/pmi.h, libpmi2/pmi2_api.c, ../shared/reference.md §2, §3.1.
  */
@@ -146,15 +146,6 @@ typedef struct PMI2_Command {
     PMI2_Keyvalpair **pairs;
     int complete;
 } PMI2_Command;
-
-#ifndef LOOM_PMI_KEYVAL_T_DEFINED
-#define LOOM_PMI_KEYVAL_T_DEFINED
-/* Spawn key/value (the PMI-1 type, kept in this header for compatibility). */
-typedef struct PMI_keyval_t {
-    char *key;
-    char *val;
-} PMI_keyval_t;
-#endif
 
 /* How PMI2_Job_Connect would reach the leader of another job (unused: job
  * connection is answered with an error by every server we know). */
