@@ -180,8 +180,10 @@ static int handshake(void)
     pmi_msg_free(&m);
     if (r != PMI2_SUCCESS)
         return r;
-    /* Like Slurm's library: the rank we report is PMI_RANK if set. */
-    G.rank = pcli_env_int("PMI_RANK", &envrank) == 0 ? envrank : rank;
+    /* Like Slurm's library, PMI2_Job_GetRank reports PMI_RANK when that is
+     * what we identified ourselves with; otherwise (PMI_ID, or no PMI_RANK)
+     * the server's rank, where Slurm's would report 0. */
+    G.rank = !getenv("PMI_ID") && pcli_env_int("PMI_RANK", &envrank) == 0 ? envrank : rank;
     G.c.rank = rank;
     G.size = size;
     G.appnum = appnum;

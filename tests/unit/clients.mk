@@ -15,6 +15,16 @@ check_libpmi_LDADD = $(top_builddir)/libpmi2/libpmi.la \
 	$(top_builddir)/libpmi2/libpmicli.la $(top_builddir)/common/libloomcommon.la \
 	$(CHECK_LIBS) -lpthread
 
+# The same wire tests run against Slurm's own libpmi2, to prove that the
+# bytes they expect are Slurm's (behaviour we deliberately change is skipped).
+if HAVE_SLURM_LIBPMI2
+check_PROGRAMS += check_slurm_libpmi2
+TESTS += check_slurm_libpmi2
+check_slurm_libpmi2_SOURCES = check_libpmi2.c $(CLIENTS_FAKE)
+check_slurm_libpmi2_CPPFLAGS = -DAGAINST_SLURM_LIB
+check_slurm_libpmi2_LDADD = -lpmi2 $(CHECK_LIBS) -lpthread
+endif
+
 # ABI: the same source built against Slurm's header and ours prints every
 # constant and struct layout; the script compares them and the symbol sets.
 check_PROGRAMS += abi_pmi2_ours
