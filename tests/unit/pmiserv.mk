@@ -7,3 +7,8 @@ TESTS += check_proto_pmi1
 check_proto_pmi1_SOURCES = check_proto_pmi1.c fake_tree.c fake_tree.h
 check_proto_pmi1_CPPFLAGS = $(AM_CPPFLAGS) -DWIRE_FIXTURES='"$(srcdir)/fixtures"'
 check_proto_pmi1_LDADD = $(PMISERV_TEST_LIBS)
+check_PROGRAMS += check_proto_pmi2
+TESTS += check_proto_pmi2
+check_proto_pmi2_SOURCES = check_proto_pmi2.c fake_tree.c fake_tree.h
+check_proto_pmi2_CPPFLAGS = $(AM_CPPFLAGS) -DWIRE_FIXTURES='"$(srcdir)/fixtures"'
+check_proto_pmi2_LDADD = $(PMISERV_TEST_LIBS)
