@@ -215,8 +215,13 @@ static bool should_drop(struct ft *ft, const struct ft_msg *m)
 
 int ft_run(struct ft *ft, enum ft_order order)
 {
+    return ft_run_some(ft, order, -1);
+}
+
+int ft_run_some(struct ft *ft, enum ft_order order, int max)
+{
     int n = 0;
-    while (ft->nq > 0) {
+    while (ft->nq > 0 && (max < 0 || n < max)) {
         int i = 0;
         if (order != FT_FIFO)
             i = (int)(rand_r(&ft->seed) % (unsigned)ft->nq);

@@ -81,6 +81,8 @@ void ft_gone(struct ft *ft, int rank);
 /* Deliver queued tree messages until the queue is empty (including those
  * sent while delivering).  Returns the number delivered. */
 int ft_run(struct ft *ft, enum ft_order order);
+/* Deliver at most max messages (max < 0: all). */
+int ft_run_some(struct ft *ft, enum ft_order order, int max);
 /* Advance the clock and tick every node. */
 void ft_advance(struct ft *ft, uint64_t ms);
 /* Node of the first abort (or -1) and total aborts across nodes. */

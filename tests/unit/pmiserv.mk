@@ -12,3 +12,7 @@ TESTS += check_proto_pmi2
 check_proto_pmi2_SOURCES = check_proto_pmi2.c fake_tree.c fake_tree.h
 check_proto_pmi2_CPPFLAGS = $(AM_CPPFLAGS) -DWIRE_FIXTURES='"$(srcdir)/fixtures"'
 check_proto_pmi2_LDADD = $(PMISERV_TEST_LIBS)
+check_PROGRAMS += check_fence
+TESTS += check_fence
+check_fence_SOURCES = check_fence.c fake_tree.c fake_tree.h
+check_fence_LDADD = $(PMISERV_TEST_LIBS)
