@@ -121,6 +121,48 @@ START_TEST(init_srcid_from_pmi_id)
 }
 END_TEST
 
+START_TEST(init_over_pmi_port)
+{
+    clean_env();
+    struct fake *f = fake_listen(); /* PMI_PORT=127.0.0.1:<port>, no PMI_FD */
+    fake_pmi2_init(f, 1, 2);
+    fake_expect_rec(f, "cmd=finalize;");
+    fake_send_rec(f, "cmd=finalize-response;rc=0;");
+    fake_start(f);
+    init_ok(f, 1, 2);
+    ck_assert_int_eq(PMI2_Finalize(), PMI2_SUCCESS);
+    FAKE_JOIN_OK(f);
+    fake_free(f);
+}
+END_TEST
+
+START_TEST(debug_traces_to_stderr)
+{
+    clean_env();
+    struct fake *f = fake_new();
+    int p[2];
+    ck_assert_int_eq(pipe(p), 0);
+    setenv("PMI2_DEBUG", "1", 1);
+    fake_pmi2_init(f, 0, 1);
+    fake_start(f);
+    int saved = dup(2);
+    dup2(p[1], 2);
+    init_ok(f, 0, 1);
+    dup2(saved, 2);
+    close(p[1]);
+    char buf[4096];
+    ssize_t n, got = 0;
+    while ((n = read(p[0], buf + got, sizeof(buf) - 1 - (size_t)got)) > 0)
+        got += n;
+    buf[got] = '\0';
+    ck_assert_msg(strstr(buf, "> cmd=init pmi_version=2 pmi_subversion=0") != NULL, "%s", buf);
+    ck_assert_msg(strstr(buf, "cmd=fullinit;pmirank=0;threaded=FALSE;") != NULL, "%s", buf);
+    ck_assert_msg(strstr(buf, "< ") != NULL, "%s", buf);
+    FAKE_JOIN_OK(f);
+    fake_free(f);
+}
+END_TEST
+
 START_TEST(init_refused)
 {
     clean_env();
@@ -578,6 +620,8 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 20);
     tcase_add_test(tc, init_exact_bytes);
     tcase_add_test(tc, init_srcid_from_pmi_id);
+    tcase_add_test(tc, init_over_pmi_port);
+    OURS_ONLY(debug_traces_to_stderr);
     OURS_ONLY(init_refused); /* Slurm's library hangs here */
     tcase_add_test(tc, init_fullinit_error_and_missing_fields);
     tcase_add_test(tc, bad_pmi_fd_is_error_not_singleton);
