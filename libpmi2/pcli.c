@@ -297,8 +297,8 @@ int pcli_recv(struct pcli *c, enum pmi_version v, struct pmi_msg *m)
     return r;
 }
 
-int pcli_call(struct pcli *c, struct pmi_out *o, enum pmi_version v,
-              const char *expect, struct pmi_msg *m, int *rc)
+int pcli_call(struct pcli *c, struct pmi_out *o, enum pmi_version v, const char *expect,
+              struct pmi_msg *m, int *rc)
 {
     int r = pcli_send(c, o);
 

@@ -39,13 +39,13 @@ struct pcli_item {
 };
 
 struct pcli {
-    int fd;                /* -1: singleton */
-    int debug;             /* trace requests and replies to stderr */
-    const char *tag;       /* "pmi2" or "pmi": prefix of trace lines */
-    int rank;              /* for trace lines */
-    char *in;              /* received bytes not yet consumed */
+    int fd;          /* -1: singleton */
+    int debug;       /* trace requests and replies to stderr */
+    const char *tag; /* "pmi2" or "pmi": prefix of trace lines */
+    int rank;        /* for trace lines */
+    char *in;        /* received bytes not yet consumed */
     size_t inlen, incap;
-    pthread_mutex_t wlock; /* serialises writes (abort vs. requests) */
+    pthread_mutex_t wlock;   /* serialises writes (abort vs. requests) */
     struct pcli_item *store; /* singleton KVS / attributes / names */
 };
 
@@ -73,8 +73,8 @@ int pcli_recv(struct pcli *c, enum pmi_version v, struct pmi_msg *m);
 /* Send o, then read a reply that must be command `expect` and carry an
  * integer rc; *rc receives it.  -EPROTO if the reply is another command or
  * has no valid rc.  On success the caller owns *m. */
-int pcli_call(struct pcli *c, struct pmi_out *o, enum pmi_version v,
-              const char *expect, struct pmi_msg *m, int *rc);
+int pcli_call(struct pcli *c, struct pmi_out *o, enum pmi_version v, const char *expect,
+              struct pmi_msg *m, int *rc);
 
 /* Print one line to stderr prefixed with the tag and rank (always). */
 void pcli_log(const struct pcli *c, const char *fmt, ...)

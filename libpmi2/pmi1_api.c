@@ -312,7 +312,8 @@ int PMI_Get_rank(int *rank)
 }
 
 /* get_universe_size / get_appnum: one integer answer. */
-static int get_int(const char *cmd, const char *resp, const char *key, int single, int *out)
+static int get_int(const char *cmd, const char *resp, const char *key, int single,
+                   int *out)
 {
     struct pmi_out o;
     struct pmi_msg m;
@@ -383,9 +384,9 @@ int PMI_Publish_name(const char service_name[], const char port[])
     if (r == PMI_SUCCESS && G.state == ST_SINGLETON) {
         char k[PORT_NAME_MAX + 4];
         snprintf(k, sizeof(k), "s:%s", service_name);
-        r = pcli_store_get(&G.c, k) ? PMI_FAIL
+        r = pcli_store_get(&G.c, k)             ? PMI_FAIL
             : pcli_store_put(&G.c, k, port) < 0 ? PMI_ERR_NOMEM
-                                                 : PMI_SUCCESS;
+                                                : PMI_SUCCESS;
     } else if (r == PMI_SUCCESS) {
         pmi_out_begin(&o, PMI_V1, "publish_name");
         pmi_out_add(&o, "service", service_name);
@@ -563,7 +564,8 @@ static int clique(void)
     if (G.clique)
         return PMI_SUCCESS;
     if (G.state == ST_CONNECTED && my_kvsname() == PMI_SUCCESS &&
-        kvs_get_locked(G.kvsname, "PMI_process_mapping", map, sizeof(map)) == PMI_SUCCESS) {
+        kvs_get_locked(G.kvsname, "PMI_process_mapping", map, sizeof(map)) ==
+            PMI_SUCCESS) {
         node = malloc(sizeof(int) * (size_t)G.size);
         if (node && pcli_map_parse(map, G.size, node) < 0) {
             if (G.c.debug)
@@ -792,7 +794,8 @@ static int iter(const char kvsname[], char key[], int key_len, char val[], int v
             if (strncmp(it->key, "k:", 2) != 0)
                 continue;
             if (i++ == G.iter_next) {
-                if (pcli_copy(key, key_len, it->key + 2) || pcli_copy(val, val_len, it->val))
+                if (pcli_copy(key, key_len, it->key + 2) ||
+                    pcli_copy(val, val_len, it->val))
                     r = PMI_ERR_INVALID_LENGTH;
                 G.iter_next++;
                 break;
@@ -852,7 +855,8 @@ int PMI_Spawn_multiple(int count, const char *cmds[], const char **argvs[],
     size_t blen = 0;
     int r, total = 0;
 
-    if (count <= 0 || !cmds || !maxprocs || (preput_keyval_size > 0 && !preput_keyval_vector))
+    if (count <= 0 || !cmds || !maxprocs ||
+        (preput_keyval_size > 0 && !preput_keyval_vector))
         return PMI_ERR_INVALID_ARG;
     for (int i = 0; i < count; i++) {
         if (!line_ok(cmds[i]) || maxprocs[i] < 0)
@@ -922,8 +926,8 @@ int PMI_Spawn_multiple(int count, const char *cmds[], const char **argvs[],
         r = PMI_FAIL;
         goto out;
     }
-    if (strcmp(pmi_msg_cmd(&m), "spawn_result") != 0 || pmi_msg_get_int(&m, "rc", &rc) < 0 ||
-        rc != 0) {
+    if (strcmp(pmi_msg_cmd(&m), "spawn_result") != 0 ||
+        pmi_msg_get_int(&m, "rc", &rc) < 0 || rc != 0) {
         r = PMI_FAIL;
     } else if (errors) {
         const char *codes = pmi_msg_get(&m, "errcodes");

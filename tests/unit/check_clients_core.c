@@ -162,7 +162,8 @@ static void run_job(struct host *h, int n, rank_main_f *prog, const char *mappin
             open--;
         }
         for (int i = 0; i < n; i++) {
-            if (h->pid[i] > 0 && waitpid(h->pid[i], &h->status[i], WNOHANG) == h->pid[i]) {
+            if (h->pid[i] > 0 &&
+                waitpid(h->pid[i], &h->status[i], WNOHANG) == h->pid[i]) {
                 h->pid[i] = 0;
                 live--;
             }
@@ -227,7 +228,8 @@ static int pmi2_rank(int rank, int size)
         !found || strcmp(val, "(vector,(0,1,4))") != 0)
         return 17;
     int arr[MAXR];
-    if (PMI2_Info_GetNodeAttrIntArray("localRanks", arr, MAXR, &n, &found) != PMI2_SUCCESS ||
+    if (PMI2_Info_GetNodeAttrIntArray("localRanks", arr, MAXR, &n, &found) !=
+            PMI2_SUCCESS ||
         !found || n != size || arr[rank] != rank)
         return 18;
     if (PMI2_Job_GetId(val, sizeof(val)) != PMI2_SUCCESS || strcmp(val, "42.0") != 0)

@@ -48,8 +48,8 @@ static void map_is(const char *map, int size, const int *want)
     int got[64];
     ck_assert_int_eq(pcli_map_parse(map, size, got), 0);
     for (int i = 0; i < size; i++)
-        ck_assert_msg(got[i] == want[i], "%s: rank %d on node %d, want %d", map, i, got[i],
-                      want[i]);
+        ck_assert_msg(got[i] == want[i], "%s: rank %d on node %d, want %d", map, i,
+                      got[i], want[i]);
 }
 
 START_TEST(map_block_cyclic_irregular)
@@ -393,9 +393,10 @@ START_TEST(spawn_block_and_error)
     struct fake *f = fake_new();
     env_rank(0, 1);
     fake_pmi1_init(f);
-    fake_expect(f, "mcmd=spawn\nnprocs=2\nexecname=./w\ntotspawns=1\nspawnssofar=1\n"
-                   "arg1=-v\narg2=a b\nargcnt=2\npreput_num=1\npreput_key_0=pk\n"
-                   "preput_val_0=pv\ninfo_num=1\ninfo_key_0=wdir\ninfo_val_0=/t\nendcmd\n");
+    fake_expect(f,
+                "mcmd=spawn\nnprocs=2\nexecname=./w\ntotspawns=1\nspawnssofar=1\n"
+                "arg1=-v\narg2=a b\nargcnt=2\npreput_num=1\npreput_key_0=pk\n"
+                "preput_val_0=pv\ninfo_num=1\ninfo_key_0=wdir\ninfo_val_0=/t\nendcmd\n");
     fake_send(f, "cmd=spawn_result rc=1 msg=spawn_not_supported\n");
     fake_start(f);
     int spawned, errors[2];
@@ -406,8 +407,9 @@ START_TEST(spawn_block_and_error)
     int maxprocs[] = {2}, infosz[] = {1};
     PMI_keyval_t info = {"wdir", "/t"}, pp = {"pk", "pv"};
     const PMI_keyval_t *infos[] = {&info};
-    ck_assert_int_eq(PMI_Spawn_multiple(1, cmds, argvs, maxprocs, infosz, infos, 1, &pp, errors),
-                     PMI_FAIL);
+    ck_assert_int_eq(
+        PMI_Spawn_multiple(1, cmds, argvs, maxprocs, infosz, infos, 1, &pp, errors),
+        PMI_FAIL);
     FAKE_JOIN_OK(f);
     fake_free(f);
 }

@@ -65,8 +65,9 @@ START_TEST(init_exact_bytes)
     fake_send(f, "cmd=response_to_init rc=0 pmi_version=2 pmi_subversion=0\n");
     /* pmijobid, pmirank, threaded in Slurm's order; length left-justified */
     fake_expect(f, "51    cmd=fullinit;pmijobid=7.0;pmirank=3;threaded=FALSE;");
-    fake_send_rec(f, "cmd=fullinit-response;rc=0;pmi-version=2;pmi-subversion=0;rank=3;"
-                     "size=4;appnum=0;spawner-jobid=9.1;debugged=FALSE;pmiverbose=FALSE;");
+    fake_send_rec(f,
+                  "cmd=fullinit-response;rc=0;pmi-version=2;pmi-subversion=0;rank=3;"
+                  "size=4;appnum=0;spawner-jobid=9.1;debugged=FALSE;pmiverbose=FALSE;");
     fake_expect(f, "14    cmd=kvs-fence;");
     fake_send_rec(f, "cmd=kvs-fence-response;rc=0;");
     fake_expect_rec(f, "cmd=finalize;");
@@ -155,8 +156,10 @@ START_TEST(debug_traces_to_stderr)
     while ((n = read(p[0], buf + got, sizeof(buf) - 1 - (size_t)got)) > 0)
         got += n;
     buf[got] = '\0';
-    ck_assert_msg(strstr(buf, "> cmd=init pmi_version=2 pmi_subversion=0") != NULL, "%s", buf);
-    ck_assert_msg(strstr(buf, "cmd=fullinit;pmirank=0;threaded=FALSE;") != NULL, "%s", buf);
+    ck_assert_msg(strstr(buf, "> cmd=init pmi_version=2 pmi_subversion=0") != NULL, "%s",
+                  buf);
+    ck_assert_msg(strstr(buf, "cmd=fullinit;pmirank=0;threaded=FALSE;") != NULL, "%s",
+                  buf);
     ck_assert_msg(strstr(buf, "< ") != NULL, "%s", buf);
     FAKE_JOIN_OK(f);
     fake_free(f);
@@ -265,7 +268,8 @@ START_TEST(get_found_unescaped_and_truncated)
     init_ok(f, 1, 2);
     char v[64];
     int len = 0;
-    ck_assert_int_eq(PMI2_KVS_Get(NULL, PMI2_ID_NULL, "k0", v, sizeof(v), &len), PMI2_SUCCESS);
+    ck_assert_int_eq(PMI2_KVS_Get(NULL, PMI2_ID_NULL, "k0", v, sizeof(v), &len),
+                     PMI2_SUCCESS);
     ck_assert_str_eq(v, "a;b=c d");
     ck_assert_int_eq(len, 7);
     ck_assert_int_eq(PMI2_KVS_Get("5.0", 0, "long", v, 5, &len), PMI2_SUCCESS);
@@ -291,8 +295,9 @@ START_TEST(get_not_found_is_error)
     init_ok(f, 0, 2);
     char v[16] = "untouched";
     int len = 99;
-    ck_assert_int_eq(PMI2_KVS_Get(NULL, PMI2_ID_NULL, "-NONEXIST-KEY", v, sizeof(v), &len),
-                     PMI2_ERR_OTHER);
+    ck_assert_int_eq(
+        PMI2_KVS_Get(NULL, PMI2_ID_NULL, "-NONEXIST-KEY", v, sizeof(v), &len),
+        PMI2_ERR_OTHER);
     ck_assert_str_eq(v, "untouched");
     ck_assert_int_eq(len, 99);
     ck_assert_int_eq(PMI2_KVS_Get(NULL, PMI2_ID_NULL, "x", v, sizeof(v), &len),
@@ -397,7 +402,8 @@ START_TEST(attributes_and_names)
     struct fake *f = fake_new();
     fake_pmi2_init(f, 0, 4);
     fake_expect_rec(f, "cmd=info-getjobattr;key=PMI_process_mapping;");
-    fake_send_rec(f, "cmd=info-getjobattr-response;rc=0;found=TRUE;value=(vector,(0,2,2));");
+    fake_send_rec(f,
+                  "cmd=info-getjobattr-response;rc=0;found=TRUE;value=(vector,(0,2,2));");
     fake_expect_rec(f, "cmd=info-getjobattr;key=hasNameServ;");
     fake_send_rec(f, "cmd=info-getjobattr-response;rc=0;found=FALSE;");
     fake_expect_rec(f, "cmd=info-getnodeattr;key=localRanks;wait=FALSE;");
@@ -423,7 +429,8 @@ START_TEST(attributes_and_names)
                      PMI2_SUCCESS);
     ck_assert_int_eq(found, 1);
     ck_assert_str_eq(v, "(vector,(0,2,2))");
-    ck_assert_int_eq(PMI2_Info_GetJobAttr("hasNameServ", v, sizeof(v), &found), PMI2_SUCCESS);
+    ck_assert_int_eq(PMI2_Info_GetJobAttr("hasNameServ", v, sizeof(v), &found),
+                     PMI2_SUCCESS);
     ck_assert_int_eq(found, 0);
     ck_assert_int_eq(PMI2_Info_GetNodeAttrIntArray("localRanks", arr, 4, &n, &found),
                      PMI2_SUCCESS);
@@ -451,7 +458,8 @@ START_TEST(ring_exchange)
     struct fake *f = fake_new();
     fake_pmi2_init(f, 2, 3);
     fake_expect_rec(f, "cmd=ring;ring-count=1;ring-left=me;ring-right=me;");
-    fake_send_rec(f, "cmd=ring-response;rc=0;ring-count=1;ring-left=L;ring-right=Rvalue;");
+    fake_send_rec(f,
+                  "cmd=ring-response;rc=0;ring-count=1;ring-left=L;ring-right=Rvalue;");
     fake_start(f);
     init_ok(f, 2, 3);
     int rank = -1, ranks = -1;
@@ -471,9 +479,10 @@ START_TEST(spawn_and_connect_report_server_errors)
     clean_env();
     struct fake *f = fake_new();
     fake_pmi2_init(f, 0, 1);
-    fake_expect_rec(f, "cmd=spawn;ncmds=1;preputcount=1;ppkey0=pk;ppval0=pv;subcmd=./a.out;"
-                       "maxprocs=2;argc=1;argv0=-x;infokeycount=1;infokey0=wdir;"
-                       "infoval0=/tmp;");
+    fake_expect_rec(f,
+                    "cmd=spawn;ncmds=1;preputcount=1;ppkey0=pk;ppval0=pv;subcmd=./a.out;"
+                    "maxprocs=2;argc=1;argv0=-x;infokeycount=1;infokey0=wdir;"
+                    "infoval0=/tmp;");
     fake_send_rec(f, "cmd=spawn-response;rc=1;errmsg=spawn_not_supported;");
     fake_expect_rec(f, "cmd=job-connect;jobid=9.0;");
     fake_send_rec(f, "cmd=job-connect-response;rc=1;errmsg=not_supported;");
@@ -496,8 +505,8 @@ START_TEST(spawn_and_connect_report_server_errors)
     struct MPID_Info pp = {.key = "pk", .value = "pv"};
     const struct MPID_Info *pps[] = {&pp};
     char jobid[16];
-    ck_assert_int_ne(PMI2_Job_Spawn(1, cmds, argcs, argvs, maxprocs, infosz, infos, 1, pps,
-                                    jobid, sizeof(jobid), errors),
+    ck_assert_int_ne(PMI2_Job_Spawn(1, cmds, argcs, argvs, maxprocs, infosz, infos, 1,
+                                    pps, jobid, sizeof(jobid), errors),
                      PMI2_SUCCESS);
     PMI2_Connect_comm_t conn = {0};
     ck_assert_int_ne(PMI2_Job_Connect("9.0", &conn), PMI2_SUCCESS);
@@ -548,7 +557,8 @@ START_TEST(singleton_mode)
     ck_assert_int_eq(PMI2_KVS_Fence(), PMI2_SUCCESS);
     char v[32];
     int len, found, rr, nr;
-    ck_assert_int_eq(PMI2_KVS_Get(NULL, PMI2_ID_NULL, "k", v, sizeof(v), &len), PMI2_SUCCESS);
+    ck_assert_int_eq(PMI2_KVS_Get(NULL, PMI2_ID_NULL, "k", v, sizeof(v), &len),
+                     PMI2_SUCCESS);
     ck_assert_str_eq(v, "v;1");
     ck_assert_int_eq(PMI2_KVS_Get(NULL, PMI2_ID_NULL, "nokey", v, sizeof(v), &len),
                      PMI2_ERR_OTHER);

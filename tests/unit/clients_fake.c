@@ -26,8 +26,8 @@ struct act {
 };
 
 struct fake {
-    int fd;     /* server end, or -1 */
-    int lfd;    /* listening socket (PMI_PORT mode), or -1 */
+    int fd;  /* server end, or -1 */
+    int lfd; /* listening socket (PMI_PORT mode), or -1 */
     struct act *acts;
     int n, cap;
     pthread_t th;
