@@ -272,6 +272,23 @@ START_TEST(eof_and_bad_replies_are_errors)
 }
 END_TEST
 
+START_TEST(pmi2_record_on_pmi1_is_error)
+{
+    clean_env();
+    struct fake *f = fake_new();
+    env_rank(0, 2);
+    fake_pmi1_init(f);
+    fake_expect(f, "cmd=barrier_in\n");
+    fake_send(f, "27    cmd=barrier_out;rc=0;"); /* a PMI-2 record on a PMI-1 line */
+    fake_start(f);
+    int spawned;
+    ck_assert_int_eq(PMI_Init(&spawned), PMI_SUCCESS);
+    ck_assert_int_eq(PMI_Barrier(), PMI_FAIL);
+    FAKE_JOIN_OK(f);
+    fake_free(f);
+}
+END_TEST
+
 START_TEST(name_service_rc_or_info)
 {
     clean_env();
@@ -505,6 +522,7 @@ static Suite *suite(void)
     tcase_add_test(t, kvs_put_barrier_get);
     tcase_add_test(t, put_refuses_what_the_line_cannot_carry);
     tcase_add_test(t, eof_and_bad_replies_are_errors);
+    tcase_add_test(t, pmi2_record_on_pmi1_is_error);
     tcase_add_test(t, name_service_rc_or_info);
     tcase_add_test(t, clique_block);
     tcase_add_test(t, clique_cyclic_wraparound);

@@ -368,6 +368,37 @@ START_TEST(eof_during_init)
 }
 END_TEST
 
+START_TEST(garbage_reply_is_error)
+{
+    clean_env();
+    struct fake *f = fake_new();
+    fake_pmi2_init(f, 0, 2);
+    fake_expect_rec(f, "cmd=kvs-fence;");
+    fake_send(f, "xyzzy!cmd=kvs-fence-response;rc=0;"); /* not a length field */
+    fake_start(f);
+    init_ok(f, 0, 2);
+    ck_assert_int_eq(PMI2_KVS_Fence(), PMI2_ERR_OTHER);
+    FAKE_JOIN_OK(f);
+    fake_free(f);
+}
+END_TEST
+
+START_TEST(huge_length_then_eof)
+{
+    clean_env();
+    struct fake *f = fake_new();
+    fake_pmi2_init(f, 0, 2);
+    fake_expect_rec(f, "cmd=kvs-fence;");
+    fake_send(f, "999999cmd=kvs-fence-response;rc=0;"); /* promises ~1 MB */
+    fake_hangup(f);
+    fake_start(f);
+    init_ok(f, 0, 2);
+    ck_assert_int_eq(PMI2_KVS_Fence(), PMI2_ERR_OTHER);
+    FAKE_JOIN_OK(f);
+    fake_free(f);
+}
+END_TEST
+
 START_TEST(short_reads_and_coalesced_replies)
 {
     clean_env();
@@ -642,6 +673,8 @@ static Suite *suite(void)
     tcase_add_test(tc, missing_rc_or_wrong_reply_is_error);
     OURS_ONLY(eof_is_error_not_hang); /* Slurm's library dies of SIGPIPE */
     tcase_add_test(tc, eof_during_init);
+    OURS_ONLY(garbage_reply_is_error);
+    OURS_ONLY(huge_length_then_eof);
     tcase_add_test(tc, short_reads_and_coalesced_replies);
     tcase_add_test(tc, attributes_and_names);
     tcase_add_test(tc, ring_exchange);
