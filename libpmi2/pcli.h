@@ -60,6 +60,12 @@ int pcli_env_debug(void);
  * -EINVAL for a malformed variable, -EBADF for a PMI_FD that is not open,
  * or the connect error. */
 int pcli_connect(struct pcli *c);
+/* Called when pcli_connect found no server: if the environment says this
+ * process is one of several (PMI_SIZE > 1, or a Slurm step of several
+ * tasks), print a warning that it runs as a singleton anyway, so that "N
+ * copies of rank 0" is not silent (srun without --mpi=pmi2).  Returns 1 if
+ * it warned. */
+int pcli_singleton_check(const struct pcli *c);
 /* Close the connection (shutdown + close) and free buffers and the store. */
 void pcli_close(struct pcli *c);
 

@@ -232,6 +232,7 @@ int PMI_Init(int *spawned)
                      port_mode ? "PMI_PORT" : "PMI_FD", strerror(-e));
             r = PMI_FAIL;
         } else if (G.c.fd < 0) {
+            pcli_singleton_check(&G.c);
             G.state = ST_SINGLETON;
             G.rank = 0;
             G.size = 1;

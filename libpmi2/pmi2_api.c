@@ -208,6 +208,7 @@ int PMI2_Init(int *spawned, int *size, int *rank, int *appnum)
                      getenv("PMI_FD") ? "PMI_FD" : "PMI_PORT", strerror(-e));
             r = PMI2_ERR_OTHER;
         } else if (G.c.fd < 0) {
+            pcli_singleton_check(&G.c);
             G.state = ST_SINGLETON;
             G.rank = 0;
             G.size = 1;

@@ -608,6 +608,27 @@ START_TEST(singleton_mode)
 }
 END_TEST
 
+START_TEST(singleton_warns_when_launched_in_parallel)
+{
+    clean_env();
+    setenv("PMI_SIZE", "4", 1); /* e.g. srun --mpi=none: N copies of rank 0 */
+    int p[2];
+    ck_assert_int_eq(pipe(p), 0);
+    int saved = dup(2);
+    dup2(p[1], 2);
+    int s, sz, rk, app;
+    int r = PMI2_Init(&s, &sz, &rk, &app);
+    dup2(saved, 2);
+    close(p[1]);
+    char buf[1024];
+    ssize_t n = read(p[0], buf, sizeof(buf) - 1);
+    buf[n > 0 ? n : 0] = '\0';
+    ck_assert_int_eq(r, PMI2_SUCCESS);
+    ck_assert_int_eq(sz, 1);
+    ck_assert_msg(strstr(buf, "singleton") != NULL, "no warning: '%s'", buf);
+}
+END_TEST
+
 START_TEST(calls_before_init_fail)
 {
     clean_env();
@@ -681,6 +702,7 @@ static Suite *suite(void)
     tcase_add_test(tc, spawn_and_connect_report_server_errors);
     tcase_add_test(tc, abort_sends_then_exits_with_flag);
     OURS_ONLY(singleton_mode); /* Slurm's singleton has no KVS */
+    OURS_ONLY(singleton_warns_when_launched_in_parallel);
     OURS_ONLY(calls_before_init_fail);
     tcase_add_test(tc, threads_are_serialised);
     suite_add_tcase(s, tc);
