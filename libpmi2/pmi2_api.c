@@ -66,8 +66,10 @@ static struct {
 #define UNLOCK() pthread_mutex_unlock(&call_lock)
 
 /* Send o (freed here) and read the reply `expect` into *m.  Returns
- * PMI2_SUCCESS with *m owned by the caller, or an error code with *m empty. */
-static int request(struct pmi_out *o, const char *expect, struct pmi_msg *m)
+ * PMI2_SUCCESS with *m owned by the caller, or an error code with *m empty.
+ * rc != 0 is printed if loud or debugging (a failed get is routine: MPICH's
+ * barrier idiom asks for a key that does not exist). */
+static int request_ex(struct pmi_out *o, const char *expect, struct pmi_msg *m, bool loud)
 {
     int rc = 0;
     int r = pcli_call(&G.c, o, PMI_V2, expect, m, &rc);
@@ -79,7 +81,7 @@ static int request(struct pmi_out *o, const char *expect, struct pmi_msg *m)
         return PMI2_ERR_OTHER;
     }
     if (rc != 0) {
-        if (G.c.debug) {
+        if (loud || G.c.debug) {
             const char *e = pmi_msg_get(m, "errmsg");
             pcli_log(&G.c, "%s: rc=%d%s%s", expect, rc, e ? " " : "", e ? e : "");
         }
@@ -87,6 +89,11 @@ static int request(struct pmi_out *o, const char *expect, struct pmi_msg *m)
         return PMI2_ERR_OTHER;
     }
     return PMI2_SUCCESS;
+}
+
+static int request(struct pmi_out *o, const char *expect, struct pmi_msg *m)
+{
+    return request_ex(o, expect, m, false);
 }
 
 /* "found" of a get-style reply: the boolean if present, else whether a
@@ -157,7 +164,7 @@ static int handshake(void)
     else if ((s = getenv("PMI_RANK")))
         pmi_out_add(&o, PMIRANK_KEY, s);
     pmi_out_add(&o, THREADED_KEY, FALSE_VAL);
-    if ((r = request(&o, FULLINITRESP_CMD, &m)) != PMI2_SUCCESS)
+    if ((r = request_ex(&o, FULLINITRESP_CMD, &m, true)) != PMI2_SUCCESS)
         return r;
 
     int rank, size, appnum, envrank;
