@@ -327,7 +327,7 @@ START_TEST(served_too_long_is_absent)
     ck_assert_int_eq(psrv_client_input(srv, 0, init2, strlen(init2)), 0);
     const char *q = "44    cmd=info-getjobattr;key=PMI_process_mapping;";
     ck_assert_int_eq(psrv_client_input(srv, 0, q, strlen(q)), 0);
-    ck_assert_str_eq(reply, "45    cmd=info-getjobattr-response;rc=0;found=FALSE;");
+    ck_assert_str_eq(reply, "46    cmd=info-getjobattr-response;rc=0;found=FALSE;");
     const char *init1 = "cmd=init pmi_version=1 pmi_subversion=1\n"
                         "cmd=get kvsname=1.0 key=PMI_process_mapping\n";
     ck_assert_int_eq(psrv_client_input(srv, 1, init1, strlen(init1)), 0);
