@@ -12,6 +12,8 @@
  *     them: at once if one is in progress, else at its first event.
  *   - The deadline is armed at the first event of an epoch and covers the
  *     whole fence, up and down.
+ *   - FENCE_FAIL is honoured whatever its epoch: a node only sends it when
+ *     the job is lost, so every node aborts and answers its waiting ranks.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -510,8 +512,7 @@ int fence_tree_input(struct psrv *s, const struct msg *m)
     case MSG_FENCE_DOWN:
         return on_down(s, m);
     case MSG_FENCE_FAIL: {
-        if (m->epoch < f->epoch)
-            return 0;
+        /* Whatever its epoch: a node only sends it when the job is lost. */
         char text[1200];
         int n = (int)(m->len < 1000 ? m->len : 1000);
         snprintf(text, sizeof(text), "%.*s", n, m->payload ? (const char *)m->payload : "");

@@ -78,7 +78,7 @@ static void reset(struct psrv *s)
     r->nlocal = r->nchild_in = 0;
 }
 
-static void ring_fail(struct psrv *s, int rank, const char *text)
+void ring_fail(struct psrv *s, int rank, const char *text)
 {
     struct ring *r = s->ring;
     if (r->failed)

@@ -31,5 +31,8 @@ void ring_client_lost(struct psrv *s, struct client *c);
 int ring_tree_input(struct psrv *s, const struct msg *m);
 void ring_link_gone(struct psrv *s, int node);
 int ring_tick(struct psrv *s, uint64_t now);
+/* Fail the ring in progress (waiting ranks get rc!=0) and abort; later
+ * rings fail at once.  No-op when already failed. */
+void ring_fail(struct psrv *s, int rank, const char *text);
 
 #endif /* LOOM_PMISERV_RING_H */

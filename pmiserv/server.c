@@ -80,8 +80,9 @@ void srv_abort(struct psrv *s, int rank, int exitcode, const char *fmt, ...)
     srv_log(s, PSRV_LOG_ERROR, "abort: %s", buf);
     if (s->ops.abort)
         s->ops.abort(s->arg, rank, exitcode, buf);
-    /* Nobody may keep waiting in a fence of a job that is going away. */
+    /* Nobody may keep waiting in a collective of a job that is going away. */
     fence_fail(s, rank, -1, buf);
+    ring_fail(s, rank, buf);
 }
 
 int srv_child_index(const struct psrv *s, int node)

@@ -487,6 +487,34 @@ START_TEST(stale_and_duplicate_down)
 }
 END_TEST
 
+START_TEST(abort_reaches_every_node)
+{
+    struct ft *ft = job(2, 0);
+    init_all(ft);
+    for (int r = 0; r < ft->size; r++)
+        if (r != 7)
+            fence(ft, r);
+    ft_run(ft, FT_FIFO);
+    /* rank 7 (node 3, PMI-2) aborts instead of entering the fence */
+    ft_send2(ft, 7, "cmd=abort;isworld=TRUE;msg=giving up;");
+    ck_assert_int_eq(ft->nodes[3].abort_rank, 7);
+    ft_run(ft, FT_RANDOM);
+    int total;
+    ft_first_abort(ft, &total);
+    ck_assert_int_eq(total, NNODES); /* each node's host hears of it once */
+    for (int k = 0; k < NNODES; k++)
+        ck_assert_msg(strstr(ft->nodes[k].abort_msg, "rank 7 called PMI abort") != NULL,
+                      "node %d: %s", k, ft->nodes[k].abort_msg);
+    for (int r = 0; r < ft->size; r++) {
+        if (r == 7)
+            continue;
+        char why[512];
+        ck_assert_msg(fence_result(ft, r, why, sizeof(why)) == 1, "rank %d: %s", r, why);
+    }
+    ft_destroy(ft);
+}
+END_TEST
+
 /* ---- name service and ring across nodes -------------------------------- */
 
 START_TEST(name_service_routed)
@@ -494,10 +522,13 @@ START_TEST(name_service_routed)
     struct ft *ft = job(2, 5000);
     init_all(ft);
     /* rank 13 (node 6, PMI-2) publishes; rank 8 (node 4, PMI-1) looks up */
+    char *got;
     ft_send2(ft, 13, "cmd=name-publish;name=svc;port=p13;infokeycount=0;");
-    ck_assert_str_eq(ft_take(ft, 13), ""); /* routed: not answered yet */
+    got = ft_take(ft, 13);
+    ck_assert_str_eq(got, ""); /* routed: not answered yet */
+    free(got);
     ft_run(ft, FT_RANDOM);
-    char *got = ft_take(ft, 13);
+    got = ft_take(ft, 13);
     ck_assert_str_eq(got, "31    cmd=name-publish-response;rc=0;");
     free(got);
     ft_send(ft, 8, "cmd=lookup_name service=svc\n");
@@ -515,7 +546,9 @@ START_TEST(name_service_routed)
     ft->drop_type = MSG_NS_REQ;
     ft_send(ft, 10, "cmd=lookup_name service=svc\n");
     ft_run(ft, FT_FIFO);
-    ck_assert_str_eq(ft_take(ft, 10), "");
+    got = ft_take(ft, 10);
+    ck_assert_str_eq(got, "");
+    free(got);
     ft_advance(ft, 6000);
     got = ft_take(ft, 10);
     ck_assert_str_eq(got, "cmd=lookup_result rc=14 info=fail "
@@ -599,6 +632,7 @@ static Suite *suite(void)
     tcase_add_test(tf, dead_rank_during_fence);
     tcase_add_test(tf, finalized_rank_cannot_fence);
     tcase_add_test(tf, link_gone);
+    tcase_add_test(tf, abort_reaches_every_node);
     tcase_add_test(tf, send_failure);
     tcase_add_test(tf, bad_tree_message);
     tcase_add_test(tf, next_epoch_held);
