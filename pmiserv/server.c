@@ -487,10 +487,16 @@ int psrv_client_input(struct psrv *s, int client, const char *buf, size_t len)
         if (r == 0)
             break;
         if (r < 0) {
-            char what[120];
-            snprintf(what, sizeof(what), "%s (%s)",
+            char what[160], show[48];
+            size_t n = c->inlen - off < 40 ? c->inlen - off : 40;
+            for (size_t i = 0; i < n; i++) {
+                unsigned char ch = (unsigned char)c->in[off + i];
+                show[i] = ch >= 0x20 && ch < 0x7f ? (char)ch : '.';
+            }
+            show[n] = '\0';
+            snprintf(what, sizeof(what), "%s%s at \"%s\"",
                      r == -EMSGSIZE ? "request too long" : "bad framing",
-                     c->v == PMI_V2 ? "PMI-2 length field" : "PMI-1 line");
+                     c->v == PMI_V2 ? " (PMI-2 length field)" : " (PMI-1 line)", show);
             return malformed(s, c, what);
         }
         rc = handle_one(s, c, body, blen);
