@@ -498,6 +498,27 @@ START_TEST(unsupported_version)
 }
 END_TEST
 
+static void tweak_trace(struct psrv_config *cfg)
+{
+    cfg->log_level = PSRV_LOG_TRACE;
+}
+
+START_TEST(trace_every_request)
+{
+    struct ft *ft = ft_create_cfg(1, 2, two_on_one, 2, 5000, tweak_trace);
+    ft->now = 12345678;
+    init1(ft, 1);
+    ft_send(ft, 1, "cmd=get_maxes\n");
+    free(ft_take(ft, 1));
+    ck_assert_ptr_nonnull(ft->log);
+    ck_assert_msg(strstr(ft->log, "[12345.678] rank 1 -> cmd=get_maxes\n"), "%s", ft->log);
+    ck_assert_msg(strstr(ft->log, "[12345.678] rank 1 <- cmd=maxes rc=0 kvsname_max=256 "
+                                  "keylen_max=64 vallen_max=1024\n"),
+                  "%s", ft->log);
+    ft_destroy(ft);
+}
+END_TEST
+
 /* ---- a job mixing PMI-1 and PMI-2 clients ------------------------------ */
 
 START_TEST(mixed_protocols)
@@ -546,6 +567,7 @@ static Suite *suite(void)
     tcase_add_test(tc, line_too_long);
     tcase_add_test(tc, unsupported_version);
     tcase_add_test(tc, mixed_protocols);
+    tcase_add_test(tc, trace_every_request);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -62,7 +62,16 @@ static void cb_abort(void *arg, int rank, int exitcode, const char *msg)
 static void cb_log(void *arg, enum psrv_log_level lvl, const char *msg)
 {
     struct ft_node *n = arg;
-    if (n->ft->verbose)
+    struct ft *ft = n->ft;
+    size_t len = strlen(msg);
+    char *l = realloc(ft->log, ft->loglen + len + 2);
+    ck_assert_ptr_nonnull(l);
+    memcpy(l + ft->loglen, msg, len);
+    ft->loglen += len;
+    l[ft->loglen++] = '\n';
+    l[ft->loglen] = '\0';
+    ft->log = l;
+    if (ft->verbose)
         fprintf(stderr, "node %d [%d] %s\n", n->node, (int)lvl, msg);
 }
 
@@ -150,6 +159,7 @@ void ft_destroy(struct ft *ft)
     for (int r = 0; r < ft->size; r++)
         free(ft->out[r]);
     free(ft->q);
+    free(ft->log);
     free(ft->out);
     free(ft->outlen);
     free(ft->nodes);

@@ -57,6 +57,8 @@ struct ft {
     int drop_from, drop_to, drop_type, drop_count;
     int delivered, dropped, duplicated;
     bool verbose; /* print log lines */
+    char *log;    /* every log line received, '\n'-separated */
+    size_t loglen;
     int send_fail_to; /* tree_send to this node fails (-1: none) */
 };
 
