@@ -469,6 +469,73 @@ START_TEST(unparseable_body)
 }
 END_TEST
 
+/* Seeded mutations of the captured streams (byte flips, insertions,
+ * deletions), fed in random-sized pieces to a 3-rank, 2-node job: the core
+ * must never crash, and input after a protocol error is refused.
+ * FUZZ_ITERS=n runs more (300 by default). */
+START_TEST(mutated_streams)
+{
+    const char *files[] = {"slurm-22.05.8-libpmi2-rank0.in", "slurm-22.05.8-libpmi2-rank1.in",
+                           "mpich-4.0.2-pmi1-rank0.in", "mpich-4.0.2-pmi1-rank1.in"};
+    unsigned seed = 4242;
+    size_t len[4];
+    char *orig[4];
+    for (int f = 0; f < 4; f++)
+        orig[f] = read_fixture(files[f], &len[f]);
+    const int rn[] = {0, 0, 1};
+    int iters = getenv("FUZZ_ITERS") ? atoi(getenv("FUZZ_ITERS")) : 300;
+    for (int iter = 0; iter < iters; iter++) {
+        struct ft *ft = ft_create(2, 2, rn, 3, 1000);
+        for (int r = 0; r < 3; r++) {
+            int f = (int)(rand_r(&seed) % 4);
+            size_t n = len[f];
+            char *buf = malloc(n + 64);
+            memcpy(buf, orig[f], n);
+            int nmut = 1 + (int)(rand_r(&seed) % 4);
+            for (int k = 0; k < nmut; k++) {
+                size_t at = rand_r(&seed) % n;
+                switch (rand_r(&seed) % 3) {
+                case 0:
+                    buf[at] = (char)(rand_r(&seed) & 0xff);
+                    break;
+                case 1:
+                    memmove(buf + at + 1, buf + at, n - at);
+                    buf[at] = "=; \n0x"[rand_r(&seed) % 6];
+                    n++;
+                    break;
+                default:
+                    if (n > 1) {
+                        memmove(buf + at, buf + at + 1, n - at - 1);
+                        n--;
+                    }
+                }
+            }
+            bool bad = false;
+            for (size_t off = 0; off < n;) {
+                size_t piece = 1 + rand_r(&seed) % 64;
+                if (piece > n - off)
+                    piece = n - off;
+                int rc = ft_input(ft, r, buf + off, piece);
+                ck_assert(rc == 0 || rc == 1 || rc == -EPROTO);
+                if (bad)
+                    ck_assert_int_ne(rc, 0);
+                if (rc != 0)
+                    bad = true;
+                off += piece;
+                ft_run(ft, FT_FIFO);
+            }
+            free(buf);
+            free(ft_take(ft, r));
+        }
+        ft_advance(ft, 2000);
+        ft_run(ft, FT_FIFO);
+        ft_destroy(ft);
+    }
+    for (int f = 0; f < 4; f++)
+        free(orig[f]);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("proto_pmi2");
@@ -489,6 +556,7 @@ static Suite *suite(void)
     tcase_add_test(tc, bad_length_field);
     tcase_add_test(tc, zero_length);
     tcase_add_test(tc, unparseable_body);
+    tcase_add_test(tc, mutated_streams);
     suite_add_tcase(s, tc);
     return s;
 }
