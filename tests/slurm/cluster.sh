@@ -84,9 +84,9 @@ live_pid() {
 # from slurmd and keep log files open under $dir; match on either.
 stray_stepds() {
     for _d in /proc/[0-9]*; do
-        _c=$(tr '\0' ' ' <"$_d/cmdline" 2>/dev/null) || continue
+        _c=$( (tr '\0' ' ' <"$_d/cmdline") 2>/dev/null) || continue
         case $_c in slurmstepd*) ;; *) continue ;; esac
-        if tr '\0' '\n' <"$_d/environ" 2>/dev/null | grep -qx "SLURM_CONF=$conf" ||
+        if ( tr '\0' '\n' <"$_d/environ" ) 2>/dev/null | grep -qx "SLURM_CONF=$conf" ||
            ls -l "$_d/fd" 2>/dev/null | grep -q -- "-> $dir/"; then
             echo "${_d#/proc/}"
         fi
