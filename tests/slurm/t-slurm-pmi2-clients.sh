@@ -1,0 +1,123 @@
+#!/bin/sh
+# t-slurm-pmi2-clients.sh - our PMI clients against Slurm's own server (srun --mpi=pmi2).
+#
+# Usage: t-slurm-pmi2-clients.sh [BUILDDIR]
+#   BUILDDIR (or $LOOM_BUILDDIR) is the top build directory holding tests/programs/;
+#   default: the current directory if it has one, else the source tree (in-tree build).
+#
+# Starts a private one-node Slurm cluster (cluster.sh, 64 CPUs, own ports, in a temporary
+# directory), then under Debian's `srun --mpi=pmi2` runs, at -n 2, 16 and 64:
+#   pmi2_kvstest_slurm  Slurm's libpmi2 (reference; skipped if not built)
+#   pmi2_kvstest_loom   our libpmi2
+#   pmi1_kvstest        our libpmi, PMI-1 wire under Slurm's pmi2 plugin (-v 900: Slurm
+#                       reads a PMI-1 request with a single read() of <= 1024 bytes)
+# each bounded by `timeout`, asserting exit code 0 and the "N ranks, R rounds OK" line.
+# Prints "PASS: ..."/"FAIL: ..."/"SKIP: ..." lines, exits 0 if all passed, 1 on any
+# failure, 77 (skip) only when not root or the Slurm daemons cannot start.
+# The cluster is torn down on exit, whatever happens (trap).
+#
+# Environment: LOOM_SLURM_PLUGINDIR is passed to cluster.sh (extra plugin dir).
+#   T_TIMEOUT seconds per srun (default 60).
+
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+me=t-slurm-pmi2-clients
+tmo=${T_TIMEOUT:-60}
+
+if [ $# -ge 1 ]; then
+    bdir=$1
+elif [ -n "${LOOM_BUILDDIR:-}" ]; then
+    bdir=$LOOM_BUILDDIR
+elif [ -d tests/programs ] && [ -f tests/programs/Makefile ]; then
+    bdir=.
+else
+    bdir=$here/../..
+fi
+prog=$(cd "$bdir/tests/programs" 2>/dev/null && pwd) || {
+    echo "FAIL: $me: no tests/programs under build directory '$bdir'"
+    exit 1
+}
+
+if [ "$(id -u)" -ne 0 ]; then
+    echo "SKIP: $me: needs root to run slurmd"
+    exit 77
+fi
+
+# Keep an outer allocation (if any) from leaking into our srun.
+for v in $(env | sed -n 's/^\(SLURM_[A-Za-z0-9_]*\)=.*/\1/p'); do
+    [ "$v" = SLURM_CONF ] || unset "$v"
+done
+
+cdir=$(mktemp -d "${TMPDIR:-/tmp}/loom-slurm.XXXXXX") || exit 1
+out=$cdir/out
+cleanup() {
+    "$here/cluster.sh" stop "$cdir/c" >/dev/null 2>&1
+    rm -rf "$cdir"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+env_line=$("$here/cluster.sh" start "$cdir/c" 2>"$cdir/cluster.err")
+rc=$?
+if [ $rc -ne 0 ]; then
+    cat "$cdir/cluster.err" >&2
+    echo "SKIP: $me: the Slurm daemons cannot start here (cluster.sh rc=$rc)"
+    exit 77
+fi
+eval "$env_line"
+
+npass=0
+nfail=0
+nskip=0
+
+# run NAME NTASKS EXPECTED_LINE PROGRAM ARGS...
+run() {
+    name=$1 n=$2 want=$3
+    shift 3
+    if [ ! -x "$1" ]; then
+        echo "FAIL: $name: $1 not built"
+        nfail=$((nfail + 1))
+        return
+    fi
+    t0=$(date +%s)
+    timeout -k 5 "$tmo" srun --mpi=pmi2 -n "$n" "$@" >"$out.stdout" 2>"$out.stderr"
+    rc=$?
+    dt=$(($(date +%s) - t0))
+    if [ $rc -eq 0 ] && grep -qxF "$want" "$out.stdout"; then
+        echo "PASS: $name (${dt}s)"
+        npass=$((npass + 1))
+        return
+    fi
+    if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+        why="timed out after ${tmo}s"
+    elif [ $rc -ne 0 ]; then
+        why="exit code $rc"
+    else
+        why="missing line '$want'"
+    fi
+    echo "FAIL: $name: $why"
+    sed 's/^/  stdout: /' "$out.stdout" | tail -n 5
+    sed 's/^/  stderr: /' "$out.stderr" | tail -n 15
+    nfail=$((nfail + 1))
+}
+
+rounds=3
+for n in 2 16 64; do
+    if [ -x "$prog/pmi2_kvstest_slurm" ]; then
+        run "slurm libpmi2 under srun --mpi=pmi2 -n $n" "$n" \
+            "pmi2_kvstest: $n ranks, $rounds rounds OK" \
+            "$prog/pmi2_kvstest_slurm" -r $rounds
+    else
+        echo "SKIP: slurm libpmi2 -n $n: pmi2_kvstest_slurm not built (no libpmi2-0-dev)"
+        nskip=$((nskip + 1))
+    fi
+    run "loom libpmi2 under srun --mpi=pmi2 -n $n" "$n" \
+        "pmi2_kvstest: $n ranks, $rounds rounds OK" \
+        "$prog/pmi2_kvstest_loom" -r $rounds
+    run "loom libpmi (PMI-1) under srun --mpi=pmi2 -n $n" "$n" \
+        "pmi1_kvstest: $n ranks, $rounds rounds OK" \
+        "$prog/pmi1_kvstest" -r $rounds -v 900
+done
+
+echo "$me: $npass passed, $nfail failed, $nskip skipped"
+[ $nfail -eq 0 ]
