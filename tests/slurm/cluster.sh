@@ -220,8 +220,8 @@ EOF
 }
 
 tail_logs() {
-    for f in "$dir"/log/*.log; do
-        [ -f "$f" ] || continue
+    for f in "$dir"/log/*.start "$dir"/log/*.log; do
+        [ -s "$f" ] || continue
         log "---- last lines of $f"
         tail -n 15 "$f" >&2
     done
@@ -264,11 +264,11 @@ do_start() {
 
     export SLURM_CONF="$conf"
     log "starting slurmctld (port $baseport) with $conf"
-    slurmctld -c >/dev/null 2>&1 || fail_start "slurmctld did not start"
+    slurmctld -c >"$dir/log/slurmctld.start" 2>&1 || fail_start "slurmctld did not start"
     i=1
     while [ "$i" -le "$nodes" ]; do
         mkdir -p "$dir/spool/loom$i"
-        slurmd -N "loom$i" >/dev/null 2>&1 || fail_start "slurmd -N loom$i did not start"
+        slurmd -N "loom$i" >"$dir/log/slurmd.loom$i.start" 2>&1 || fail_start "slurmd -N loom$i did not start"
         i=$((i + 1))
     done
 
