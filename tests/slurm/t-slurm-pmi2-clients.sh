@@ -5,8 +5,9 @@
 #   BUILDDIR (or $LOOM_BUILDDIR) is the top build directory holding tests/programs/;
 #   default: the current directory if it has one, else the source tree (in-tree build).
 #
-# Starts a private one-node Slurm cluster (cluster.sh, 64 CPUs, own ports, in a temporary
-# directory), then under Debian's `srun --mpi=pmi2` runs, at -n 2, 16 and 64:
+# Starts a private two-node Slurm cluster (cluster.sh -N 2, 64 CPUs each, own ports, in a
+# temporary directory), then under Debian's `srun --mpi=pmi2` runs, on one node at
+# -n 2, 16 and 64, and across both nodes at -n 16 (block and cyclic):
 #   pmi2_kvstest_slurm  Slurm's libpmi2 (reference; skipped if not built)
 #   pmi2_kvstest_loom   our libpmi2
 #   pmi1_kvstest        our libpmi, PMI-1 wire under Slurm's pmi2 plugin (-v 900: Slurm
@@ -57,7 +58,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
-env_line=$("$here/cluster.sh" start "$cdir/c" 2>"$cdir/cluster.err")
+env_line=$("$here/cluster.sh" start "$cdir/c" -N 2 2>"$cdir/cluster.err")
 rc=$?
 if [ $rc -ne 0 ]; then
     cat "$cdir/cluster.err" >&2
@@ -70,9 +71,9 @@ npass=0
 nfail=0
 nskip=0
 
-# run NAME NTASKS EXPECTED_LINE PROGRAM ARGS...
+# run NAME "SRUN OPTIONS" EXPECTED_LINE PROGRAM ARGS...
 run() {
-    name=$1 n=$2 want=$3
+    name=$1 sopts=$2 want=$3
     shift 3
     if [ ! -x "$1" ]; then
         echo "FAIL: $name: $1 not built"
@@ -80,7 +81,8 @@ run() {
         return
     fi
     t0=$(date +%s)
-    timeout -k 5 "$tmo" srun --mpi=pmi2 -n "$n" "$@" >"$out.stdout" 2>"$out.stderr"
+    # shellcheck disable=SC2086
+    timeout -k 5 "$tmo" srun --mpi=pmi2 $sopts "$@" >"$out.stdout" 2>"$out.stderr"
     rc=$?
     dt=$(($(date +%s) - t0))
     if [ $rc -eq 0 ] && grep -qxF "$want" "$out.stdout"; then
@@ -102,22 +104,30 @@ run() {
 }
 
 rounds=3
-for n in 2 16 64; do
+# cases "SRUN OPTIONS" NTASKS
+cases() {
+    sopts=$1 n=$2
     if [ -x "$prog/pmi2_kvstest_slurm" ]; then
-        run "slurm libpmi2 under srun --mpi=pmi2 -n $n" "$n" \
+        run "slurm libpmi2 under srun --mpi=pmi2 $sopts" "$sopts" \
             "pmi2_kvstest: $n ranks, $rounds rounds OK" \
             "$prog/pmi2_kvstest_slurm" -r $rounds
     else
-        echo "SKIP: slurm libpmi2 -n $n: pmi2_kvstest_slurm not built (no libpmi2-0-dev)"
+        echo "SKIP: slurm libpmi2 $sopts: pmi2_kvstest_slurm not built (no libpmi2-0-dev)"
         nskip=$((nskip + 1))
     fi
-    run "loom libpmi2 under srun --mpi=pmi2 -n $n" "$n" \
+    run "loom libpmi2 under srun --mpi=pmi2 $sopts" "$sopts" \
         "pmi2_kvstest: $n ranks, $rounds rounds OK" \
         "$prog/pmi2_kvstest_loom" -r $rounds
-    run "loom libpmi (PMI-1) under srun --mpi=pmi2 -n $n" "$n" \
+    run "loom libpmi (PMI-1) under srun --mpi=pmi2 $sopts" "$sopts" \
         "pmi1_kvstest: $n ranks, $rounds rounds OK" \
         "$prog/pmi1_kvstest" -r $rounds -v 900
+}
+
+for n in 2 16 64; do
+    cases "-N 1 -n $n" $n
 done
+cases "-N 2 -n 16" 16
+cases "-N 2 -n 16 -m cyclic" 16
 
 echo "$me: $npass passed, $nfail failed, $nskip skipped"
 [ $nfail -eq 0 ]
