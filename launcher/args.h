@@ -25,7 +25,7 @@
 
 #include <stddef.h>
 
-enum mpx_bind { MPX_BIND_NONE = 0, MPX_BIND_CORE = 1 };
+enum mpx_bind_kind { MPX_BIND_NONE = 0, MPX_BIND_CORE = 1 };
 
 struct mpx_strv {
     char **v;
@@ -48,7 +48,7 @@ struct mpx_opts {
     struct mpx_strv genv; /* "K=V" (or "K" from -x K) from -genv, -x, -genvlist */
     const char *gwdir;    /* -gwdir: default working directory */
     int tag_output;       /* -l, --tag-output, -prepend-rank */
-    enum mpx_bind bind;
+    enum mpx_bind_kind bind;
     int report_bindings;
     int timeout_s;        /* --timeout; 0 = none */
     int fence_timeout_s;  /* --fence-timeout; 0 = none */
