@@ -86,6 +86,26 @@ static int make_pipe(int p[2])
     return 0;
 }
 
+static int grow(struct loop *lp)
+{
+    int cap = lp->capw ? lp->capw * 2 : 16;
+    struct loop_watch **w = realloc(lp->w, sizeof(*w) * (size_t)cap);
+
+    if (!w)
+        return -ENOMEM;
+    lp->w = w;
+    struct pollfd *p = realloc(lp->pfd, sizeof(*p) * (size_t)(cap + 1));
+    if (!p)
+        return -ENOMEM;
+    lp->pfd = p;
+    struct loop_watch **s = realloc(lp->snap, sizeof(*s) * (size_t)cap);
+    if (!s)
+        return -ENOMEM;
+    lp->snap = s;
+    lp->capw = cap;
+    return 0;
+}
+
 struct loop *loop_create(void)
 {
     struct loop *lp = calloc(1, sizeof(*lp));
@@ -94,7 +114,15 @@ struct loop *loop_create(void)
     if (!lp)
         return NULL;
     rc = make_pipe(lp->wake);
+    if (rc == 0 && grow(lp) < 0) {
+        close(lp->wake[0]);
+        close(lp->wake[1]);
+        rc = -ENOMEM;
+    }
     if (rc < 0) {
+        free(lp->w);
+        free(lp->pfd);
+        free(lp->snap);
         free(lp);
         errno = -rc;
         return NULL;
@@ -124,26 +152,6 @@ void loop_destroy(struct loop *lp)
     close(lp->wake[1]);
     free(lp);
     errno = saved;
-}
-
-static int grow(struct loop *lp)
-{
-    int cap = lp->capw ? lp->capw * 2 : 16;
-    struct loop_watch **w = realloc(lp->w, sizeof(*w) * (size_t)cap);
-
-    if (!w)
-        return -ENOMEM;
-    lp->w = w;
-    struct pollfd *p = realloc(lp->pfd, sizeof(*p) * (size_t)(cap + 1));
-    if (!p)
-        return -ENOMEM;
-    lp->pfd = p;
-    struct loop_watch **s = realloc(lp->snap, sizeof(*s) * (size_t)cap);
-    if (!s)
-        return -ENOMEM;
-    lp->snap = s;
-    lp->capw = cap;
-    return 0;
 }
 
 struct loop_watch *loop_watch_add(struct loop *lp, int fd, int events,
