@@ -10,13 +10,14 @@
 
 static void usage(const char *prog, int maxval)
 {
-    fprintf(stderr,
-            "usage: %s [-r ROUNDS] [-v VALBYTES] [-t] [-M]\n"
-            "  -r N  rounds of put/fence/get-all (default 3)\n"
-            "  -v N  value length in bytes, 8..%d (default 1000)\n"
-            "  -t    rank 0 prints per-phase medians (init_us put_median_us ...)\n"
-            "  -M    singleton-tolerant: do not require a job id nor PMI_process_mapping\n",
-            prog, maxval);
+    fprintf(
+        stderr,
+        "usage: %s [-r ROUNDS] [-v VALBYTES] [-t] [-M]\n"
+        "  -r N  rounds of put/fence/get-all (default 3)\n"
+        "  -v N  value length in bytes, 8..%d (default 1000)\n"
+        "  -t    rank 0 prints per-phase medians (init_us put_median_us ...)\n"
+        "  -M    singleton-tolerant: do not require a job id nor PMI_process_mapping\n",
+        prog, maxval);
     exit(2);
 }
 
@@ -73,7 +74,8 @@ void kvt_value(char *buf, int vallen, int rank, int round)
     if (n > vallen)
         n = vallen;
     for (int i = n; i < vallen; i++) {
-        unsigned h = (unsigned)rank * 2654435761u + (unsigned)round * 40503u + (unsigned)i * 97u;
+        unsigned h =
+            (unsigned)rank * 2654435761u + (unsigned)round * 40503u + (unsigned)i * 97u;
         buf[i] = alpha[(h >> 7) % 62];
     }
     buf[vallen] = '\0';

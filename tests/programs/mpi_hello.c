@@ -27,7 +27,8 @@ int main(int argc, char **argv)
     want = (long)size * (size - 1) / 2;
     if (MPI_Allreduce(&mine, &sum, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD) != MPI_SUCCESS ||
         sum != want) {
-        fprintf(stderr, "hello: rank %d: allreduce gave %ld, want %ld\n", rank, sum, want);
+        fprintf(stderr, "hello: rank %d: allreduce gave %ld, want %ld\n", rank, sum,
+                want);
         MPI_Abort(MPI_COMM_WORLD, 1);
         return 1;
     }

@@ -19,8 +19,8 @@
 static void check(int rank, long got, long want, int lap)
 {
     if (got != want) {
-        fprintf(stderr, "ring: rank %d: lap %d: got token %ld, want %ld\n", rank, lap, got,
-                want);
+        fprintf(stderr, "ring: rank %d: lap %d: got token %ld, want %ld\n", rank, lap,
+                got, want);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
 }

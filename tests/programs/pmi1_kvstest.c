@@ -185,8 +185,9 @@ int main(int argc, char **argv)
     if (rank == 0) {
         printf(PROG ": %d ranks, %d rounds OK\n", size, o.rounds);
         if (o.timing)
-            printf(PROG ": timing ranks=%d rounds=%d vallen=%d init_us=%llu "
-                        "put_median_us=%llu fence_median_us=%llu get_all_median_us=%llu\n",
+            printf(PROG
+                   ": timing ranks=%d rounds=%d vallen=%d init_us=%llu "
+                   "put_median_us=%llu fence_median_us=%llu get_all_median_us=%llu\n",
                    size, o.rounds, o.vallen, (unsigned long long)t_init,
                    (unsigned long long)kvt_median(t_put, o.rounds),
                    (unsigned long long)kvt_median(t_fence, o.rounds),

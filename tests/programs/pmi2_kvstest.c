@@ -101,7 +101,8 @@ int main(int argc, char **argv)
         fail("%s returned an empty jobid", "PMI2_Job_GetId", 0);
 
     memset(mapping, 0, sizeof(mapping));
-    rc = PMI2_Info_GetJobAttr("PMI_process_mapping", mapping, (int)sizeof(mapping), &found);
+    rc = PMI2_Info_GetJobAttr("PMI_process_mapping", mapping, (int)sizeof(mapping),
+                              &found);
     if (!o.nomapping) {
         const char *why = NULL;
         long described;
@@ -162,8 +163,9 @@ int main(int argc, char **argv)
     if (rank == 0) {
         printf(PROG ": %d ranks, %d rounds OK\n", size, o.rounds);
         if (o.timing)
-            printf(PROG ": timing ranks=%d rounds=%d vallen=%d init_us=%llu "
-                        "put_median_us=%llu fence_median_us=%llu get_all_median_us=%llu\n",
+            printf(PROG
+                   ": timing ranks=%d rounds=%d vallen=%d init_us=%llu "
+                   "put_median_us=%llu fence_median_us=%llu get_all_median_us=%llu\n",
                    size, o.rounds, o.vallen, (unsigned long long)t_init,
                    (unsigned long long)kvt_median(t_put, o.rounds),
                    (unsigned long long)kvt_median(t_fence, o.rounds),

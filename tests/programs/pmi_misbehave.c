@@ -174,8 +174,10 @@ static int oversized(const char *what)
     memset(body + off, 'V', vlen);
     body[off + vlen] = '\0';
     strcat(body, ";");
-    fprintf(stderr, PROG ": rank %d: %s: writing a raw kvs-put with a %zu-byte key and a "
-                    "%zu-byte value on PMI_FD %d\n", g_rank, what, klen, vlen, fd);
+    fprintf(stderr,
+            PROG ": rank %d: %s: writing a raw kvs-put with a %zu-byte key and a "
+                 "%zu-byte value on PMI_FD %d\n",
+            g_rank, what, klen, vlen, fd);
     if (write_record(fd, body) < 0) {
         say("%s: write on PMI_FD failed", what);
         return 1;
@@ -193,7 +195,8 @@ static int oversized(const char *what)
     }
     rc = PMI2_Finalize();
     if (rc != PMI2_SUCCESS)
-        fprintf(stderr, PROG ": rank %d: PMI2_Finalize after %s rc=%d\n", g_rank, what, rc);
+        fprintf(stderr, PROG ": rank %d: PMI2_Finalize after %s rc=%d\n", g_rank, what,
+                rc);
     printf(PROG ": %s: rejected by the server rc=%ld OK\n", what, src);
     fflush(stdout);
     return 0;
@@ -208,8 +211,10 @@ static int garbage(void)
         say("%s", "garbage: no PMI_FD in the environment");
         return 1;
     }
-    fprintf(stderr, PROG ": rank %d: garbage: writing %zu garbage bytes on PMI_FD %d, "
-                    "then waiting up to 10 s\n", g_rank, sizeof(junk) - 1, fd);
+    fprintf(stderr,
+            PROG ": rank %d: garbage: writing %zu garbage bytes on PMI_FD %d, "
+                 "then waiting up to 10 s\n",
+            g_rank, sizeof(junk) - 1, fd);
     if (write_all(fd, junk, sizeof(junk) - 1) < 0) {
         say("%s", "write failed (server already gone?)");
         return 4;
@@ -234,9 +239,9 @@ int main(int argc, char **argv)
     int spawned, size, rank, appnum, rc;
     const char *sc = argc > 1 ? argv[1] : "";
 
-    if (argc != 2 || (strcmp(sc, "die-before-fence") && strcmp(sc, "abort") &&
-                      strcmp(sc, "garbage") && strcmp(sc, "bigkey") &&
-                      strcmp(sc, "bigval") && strcmp(sc, "no-finalize"))) {
+    if (argc != 2 ||
+        (strcmp(sc, "die-before-fence") && strcmp(sc, "abort") && strcmp(sc, "garbage") &&
+         strcmp(sc, "bigkey") && strcmp(sc, "bigval") && strcmp(sc, "no-finalize"))) {
         fprintf(stderr, "usage: " PROG " die-before-fence|abort|garbage|bigkey|bigval|"
                         "no-finalize\n");
         return 2;
