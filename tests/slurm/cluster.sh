@@ -5,6 +5,7 @@
 #   cluster.sh start DIR [-N NODES] [-P PLUGINDIR] [-p BASEPORT] [-c CPUS]
 #   cluster.sh stop DIR
 #   cluster.sh status DIR
+#   cluster.sh reconfigure DIR    (scontrol reconfigure: after installing a plugin)
 #
 # `start` writes DIR/slurm.conf (every path inside DIR, non-default ports), starts munged
 # if it is not answering, then `slurmctld -c` and one `slurmd -N loomN` per node, waits
@@ -39,7 +40,7 @@ die() { log "error: $*"; exit 1; }
 skip() { log "skip: $*"; exit 77; }
 
 usage() {
-    sed -n '3,8p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '3,9p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -243,6 +244,14 @@ do_start() {
     # Safe to repeat: stop a previous cluster of this directory first.
     do_stop
 
+    # Two clusters starting at once must not pick the same ports: serialise the choice
+    # of ports and the daemons' start (they bind their ports right away).
+    lock=${TMPDIR:-/tmp}/loom-slurm-cluster.lock
+    if command -v flock >/dev/null 2>&1; then
+        exec 9>"$lock"
+        flock -w 60 9 || log "warning: could not lock $lock, going on"
+    fi
+
     if [ -z "$baseport" ]; then
         baseport=17400
         while :; do
@@ -264,13 +273,15 @@ do_start() {
 
     export SLURM_CONF="$conf"
     log "starting slurmctld (port $baseport) with $conf"
-    slurmctld -c >"$dir/log/slurmctld.start" 2>&1 || fail_start "slurmctld did not start"
+    slurmctld -c >"$dir/log/slurmctld.start" 2>&1 9>&- || fail_start "slurmctld did not start"
     i=1
     while [ "$i" -le "$nodes" ]; do
         mkdir -p "$dir/spool/loom$i"
-        slurmd -N "loom$i" >"$dir/log/slurmd.loom$i.start" 2>&1 || fail_start "slurmd -N loom$i did not start"
+        slurmd -N "loom$i" >"$dir/log/slurmd.loom$i.start" 2>&1 9>&- || fail_start "slurmd -N loom$i did not start"
         i=$((i + 1))
     done
+
+    exec 9>&-
 
     # Bounded wait for every node to be idle.
     t0=$(date +%s)
@@ -295,5 +306,9 @@ case $cmd in
 start) do_start ;;
 stop) do_stop; log "stopped cluster in $dir" ;;
 status) do_status ;;
+reconfigure)
+    [ -f "$conf" ] || die "no cluster in $dir"
+    SLURM_CONF=$conf timeout 30 scontrol reconfigure || die "scontrol reconfigure failed"
+    ;;
 *) usage ;;
 esac
