@@ -152,7 +152,7 @@ ensure_munge() {
     mkdir -p /run/munge /var/log/munge /var/lib/munge
     chown munge:munge /run/munge /var/log/munge /var/lib/munge 2>/dev/null
     chmod 0755 /run/munge
-    su -s /bin/sh munge -c /usr/sbin/munged >&2 2>&1 || true
+    su -s /bin/sh munge -c /usr/sbin/munged >&2 9>&- || true
     i=0
     while [ $i -lt 50 ]; do
         if timeout 5 munge -n 2>/dev/null | timeout 5 unmunge >/dev/null 2>&1; then
