@@ -12,7 +12,8 @@
 #   pmi2_kvstest_loom   our libpmi2
 #   pmi1_kvstest        our libpmi, PMI-1 wire under Slurm's pmi2 plugin (-v 900: Slurm
 #                       reads a PMI-1 request with a single read() of <= 1024 bytes)
-# each bounded by `timeout`, asserting exit code 0 and the "N ranks, R rounds OK" line.
+# each bounded by `timeout`, asserting exit code 0 and the "N ranks, R rounds OK" line;
+# and Debian's MPICH hello (mpich_hello, -N 2 -n 4) as a reference for the cluster.
 # Prints "PASS: ..."/"FAIL: ..."/"SKIP: ..." lines, exits 0 if all passed, 1 on any
 # failure, 77 (skip) only when not root or the Slurm daemons cannot start.
 # The cluster is torn down on exit, whatever happens (trap).
@@ -56,7 +57,7 @@ cleanup() {
     rm -rf "$cdir"
 }
 trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
+trap 'exit 1' INT TERM HUP PIPE
 
 env_line=$("$here/cluster.sh" start "$cdir/c" -N 2 2>"$cdir/cluster.err")
 rc=$?
@@ -128,6 +129,16 @@ for n in 2 16 64; do
 done
 cases "-N 2 -n 16" 16
 cases "-N 2 -n 16 -m cyclic" 16
+
+# Reference: Debian's MPICH (PMI-1 wire) under the same plugin, so that a failure above
+# can be told apart from a broken cluster.
+if [ -x "$prog/mpich_hello" ]; then
+    run "MPICH hello under srun --mpi=pmi2 -N 2 -n 4" "-N 2 -n 4" "hello: 4 ranks OK" \
+        "$prog/mpich_hello"
+else
+    echo "SKIP: MPICH hello: mpich_hello not built (no mpicc.mpich)"
+    nskip=$((nskip + 1))
+fi
 
 echo "$me: $npass passed, $nfail failed, $nskip skipped"
 [ $nfail -eq 0 ]
