@@ -72,12 +72,17 @@ mkdir -p "$dir" || die "cannot create $dir"
 dir=$(cd "$dir" && pwd)
 conf=$dir/slurm.conf
 
-# Read a pid file; print the pid only if that process is alive.
+# Read a pid file; print the pid only if that process is alive and still a Slurm
+# daemon (a stale pid file must not make us kill whatever reused the pid).
 live_pid() {
     [ -s "$1" ] || return 1
     _p=$(cat "$1" 2>/dev/null)
     case $_p in ''|*[!0-9]*) return 1 ;; esac
     kill -0 "$_p" 2>/dev/null || return 1
+    case $(cat "/proc/$_p/comm" 2>/dev/null) in
+    slurmctld|slurmd) ;;
+    *) return 1 ;;
+    esac
     echo "$_p"
 }
 
