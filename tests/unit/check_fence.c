@@ -666,6 +666,59 @@ START_TEST(ring_across_nodes)
 }
 END_TEST
 
+static void all_v2(struct ft *ft)
+{
+    for (int r = 0; r < ft->size; r++) {
+        ft_send(ft, r, "cmd=init pmi_version=2 pmi_subversion=0\n");
+        ft_send2(ft, r, "cmd=fullinit;");
+        free(ft_take(ft, r));
+    }
+}
+
+START_TEST(ring_failures)
+{
+    /* a rank that never joins: timeout, every waiting rank answered */
+    struct ft *ft = job(2, 3000);
+    all_v2(ft);
+    for (int r = 0; r < NRANKS; r++)
+        if (r != 5)
+            ft_send2(ft, r, "cmd=ring;ring-count=1;ring-left=x;ring-right=x;");
+    ft_run(ft, FT_FIFO);
+    ft_advance(ft, 3000);
+    ft_run(ft, FT_FIFO);
+    ck_assert_msg(
+        strstr(ft->nodes[2].abort_msg, "ring 0 timed out on node 2 (1 of 2 local"), "%s",
+        ft->nodes[2].abort_msg);
+    for (int r = 0; r < NRANKS; r++) {
+        if (r == 5)
+            continue;
+        char *got = ft_take(ft, r);
+        ck_assert_msg(strstr(got, "cmd=ring-response;rc=-1;errmsg="), "rank %d: %s", r,
+                      got);
+        free(got);
+    }
+    ft_destroy(ft);
+
+    /* a rank that died: at once, naming it */
+    ft = job(3, 0);
+    all_v2(ft);
+    ft_gone(ft, 4);
+    ft_send2(ft, 5, "cmd=ring;ring-count=1;ring-left=x;ring-right=x;");
+    ck_assert_int_eq(ft->nodes[2].abort_rank, 4);
+    ck_assert_msg(strstr(ft->nodes[2].abort_msg, "rank 4 exited without finalize"), "%s",
+                  ft->nodes[2].abort_msg);
+    char *got = ft_take(ft, 5);
+    ck_assert_msg(strstr(got, "cmd=ring-response;rc=-1;"), "%s", got);
+    free(got);
+    /* bad requests are refused without a collective */
+    ft_send2(ft, 0, "cmd=ring;ring-count=2;ring-left=x;ring-right=x;");
+    got = ft_take(ft, 0);
+    ck_assert_msg(strstr(got, "cmd=ring-response;rc=3;"), "%s", got);
+    free(got);
+    ft_destroy(ft);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("fence");
@@ -690,6 +743,7 @@ static Suite *suite(void)
     tcase_add_test(tf, link_gone);
     tcase_add_test(tf, abort_reaches_every_node);
     tcase_add_test(tf, mutated_tree_messages);
+    tcase_add_test(tf, ring_failures);
     tcase_add_test(tf, send_failure);
     tcase_add_test(tf, bad_tree_message);
     tcase_add_test(tf, next_epoch_held);
