@@ -34,7 +34,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -84,6 +83,8 @@ struct rank {
     bool exited;
     int pmi_fd; /* our end of the socketpair, -1 when closed */
     struct loop_watch *pmi_w;
+    int exec_err_fd; /* exec error pipe from the child, -1 when closed */
+    struct loop_watch *exec_err_w;
     struct iobuf pmi_out; /* replies the socket did not take yet */
     size_t pmi_out_off;
     struct stream out[2];
@@ -313,8 +314,9 @@ static int op_tree_send(void *arg, int to, const void *buf, size_t len)
 }
 
 static void begin_kill(struct job *job);
+static void errpipe_read(struct rank *r);
 
-/* psrv_ops->abort() */
+/* psrv_ops->abort(): the core's message already names the culprit. */
 static void op_abort(void *arg, int rank, int exitcode, const char *text)
 {
     struct job *job = arg;
@@ -322,11 +324,7 @@ static void op_abort(void *arg, int rank, int exitcode, const char *text)
 
     if (code == 0)
         code = 1;
-    if (rank >= 0)
-        msg(job, "rank %d aborted the job (exit code %d): %s", rank, exitcode,
-            text ? text : "");
-    else
-        msg(job, "job aborted (exit code %d): %s", exitcode, text ? text : "");
+    msg(job, "job aborted: %s", text && *text ? text : "(no message)");
     if (!job->exit_code)
         job->exit_code = code;
     begin_kill(job);
@@ -338,8 +336,16 @@ static void op_log(void *arg, enum psrv_log_level level, const char *text)
     struct job *job = arg;
     uint64_t t = loop_now_ms() - job->t0;
 
-    if ((int)level > (int)job->pmi_level)
+    if ((int)level > job->pmi_level)
         return;
+    if (job->pmi_level < PSRV_LOG_INFO) {
+        /* Quiet defaults: op_abort() prints the abort itself, and once the
+         * job is being killed, complaints about ranks vanishing are noise. */
+        if (job->ending || strncmp(text, "abort: ", 7) == 0)
+            return;
+        loom_logf(&job->log, LOOM_LOG_ERROR, "pmi: %s", text);
+        return;
+    }
     loom_logf(&job->log, LOOM_LOG_ERROR, "%llu.%03llu pmi %s: %s",
               (unsigned long long)(t / 1000), (unsigned long long)(t % 1000),
               loom_log_level_name((enum loom_log_level)level), text);
@@ -415,6 +421,8 @@ static void rank_exited(struct job *job, struct rank *r, int status)
 {
     r->exited = true;
     job->live--;
+    if (r->exec_err_fd >= 0)
+        errpipe_read(r);
     /* Whatever it said last comes first: an abort before exit, its output. */
     pmi_read(r, true);
     for (int k = 0; k < 2; k++)
@@ -591,36 +599,153 @@ static int make_pipe(int p[2])
     return 0;
 }
 
+/* What a forked child needs; everything is prepared by the parent so the
+ * child only makes async-signal-safe calls before execve(). */
+struct child {
+    const char *path;
+    char **argv;
+    char **envp;
+    const char *wdir;
+    int stdin_fd; /* -1: keep fd 0 */
+    int out_fd, err_fd, pmi_fd, pmi_target, errpipe;
+    pid_t pgid;
+    const int *defsigs;
+    int ndefsigs;
+};
+
+/* In the child: never returns. */
+static void child_exec(const struct child *c)
+{
+    struct sigaction dfl;
+    sigset_t none;
+    int e;
+
+    memset(&dfl, 0, sizeof(dfl));
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    for (int i = 0; i < c->ndefsigs; i++)
+        sigaction(c->defsigs[i], &dfl, NULL);
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    setpgid(0, c->pgid);
+#ifdef CLOSE_RANGE_CLOEXEC
+    /* fds mpiexec inherited without close-on-exec are not the ranks'
+     * business either; the dup2 calls below clear the flag again. */
+    close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+#endif
+    if ((c->stdin_fd >= 0 && dup2(c->stdin_fd, 0) < 0) || dup2(c->out_fd, 1) < 0 ||
+        dup2(c->err_fd, 2) < 0 || dup2(c->pmi_fd, c->pmi_target) < 0)
+        goto fail;
+    if (c->wdir && chdir(c->wdir) < 0)
+        goto fail;
+    execve(c->path, c->argv, c->envp);
+fail:
+    e = errno;
+    if (write(c->errpipe, &e, sizeof(e)) < 0) {
+        /* nothing left to report with */
+    }
+    _exit(EXIT_LAUNCH);
+}
+
+/* argv0 without '/': search PATH once in the parent (execvp is not
+ * async-signal-safe, and one search per app is cheaper than one per rank). */
+static const char *find_program(const char *argv0, char *buf, size_t len)
+{
+    const char *path = getenv("PATH");
+
+    if (strchr(argv0, '/'))
+        return argv0;
+    if (!path || !*path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    while (*path) {
+        const char *c = strchr(path, ':');
+        size_t dl = c ? (size_t)(c - path) : strlen(path);
+        struct stat st;
+        int n = dl ? snprintf(buf, len, "%.*s/%s", (int)dl, path, argv0)
+                   : snprintf(buf, len, "%s", argv0);
+        if (n > 0 && (size_t)n < len && stat(buf, &st) == 0 && S_ISREG(st.st_mode) &&
+            access(buf, X_OK) == 0)
+            return buf;
+        if (!c)
+            break;
+        path = c + 1;
+    }
+    return argv0; /* execve reports ENOENT */
+}
+
+static void close_errpipe(struct rank *r)
+{
+    if (r->exec_err_fd < 0)
+        return;
+    loop_watch_remove(r->job->lp, r->exec_err_w);
+    r->exec_err_w = NULL;
+    close(r->exec_err_fd);
+    r->exec_err_fd = -1;
+}
+
+/* The child's exec error pipe: EOF means execve succeeded. */
+static void errpipe_read(struct rank *r)
+{
+    struct job *job = r->job;
+    int e = 0;
+    ssize_t n = fdio_read(r->exec_err_fd, &e, sizeof(e));
+
+    if (n == -EAGAIN)
+        return;
+    close_errpipe(r);
+    if (n == (ssize_t)sizeof(e) && !r->exited) {
+        /* The child is in _exit() right after writing: reap it here so it
+         * is not counted among the ranks left to kill. */
+        int st;
+        if (waitpid(r->pid, &st, 0) == r->pid) {
+            r->exited = true;
+            job->live--;
+        }
+    }
+    if (n == (ssize_t)sizeof(e) && !job->ending) {
+        msg(job, "cannot start rank %d (%s): %s", r->rank,
+            job->o->apps[r->app].argv[0], strerror(e));
+        job->exit_code = EXIT_LAUNCH;
+        begin_kill(job);
+    }
+}
+
+static void errpipe_cb(struct loop *lp, struct loop_watch *w, int fd, int revents,
+                       void *arg)
+{
+    struct rank *r = arg;
+
+    errpipe_read(r);
+    check_done(r->job);
+}
+
 static int launch(struct job *job, struct mpx_bind *binder)
 {
     struct mpx_opts *o = job->o;
-    posix_spawnattr_t attr;
-    sigset_t defsigs, empty;
     struct envv env = {0};
     int devnull, rc = 0;
     bool stdin_tty = isatty(0);
     char vars[6][96];
+    char pathbuf[4096];
+    int defsigs[8], ndef = 0;
+    sigset_t all, saved;
+    struct sigaction old;
 
     devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (devnull < 0) {
         msg(job, "cannot open /dev/null: %s", strerror(errno));
         return -errno;
     }
-    posix_spawnattr_init(&attr);
-    sigemptyset(&empty);
-    sigemptyset(&defsigs);
-    sigaddset(&defsigs, SIGCHLD);
-    sigaddset(&defsigs, SIGPIPE);
-    sigaddset(&defsigs, SIGTERM);
+    defsigs[ndef++] = SIGCHLD;
+    defsigs[ndef++] = SIGPIPE;
+    defsigs[ndef++] = SIGTERM;
     /* SIGINT/SIGHUP stay ignored for ranks if they were ignored for us
      * (nohup, background jobs of non-interactive shells). */
-    struct sigaction old;
     if (sigaction(SIGINT, NULL, &old) == 0 && old.sa_handler != SIG_IGN)
-        sigaddset(&defsigs, SIGINT);
+        defsigs[ndef++] = SIGINT;
     if (sigaction(SIGHUP, NULL, &old) == 0 && old.sa_handler != SIG_IGN)
-        sigaddset(&defsigs, SIGHUP);
-    posix_spawnattr_setsigdefault(&attr, &defsigs);
-    posix_spawnattr_setsigmask(&attr, &empty);
+        defsigs[ndef++] = SIGHUP;
+    sigfillset(&all);
 
     int r0 = 0;
     for (int a = 0; a < o->napps && rc == 0; a++) {
@@ -638,27 +763,39 @@ static int launch(struct job *job, struct mpx_bind *binder)
             rc = -ENOMEM;
             break;
         }
+        const char *path = find_program(app->argv[0], pathbuf, sizeof(pathbuf));
         int base = env.n;
         for (int i = 0; i < app->np && rc == 0; i++) {
             struct rank *r = &job->ranks[r0 + i];
-            int sv[2], po[2], pe[2];
-            posix_spawn_file_actions_t fa;
+            int sv[2], po[2], pe[2], ep[2];
 
             if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
                 rc = -errno;
-                msg(job, "socketpair: %s", strerror(errno));
+                msg(job, "socketpair: %s (raise the open file limit?)", strerror(errno));
                 break;
             }
-            if (make_pipe(po) < 0 || make_pipe(pe) < 0) {
+            if (make_pipe(po) < 0) {
                 rc = -errno;
                 msg(job, "pipe: %s (raise the open file limit?)", strerror(errno));
                 close(sv[0]);
                 close(sv[1]);
                 break;
             }
-            /* The rank's PMI_FD: dup2 to a number different from the
-             * source so that dup2 really clears close-on-exec. */
-            int pmifd = sv[1] == 3 ? 4 : 3;
+            if (make_pipe(pe) < 0 || make_pipe(ep) < 0) {
+                rc = -errno;
+                msg(job, "pipe: %s (raise the open file limit?)", strerror(errno));
+                close(sv[0]);
+                close(sv[1]);
+                close(po[0]);
+                close(po[1]);
+                break;
+            }
+            /* The rank's PMI_FD: a number that neither the socket nor the
+             * error pipe occupies, so dup2 really clears close-on-exec and
+             * does not clobber the error pipe. */
+            int pmifd = 3;
+            while (pmifd == sv[1] || pmifd == ep[1])
+                pmifd++;
             snprintf(vars[0], sizeof(vars[0]), "PMI_FD=%d", pmifd);
             snprintf(vars[1], sizeof(vars[1]), "PMI_RANK=%d", r->rank);
             snprintf(vars[2], sizeof(vars[2]), "PMI_SIZE=%d", job->n);
@@ -670,17 +807,6 @@ static int launch(struct job *job, struct mpx_bind *binder)
                 env.v[env.n++] = vars[k];
             env.v[env.n] = NULL;
 
-            posix_spawn_file_actions_init(&fa);
-            if (r->rank != 0 || stdin_tty)
-                posix_spawn_file_actions_adddup2(&fa, devnull, 0);
-            posix_spawn_file_actions_adddup2(&fa, po[1], 1);
-            posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
-            posix_spawn_file_actions_adddup2(&fa, sv[1], pmifd);
-            if (wdir)
-                posix_spawn_file_actions_addchdir_np(&fa, wdir);
-            posix_spawnattr_setpgroup(&attr, job->pgid);
-            posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK |
-                                                POSIX_SPAWN_SETPGROUP);
             if (binder) {
                 char desc[300];
                 int brc = mpx_bind_self(binder, r->rank, desc, sizeof(desc));
@@ -692,21 +818,46 @@ static int launch(struct job *job, struct mpx_bind *binder)
             } else if (o->report_bindings) {
                 msg(job, "rank %d not bound", r->rank);
             }
-            pid_t pid;
-            int err = posix_spawnp(&pid, app->argv[0], &fa, &attr, app->argv, env.v);
-            posix_spawn_file_actions_destroy(&fa);
+
+            struct child c = {
+                .path = path,
+                .argv = app->argv,
+                .envp = env.v,
+                .wdir = wdir,
+                .stdin_fd = (r->rank != 0 || stdin_tty) ? devnull : -1,
+                .out_fd = po[1],
+                .err_fd = pe[1],
+                .pmi_fd = sv[1],
+                .pmi_target = pmifd,
+                .errpipe = ep[1],
+                .pgid = job->pgid,
+                .defsigs = defsigs,
+                .ndefsigs = ndef,
+            };
+            /* Block signals across fork so that our handlers never run in
+             * the child (they would write to our self-pipe). */
+            sigprocmask(SIG_SETMASK, &all, &saved);
+            pid_t pid = fork();
+            if (pid == 0)
+                child_exec(&c);
+            int fork_errno = errno;
+            sigprocmask(SIG_SETMASK, &saved, NULL);
             close(sv[1]);
             close(po[1]);
             close(pe[1]);
-            if (err) {
-                msg(job, "cannot start rank %d (%s): %s", r->rank, app->argv[0],
-                    strerror(err));
+            close(ep[1]);
+            if (pid < 0) {
+                msg(job, "cannot start rank %d (%s): fork: %s", r->rank, app->argv[0],
+                    strerror(fork_errno));
                 close(sv[0]);
                 close(po[0]);
                 close(pe[0]);
-                rc = -err;
+                close(ep[0]);
+                rc = -fork_errno;
                 break;
             }
+            /* Also from this side, so killpg() works whoever runs first. */
+            setpgid(pid, job->pgid ? job->pgid : pid);
             r->pid = pid;
             if (job->pgid == 0)
                 job->pgid = pid;
@@ -715,6 +866,9 @@ static int launch(struct job *job, struct mpx_bind *binder)
             r->pmi_fd = sv[0];
             fdio_set_nonblock(sv[0], true);
             r->pmi_w = loop_watch_add(job->lp, sv[0], LOOP_READ, pmi_cb, r);
+            r->exec_err_fd = ep[0];
+            fdio_set_nonblock(ep[0], true);
+            r->exec_err_w = loop_watch_add(job->lp, ep[0], LOOP_READ, errpipe_cb, r);
             int fds[2] = {po[0], pe[0]};
             for (int k = 0; k < 2; k++) {
                 struct stream *s = &r->out[k];
@@ -723,7 +877,7 @@ static int launch(struct job *job, struct mpx_bind *binder)
                 s->w = loop_watch_add(job->lp, s->fd, LOOP_READ, stream_cb, s);
                 job->open_streams++;
             }
-            if (!r->pmi_w || !r->out[0].w || !r->out[1].w) {
+            if (!r->pmi_w || !r->exec_err_w || !r->out[0].w || !r->out[1].w) {
                 msg(job, "out of memory");
                 rc = -ENOMEM;
             }
@@ -732,7 +886,6 @@ static int launch(struct job *job, struct mpx_bind *binder)
     }
     if (binder)
         mpx_bind_restore(binder);
-    posix_spawnattr_destroy(&attr);
     free(env.v);
     close(devnull);
     return rc;
@@ -881,6 +1034,7 @@ int main(int argc, char **argv)
             job.ranks[r].rank = r;
             job.ranks[r].app = a;
             job.ranks[r].pmi_fd = -1;
+            job.ranks[r].exec_err_fd = -1;
             for (int k = 0; k < 2; k++) {
                 job.ranks[r].out[k].job = &job;
                 job.ranks[r].out[k].r = &job.ranks[r];
@@ -951,12 +1105,19 @@ int main(int argc, char **argv)
     flush_out(&job);
     if (rc < 0)
         msg(&job, "event loop failed: %s", strerror(-rc));
-    if (o.verbose)
-        msg(&job, "job ended after %llu ms, exit code %d",
-            (unsigned long long)(loop_now_ms() - job.t0), job.exit_code);
+    if (o.verbose) {
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        msg(&job, "job ended after %llu ms, exit code %d (mpiexec cpu: %ld.%03ld s user, "
+                  "%ld.%03ld s sys)",
+            (unsigned long long)(loop_now_ms() - job.t0), job.exit_code,
+            (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec / 1000,
+            (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec / 1000);
+    }
 
     for (int i = 0; i < job.n; i++) {
         pmi_close(&job.ranks[i]);
+        close_errpipe(&job.ranks[i]);
         for (int k = 0; k < 2; k++)
             iobuf_free(&job.ranks[i].out[k].fwd.part);
     }
