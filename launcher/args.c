@@ -79,7 +79,7 @@ static const char usage[] =
     "  -l, --tag-output      prefix every output line with \"[rank] \"\n"
     "  -bind-to core|none    bind each rank to one core, round-robin (hwloc)\n"
     "  --report-bindings     print each rank's binding to stderr\n"
-    "  --timeout SECS        kill the job after SECS seconds (exit 124)\n"
+    "  --timeout SECS        kill the job after SECS seconds (exit 255)\n"
     "  --fence-timeout SECS  fail a PMI fence that takes longer than SECS\n"
     "  -v, --verbose         report launcher progress on stderr\n"
     "  -h, --help            show this help\n"

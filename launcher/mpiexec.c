@@ -62,7 +62,7 @@ extern char **environ;
 
 #define EXIT_USAGE 2
 #define EXIT_LAUNCH 127
-#define EXIT_TIMEOUT 124
+#define EXIT_TIMEOUT 255 /* as hydra */
 
 struct job;
 
@@ -436,7 +436,9 @@ static void rank_exited(struct job *job, struct rank *r, int status)
         } else if (WIFSIGNALED(status)) {
             int sig = WTERMSIG(status);
             msg(job, "rank %d killed by signal %d (%s)", r->rank, sig, strsignal(sig));
-            job->exit_code = 128 + sig;
+            /* hydra's convention: the signal number itself (128+sig would
+             * be mistaken for mpiexec itself having been killed). */
+            job->exit_code = sig;
         } else {
             msg(job, "rank %d ended with wait status 0x%x", r->rank, status);
             job->exit_code = 1;
@@ -739,10 +741,8 @@ static int launch(struct job *job, struct mpx_bind *binder)
     defsigs[ndef++] = SIGCHLD;
     defsigs[ndef++] = SIGPIPE;
     defsigs[ndef++] = SIGTERM;
-    /* SIGINT/SIGHUP stay ignored for ranks if they were ignored for us
-     * (nohup, background jobs of non-interactive shells). */
-    if (sigaction(SIGINT, NULL, &old) == 0 && old.sa_handler != SIG_IGN)
-        defsigs[ndef++] = SIGINT;
+    defsigs[ndef++] = SIGINT;
+    /* SIGHUP stays ignored for ranks if it was for us (nohup). */
     if (sigaction(SIGHUP, NULL, &old) == 0 && old.sa_handler != SIG_IGN)
         defsigs[ndef++] = SIGHUP;
     sigfillset(&all);
@@ -930,8 +930,11 @@ static int install_signals(void)
     sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
     for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
         struct sigaction old;
-        if (sigs[i] != SIGCHLD && sigs[i] != SIGTERM &&
-            sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+        /* Respect nohup.  SIGINT is handled even if ignored: shells
+         * ignore it for background jobs, and the launcher must still stop
+         * its job when told to. */
+        if (sigs[i] == SIGHUP && sigaction(sigs[i], NULL, &old) == 0 &&
+            old.sa_handler == SIG_IGN)
             continue;
         if (sigaction(sigs[i], &sa, NULL) < 0)
             return -errno;
