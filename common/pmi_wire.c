@@ -293,7 +293,7 @@ int pmi_msg_parse_v2(struct pmi_msg *m, const char *s, size_t len)
     if (len == 0 || len < 4 || memcmp(s, "cmd=", 4) != 0)
         return reject(m, -EPROTO);
     if (len > PMI_WIRE_MAX_BODY)
-        return reject(m, -EMSGSIZE);
+        return reject(m, -EPROTO); /* no length field can announce it */
     if ((rc = msg_alloc(m, s, len, count_char(s, len, '='))) < 0)
         return rc;
 

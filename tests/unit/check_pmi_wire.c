@@ -664,6 +664,16 @@ START_TEST(v2_parse_malformed)
     ck_assert_int_eq(p2(&m, "cmd=x\0;"), -EPROTO);
     ck_assert_int_eq(pmi_msg_parse_v2(&m, "cmd=x\0;", 7), -EPROTO);
     pmi_msg_free(&m);
+    /* longer than any 6-digit length field can announce */
+    size_t big = PMI_WIRE_MAX_BODY + 1;
+    char *b = malloc(big);
+    memset(b, 'x', big);
+    memcpy(b, "cmd=x;", 6);
+    ck_assert_int_eq(pmi_msg_parse_v2(&m, b, big), -EPROTO);
+    ck_assert_int_eq(pmi_msg_parse_v2(&m, b, big - 1), 0);
+    ck_assert_int_eq(m.n, 1);
+    pmi_msg_free(&m);
+    free(b);
     /* "cmd=;" is a complete (empty) command; the server rejects it */
     ck_assert_int_eq(p2(&m, "cmd=;"), 0);
     ck_assert_str_eq(pmi_msg_cmd(&m), "");
