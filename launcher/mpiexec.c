@@ -15,8 +15,10 @@
  *     page.  Every such event is one "mpiexec: ..." line on stderr.
  *
  * Design:
- *   One thread, one struct loop.  Ranks live in one process group (the
- *   first rank's pid), so killing the job also reaches their children.
+ *   One thread, one struct loop.  Ranks are forked (the parent never waits
+ *   for an exec) and each leads a session of its own, as with hydra: killing
+ *   a rank's process group also reaches what it started, and with the
+ *   scheduler's autogroups each rank competes for CPU like hydra's do.
  *   SIGCHLD and the terminating signals reach the loop through a self-pipe;
  *   children are reaped with waitpid(WNOHANG) and, before a rank's exit is
  *   judged, its PMI socket and output pipes are drained so that an abort
@@ -99,7 +101,6 @@ struct job {
     int n;
     int live;         /* spawned and not yet reaped */
     int open_streams; /* output pipes not yet at EOF */
-    pid_t pgid;
     char jobid[64];
     uint64_t t0;
 
@@ -353,13 +354,18 @@ static void op_log(void *arg, enum psrv_log_level level, const char *text)
 
 /* ---- job end ------------------------------------------------------------- */
 
+/* Each rank leads its own session and process group: signal the group
+ * (the rank and what it started) and the rank itself, in case it moved.
+ * Only unreaped ranks: a reaped rank's pid may be reused. */
 static void kill_all(struct job *job, int sig)
 {
-    if (job->pgid > 0)
-        killpg(job->pgid, sig);
-    for (int i = 0; i < job->n; i++)
-        if (job->ranks[i].pid > 0 && !job->ranks[i].exited)
-            kill(job->ranks[i].pid, sig);
+    for (int i = 0; i < job->n; i++) {
+        struct rank *r = &job->ranks[i];
+        if (r->pid > 0 && !r->exited) {
+            kill(-r->pid, sig);
+            kill(r->pid, sig);
+        }
+    }
 }
 
 static void kill_timer_cb(struct loop *lp, struct loop_timer *t, void *arg)
@@ -610,7 +616,6 @@ struct child {
     const char *wdir;
     int stdin_fd; /* -1: keep fd 0 */
     int out_fd, err_fd, pmi_fd, pmi_target, errpipe;
-    pid_t pgid;
     const int *defsigs;
     int ndefsigs;
 };
@@ -629,7 +634,7 @@ static void child_exec(const struct child *c)
         sigaction(c->defsigs[i], &dfl, NULL);
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
-    setpgid(0, c->pgid);
+    setsid();
 #ifdef CLOSE_RANGE_CLOEXEC
     /* fds mpiexec inherited without close-on-exec are not the ranks'
      * business either; the dup2 calls below clear the flag again. */
@@ -830,7 +835,6 @@ static int launch(struct job *job, struct mpx_bind *binder)
                 .pmi_fd = sv[1],
                 .pmi_target = pmifd,
                 .errpipe = ep[1],
-                .pgid = job->pgid,
                 .defsigs = defsigs,
                 .ndefsigs = ndef,
             };
@@ -856,11 +860,7 @@ static int launch(struct job *job, struct mpx_bind *binder)
                 rc = -fork_errno;
                 break;
             }
-            /* Also from this side, so killpg() works whoever runs first. */
-            setpgid(pid, job->pgid ? job->pgid : pid);
             r->pid = pid;
-            if (job->pgid == 0)
-                job->pgid = pid;
             job->live++;
 
             r->pmi_fd = sv[0];
