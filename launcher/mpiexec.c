@@ -8,7 +8,8 @@
  *     mpiexec's environment plus -genv/-x/-env settings.
  *   - stdout/stderr of every rank come through pipes and are written whole
  *     lines at a time (optionally tagged "[rank] ").  Rank 0's stdin is
- *     mpiexec's stdin unless that is a terminal; other ranks read /dev/null.
+ *     mpiexec's stdin (a terminal only when mpiexec is in its foreground);
+ *     other ranks read /dev/null.
  *   - The first abnormal rank exit, a PMI abort, --timeout or a signal to
  *     mpiexec ends the job: all ranks get SIGTERM, then SIGKILL after
  *     KILL_GRACE_MS.  Exit status: see exit_code handling below and the man
@@ -731,7 +732,10 @@ static int launch(struct job *job, struct mpx_bind *binder)
     struct mpx_opts *o = job->o;
     struct envv env = {0};
     int devnull, rc = 0;
-    bool stdin_tty = isatty(0);
+    /* Rank 0 reads our stdin.  A terminal only if we are in its foreground:
+     * ranks have no controlling terminal (own session), so a background
+     * job's rank would otherwise steal the shell's input. */
+    bool stdin_null = isatty(0) && tcgetpgrp(0) != getpgrp();
     char vars[6][96];
     char pathbuf[4096];
     int defsigs[8], ndef = 0;
@@ -829,7 +833,7 @@ static int launch(struct job *job, struct mpx_bind *binder)
                 .argv = app->argv,
                 .envp = env.v,
                 .wdir = wdir,
-                .stdin_fd = (r->rank != 0 || stdin_tty) ? devnull : -1,
+                .stdin_fd = (r->rank != 0 || stdin_null) ? devnull : -1,
                 .out_fd = po[1],
                 .err_fd = pe[1],
                 .pmi_fd = sv[1],
