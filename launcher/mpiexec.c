@@ -119,16 +119,21 @@ struct job {
     int pmi_level; /* enum psrv_log_level */
 };
 
-/* The self-pipe: the only state a signal handler can reach. */
+/* The self-pipe and the pending flags: the only state a signal handler
+ * touches.  The flags carry which signals came (a full pipe cannot lose
+ * one); the pipe only wakes the loop. */
 static int sig_pipe[2] = {-1, -1};
+static volatile sig_atomic_t sig_pending[NSIG];
 
 static void on_signal(int sig)
 {
     int saved = errno;
-    unsigned char c = (unsigned char)sig;
+    char c = 0;
 
+    if (sig > 0 && sig < NSIG)
+        sig_pending[sig] = 1;
     if (write(sig_pipe[1], &c, 1) < 0) {
-        /* pipe full: a wake-up is pending anyway; SIGCHLD reaps all */
+        /* pipe full: a wake-up is pending anyway */
     }
     errno = saved;
 }
@@ -489,21 +494,22 @@ static void handle_signal(struct job *job, int sig)
 static void sig_cb(struct loop *lp, struct loop_watch *w, int fd, int revents,
                    void *arg)
 {
+    static const int terms[] = {SIGINT, SIGTERM, SIGHUP};
     struct job *job = arg;
-    unsigned char buf[64];
-    bool chld = false;
-    ssize_t n;
+    char buf[256];
 
-    while ((n = fdio_read(fd, buf, sizeof(buf))) > 0) {
-        for (ssize_t i = 0; i < n; i++) {
-            if (buf[i] == SIGCHLD)
-                chld = true;
-            else
-                handle_signal(job, buf[i]);
+    while (fdio_read(fd, buf, sizeof(buf)) > 0)
+        ;
+    for (size_t i = 0; i < sizeof(terms) / sizeof(terms[0]); i++) {
+        if (sig_pending[terms[i]]) {
+            sig_pending[terms[i]] = 0;
+            handle_signal(job, terms[i]);
         }
     }
-    if (chld)
+    if (sig_pending[SIGCHLD]) {
+        sig_pending[SIGCHLD] = 0;
         reap(job);
+    }
 }
 
 static void timeout_cb(struct loop *lp, struct loop_timer *t, void *arg)
