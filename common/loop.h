@@ -1,4 +1,5 @@
-/* loop.h - a small poll()-based reactor: fd watchers, one-shot timers, stop.
+/* loop.h - a small reactor (level-triggered epoll): fd watchers, one-shot
+ * timers, stop.
  *
  * Contract:
  *   A struct loop owns no fds of its users.  Watchers say which fd and
@@ -22,7 +23,7 @@
  *     callback, including their own; a removed watcher is never called again,
  *     even later in the same iteration.
  *   - The loop never spins: with nothing ready and no timer due it sleeps in
- *     poll() until an fd is ready, a timer is due, or loop_wake() is called.
+ *     epoll_wait() until an fd is ready, a timer is due, or loop_wake() is called.
  */
 #ifndef LOOM_LOOP_H
 #define LOOM_LOOP_H
@@ -50,7 +51,8 @@ struct loop *loop_create(void);
 /* Frees the loop, its watchers and timers (not the fds). */
 void loop_destroy(struct loop *lp);
 
-/* Returns NULL and sets errno (ENOMEM, EINVAL for a negative fd). */
+/* Returns NULL and sets errno (ENOMEM, EINVAL for a negative fd, EEXIST
+ * if fd already has a watcher). */
 struct loop_watch *loop_watch_add(struct loop *lp, int fd, int events,
                                   loop_fd_f cb, void *arg);
 /* Change the interest set (LOOP_READ|LOOP_WRITE, or 0 to pause). */
