@@ -61,9 +61,12 @@ struct pmi_msg {
 enum pmi_version { PMI_V_UNKNOWN = 0, PMI_V1 = 1, PMI_V2 = 2 };
 
 /* Find the next complete request in buf[0..len).
- * Returns 1 and sets *frame_len (bytes to consume) and *body/*body_len (the
+ * Returns 1 and sets *frame_len (bytes to consume) and *body, *body_len (the
  * part to hand to the parser) when one is complete; 0 if more bytes are
  * needed; -EPROTO/-EMSGSIZE if the input can never become a valid request.
+ * For PMI-1 the body is the line or block without its final '\n'; for
+ * PMI-2 it is the record after the length field (it may hold junk after
+ * the last pair, which pmi_msg_parse_v2 ignores).
  * For PMI_V_UNKNOWN and PMI_V1 the frame is one '\n'-terminated line, or,
  * when the line starts with "mcmd=", everything up to and including a line
  * that is exactly "endcmd".  For PMI_V2 it is the length-prefixed record. */

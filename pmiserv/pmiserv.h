@@ -29,6 +29,19 @@
  *     with a message naming the missing ranks or nodes.
  *   - A client that hung up after init without finalize is "dead": a fence
  *     that needs it fails at once (abort naming the rank), not at timeout.
+ *     So does a client that already finalized.
+ *   - A failed fence (or any ops->abort) is flooded over the tree as a
+ *     FENCE_FAIL message: every node's ops->abort is called once with the
+ *     first node's message, and every rank waiting in a fence or ring on
+ *     any node gets rc!=0.  After ops->abort, new fences fail at once.
+ *   - The fence timeout runs from the first local arrival, so a job whose
+ *     ranks legitimately reach a fence far apart (long computation before
+ *     a barrier) needs a generous fence_timeout_ms (minutes); crashed ranks
+ *     are caught by psrv_client_gone without waiting for it.  The same
+ *     timeout bounds name-service requests to node 0, rings, and
+ *     info-getnodeattr wait=TRUE (which then answers rc!=0, no abort).
+ *   - Every request and reply is logged at PSRV_LOG_TRACE with the rank and
+ *     the time (ops->now_ms).
  *
  * See also: doc/design.md (data path of a fence), common/pmi_wire.h.
  */

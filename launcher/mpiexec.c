@@ -1,0 +1,1140 @@
+/* mpiexec.c - the standalone launcher: N ranks on this host, PMI served
+ * in-process by the same server core the Slurm plugin uses.
+ *
+ * Contract (user-visible behaviour; doc/man/mpiexec.1 is the reference):
+ *   - One socketpair per rank; the rank's end is its PMI_FD, every other fd
+ *     of ours is close-on-exec.  Ranks get PMI_RANK, PMI_SIZE, PMI_JOBID
+ *     ("<mpiexec pid>.0"), MPI_LOCALRANKID, MPI_LOCALNRANKS and inherit
+ *     mpiexec's environment plus -genv/-x/-env settings.
+ *   - stdout/stderr of every rank come through pipes and are written whole
+ *     lines at a time (optionally tagged "[rank] ").  Rank 0's stdin is
+ *     mpiexec's stdin (a terminal only when mpiexec is in its foreground);
+ *     other ranks read /dev/null.
+ *   - The first abnormal rank exit, a PMI abort, --timeout or a signal to
+ *     mpiexec ends the job: all ranks get SIGTERM, then SIGKILL after
+ *     KILL_GRACE_MS.  Exit status: see exit_code handling below and the man
+ *     page.  Every such event is one "mpiexec: ..." line on stderr.
+ *
+ * Design:
+ *   One thread, one struct loop.  Ranks are forked (the parent never waits
+ *   for an exec) and each leads a session of its own, as with hydra: killing
+ *   a rank's process group also reaches what it started, and with the
+ *   scheduler's autogroups each rank competes for CPU like hydra's do.
+ *   SIGCHLD and the terminating signals reach the loop through a self-pipe;
+ *   children are reaped with waitpid(WNOHANG) and, before a rank's exit is
+ *   judged, its PMI socket and output pipes are drained so that an abort
+ *   message sent just before exit is seen first.  psrv_tick() feeds the
+ *   poll timeout through the loop's prepare hook; the same hook flushes the
+ *   output gathered during an iteration with one write per stream.
+ *
+ * Caveats:
+ *   - Single host only (nnodes = 1); the tree callbacks are never used.
+ *   - If mpiexec itself is SIGKILLed the ranks are not killed; they see
+ *     their PMI socket close.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "args.h"
+#include "bind.h"
+#include "fdio.h"
+#include "iofwd.h"
+#include "log.h"
+#include "loop.h"
+#include "pmiserv.h"
+
+extern char **environ;
+
+#define KILL_GRACE_MS 500   /* SIGTERM -> SIGKILL */
+#define DRAIN_GRACE_MS 1000 /* after the last rank exited, wait for pipe EOF */
+#define READ_CHUNK 65536
+#define FLUSH_THRESHOLD (256 * 1024)
+
+#define EXIT_USAGE 2
+#define EXIT_LAUNCH 127
+#define EXIT_TIMEOUT 255 /* as hydra */
+
+struct job;
+
+struct stream {
+    struct job *job;
+    struct rank *r;
+    int fd;
+    int which; /* 1: stdout, 2: stderr */
+    struct loop_watch *w;
+    struct iofwd_stream fwd;
+};
+
+struct rank {
+    struct job *job;
+    int rank;
+    int app;
+    pid_t pid;
+    bool exited;
+    int pmi_fd; /* our end of the socketpair, -1 when closed */
+    struct loop_watch *pmi_w;
+    int exec_err_fd; /* exec error pipe from the child, -1 when closed */
+    struct loop_watch *exec_err_w;
+    struct iobuf pmi_out; /* replies the socket did not take yet */
+    size_t pmi_out_off;
+    struct stream out[2];
+};
+
+struct job {
+    struct mpx_opts *o;
+    struct loop *lp;
+    struct psrv *srv;
+    struct loom_log log;
+    struct rank *ranks;
+    int n;
+    int live;         /* spawned and not yet reaped */
+    int open_streams; /* output pipes not yet at EOF */
+    char jobid[64];
+    uint64_t t0;
+
+    struct iobuf obuf[3];  /* [1] stdout, [2] stderr */
+    bool out_broken[3];    /* EPIPE etc.: discard further output */
+
+    bool ending;          /* kill sequence started */
+    bool sigkill_sent;
+    int exit_code;        /* 0 until the first failure decides it */
+    int caught_signal;
+    struct loop_timer *kill_timer;
+    struct loop_timer *drain_timer;
+    struct loop_timer *timeout_timer;
+    struct loop_watch *sig_w;
+    int pmi_level; /* enum psrv_log_level */
+};
+
+/* The self-pipe: the only state a signal handler can reach. */
+static int sig_pipe[2] = {-1, -1};
+
+static void on_signal(int sig)
+{
+    int saved = errno;
+    unsigned char c = (unsigned char)sig;
+
+    if (write(sig_pipe[1], &c, 1) < 0) {
+        /* pipe full: a wake-up is pending anyway; SIGCHLD reaps all */
+    }
+    errno = saved;
+}
+
+static void flush_out(struct job *job);
+
+/* One "mpiexec: ..." line on stderr, after the rank output gathered so far. */
+static void msg(struct job *job, const char *fmt, ...) LOOM_PRINTF(2, 3);
+static void msg(struct job *job, const char *fmt, ...)
+{
+    va_list ap;
+
+    flush_out(job);
+    va_start(ap, fmt);
+    loom_vlogf(&job->log, LOOM_LOG_ERROR, fmt, ap);
+    va_end(ap);
+}
+
+static const char *plural(int n)
+{
+    return n == 1 ? "" : "s";
+}
+
+/* ---- output -------------------------------------------------------------- */
+
+static void flush_out(struct job *job)
+{
+    for (int fd = 1; fd <= 2; fd++) {
+        struct iobuf *b = &job->obuf[fd];
+        if (b->len == 0)
+            continue;
+        if (!job->out_broken[fd] && fdio_write_full(fd, b->p, b->len) < 0)
+            job->out_broken[fd] = true;
+        b->len = 0;
+    }
+}
+
+static void stream_close(struct stream *s)
+{
+    struct job *job = s->job;
+
+    if (s->fd < 0)
+        return;
+    iofwd_eof(&s->fwd, job->o->tag_output, &job->obuf[s->which]);
+    loop_watch_remove(job->lp, s->w);
+    s->w = NULL;
+    close(s->fd);
+    s->fd = -1;
+    job->open_streams--;
+}
+
+static void check_done(struct job *job);
+
+/* Read what is there; returns false at EOF or error (stream closed). */
+static bool stream_read(struct stream *s, bool drain)
+{
+    struct job *job = s->job;
+    char buf[READ_CHUNK];
+
+    while (s->fd >= 0) {
+        ssize_t n = fdio_read(s->fd, buf, sizeof(buf));
+        if (n == -EAGAIN)
+            return true;
+        if (n <= 0) {
+            stream_close(s);
+            return false;
+        }
+        iofwd_feed(&s->fwd, buf, (size_t)n, job->o->tag_output, &job->obuf[s->which]);
+        if (job->obuf[s->which].len >= FLUSH_THRESHOLD)
+            flush_out(job);
+        if (!drain)
+            break;
+    }
+    return s->fd >= 0;
+}
+
+static void stream_cb(struct loop *lp, struct loop_watch *w, int fd, int revents,
+                      void *arg)
+{
+    struct stream *s = arg;
+
+    if (!stream_read(s, false))
+        check_done(s->job);
+}
+
+/* ---- PMI ----------------------------------------------------------------- */
+
+static void pmi_close(struct rank *r)
+{
+    if (r->pmi_fd < 0)
+        return;
+    loop_watch_remove(r->job->lp, r->pmi_w);
+    r->pmi_w = NULL;
+    close(r->pmi_fd);
+    r->pmi_fd = -1;
+    iobuf_free(&r->pmi_out);
+    r->pmi_out_off = 0;
+}
+
+/* Feed psrv what the socket holds; drain: until EAGAIN. */
+static void pmi_read(struct rank *r, bool drain)
+{
+    struct job *job = r->job;
+    char buf[READ_CHUNK];
+
+    while (r->pmi_fd >= 0) {
+        ssize_t n = fdio_read(r->pmi_fd, buf, sizeof(buf));
+        if (n == -EAGAIN)
+            return;
+        if (n <= 0) {
+            pmi_close(r);
+            psrv_client_gone(job->srv, r->rank);
+            return;
+        }
+        int rc = psrv_client_input(job->srv, r->rank, buf, (size_t)n);
+        if (rc < 0) {
+            /* Protocol error: the core replied and called abort. */
+            pmi_close(r);
+            return;
+        }
+        if (!drain)
+            return;
+    }
+}
+
+static int pmi_flush(struct rank *r)
+{
+    while (r->pmi_out_off < r->pmi_out.len) {
+        ssize_t n = send(r->pmi_fd, r->pmi_out.p + r->pmi_out_off,
+                         r->pmi_out.len - r->pmi_out_off, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break;
+        if (n < 0)
+            return -errno;
+        r->pmi_out_off += (size_t)n;
+    }
+    if (r->pmi_out_off == r->pmi_out.len) {
+        r->pmi_out.len = 0;
+        r->pmi_out_off = 0;
+        loop_watch_set(r->pmi_w, LOOP_READ);
+    } else {
+        loop_watch_set(r->pmi_w, LOOP_READ | LOOP_WRITE);
+    }
+    return 0;
+}
+
+static void pmi_cb(struct loop *lp, struct loop_watch *w, int fd, int revents,
+                   void *arg)
+{
+    struct rank *r = arg;
+
+    if (revents & LOOP_WRITE) {
+        if (pmi_flush(r) < 0) {
+            pmi_close(r);
+            psrv_client_gone(r->job->srv, r->rank);
+            return;
+        }
+    }
+    if (revents & (LOOP_READ | LOOP_ERROR))
+        pmi_read(r, false);
+}
+
+/* psrv_ops->client_send() */
+static int op_client_send(void *arg, int client, const char *buf, size_t len)
+{
+    struct job *job = arg;
+    struct rank *r;
+
+    if (client < 0 || client >= job->n)
+        return -EINVAL;
+    r = &job->ranks[client];
+    if (r->pmi_fd < 0)
+        return -EPIPE;
+    if (iobuf_append(&r->pmi_out, buf, len) < 0)
+        return -ENOMEM;
+    return pmi_flush(r);
+}
+
+/* psrv_ops->tree_send(): one node, no tree. */
+static int op_tree_send(void *arg, int to, const void *buf, size_t len)
+{
+    return -ENOTCONN;
+}
+
+static void begin_kill(struct job *job);
+static void errpipe_read(struct rank *r);
+
+/* psrv_ops->abort(): the core's message already names the culprit. */
+static void op_abort(void *arg, int rank, int exitcode, const char *text)
+{
+    struct job *job = arg;
+    int code = exitcode & 0xff;
+
+    if (code == 0)
+        code = 1;
+    msg(job, "job aborted: %s", text && *text ? text : "(no message)");
+    if (!job->exit_code)
+        job->exit_code = code;
+    begin_kill(job);
+}
+
+/* psrv_ops->log() */
+static void op_log(void *arg, enum psrv_log_level level, const char *text)
+{
+    struct job *job = arg;
+    uint64_t t = loop_now_ms() - job->t0;
+
+    if ((int)level > job->pmi_level)
+        return;
+    if (job->pmi_level < PSRV_LOG_INFO) {
+        /* Quiet defaults: op_abort() prints the abort itself, and once the
+         * job is being killed, complaints about ranks vanishing are noise. */
+        if (job->ending || strncmp(text, "abort: ", 7) == 0)
+            return;
+        loom_logf(&job->log, LOOM_LOG_ERROR, "pmi: %s", text);
+        return;
+    }
+    loom_logf(&job->log, LOOM_LOG_ERROR, "%llu.%03llu pmi %s: %s",
+              (unsigned long long)(t / 1000), (unsigned long long)(t % 1000),
+              loom_log_level_name((enum loom_log_level)level), text);
+}
+
+/* ---- job end ------------------------------------------------------------- */
+
+/* Each rank leads its own session and process group: signal the group
+ * (the rank and what it started) and the rank itself, in case it moved.
+ * Only unreaped ranks: a reaped rank's pid may be reused. */
+static void kill_all(struct job *job, int sig)
+{
+    for (int i = 0; i < job->n; i++) {
+        struct rank *r = &job->ranks[i];
+        if (r->pid > 0 && !r->exited) {
+            kill(-r->pid, sig);
+            kill(r->pid, sig);
+        }
+    }
+}
+
+static void kill_timer_cb(struct loop *lp, struct loop_timer *t, void *arg)
+{
+    struct job *job = arg;
+
+    job->kill_timer = NULL;
+    if (job->live > 0) {
+        job->sigkill_sent = true;
+        kill_all(job, SIGKILL);
+    }
+}
+
+static void begin_kill(struct job *job)
+{
+    if (job->ending)
+        return;
+    job->ending = true;
+    if (job->live > 0) {
+        msg(job, "killing %d remaining rank%s", job->live, plural(job->live));
+        kill_all(job, SIGTERM);
+        job->kill_timer = loop_timer_add(job->lp, KILL_GRACE_MS, kill_timer_cb, job);
+    }
+}
+
+static void drain_timer_cb(struct loop *lp, struct loop_timer *t, void *arg)
+{
+    struct job *job = arg;
+
+    /* Something (a rank's background child) keeps a pipe open: stop waiting. */
+    job->drain_timer = NULL;
+    for (int i = 0; i < job->n; i++)
+        for (int k = 0; k < 2; k++)
+            stream_close(&job->ranks[i].out[k]);
+    check_done(job);
+}
+
+static void check_done(struct job *job)
+{
+    if (job->live > 0)
+        return;
+    if (job->open_streams == 0) {
+        loop_stop(job->lp, 0);
+        return;
+    }
+    if (!job->drain_timer)
+        job->drain_timer = loop_timer_add(job->lp, DRAIN_GRACE_MS, drain_timer_cb, job);
+}
+
+static struct rank *rank_by_pid(struct job *job, pid_t pid)
+{
+    for (int i = 0; i < job->n; i++)
+        if (job->ranks[i].pid == pid)
+            return &job->ranks[i];
+    return NULL;
+}
+
+static void rank_exited(struct job *job, struct rank *r, int status)
+{
+    r->exited = true;
+    job->live--;
+    if (r->exec_err_fd >= 0)
+        errpipe_read(r);
+    /* Whatever it said last comes first: an abort before exit, its output. */
+    pmi_read(r, true);
+    for (int k = 0; k < 2; k++)
+        stream_read(&r->out[k], true);
+
+    bool bad = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    if (bad && !job->ending) {
+        if (WIFEXITED(status)) {
+            msg(job, "rank %d exited with code %d", r->rank, WEXITSTATUS(status));
+            job->exit_code = WEXITSTATUS(status);
+        } else if (WIFSIGNALED(status)) {
+            int sig = WTERMSIG(status);
+            msg(job, "rank %d killed by signal %d (%s)", r->rank, sig, strsignal(sig));
+            /* hydra's convention: the signal number itself (128+sig would
+             * be mistaken for mpiexec itself having been killed). */
+            job->exit_code = sig;
+        } else {
+            msg(job, "rank %d ended with wait status 0x%x", r->rank, status);
+            job->exit_code = 1;
+        }
+        flush_out(job);
+        begin_kill(job);
+    }
+    if (job->live == 0 && job->kill_timer) {
+        loop_timer_cancel(job->lp, job->kill_timer);
+        job->kill_timer = NULL;
+    }
+}
+
+static void reap(struct job *job)
+{
+    int status;
+    pid_t pid;
+
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        struct rank *r = rank_by_pid(job, pid);
+        if (r && !r->exited)
+            rank_exited(job, r, status);
+    }
+    check_done(job);
+}
+
+static void handle_signal(struct job *job, int sig)
+{
+    if (job->caught_signal) {
+        /* Second signal: no more grace. */
+        job->sigkill_sent = true;
+        kill_all(job, SIGKILL);
+        return;
+    }
+    job->caught_signal = sig;
+    msg(job, "caught signal %d (%s)", sig, strsignal(sig));
+    job->exit_code = 128 + sig;
+    begin_kill(job);
+}
+
+static void sig_cb(struct loop *lp, struct loop_watch *w, int fd, int revents,
+                   void *arg)
+{
+    struct job *job = arg;
+    unsigned char buf[64];
+    bool chld = false;
+    ssize_t n;
+
+    while ((n = fdio_read(fd, buf, sizeof(buf))) > 0) {
+        for (ssize_t i = 0; i < n; i++) {
+            if (buf[i] == SIGCHLD)
+                chld = true;
+            else
+                handle_signal(job, buf[i]);
+        }
+    }
+    if (chld)
+        reap(job);
+}
+
+static void timeout_cb(struct loop *lp, struct loop_timer *t, void *arg)
+{
+    struct job *job = arg;
+
+    job->timeout_timer = NULL;
+    if (job->ending)
+        return;
+    msg(job, "timeout: the job did not finish within %d s", job->o->timeout_s);
+    job->exit_code = EXIT_TIMEOUT;
+    begin_kill(job);
+}
+
+/* Before every poll(): flush gathered output, let psrv bound the sleep. */
+static int prepare_cb(struct loop *lp, void *arg)
+{
+    struct job *job = arg;
+
+    flush_out(job);
+    return job->srv ? psrv_tick(job->srv) : -1;
+}
+
+/* ---- launch -------------------------------------------------------------- */
+
+static bool our_var(const char *kv)
+{
+    static const char *const ours[] = {
+        "PMI_FD=", "PMI_RANK=", "PMI_SIZE=", "PMI_JOBID=", "PMI_PORT=",
+        "PMI_ID=", "PMI_SPAWNED=", "MPI_LOCALRANKID=", "MPI_LOCALNRANKS=",
+    };
+
+    for (size_t i = 0; i < sizeof(ours) / sizeof(ours[0]); i++)
+        if (strncmp(kv, ours[i], strlen(ours[i])) == 0)
+            return true;
+    return false;
+}
+
+struct envv {
+    char **v;
+    int n, cap;
+};
+
+static int env_set(struct envv *e, char *kv)
+{
+    const char *eq = strchr(kv, '=');
+    size_t kl = eq ? (size_t)(eq - kv) : strlen(kv);
+
+    for (int i = 0; i < e->n; i++)
+        if (strncmp(e->v[i], kv, kl) == 0 && e->v[i][kl] == '=') {
+            e->v[i] = kv;
+            return 0;
+        }
+    if (e->n + 8 >= e->cap) {
+        int cap = e->cap ? e->cap * 2 : 64;
+        char **v = realloc(e->v, sizeof(*v) * (size_t)cap);
+        if (!v)
+            return -ENOMEM;
+        e->v = v;
+        e->cap = cap;
+    }
+    e->v[e->n++] = kv;
+    return 0;
+}
+
+/* "K" (from -x K / -genvlist) -> "K=<mpiexec's value>", or NULL if unset. */
+static char *resolve(char *s)
+{
+    if (strchr(s, '='))
+        return s;
+    for (char **p = environ; *p; p++) {
+        size_t kl = strlen(s);
+        if (strncmp(*p, s, kl) == 0 && (*p)[kl] == '=')
+            return *p;
+    }
+    return NULL;
+}
+
+static int app_env(struct mpx_opts *o, struct mpx_app *a, struct envv *e)
+{
+    e->n = 0;
+    for (char **p = environ; *p; p++)
+        if (!our_var(*p) && env_set(e, *p) < 0)
+            return -ENOMEM;
+    for (int i = 0; i < o->genv.n; i++) {
+        char *kv = resolve(o->genv.v[i]);
+        if (kv && env_set(e, kv) < 0)
+            return -ENOMEM;
+    }
+    for (int i = 0; i < a->env.n; i++) {
+        char *kv = resolve(a->env.v[i]);
+        if (kv && env_set(e, kv) < 0)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+static int make_pipe(int p[2])
+{
+    if (pipe2(p, O_CLOEXEC) < 0)
+        return -errno;
+    return 0;
+}
+
+/* What a forked child needs; everything is prepared by the parent so the
+ * child only makes async-signal-safe calls before execve(). */
+struct child {
+    const char *path;
+    char **argv;
+    char **envp;
+    const char *wdir;
+    int stdin_fd; /* -1: keep fd 0 */
+    int out_fd, err_fd, pmi_fd, pmi_target, errpipe;
+    const int *defsigs;
+    int ndefsigs;
+};
+
+/* In the child: never returns. */
+static void child_exec(const struct child *c)
+{
+    struct sigaction dfl;
+    sigset_t none;
+    int e;
+
+    memset(&dfl, 0, sizeof(dfl));
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    for (int i = 0; i < c->ndefsigs; i++)
+        sigaction(c->defsigs[i], &dfl, NULL);
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    setsid();
+#ifdef CLOSE_RANGE_CLOEXEC
+    /* fds mpiexec inherited without close-on-exec are not the ranks'
+     * business either; the dup2 calls below clear the flag again. */
+    close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+#endif
+    if ((c->stdin_fd >= 0 && dup2(c->stdin_fd, 0) < 0) || dup2(c->out_fd, 1) < 0 ||
+        dup2(c->err_fd, 2) < 0 || dup2(c->pmi_fd, c->pmi_target) < 0)
+        goto fail;
+    if (c->wdir && chdir(c->wdir) < 0)
+        goto fail;
+    execve(c->path, c->argv, c->envp);
+fail:
+    e = errno;
+    if (write(c->errpipe, &e, sizeof(e)) < 0) {
+        /* nothing left to report with */
+    }
+    _exit(EXIT_LAUNCH);
+}
+
+/* argv0 without '/': search PATH once in the parent (execvp is not
+ * async-signal-safe, and one search per app is cheaper than one per rank). */
+static const char *find_program(const char *argv0, char *buf, size_t len)
+{
+    const char *path = getenv("PATH");
+
+    if (strchr(argv0, '/'))
+        return argv0;
+    if (!path || !*path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    while (*path) {
+        const char *c = strchr(path, ':');
+        size_t dl = c ? (size_t)(c - path) : strlen(path);
+        struct stat st;
+        int n = dl ? snprintf(buf, len, "%.*s/%s", (int)dl, path, argv0)
+                   : snprintf(buf, len, "%s", argv0);
+        if (n > 0 && (size_t)n < len && stat(buf, &st) == 0 && S_ISREG(st.st_mode) &&
+            access(buf, X_OK) == 0)
+            return buf;
+        if (!c)
+            break;
+        path = c + 1;
+    }
+    return argv0; /* execve reports ENOENT */
+}
+
+static void close_errpipe(struct rank *r)
+{
+    if (r->exec_err_fd < 0)
+        return;
+    loop_watch_remove(r->job->lp, r->exec_err_w);
+    r->exec_err_w = NULL;
+    close(r->exec_err_fd);
+    r->exec_err_fd = -1;
+}
+
+/* The child's exec error pipe: EOF means execve succeeded. */
+static void errpipe_read(struct rank *r)
+{
+    struct job *job = r->job;
+    int e = 0;
+    ssize_t n = fdio_read(r->exec_err_fd, &e, sizeof(e));
+
+    if (n == -EAGAIN)
+        return;
+    close_errpipe(r);
+    if (n == (ssize_t)sizeof(e) && !r->exited) {
+        /* The child is in _exit() right after writing: reap it here so it
+         * is not counted among the ranks left to kill. */
+        int st;
+        if (waitpid(r->pid, &st, 0) == r->pid) {
+            r->exited = true;
+            job->live--;
+        }
+    }
+    if (n == (ssize_t)sizeof(e) && !job->ending) {
+        msg(job, "cannot start rank %d (%s): %s", r->rank,
+            job->o->apps[r->app].argv[0], strerror(e));
+        job->exit_code = EXIT_LAUNCH;
+        begin_kill(job);
+    }
+}
+
+static void errpipe_cb(struct loop *lp, struct loop_watch *w, int fd, int revents,
+                       void *arg)
+{
+    struct rank *r = arg;
+
+    errpipe_read(r);
+    check_done(r->job);
+}
+
+static int launch(struct job *job, struct mpx_bind *binder)
+{
+    struct mpx_opts *o = job->o;
+    struct envv env = {0};
+    int devnull, rc = 0;
+    /* Rank 0 reads our stdin.  A terminal only if we are in its foreground:
+     * ranks have no controlling terminal (own session), so a background
+     * job's rank would otherwise steal the shell's input. */
+    bool stdin_null = isatty(0) && tcgetpgrp(0) != getpgrp();
+    char vars[6][96];
+    char pathbuf[4096];
+    int defsigs[8], ndef = 0;
+    sigset_t all, saved;
+    struct sigaction old;
+
+    devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (devnull < 0) {
+        msg(job, "cannot open /dev/null: %s", strerror(errno));
+        return -errno;
+    }
+    defsigs[ndef++] = SIGCHLD;
+    defsigs[ndef++] = SIGPIPE;
+    defsigs[ndef++] = SIGTERM;
+    defsigs[ndef++] = SIGINT;
+    /* SIGHUP stays ignored for ranks if it was for us (nohup). */
+    if (sigaction(SIGHUP, NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+        defsigs[ndef++] = SIGHUP;
+    sigfillset(&all);
+
+    int r0 = 0;
+    for (int a = 0; a < o->napps && rc == 0; a++) {
+        struct mpx_app *app = &o->apps[a];
+        const char *wdir = app->wdir ? app->wdir : o->gwdir;
+        struct stat st;
+
+        if (wdir && (stat(wdir, &st) < 0 || !S_ISDIR(st.st_mode))) {
+            msg(job, "cannot use working directory '%s': %s", wdir,
+                errno ? strerror(errno) : "not a directory");
+            rc = -ENOENT;
+            break;
+        }
+        if (app_env(o, app, &env) < 0) {
+            rc = -ENOMEM;
+            break;
+        }
+        const char *path = find_program(app->argv[0], pathbuf, sizeof(pathbuf));
+        int base = env.n;
+        for (int i = 0; i < app->np && rc == 0; i++) {
+            struct rank *r = &job->ranks[r0 + i];
+            int sv[2], po[2], pe[2], ep[2];
+
+            if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+                rc = -errno;
+                msg(job, "socketpair: %s (raise the open file limit?)", strerror(errno));
+                break;
+            }
+            if (make_pipe(po) < 0) {
+                rc = -errno;
+                msg(job, "pipe: %s (raise the open file limit?)", strerror(errno));
+                close(sv[0]);
+                close(sv[1]);
+                break;
+            }
+            if (make_pipe(pe) < 0 || make_pipe(ep) < 0) {
+                rc = -errno;
+                msg(job, "pipe: %s (raise the open file limit?)", strerror(errno));
+                close(sv[0]);
+                close(sv[1]);
+                close(po[0]);
+                close(po[1]);
+                break;
+            }
+            /* The rank's PMI_FD: a number that neither the socket nor the
+             * error pipe occupies, so dup2 really clears close-on-exec and
+             * does not clobber the error pipe. */
+            int pmifd = 3;
+            while (pmifd == sv[1] || pmifd == ep[1])
+                pmifd++;
+            snprintf(vars[0], sizeof(vars[0]), "PMI_FD=%d", pmifd);
+            snprintf(vars[1], sizeof(vars[1]), "PMI_RANK=%d", r->rank);
+            snprintf(vars[2], sizeof(vars[2]), "PMI_SIZE=%d", job->n);
+            snprintf(vars[3], sizeof(vars[3]), "PMI_JOBID=%s", job->jobid);
+            snprintf(vars[4], sizeof(vars[4]), "MPI_LOCALRANKID=%d", r->rank);
+            snprintf(vars[5], sizeof(vars[5]), "MPI_LOCALNRANKS=%d", job->n);
+            env.n = base;
+            for (int k = 0; k < 6; k++)
+                env.v[env.n++] = vars[k];
+            env.v[env.n] = NULL;
+
+            if (binder) {
+                char desc[300];
+                int brc = mpx_bind_self(binder, r->rank, desc, sizeof(desc));
+                if (brc < 0)
+                    msg(job, "warning: cannot bind rank %d to %s: %s", r->rank, desc,
+                        strerror(-brc));
+                else if (o->report_bindings)
+                    msg(job, "rank %d bound to %s", r->rank, desc);
+            } else if (o->report_bindings) {
+                msg(job, "rank %d not bound", r->rank);
+            }
+
+            struct child c = {
+                .path = path,
+                .argv = app->argv,
+                .envp = env.v,
+                .wdir = wdir,
+                .stdin_fd = (r->rank != 0 || stdin_null) ? devnull : -1,
+                .out_fd = po[1],
+                .err_fd = pe[1],
+                .pmi_fd = sv[1],
+                .pmi_target = pmifd,
+                .errpipe = ep[1],
+                .defsigs = defsigs,
+                .ndefsigs = ndef,
+            };
+            /* Block signals across fork so that our handlers never run in
+             * the child (they would write to our self-pipe). */
+            sigprocmask(SIG_SETMASK, &all, &saved);
+            pid_t pid = fork();
+            if (pid == 0)
+                child_exec(&c);
+            int fork_errno = errno;
+            sigprocmask(SIG_SETMASK, &saved, NULL);
+            close(sv[1]);
+            close(po[1]);
+            close(pe[1]);
+            close(ep[1]);
+            if (pid < 0) {
+                msg(job, "cannot start rank %d (%s): fork: %s", r->rank, app->argv[0],
+                    strerror(fork_errno));
+                close(sv[0]);
+                close(po[0]);
+                close(pe[0]);
+                close(ep[0]);
+                rc = -fork_errno;
+                break;
+            }
+            r->pid = pid;
+            job->live++;
+
+            r->pmi_fd = sv[0];
+            fdio_set_nonblock(sv[0], true);
+            r->pmi_w = loop_watch_add(job->lp, sv[0], LOOP_READ, pmi_cb, r);
+            r->exec_err_fd = ep[0];
+            fdio_set_nonblock(ep[0], true);
+            r->exec_err_w = loop_watch_add(job->lp, ep[0], LOOP_READ, errpipe_cb, r);
+            int fds[2] = {po[0], pe[0]};
+            for (int k = 0; k < 2; k++) {
+                struct stream *s = &r->out[k];
+                s->fd = fds[k];
+                fdio_set_nonblock(s->fd, true);
+                s->w = loop_watch_add(job->lp, s->fd, LOOP_READ, stream_cb, s);
+                job->open_streams++;
+            }
+            if (!r->pmi_w || !r->exec_err_w || !r->out[0].w || !r->out[1].w) {
+                msg(job, "out of memory");
+                rc = -ENOMEM;
+            }
+        }
+        r0 += app->np;
+    }
+    if (binder)
+        mpx_bind_restore(binder);
+    free(env.v);
+    close(devnull);
+    return rc;
+}
+
+/* ---- setup --------------------------------------------------------------- */
+
+static void raise_nofile(void)
+{
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
+/* Make sure fds 0-2 exist so that no pipe or socket lands on them. */
+static void sane_stdio(void)
+{
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) < 0) {
+            int n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+            if (n >= 0 && n != fd) {
+                dup2(n, fd);
+                close(n);
+            }
+        }
+    }
+}
+
+static int install_signals(void)
+{
+    struct sigaction sa;
+    static const int sigs[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP};
+
+    if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+        return -errno;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+        struct sigaction old;
+        /* Respect nohup.  SIGINT is handled even if ignored: shells
+         * ignore it for background jobs, and the launcher must still stop
+         * its job when told to. */
+        if (sigs[i] == SIGHUP && sigaction(sigs[i], NULL, &old) == 0 &&
+            old.sa_handler == SIG_IGN)
+            continue;
+        if (sigaction(sigs[i], &sa, NULL) < 0)
+            return -errno;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    return 0;
+}
+
+static int env_int(const char *name, int dflt)
+{
+    const char *s = getenv(name);
+    char *end;
+    long v;
+
+    if (!s || !*s)
+        return dflt;
+    v = strtol(s, &end, 10);
+    if (*end || v < 0 || v > 1000000000)
+        return dflt;
+    return (int)v;
+}
+
+int main(int argc, char **argv)
+{
+    struct mpx_opts o;
+    struct job job;
+    char err[512];
+    int rc;
+
+    memset(&job, 0, sizeof(job));
+    loom_log_init(&job.log, "mpiexec", LOOM_LOG_INFO);
+    job.t0 = loop_now_ms();
+
+    rc = mpx_args_parse(argc, argv, &o, err, sizeof(err));
+    if (rc < 0) {
+        msg(&job, "%s", rc == -ENOMEM ? "out of memory" : err);
+        mpx_args_free(&o);
+        return EXIT_USAGE;
+    }
+    if (o.help) {
+        fputs(mpx_args_usage(), stdout);
+        mpx_args_free(&o);
+        return 0;
+    }
+    if (o.version) {
+        printf("mpiexec (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
+        mpx_args_free(&o);
+        return 0;
+    }
+    if (o.timeout_s == 0)
+        o.timeout_s = env_int("MPIEXEC_TIMEOUT", 0);
+    job.o = &o;
+    job.n = o.nranks;
+
+    job.pmi_level = PSRV_LOG_WARN;
+    const char *lvl = getenv("LOOM_PMI_LOGLEVEL");
+    if (lvl && *lvl) {
+        int l = loom_log_level_parse(lvl);
+        if (l < 0) {
+            msg(&job, "LOOM_PMI_LOGLEVEL='%s' is not one of error, warn, info, debug, "
+                      "trace",
+                lvl);
+            mpx_args_free(&o);
+            return EXIT_USAGE;
+        }
+        job.pmi_level = l;
+    }
+    const char *trace = getenv("LOOM_PMI_TRACE");
+    if (trace && *trace && strcmp(trace, "0") != 0)
+        job.pmi_level = PSRV_LOG_TRACE;
+
+    struct mpx_bind *binder = NULL;
+    if (o.bind == MPX_BIND_CORE) {
+        binder = mpx_bind_open(err, sizeof(err));
+        if (!binder) {
+            msg(&job, "-bind-to core: %s", err);
+            mpx_args_free(&o);
+            return EXIT_USAGE;
+        }
+    }
+
+    sane_stdio();
+    raise_nofile();
+    snprintf(job.jobid, sizeof(job.jobid), "%u.0", (unsigned)getpid());
+
+    job.lp = loop_create();
+    job.ranks = calloc((size_t)job.n, sizeof(*job.ranks));
+    int *local = malloc(sizeof(int) * (size_t)job.n);
+    int *node = calloc((size_t)job.n, sizeof(int));
+    int *appnum = malloc(sizeof(int) * (size_t)job.n);
+    if (!job.lp || !job.ranks || !local || !node || !appnum) {
+        msg(&job, "out of memory");
+        return 1;
+    }
+    for (int a = 0, r = 0; a < o.napps; a++)
+        for (int i = 0; i < o.apps[a].np; i++, r++) {
+            local[r] = r;
+            appnum[r] = a;
+            job.ranks[r].job = &job;
+            job.ranks[r].rank = r;
+            job.ranks[r].app = a;
+            job.ranks[r].pmi_fd = -1;
+            job.ranks[r].exec_err_fd = -1;
+            for (int k = 0; k < 2; k++) {
+                job.ranks[r].out[k].job = &job;
+                job.ranks[r].out[k].r = &job.ranks[r];
+                job.ranks[r].out[k].fd = -1;
+                job.ranks[r].out[k].which = k + 1;
+                job.ranks[r].out[k].fwd.rank = r;
+            }
+        }
+
+    const char *xml = getenv("LOOM_HWLOC_XML");
+    if (!xml || !*xml)
+        xml = getenv("HWLOC_XMLFILE");
+    struct psrv_config cfg = {
+        .jobid = job.jobid,
+        .size = job.n,
+        .nnodes = 1,
+        .nodeid = 0,
+        .local_count = job.n,
+        .local_ranks = local,
+        .rank_node = node,
+        .rank_appnum = appnum,
+        .universe_size = 0,
+        .hwloc_xmlfile = (xml && *xml) ? xml : NULL,
+        .process_mapping = NULL,
+        .tree_width = 2,
+        .fence_timeout_ms = o.fence_timeout_s * 1000,
+        .log_level = (enum psrv_log_level)job.pmi_level,
+    };
+    static const struct psrv_ops ops = {
+        .client_send = op_client_send,
+        .tree_send = op_tree_send,
+        .abort = op_abort,
+        .log = op_log,
+        .now_ms = NULL,
+    };
+    job.srv = psrv_create(&cfg, &ops, &job);
+    free(local);
+    free(node);
+    free(appnum);
+    if (!job.srv) {
+        msg(&job, "cannot create the PMI server: %s", strerror(errno));
+        return 1;
+    }
+
+    rc = install_signals();
+    if (rc < 0) {
+        msg(&job, "cannot install signal handlers: %s", strerror(-rc));
+        return 1;
+    }
+    job.sig_w = loop_watch_add(job.lp, sig_pipe[0], LOOP_READ, sig_cb, &job);
+    loop_set_prepare(job.lp, prepare_cb, &job);
+    if (o.timeout_s > 0)
+        job.timeout_timer =
+            loop_timer_add(job.lp, (uint64_t)o.timeout_s * 1000, timeout_cb, &job);
+
+    rc = launch(&job, binder);
+    mpx_bind_close(binder);
+    if (o.verbose)
+        msg(&job, "started %d rank%s in %llu ms (jobid %s)", job.live, plural(job.live),
+            (unsigned long long)(loop_now_ms() - job.t0), job.jobid);
+    if (rc < 0) {
+        job.exit_code = EXIT_LAUNCH;
+        begin_kill(&job);
+    }
+    check_done(&job);
+
+    rc = loop_run(job.lp);
+    flush_out(&job);
+    if (rc < 0)
+        msg(&job, "event loop failed: %s", strerror(-rc));
+    if (o.verbose) {
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        msg(&job, "job ended after %llu ms, exit code %d (mpiexec cpu: %ld.%03ld s user, "
+                  "%ld.%03ld s sys)",
+            (unsigned long long)(loop_now_ms() - job.t0), job.exit_code,
+            (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec / 1000,
+            (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec / 1000);
+    }
+
+    for (int i = 0; i < job.n; i++) {
+        pmi_close(&job.ranks[i]);
+        close_errpipe(&job.ranks[i]);
+        for (int k = 0; k < 2; k++)
+            iobuf_free(&job.ranks[i].out[k].fwd.part);
+    }
+    psrv_destroy(job.srv);
+    loop_destroy(job.lp);
+    for (int k = 0; k < 3; k++)
+        iobuf_free(&job.obuf[k]);
+    free(job.ranks);
+    mpx_args_free(&o);
+    if (rc < 0 && job.exit_code == 0)
+        return 1;
+    return job.exit_code;
+}

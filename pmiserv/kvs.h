@@ -1,0 +1,48 @@
+/* kvs.h - the job's key-value space as one node server holds it.
+ *
+ * Contract:
+ *   Two parts.  The committed store is a hash of key -> value visible to
+ *   every get; it only changes when a fence completes.  The pending set is
+ *   the puts made on this node since the last fence, kept as a blob of
+ *   (pack_str key, pack_str value) pairs in put order.  Blobs are
+ *   concatenation-friendly: an interior node merges its children's pending
+ *   sets by appending their bytes to its own, and the root commits the
+ *   concatenation (later pairs replace earlier ones with the same key).
+ *
+ *   Iteration order (getbyidx) is first-commit order and stable.
+ *
+ * Notes:
+ *   - kvs_commit_blob() validates the whole blob before changing anything:
+ *     a malformed blob (-EPROTO) leaves the store untouched.
+ */
+#ifndef LOOM_PMISERV_KVS_H
+#define LOOM_PMISERV_KVS_H
+
+#include <stddef.h>
+
+struct kvs;
+
+struct kvs *kvs_create(void);
+void kvs_destroy(struct kvs *k);
+
+/* Record a put for the next fence.  0 or -ENOMEM. */
+int kvs_put_pending(struct kvs *k, const char *key, const char *val);
+/* The pending blob (may be NULL when empty) and its length. */
+const void *kvs_pending(const struct kvs *k, size_t *len);
+/* Forget the pending puts (they left in a fence message). */
+void kvs_pending_clear(struct kvs *k);
+
+/* Insert every pair of blob into the committed store.  0, -EPROTO, -ENOMEM. */
+int kvs_commit_blob(struct kvs *k, const void *blob, size_t len);
+/* Count the pairs of a blob, or -EPROTO. */
+int kvs_blob_count(const void *blob, size_t len);
+
+/* Committed value of key, or NULL. */
+const char *kvs_get(const struct kvs *k, const char *key);
+/* Number of committed keys. */
+int kvs_count(const struct kvs *k);
+/* The idx-th committed pair (0-based): 0, or -ENOENT past the end. */
+int kvs_get_byidx(const struct kvs *k, int idx, const char **key,
+                  const char **val);
+
+#endif /* LOOM_PMISERV_KVS_H */

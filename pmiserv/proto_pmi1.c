@@ -1,0 +1,321 @@
+/* proto_pmi1.c - PMI-1 ("simple PMI" 1.1) request handlers.
+ *
+ * Contract: a table of {command, handler}; every request gets exactly one
+ * reply line (abort: none; barrier_in and the name service: later), with
+ * rc= always present and msg= on failure.  Reply names and keys follow
+ * MPICH's simple PMI (../shared/reference.md section 1.3).
+ *
+ * Notes:
+ *   - get of PMI_process_mapping, universeSize and other PMI_* keys is
+ *     answered from the job attributes (MPICH asks for the mapping through
+ *     a KVS get); other PMI_* keys are not found, and put of PMI_* keys is
+ *     refused (Hydra does the same; Slurm 22.05 accepts them).
+ *   - Name service replies carry both rc= (MPICH >= 4.1) and info=ok|fail
+ *     (older clients, Slurm's answers).
+ *   - spawn (mcmd blocks) is answered rc=-1 once the last block arrived;
+ *     create_kvs/destroy_kvs get rc=-1: no host supports them yet.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attrs.h"
+#include "fence.h"
+#include "kvs.h"
+#include "nameserv.h"
+#include "psrv_int.h"
+
+typedef int (*pmi1_fn)(struct psrv *s, struct client *c, const struct pmi_msg *m);
+
+static void simple(struct psrv *s, struct client *c, const char *cmd, int rc,
+                   const char *msg)
+{
+    struct pmi_out o;
+    reply_begin(s, c, &o, cmd, s->cur_thrid);
+    pmi_out_addf(&o, "rc", "%d", rc);
+    if (rc != 0 && msg)
+        pmi_out_add(&o, "msg", msg);
+    reply_send(s, c, &o);
+}
+
+static int h_init(struct psrv *s, struct client *c, const struct pmi_msg *m)
+{
+    struct pmi_out o;
+    reply_begin(s, c, &o, "response_to_init", s->cur_thrid);
+    pmi_out_add(&o, "rc", "0");
+    pmi_out_add(&o, "pmi_version", "1");
+    pmi_out_add(&o, "pmi_subversion", "1");
+    reply_send(s, c, &o);
+    return 0;
+}
+
+static int h_maxes(struct psrv *s, struct client *c, const struct pmi_msg *m)
+{
+    struct pmi_out o;
+    reply_begin(s, c, &o, "maxes", s->cur_thrid);
+    pmi_out_add(&o, "rc", "0");
+    pmi_out_addf(&o, "kvsname_max", "%d", PMI_MAX_KVSNAME);
+    pmi_out_addf(&o, "keylen_max", "%d", PMI_MAX_KEYLEN);
+    pmi_out_addf(&o, "vallen_max", "%d", PMI_MAX_VALLEN);
+    reply_send(s, c, &o);
+    return 0;
+}
+
+static int h_appnum(struct psrv *s, struct client *c, const struct pmi_msg *m)
+{
+    struct pmi_out o;
+    reply_begin(s, c, &o, "appnum", s->cur_thrid);
+    pmi_out_add(&o, "rc", "0");
+    pmi_out_addf(&o, "appnum", "%d", s->rank_appnum ? s->rank_appnum[c->rank] : 0);
+    reply_send(s, c, &o);
+    return 0;
+}
+
+static int h_universe(struct psrv *s, struct client *c, const struct pmi_msg *m)
+{
+    struct pmi_out o;
+    reply_begin(s, c, &o, "universe_size", s->cur_thrid);
+    pmi_out_add(&o, "rc", "0");
+    pmi_out_add(&o, "size", s->universe);
+    reply_send(s, c, &o);
+    return 0;
+}
+
+static int h_kvsname(struct psrv *s, struct client *c, const struct pmi_msg *m)
+{
+    struct pmi_out o;
+    reply_begin(s, c, &o, "my_kvsname", s->cur_thrid);
+    pmi_out_add(&o, "rc", "0");
+    pmi_out_add(&o, "kvsname", s->jobid);
+    reply_send(s, c, &o);
+    return 0;
+}
+
+static int h_put(struct psrv *s, struct client *c, const struct pmi_msg *m)
+{
+    const char *err = NULL;
+    int rc = srv_put(s, pmi_msg_get(m, "key"), pmi_msg_get(m, "value"), true, &err);
+    if (rc != 0)
+        srv_log(s, PSRV_LOG_WARN, "rank %d: put refused: %s", c->rank, err);
+    simple(s, c, "put_result", rc, err);
+    return 0;
+}
+
+static int h_get(struct psrv *s, struct client *c, const struct pmi_msg *m)
+{
+    const char *key = pmi_msg_get(m, "key");
+    const char *val = NULL;
+    struct pmi_out o;
+
+    if (!key || !*key) {
+        simple(s, c, "get_result", 3, "missing key");
+        return 0;
+    }
+    if (strncmp(key, "PMI_", 4) == 0 || strcmp(key, "universeSize") == 0)
+        val = attrs_job_get(s, key);
+    else
+        val = kvs_get(s->kvs, key);
+    if (!val) {
+        simple(s, c, "get_result", 1, "key_not_found");
+        return 0;
+    }
+    reply_begin(s, c, &o, "get_result", s->cur_thrid);
+    pmi_out_add(&o, "rc", "0");
+    pmi_out_add(&o, "value", val);
+    reply_send(s, c, &o);
+    return 0;
+}
+
+static int h_getbyidx(struct psrv *s, struct client *c, const struct pmi_msg *m)
+{
+    int idx = -1;
+    const char *key, *val;
+    struct pmi_out o;
+
+    reply_begin(s, c, &o, "getbyidx_results", s->cur_thrid);
+    if (pmi_msg_get_int(m, "idx", &idx) < 0 || idx < 0) {
+        pmi_out_add(&o, "rc", "-1");
+        pmi_out_add(&o, "reason", "invalid_idx");
+    } else if (kvs_get_byidx(s->kvs, idx, &key, &val) < 0) {
+        pmi_out_add(&o, "rc", "-1");
+        pmi_out_add(&o, "reason", "no_more_keyvals");
+    } else {
+        pmi_out_add(&o, "rc", "0");
+        pmi_out_addf(&o, "nextidx", "%d", idx + 1);
+        pmi_out_add(&o, "key", key);
+        pmi_out_add(&o, "val", val);
+    }
+    reply_send(s, c, &o);
+    return 0;
+}
+
+static int h_barrier(struct psrv *s, struct client *c, const struct pmi_msg *m)
+{
+    fence_enter(s, c, s->cur_thrid);
+    return 0;
+}
+
+void pmi1_fence_done(struct psrv *s, struct client *c, int rc, const char *msg)
+{
+    struct pmi_out o;
+    reply_begin(s, c, &o, "barrier_out", c->fence_thrid);
+    pmi_out_addf(&o, "rc", "%d", rc);
+    if (rc != 0)
+        pmi_out_add(&o, "msg", msg ? msg : "barrier failed");
+    reply_send(s, c, &o);
+}
+
+static const char *ns_reply_name(int op)
+{
+    return op == NS_PUBLISH     ? "publish_result"
+           : op == NS_UNPUBLISH ? "unpublish_result"
+                                : "lookup_result";
+}
+
+void pmi1_ns_done(struct psrv *s, struct client *c, int op, int rc,
+                  const char *port, const char *msg)
+{
+    struct pmi_out o;
+    reply_begin(s, c, &o, ns_reply_name(op), c->ns_thrid);
+    pmi_out_addf(&o, "rc", "%d", rc);
+    pmi_out_add(&o, "info", rc == 0 ? "ok" : "fail");
+    if (rc == 0 && op == NS_LOOKUP)
+        pmi_out_add(&o, "port", port ? port : "");
+    if (rc != 0)
+        pmi_out_add(&o, "msg", msg ? msg : "failed");
+    reply_send(s, c, &o);
+}
+
+static int ns_common(struct psrv *s, struct client *c, const struct pmi_msg *m,
+                     int op)
+{
+    const char *name = pmi_msg_get(m, "service");
+    const char *port = pmi_msg_get(m, "port");
+    const char *bad = NULL;
+
+    if (!name || !*name)
+        bad = "missing service";
+    else if (op == NS_PUBLISH && !port)
+        bad = "missing port";
+    else if (strlen(name) > PMI_MAX_VALLEN || (port && strlen(port) > PMI_MAX_VALLEN))
+        bad = "service or port longer than 1024 bytes";
+    if (bad) {
+        struct pmi_out o;
+        reply_begin(s, c, &o, ns_reply_name(op), s->cur_thrid);
+        pmi_out_add(&o, "rc", "3");
+        pmi_out_add(&o, "info", "fail");
+        pmi_out_add(&o, "msg", bad);
+        reply_send(s, c, &o);
+        return 0;
+    }
+    ns_request(s, c, op, name, port, s->cur_thrid);
+    return 0;
+}
+
+static int h_publish(struct psrv *s, struct client *c, const struct pmi_msg *m)
+{
+    return ns_common(s, c, m, NS_PUBLISH);
+}
+
+static int h_unpublish(struct psrv *s, struct client *c, const struct pmi_msg *m)
+{
+    return ns_common(s, c, m, NS_UNPUBLISH);
+}
+
+static int h_lookup(struct psrv *s, struct client *c, const struct pmi_msg *m)
+{
+    return ns_common(s, c, m, NS_LOOKUP);
+}
+
+static int h_create_kvs(struct psrv *s, struct client *c, const struct pmi_msg *m)
+{
+    simple(s, c, "newkvs", -1, "create_kvs is not supported by this server");
+    return 0;
+}
+
+static int h_destroy_kvs(struct psrv *s, struct client *c, const struct pmi_msg *m)
+{
+    simple(s, c, "kvs_destroyed", -1, "destroy_kvs is not supported by this server");
+    return 0;
+}
+
+static int h_spawn(struct psrv *s, struct client *c, const struct pmi_msg *m)
+{
+    int tot = 1, sofar = 1;
+    c->spawn_blocks++;
+    if (pmi_msg_get_int(m, "totspawns", &tot) < 0)
+        tot = 1;
+    if (pmi_msg_get_int(m, "spawnssofar", &sofar) < 0)
+        sofar = c->spawn_blocks;
+    if (sofar < tot && c->spawn_blocks < tot)
+        return 0; /* more blocks follow; one reply for all */
+    c->spawn_blocks = 0;
+    simple(s, c, "spawn_result", -1, "spawn is not supported by this server");
+    return 0;
+}
+
+static int h_abort(struct psrv *s, struct client *c, const struct pmi_msg *m)
+{
+    int code = 1;
+    const char *msg = pmi_msg_get(m, "message");
+    if (!msg)
+        msg = pmi_msg_get(m, "msg");
+    if (pmi_msg_get_int(m, "exitcode", &code) < 0)
+        code = 1;
+    srv_abort(s, c->rank, code, "rank %d called PMI abort (exit code %d)%s%s",
+              c->rank, code, msg && *msg ? ": " : "", msg ? msg : "");
+    return 0;
+}
+
+static int h_finalize(struct psrv *s, struct client *c, const struct pmi_msg *m)
+{
+    simple(s, c, "finalize_ack", 0, NULL);
+    c->finalized = true;
+    s->nfinalized++;
+    return 1;
+}
+
+static const struct {
+    const char *cmd;
+    pmi1_fn fn;
+} table[] = {
+    {"init", h_init},
+    {"get_maxes", h_maxes},
+    {"get_appnum", h_appnum},
+    {"get_universe_size", h_universe},
+    {"get_my_kvsname", h_kvsname},
+    {"put", h_put},
+    {"get", h_get},
+    {"getbyidx", h_getbyidx},
+    {"barrier_in", h_barrier},
+    {"publish_name", h_publish},
+    {"unpublish_name", h_unpublish},
+    {"lookup_name", h_lookup},
+    {"create_kvs", h_create_kvs},
+    {"destroy_kvs", h_destroy_kvs},
+    {"spawn", h_spawn},
+    {"abort", h_abort},
+    {"finalize", h_finalize},
+};
+
+int pmi1_dispatch(struct psrv *s, struct client *c, const struct pmi_msg *m)
+{
+    const char *cmd = pmi_msg_cmd(m);
+    bool mcmd = strcmp(m->kv[0].key, "mcmd") == 0;
+
+    if (mcmd != (strcmp(cmd, "spawn") == 0)) {
+        simple(s, c, "error", -1, "unknown command");
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+        if (strcmp(table[i].cmd, cmd) == 0)
+            return table[i].fn(s, c, m);
+    srv_log(s, PSRV_LOG_WARN, "rank %d: unknown PMI-1 command '%s'", c->rank, cmd);
+    struct pmi_out o;
+    reply_begin(s, c, &o, "error", s->cur_thrid);
+    pmi_out_add(&o, "rc", "-1");
+    pmi_out_addf(&o, "msg", "unknown command %s", cmd);
+    reply_send(s, c, &o);
+    return 0;
+}

@@ -1,0 +1,141 @@
+/* psrv_int.h - internals shared by the pmiserv modules (not installed).
+ *
+ * Contract:
+ *   struct psrv and struct client are visible to server.c, the two protocol
+ *   files and the collective modules (fence, ring, name service, attrs).
+ *   Everything here runs on the host's one thread; no callback re-enters.
+ *
+ *   Deferred replies (fence, ring, name service, node attribute wait) are
+ *   recorded on the client with a copy of the request's thrid and answered
+ *   later through the proto_*_done() formatters, in the client's protocol.
+ */
+#ifndef LOOM_PMISERV_INT_H
+#define LOOM_PMISERV_INT_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pmi_wire.h"
+#include "pmiserv.h"
+
+struct fence;
+struct ring;
+struct nameserv;
+struct kvs;
+struct nodeattrs;
+struct msg;
+
+struct client {
+    int idx;
+    int rank;
+    enum pmi_version v; /* PMI_V_UNKNOWN until init */
+    bool inited;
+    bool finalized;
+    bool gone;
+    bool dead; /* gone without finalize */
+    char *in;  /* bytes not yet framed */
+    size_t inlen, incap;
+
+    bool in_fence; /* waiting in the current fence */
+    char *fence_thrid;
+
+    char *na_key; /* info-getnodeattr wait=TRUE outstanding */
+    char *na_thrid;
+    uint64_t na_deadline;
+
+    bool ns_wait; /* name service request outstanding */
+    int ns_op;
+    uint32_t ns_seq;
+    char *ns_thrid;
+    uint64_t ns_deadline;
+
+    bool in_ring; /* PMIX_Ring request outstanding */
+    char *ring_left, *ring_right;
+    char *ring_thrid;
+
+    int spawn_blocks; /* PMI-1 mcmd=spawn blocks seen */
+    bool bad;         /* sent a malformed request: ignored from now on */
+};
+
+struct psrv {
+    struct psrv_config cfg; /* arrays below are our copies */
+    char *jobid;
+    int *local_ranks;
+    int *rank_node;
+    int *rank_appnum;
+    char *hwloc_xmlfile;
+    char *mapping;  /* PMI_process_mapping, NULL if unknown/too long */
+    char universe[16];
+
+    struct psrv_ops ops;
+    void *arg;
+
+    struct client *cl; /* [cfg.local_count] */
+    int nfinalized;
+    bool aborted;
+
+    int parent;    /* parent node or -1 */
+    int nchildren; /* child nodes in the fence tree */
+    int *children;
+
+    struct kvs *kvs;
+    struct nodeattrs *na;
+    struct fence *fence;
+    struct ring *ring;
+    struct nameserv *ns;
+
+    const char *cur_thrid; /* thrid of the request being handled, or NULL */
+};
+
+/* server.c */
+void srv_log(struct psrv *s, enum psrv_log_level lvl, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void srv_abort(struct psrv *s, int rank, int exitcode, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+uint64_t srv_now(struct psrv *s);
+/* Encode and send one tree message; 0 or -errno (logged). */
+int srv_tree_send(struct psrv *s, int to, const struct msg *m);
+/* Index of child node `node` in s->children, or -1. */
+int srv_child_index(const struct psrv *s, int node);
+char *srv_strdup(const char *s); /* NULL-safe strdup */
+
+/* Reply builders: begin adds cmd and the thrid to echo (may be NULL). */
+void reply_begin(struct psrv *s, struct client *c, struct pmi_out *o,
+                 const char *cmd, const char *thrid);
+void reply_send(struct psrv *s, struct client *c, struct pmi_out *o);
+
+/* Deferred completions, formatted in c's protocol (server.c dispatches to
+ * proto_pmi1.c / proto_pmi2.c).  msg may be NULL when rc == 0. */
+void proto_fence_done(struct psrv *s, struct client *c, int rc, const char *msg);
+void proto_nodeattr_done(struct psrv *s, struct client *c, int rc,
+                         const char *val, const char *msg);
+void proto_ns_done(struct psrv *s, struct client *c, int op, int rc,
+                   const char *port, const char *msg);
+void proto_ring_done(struct psrv *s, struct client *c, int rc, int count,
+                     const char *left, const char *right, const char *msg);
+
+/* Validate and record a put (server.c).  Returns the protocol rc
+ * (0 ok) and sets *err to a message for rc != 0.  Limits: key 1..64 B,
+ * value <= 1024 B; PMI-1 keys starting with "PMI_" are reserved. */
+int srv_put(struct psrv *s, const char *key, const char *val, bool pmi1,
+                  const char **err);
+/* Job attribute value, or NULL when unknown (attrs.c). */
+const char *attrs_job_get(struct psrv *s, const char *key);
+
+/* proto_pmi1.c / proto_pmi2.c: handle one parsed request.
+ * Return 0, 1 (finalized) or -EPROTO. */
+int pmi1_dispatch(struct psrv *s, struct client *c, const struct pmi_msg *m);
+int pmi2_dispatch(struct psrv *s, struct client *c, const struct pmi_msg *m);
+void pmi1_fence_done(struct psrv *s, struct client *c, int rc, const char *msg);
+void pmi2_fence_done(struct psrv *s, struct client *c, int rc, const char *msg);
+void pmi1_ns_done(struct psrv *s, struct client *c, int op, int rc,
+                  const char *port, const char *msg);
+void pmi2_ns_done(struct psrv *s, struct client *c, int op, int rc,
+                  const char *port, const char *msg);
+void pmi2_nodeattr_done(struct psrv *s, struct client *c, int rc,
+                        const char *val, const char *msg);
+void pmi2_ring_done(struct psrv *s, struct client *c, int rc, int count,
+                    const char *left, const char *right, const char *msg);
+
+#endif /* LOOM_PMISERV_INT_H */

@@ -1,0 +1,629 @@
+/* server.c - the pmiserv facade: client table, framing, protocol detection,
+ * dispatch, tracing, client loss, tree message routing, timeouts, abort.
+ *
+ * Contract: see pmiserv.h.  Per client, bytes are buffered until
+ * pmi_frame_next() finds a whole request; the first request must be the
+ * PMI-1 "cmd=init" line, whose pmi_version (1 or 2) fixes the protocol of
+ * that connection.  Requests are then handed to proto_pmi1.c or
+ * proto_pmi2.c.
+ *
+ * Notes:
+ *   - A request that cannot be framed or parsed gets "cmd=error" with rc=-1
+ *     in the client's protocol, then ops->abort naming the rank, and
+ *     psrv_client_input() returns -EPROTO; later input from that client is
+ *     ignored.  Other clients are not touched.
+ *   - A client line without init is accepted as PMI-1 (old clients), with a
+ *     warning.
+ *   - ops->abort is called at most once (s->aborted); after it, fences fail
+ *     at once so no rank waits for a job that is being torn down.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "attrs.h"
+#include "fence.h"
+#include "ktree.h"
+#include "kvs.h"
+#include "msg.h"
+#include "nameserv.h"
+#include "psrv_int.h"
+#include "ring.h"
+
+#define TRACE_MAX 400 /* bytes of a request/reply shown in a trace line */
+
+char *srv_strdup(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+uint64_t srv_now(struct psrv *s)
+{
+    if (s->ops.now_ms)
+        return s->ops.now_ms(s->arg);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void vlog(struct psrv *s, enum psrv_log_level lvl, const char *fmt,
+                 va_list ap)
+{
+    char buf[1536];
+    if (!s->ops.log || lvl > s->cfg.log_level)
+        return;
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    s->ops.log(s->arg, lvl, buf);
+}
+
+void srv_log(struct psrv *s, enum psrv_log_level lvl, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vlog(s, lvl, fmt, ap);
+    va_end(ap);
+}
+
+void srv_abort(struct psrv *s, int rank, int exitcode, const char *fmt, ...)
+{
+    char buf[1536];
+    va_list ap;
+
+    if (s->aborted)
+        return;
+    s->aborted = true;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    srv_log(s, PSRV_LOG_ERROR, "abort: %s", buf);
+    if (s->ops.abort)
+        s->ops.abort(s->arg, rank, exitcode, buf);
+    /* Nobody may keep waiting in a collective of a job that is going away. */
+    fence_fail(s, rank, -1, buf);
+    ring_fail(s, rank, buf);
+}
+
+int srv_child_index(const struct psrv *s, int node)
+{
+    for (int i = 0; i < s->nchildren; i++)
+        if (s->children[i] == node)
+            return i;
+    return -1;
+}
+
+int srv_tree_send(struct psrv *s, int to, const struct msg *m)
+{
+    struct pack p;
+    int rc;
+
+    if (!s->ops.tree_send)
+        return -ENOSYS;
+    pack_init(&p);
+    if ((rc = msg_encode(&p, m)) == 0) {
+        srv_log(s, PSRV_LOG_DEBUG, "node %d -> node %d: %s epoch %u (%zu bytes)",
+                s->cfg.nodeid, to, msg_type2str(m->type), m->epoch, p.len);
+        rc = s->ops.tree_send(s->arg, to, p.buf, p.len);
+    }
+    pack_free(&p);
+    if (rc < 0)
+        srv_log(s, PSRV_LOG_ERROR, "cannot send %s to node %d: %s",
+                msg_type2str(m->type), to, strerror(-rc));
+    return rc;
+}
+
+static void trace(struct psrv *s, struct client *c, const char *dir,
+                  const char *buf, size_t len)
+{
+    if (!s->ops.log || s->cfg.log_level < PSRV_LOG_TRACE)
+        return;
+    while (len > 0 && (buf[len - 1] == '\n'))
+        len--;
+    uint64_t t = srv_now(s);
+    srv_log(s, PSRV_LOG_TRACE, "[%llu.%03llu] rank %d %s %.*s%s",
+            (unsigned long long)(t / 1000), (unsigned long long)(t % 1000),
+            c->rank, dir, (int)(len > TRACE_MAX ? TRACE_MAX : len), buf,
+            len > TRACE_MAX ? "..." : "");
+}
+
+void reply_begin(struct psrv *s, struct client *c, struct pmi_out *o,
+                 const char *cmd, const char *thrid)
+{
+    (void)s;
+    pmi_out_begin(o, c->v == PMI_V2 ? PMI_V2 : PMI_V1, cmd);
+    if (thrid)
+        pmi_out_add(o, "thrid", thrid);
+}
+
+static void client_lost(struct psrv *s, struct client *c);
+
+void reply_send(struct psrv *s, struct client *c, struct pmi_out *o)
+{
+    int rc = pmi_out_end(o);
+    if (rc < 0) {
+        srv_log(s, PSRV_LOG_ERROR, "rank %d: cannot build a reply: %s", c->rank,
+                strerror(-rc));
+    } else if (!c->gone) {
+        trace(s, c, "<-", o->buf, o->len);
+        rc = s->ops.client_send(s->arg, c->idx, o->buf, o->len);
+        if (rc < 0) {
+            srv_log(s, PSRV_LOG_WARN, "rank %d: send failed: %s", c->rank,
+                    strerror(-rc));
+            client_lost(s, c);
+        }
+    }
+    pmi_out_free(o);
+}
+
+/* ---- deferred completions -------------------------------------------- */
+
+void proto_fence_done(struct psrv *s, struct client *c, int rc, const char *msg)
+{
+    if (c->v == PMI_V2)
+        pmi2_fence_done(s, c, rc, msg);
+    else
+        pmi1_fence_done(s, c, rc, msg);
+}
+
+void proto_nodeattr_done(struct psrv *s, struct client *c, int rc,
+                         const char *val, const char *msg)
+{
+    pmi2_nodeattr_done(s, c, rc, val, msg);
+}
+
+void proto_ns_done(struct psrv *s, struct client *c, int op, int rc,
+                   const char *port, const char *msg)
+{
+    if (c->v == PMI_V2)
+        pmi2_ns_done(s, c, op, rc, port, msg);
+    else
+        pmi1_ns_done(s, c, op, rc, port, msg);
+}
+
+void proto_ring_done(struct psrv *s, struct client *c, int rc, int count,
+                     const char *left, const char *right, const char *msg)
+{
+    pmi2_ring_done(s, c, rc, count, left, right, msg);
+}
+
+/* ---- shared semantics ------------------------------------------------ */
+
+int srv_put(struct psrv *s, const char *key, const char *val, bool pmi1,
+            const char **err)
+{
+    if (!key || !*key) {
+        *err = "missing key";
+        return 3; /* PMI_ERR_INVALID_ARG */
+    }
+    if (!val) {
+        *err = "missing value";
+        return 3;
+    }
+    if (strlen(key) > PMI_MAX_KEYLEN) {
+        *err = "key longer than 64 bytes";
+        return 5; /* PMI_ERR_INVALID_KEY_LENGTH */
+    }
+    if (strlen(val) > PMI_MAX_VALLEN) {
+        *err = "value longer than 1024 bytes";
+        return 7; /* PMI_ERR_INVALID_VAL_LENGTH */
+    }
+    if (pmi1 && strncmp(key, "PMI_", 4) == 0) {
+        *err = "keys starting with PMI_ are reserved";
+        return 4; /* PMI_ERR_INVALID_KEY */
+    }
+    if (kvs_put_pending(s->kvs, key, val) < 0) {
+        *err = "out of memory";
+        return 2;
+    }
+    return 0;
+}
+
+/* ---- lifecycle ------------------------------------------------------- */
+
+static int check_config(const struct psrv_config *cfg, const struct psrv_ops *ops)
+{
+    if (!cfg || !ops || !ops->client_send || !cfg->jobid || cfg->size < 1 ||
+        cfg->nnodes < 1 || cfg->nodeid < 0 || cfg->nodeid >= cfg->nnodes ||
+        cfg->local_count < 1 || !cfg->local_ranks || cfg->tree_width < 1)
+        return -EINVAL;
+    if (cfg->nnodes > 1 && !ops->tree_send)
+        return -EINVAL;
+    for (int i = 0; i < cfg->local_count; i++)
+        if (cfg->local_ranks[i] < 0 || cfg->local_ranks[i] >= cfg->size)
+            return -EINVAL;
+    if (cfg->rank_node)
+        for (int r = 0; r < cfg->size; r++)
+            if (cfg->rank_node[r] < 0 || cfg->rank_node[r] >= cfg->nnodes)
+                return -EINVAL;
+    return 0;
+}
+
+static int *dup_ints(const int *a, int n)
+{
+    int *b = malloc((size_t)n * sizeof(int));
+    if (b)
+        memcpy(b, a, (size_t)n * sizeof(int));
+    return b;
+}
+
+struct psrv *psrv_create(const struct psrv_config *cfg,
+                         const struct psrv_ops *ops, void *arg)
+{
+    struct psrv *s;
+    int rc;
+
+    if ((rc = check_config(cfg, ops)) < 0) {
+        errno = -rc;
+        return NULL;
+    }
+    if (!(s = calloc(1, sizeof(*s))))
+        return NULL;
+    s->cfg = *cfg;
+    s->ops = *ops;
+    s->arg = arg;
+    s->jobid = strdup(cfg->jobid);
+    s->local_ranks = dup_ints(cfg->local_ranks, cfg->local_count);
+    s->cl = calloc((size_t)cfg->local_count, sizeof(*s->cl));
+    s->children = calloc((size_t)cfg->tree_width, sizeof(int));
+    if (!s->jobid || !s->local_ranks || !s->cl || !s->children)
+        goto nomem;
+    if (cfg->rank_node && !(s->rank_node = dup_ints(cfg->rank_node, cfg->size)))
+        goto nomem;
+    if (cfg->rank_appnum && !(s->rank_appnum = dup_ints(cfg->rank_appnum, cfg->size)))
+        goto nomem;
+    if (cfg->hwloc_xmlfile && !(s->hwloc_xmlfile = strdup(cfg->hwloc_xmlfile)))
+        goto nomem;
+    s->cfg.jobid = s->jobid;
+    s->cfg.local_ranks = s->local_ranks;
+    s->cfg.rank_node = s->rank_node;
+    s->cfg.rank_appnum = s->rank_appnum;
+    s->cfg.hwloc_xmlfile = s->hwloc_xmlfile;
+    s->cfg.process_mapping = NULL;
+
+    if (cfg->process_mapping) {
+        if (!(s->mapping = strdup(cfg->process_mapping)))
+            goto nomem;
+    } else if (cfg->rank_node) {
+        char buf[1100];
+        rc = psrv_process_mapping(cfg->rank_node, cfg->size, buf, sizeof(buf));
+        if (rc >= 0) {
+            if (!(s->mapping = strdup(buf)))
+                goto nomem;
+        }
+    }
+    snprintf(s->universe, sizeof(s->universe), "%d",
+             cfg->universe_size > 0 ? cfg->universe_size : cfg->size);
+
+    s->parent = ktree_parent(cfg->tree_width, cfg->nnodes, cfg->nodeid);
+    s->nchildren = ktree_children(cfg->tree_width, cfg->nnodes, cfg->nodeid,
+                                  s->children);
+    if (s->nchildren < 0)
+        s->nchildren = 0;
+
+    for (int i = 0; i < cfg->local_count; i++) {
+        s->cl[i].idx = i;
+        s->cl[i].rank = cfg->local_ranks[i];
+    }
+    if (!(s->kvs = kvs_create()) || !(s->na = nodeattrs_create(s)) ||
+        !(s->fence = fence_create(s)) || !(s->ring = ring_create(s)) ||
+        !(s->ns = ns_create(s)))
+        goto nomem;
+    if (!s->mapping)
+        srv_log(s, PSRV_LOG_WARN, "no PMI_process_mapping for this job (%s)",
+                cfg->rank_node ? "longer than 1024 characters" : "no rank layout");
+    srv_log(s, PSRV_LOG_DEBUG,
+            "node %d of %d: %d local ranks, parent %d, %d children, mapping %s",
+            cfg->nodeid, cfg->nnodes, cfg->local_count, s->parent, s->nchildren,
+            s->mapping ? s->mapping : "(none)");
+    return s;
+nomem:
+    psrv_destroy(s);
+    errno = ENOMEM;
+    return NULL;
+}
+
+void psrv_destroy(struct psrv *s)
+{
+    int saved = errno;
+    if (!s)
+        return;
+    if (s->cl) {
+        for (int i = 0; i < s->cfg.local_count; i++) {
+            struct client *c = &s->cl[i];
+            free(c->in);
+            free(c->fence_thrid);
+            free(c->na_key);
+            free(c->na_thrid);
+            free(c->ns_thrid);
+            free(c->ring_left);
+            free(c->ring_right);
+            free(c->ring_thrid);
+        }
+    }
+    kvs_destroy(s->kvs);
+    nodeattrs_destroy(s->na);
+    fence_destroy(s->fence);
+    ring_destroy(s->ring);
+    ns_destroy(s->ns);
+    free(s->cl);
+    free(s->children);
+    free(s->jobid);
+    free(s->local_ranks);
+    free(s->rank_node);
+    free(s->rank_appnum);
+    free(s->hwloc_xmlfile);
+    free(s->mapping);
+    free(s);
+    errno = saved;
+}
+
+/* ---- client input ---------------------------------------------------- */
+
+static int malformed(struct psrv *s, struct client *c, const char *what)
+{
+    struct pmi_out o;
+
+    reply_begin(s, c, &o, "error", NULL);
+    pmi_out_add(&o, "rc", "-1");
+    pmi_out_addf(&o, c->v == PMI_V2 ? "errmsg" : "msg", "malformed request: %s",
+                 what);
+    reply_send(s, c, &o);
+    c->bad = true;
+    free(c->in);
+    c->in = NULL;
+    c->inlen = c->incap = 0;
+    srv_abort(s, c->rank, 1, "rank %d sent a malformed PMI request: %s", c->rank,
+              what);
+    return -EPROTO;
+}
+
+/* The init line: fixes the protocol of the connection. */
+static int handle_init(struct psrv *s, struct client *c, const struct pmi_msg *m)
+{
+    struct pmi_out o;
+    int ver = 0, sub = 0;
+
+    if (pmi_msg_get_int(m, "pmi_version", &ver) < 0)
+        ver = 0;
+    if (pmi_msg_get_int(m, "pmi_subversion", &sub) < 0)
+        sub = 0;
+    reply_begin(s, c, &o, "response_to_init", s->cur_thrid);
+    if (ver == 1 || ver == 2) {
+        pmi_out_add(&o, "rc", "0");
+        pmi_out_add(&o, "pmi_version", ver == 1 ? "1" : "2");
+        pmi_out_add(&o, "pmi_subversion", ver == 1 ? "1" : "0");
+        reply_send(s, c, &o); /* the init reply is always a PMI-1 line */
+        c->v = ver == 1 ? PMI_V1 : PMI_V2;
+        c->inited = true;
+        srv_log(s, PSRV_LOG_DEBUG, "rank %d speaks PMI-%d", c->rank, ver);
+        return 0;
+    }
+    pmi_out_add(&o, "rc", "-1");
+    pmi_out_add(&o, "pmi_version", "2");
+    pmi_out_add(&o, "pmi_subversion", "0");
+    pmi_out_addf(&o, "msg", "unsupported PMI version %d.%d (1.1 and 2.0 are)",
+                 ver, sub);
+    reply_send(s, c, &o);
+    srv_log(s, PSRV_LOG_WARN, "rank %d asked for PMI version %d.%d", c->rank,
+            ver, sub);
+    return 0;
+}
+
+static int handle_one(struct psrv *s, struct client *c, const char *body,
+                      size_t blen)
+{
+    struct pmi_msg m;
+    int rc;
+
+    trace(s, c, "->", body, blen);
+    if (c->v == PMI_V2)
+        rc = pmi_msg_parse_v2(&m, body, blen);
+    else
+        rc = pmi_msg_parse_v1(&m, body, blen);
+    if (rc < 0) {
+        char what[120];
+        snprintf(what, sizeof(what), "cannot parse \"%.*s\" (%s)",
+                 (int)(blen > 60 ? 60 : blen), body, strerror(-rc));
+        for (char *p = what; *p; p++)
+            if (*p == '\n' || *p == '\r')
+                *p = ' ';
+        return malformed(s, c, what);
+    }
+    if (m.n < 1) {
+        pmi_msg_free(&m);
+        return malformed(s, c, "empty request");
+    }
+    s->cur_thrid = pmi_msg_get(&m, "thrid");
+    if (c->v == PMI_V_UNKNOWN) {
+        if (strcmp(pmi_msg_cmd(&m), "init") == 0) {
+            rc = handle_init(s, c, &m);
+            goto out;
+        }
+        srv_log(s, PSRV_LOG_WARN, "rank %d sent %s before init: assuming PMI-1",
+                c->rank, pmi_msg_cmd(&m));
+        c->v = PMI_V1;
+    }
+    rc = c->v == PMI_V2 ? pmi2_dispatch(s, c, &m) : pmi1_dispatch(s, c, &m);
+out:
+    s->cur_thrid = NULL;
+    pmi_msg_free(&m);
+    return rc;
+}
+
+int psrv_client_input(struct psrv *s, int client, const char *buf, size_t len)
+{
+    struct client *c;
+
+    if (!s || client < 0 || client >= s->cfg.local_count)
+        return -EINVAL;
+    c = &s->cl[client];
+    if (c->bad)
+        return -EPROTO;
+    if (c->finalized)
+        return 1;
+    if (c->gone || len == 0)
+        return 0;
+    if (c->inlen + len > c->incap) {
+        size_t cap = c->incap ? c->incap : 1024;
+        while (cap < c->inlen + len)
+            cap *= 2;
+        char *n = realloc(c->in, cap);
+        if (!n)
+            return -ENOMEM;
+        c->in = n;
+        c->incap = cap;
+    }
+    memcpy(c->in + c->inlen, buf, len);
+    c->inlen += len;
+
+    size_t off = 0;
+    int rc = 0;
+    while (off < c->inlen) {
+        size_t flen, blen;
+        const char *body;
+        int r = pmi_frame_next(c->v, c->in + off, c->inlen - off, &flen, &body,
+                               &blen);
+        if (r == 0)
+            break;
+        if (r < 0) {
+            char what[160], show[48];
+            size_t n = c->inlen - off < 40 ? c->inlen - off : 40;
+            for (size_t i = 0; i < n; i++) {
+                unsigned char ch = (unsigned char)c->in[off + i];
+                show[i] = ch >= 0x20 && ch < 0x7f ? (char)ch : '.';
+            }
+            show[n] = '\0';
+            snprintf(what, sizeof(what), "%s%s at \"%s\"",
+                     r == -EMSGSIZE ? "request too long" : "bad framing",
+                     c->v == PMI_V2 ? " (PMI-2 length field)" : " (PMI-1 line)", show);
+            return malformed(s, c, what);
+        }
+        rc = handle_one(s, c, body, blen);
+        off += flen;
+        if (rc != 0 || c->bad)
+            break;
+    }
+    if (c->bad)
+        return -EPROTO;
+    if (rc == 1 || c->finalized) {
+        c->inlen = 0;
+        return 1;
+    }
+    if (off > 0) {
+        memmove(c->in, c->in + off, c->inlen - off);
+        c->inlen -= off;
+    }
+    return rc < 0 ? rc : 0;
+}
+
+static void client_lost(struct psrv *s, struct client *c)
+{
+    if (c->gone)
+        return;
+    c->gone = true;
+    if (!c->finalized) {
+        c->dead = true;
+        srv_log(s, c->inited ? PSRV_LOG_WARN : PSRV_LOG_INFO,
+                "rank %d hung up without PMI finalize", c->rank);
+    }
+    free(c->na_key);
+    c->na_key = NULL;
+    c->ns_wait = false;
+    if (c->dead) {
+        fence_client_lost(s, c);
+        ring_client_lost(s, c);
+    }
+}
+
+void psrv_client_gone(struct psrv *s, int client)
+{
+    if (!s || client < 0 || client >= s->cfg.local_count)
+        return;
+    client_lost(s, &s->cl[client]);
+}
+
+/* ---- tree ------------------------------------------------------------ */
+
+int psrv_tree_input(struct psrv *s, int from, const void *buf, size_t len)
+{
+    struct msg m;
+    int rc;
+
+    if (!s)
+        return -EINVAL;
+    if ((rc = msg_decode(&m, buf, len)) < 0 || m.from != from) {
+        char text[160];
+        snprintf(text, sizeof(text),
+                 "node %d: undecodable tree message (%zu bytes) from node %d",
+                 s->cfg.nodeid, len, from);
+        srv_log(s, PSRV_LOG_ERROR, "%s", text);
+        if (fence_state(s->fence) == FENCE_COLLECT ||
+            fence_state(s->fence) == FENCE_WAIT_PARENT)
+            fence_fail(s, -1, -1, text);
+        return -EPROTO;
+    }
+    srv_log(s, PSRV_LOG_DEBUG, "node %d <- node %d: %s epoch %u (%zu bytes)",
+            s->cfg.nodeid, from, msg_type2str(m.type), m.epoch, len);
+    switch (m.type) {
+    case MSG_FENCE_UP:
+    case MSG_FENCE_DOWN:
+    case MSG_FENCE_FAIL:
+        return fence_tree_input(s, &m);
+    case MSG_NS_REQ:
+    case MSG_NS_RESP:
+        rc = ns_tree_input(s, &m);
+        break;
+    case MSG_RING_UP:
+    case MSG_RING_DOWN:
+        rc = ring_tree_input(s, &m);
+        break;
+    default:
+        rc = -EPROTO;
+    }
+    if (rc == -EPROTO)
+        srv_log(s, PSRV_LOG_ERROR, "node %d: bad %s from node %d dropped",
+                s->cfg.nodeid, msg_type2str(m.type), from);
+    return rc;
+}
+
+void psrv_tree_gone(struct psrv *s, int node)
+{
+    if (!s)
+        return;
+    srv_log(s, PSRV_LOG_WARN, "node %d: link to node %d is gone", s->cfg.nodeid,
+            node);
+    fence_link_gone(s, node);
+    ring_link_gone(s, node);
+}
+
+static int min_deadline(int a, int b)
+{
+    if (a < 0)
+        return b;
+    if (b < 0)
+        return a;
+    return a < b ? a : b;
+}
+
+int psrv_tick(struct psrv *s)
+{
+    if (!s)
+        return -1;
+    uint64_t now = srv_now(s);
+    int next = fence_tick(s, now);
+    next = min_deadline(next, ring_tick(s, now));
+    next = min_deadline(next, ns_tick(s, now));
+    next = min_deadline(next, nodeattrs_tick(s, now));
+    return next;
+}
+
+int psrv_clients_finalized(const struct psrv *s)
+{
+    return s ? s->nfinalized : 0;
+}
+
+int psrv_fence_epoch(const struct psrv *s)
+{
+    return s ? fence_epoch(s->fence) : 0;
+}

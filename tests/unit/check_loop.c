@@ -1,0 +1,346 @@
+/* check_loop.c - unit tests for common/loop.c, the poll() reactor.
+ *
+ * Covers: timer order (including equal deadlines), cancel, fd read/write
+ * readiness, EOF reporting, removal from inside a callback, loop_stop from
+ * a callback and from another thread, the prepare hook bounding the sleep,
+ * and a self re-arming zero-delay timer not starving fds.
+ * No assertion depends on elapsed time; every test has a Check timeout.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "loop.h"
+
+struct order {
+    int seen[16];
+    int n;
+};
+
+struct tmark {
+    struct order *o;
+    int id;
+    int stop_after;
+};
+
+static void mark_cb(struct loop *lp, struct loop_timer *t, void *arg)
+{
+    struct tmark *m = arg;
+
+    m->o->seen[m->o->n++] = m->id;
+    if (m->stop_after && m->o->n == m->stop_after)
+        loop_stop(lp, 42);
+}
+
+START_TEST(timers_fire_in_order)
+{
+    struct loop *lp = loop_create();
+    struct order o = {0};
+    struct tmark m[5] = {{&o, 30, 0}, {&o, 10, 0}, {&o, 20, 0}, {&o, 11, 0}, {&o, 40, 5}};
+
+    ck_assert_ptr_nonnull(lp);
+    ck_assert_ptr_nonnull(loop_timer_add(lp, 30, mark_cb, &m[0]));
+    ck_assert_ptr_nonnull(loop_timer_add(lp, 10, mark_cb, &m[1]));
+    ck_assert_ptr_nonnull(loop_timer_add(lp, 20, mark_cb, &m[2]));
+    /* same delay as m[1], added later: must fire after it */
+    ck_assert_ptr_nonnull(loop_timer_add(lp, 10, mark_cb, &m[3]));
+    ck_assert_ptr_nonnull(loop_timer_add(lp, 40, mark_cb, &m[4]));
+    ck_assert_int_eq(loop_run(lp), 42);
+    ck_assert_int_eq(o.n, 5);
+    ck_assert_int_eq(o.seen[0], 10);
+    ck_assert_int_eq(o.seen[1], 11);
+    ck_assert_int_eq(o.seen[2], 20);
+    ck_assert_int_eq(o.seen[3], 30);
+    ck_assert_int_eq(o.seen[4], 40);
+    loop_destroy(lp);
+}
+END_TEST
+
+START_TEST(timer_cancel)
+{
+    struct loop *lp = loop_create();
+    struct order o = {0};
+    struct tmark a = {&o, 1, 0}, b = {&o, 2, 1};
+
+    struct loop_timer *t = loop_timer_add(lp, 0, mark_cb, &a);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_ptr_nonnull(loop_timer_add(lp, 5, mark_cb, &b));
+    loop_timer_cancel(lp, t);
+    ck_assert_int_eq(loop_run(lp), 42);
+    ck_assert_int_eq(o.n, 1);
+    ck_assert_int_eq(o.seen[0], 2);
+    loop_destroy(lp);
+}
+END_TEST
+
+struct fdrec {
+    int calls;
+    int revents;
+    int fd;
+    char got;
+    ssize_t nread;
+};
+
+static void rec_cb(struct loop *lp, struct loop_watch *w, int fd, int revents, void *arg)
+{
+    struct fdrec *r = arg;
+
+    r->calls++;
+    r->revents |= revents;
+    r->fd = fd;
+    if (revents & (LOOP_READ | LOOP_ERROR))
+        r->nread = read(fd, &r->got, 1);
+}
+
+START_TEST(fd_readiness)
+{
+    struct loop *lp = loop_create();
+    struct fdrec rr = {0}, wr = {0};
+    int p[2];
+
+    ck_assert_int_eq(pipe(p), 0);
+    struct loop_watch *rw = loop_watch_add(lp, p[0], LOOP_READ, rec_cb, &rr);
+    ck_assert_ptr_nonnull(rw);
+    /* Nothing written yet: a bounded poll reports nothing. */
+    ck_assert_int_eq(loop_run_once(lp, 0), 0);
+    ck_assert_int_eq(rr.calls, 0);
+
+    ck_assert_int_eq(write(p[1], "x", 1), 1);
+    ck_assert_int_eq(loop_run_once(lp, -1), 0);
+    ck_assert_int_eq(rr.calls, 1);
+    ck_assert(rr.revents & LOOP_READ);
+    ck_assert_int_eq(rr.fd, p[0]);
+    ck_assert_int_eq(rr.got, 'x');
+
+    /* Write interest on an empty pipe is ready at once. */
+    struct loop_watch *ww = loop_watch_add(lp, p[1], LOOP_WRITE, rec_cb, &wr);
+    ck_assert_ptr_nonnull(ww);
+    ck_assert_int_eq(loop_run_once(lp, -1), 0);
+    ck_assert_int_eq(wr.calls, 1);
+    ck_assert(wr.revents & LOOP_WRITE);
+    ck_assert_int_eq(rr.calls, 1);
+
+    /* Paused watcher (no interest) is not called. */
+    loop_watch_set(ww, 0);
+    ck_assert_int_eq(loop_watch_events(ww), 0);
+    ck_assert_int_eq(loop_run_once(lp, 0), 0);
+    ck_assert_int_eq(wr.calls, 1);
+
+    /* EOF: closing the writer makes the reader ready; read returns 0. */
+    loop_watch_remove(lp, ww);
+    close(p[1]);
+    ck_assert_int_eq(loop_run_once(lp, -1), 0);
+    ck_assert_int_eq(rr.calls, 2);
+    ck_assert_int_eq(rr.nread, 0);
+    loop_watch_remove(lp, rw);
+    close(p[0]);
+    loop_destroy(lp);
+}
+END_TEST
+
+struct remover {
+    struct loop_watch *victim;
+    int calls;
+};
+
+static void remover_cb(struct loop *lp, struct loop_watch *w, int fd, int revents,
+                       void *arg)
+{
+    struct remover *r = arg;
+
+    r->calls++;
+    if (r->victim) {
+        loop_watch_remove(lp, r->victim);
+        r->victim = NULL;
+    }
+}
+
+START_TEST(remove_inside_callback)
+{
+    struct loop *lp = loop_create();
+    struct remover a = {0}, b = {0};
+    int p[2];
+
+    ck_assert_int_eq(pipe(p), 0);
+    ck_assert_int_eq(write(p[1], "x", 1), 1);
+    /* Both watch the same readable fd; the first removes the second. */
+    struct loop_watch *wa = loop_watch_add(lp, p[0], LOOP_READ, remover_cb, &a);
+    struct loop_watch *wb = loop_watch_add(lp, p[0], LOOP_READ, remover_cb, &b);
+    ck_assert_ptr_nonnull(wa);
+    ck_assert_ptr_nonnull(wb);
+    a.victim = wb;
+    ck_assert_int_eq(loop_run_once(lp, -1), 0);
+    ck_assert_int_eq(a.calls, 1);
+    ck_assert_int_eq(b.calls, 0);
+    /* and it stays removed */
+    ck_assert_int_eq(loop_run_once(lp, -1), 0);
+    ck_assert_int_eq(a.calls, 2);
+    ck_assert_int_eq(b.calls, 0);
+    /* a watcher removing itself */
+    a.victim = wa;
+    ck_assert_int_eq(loop_run_once(lp, -1), 0);
+    ck_assert_int_eq(a.calls, 3);
+    ck_assert_int_eq(loop_run_once(lp, 0), 0);
+    ck_assert_int_eq(a.calls, 3);
+    close(p[0]);
+    close(p[1]);
+    loop_destroy(lp);
+}
+END_TEST
+
+static void *stopper(void *arg)
+{
+    usleep(20000);
+    loop_stop(arg, 7);
+    return NULL;
+}
+
+START_TEST(stop_from_other_thread)
+{
+    struct loop *lp = loop_create();
+    pthread_t th;
+
+    /* No fds, no timers: only the wake-up can end this run. */
+    ck_assert_int_eq(pthread_create(&th, NULL, stopper, lp), 0);
+    ck_assert_int_eq(loop_run(lp), 7);
+    pthread_join(th, NULL);
+    loop_destroy(lp);
+}
+END_TEST
+
+START_TEST(stop_before_run)
+{
+    struct loop *lp = loop_create();
+
+    loop_stop(lp, 3);
+    ck_assert_int_eq(loop_run(lp), 3);
+    loop_destroy(lp);
+}
+END_TEST
+
+static int prep_calls;
+
+static int prep_cb(struct loop *lp, void *arg)
+{
+    prep_calls++;
+    return 1;
+}
+
+START_TEST(prepare_bounds_sleep)
+{
+    struct loop *lp = loop_create();
+
+    prep_calls = 0;
+    loop_set_prepare(lp, prep_cb, NULL);
+    /* With nothing to wait for, the prepare hook's 1 ms makes these return. */
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(loop_run_once(lp, -1), 0);
+    ck_assert_int_eq(prep_calls, 3);
+    loop_destroy(lp);
+}
+END_TEST
+
+struct rearm {
+    int fires;
+    int fd_calls;
+};
+
+static void rearm_cb(struct loop *lp, struct loop_timer *t, void *arg)
+{
+    struct rearm *r = arg;
+
+    r->fires++;
+    if (r->fd_calls == 0)
+        ck_assert_ptr_nonnull(loop_timer_add(lp, 0, rearm_cb, r));
+}
+
+static void rearm_fd_cb(struct loop *lp, struct loop_watch *w, int fd, int revents,
+                        void *arg)
+{
+    struct rearm *r = arg;
+
+    r->fd_calls++;
+    loop_stop(lp, 1);
+}
+
+static void *late_writer(void *arg)
+{
+    usleep(20000);
+    ck_assert_int_eq(write(*(int *)arg, "x", 1), 1);
+    return NULL;
+}
+
+START_TEST(zero_timer_does_not_starve)
+{
+    struct loop *lp = loop_create();
+    struct rearm r = {0};
+    pthread_t th;
+    int p[2];
+
+    /* The timer re-arms itself with delay 0 until the fd has been seen; if
+     * new timers ran in the same pass, the fd would never be polled and
+     * the test would hit its timeout. */
+    ck_assert_int_eq(pipe(p), 0);
+    ck_assert_ptr_nonnull(loop_timer_add(lp, 0, rearm_cb, &r));
+    ck_assert_ptr_nonnull(loop_watch_add(lp, p[0], LOOP_READ, rearm_fd_cb, &r));
+    ck_assert_int_eq(pthread_create(&th, NULL, late_writer, &p[1]), 0);
+    ck_assert_int_eq(loop_run(lp), 1);
+    pthread_join(th, NULL);
+    ck_assert_int_eq(r.fd_calls, 1);
+    ck_assert_int_ge(r.fires, 1);
+    close(p[0]);
+    close(p[1]);
+    loop_destroy(lp);
+}
+END_TEST
+
+START_TEST(bad_arguments)
+{
+    struct loop *lp = loop_create();
+
+    errno = 0;
+    ck_assert_ptr_null(loop_watch_add(lp, -1, LOOP_READ, rec_cb, NULL));
+    ck_assert_int_eq(errno, EINVAL);
+    ck_assert_ptr_null(loop_timer_add(lp, 1, NULL, NULL));
+    /* removing NULL / cancelling NULL are no-ops */
+    loop_watch_remove(lp, NULL);
+    loop_timer_cancel(lp, NULL);
+    loop_destroy(lp);
+    loop_destroy(NULL);
+}
+END_TEST
+
+static Suite *loop_suite(void)
+{
+    Suite *s = suite_create("loop");
+    TCase *tc = tcase_create("core");
+
+    tcase_set_timeout(tc, 10);
+    tcase_add_test(tc, timers_fire_in_order);
+    tcase_add_test(tc, timer_cancel);
+    tcase_add_test(tc, fd_readiness);
+    tcase_add_test(tc, remove_inside_callback);
+    tcase_add_test(tc, stop_from_other_thread);
+    tcase_add_test(tc, stop_before_run);
+    tcase_add_test(tc, prepare_bounds_sleep);
+    tcase_add_test(tc, zero_timer_does_not_starve);
+    tcase_add_test(tc, bad_arguments);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(loop_suite());
+    int failed;
+
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
