@@ -54,11 +54,11 @@ typedef struct PMI_keyval_t {
 } PMI_keyval_t;
 
 /* Session. */
-int PMI_Init(int *spawned);                   /* *spawned: PMI_TRUE if spawned */
+int PMI_Init(int *spawned); /* *spawned: PMI_TRUE if spawned */
 int PMI_Initialized(PMI_BOOL *initialized);
 int PMI_Finalize(void);
-int PMI_Get_size(int *size);                  /* processes in the job */
-int PMI_Get_rank(int *rank);                  /* this process's rank */
+int PMI_Get_size(int *size); /* processes in the job */
+int PMI_Get_rank(int *rank); /* this process's rank */
 int PMI_Get_universe_size(int *size);
 int PMI_Get_appnum(int *appnum);
 int PMI_Abort(int exit_code, const char error_msg[]); /* exits, never returns */
@@ -105,10 +105,9 @@ int PMI_Spawn_multiple(int count, const char *cmds[], const char **argvs[],
 
 /* Launcher helpers of the historical API: no PMI-specific options exist, so
  * they parse nothing and return empty results. */
-int PMI_Parse_option(int num_args, char *args[], int *num_parsed,
-                     PMI_keyval_t **keyvalp, int *size);
-int PMI_Args_to_keyval(int *argcp, char *((*argvp)[]), PMI_keyval_t **keyvalp,
-                       int *size);
+int PMI_Parse_option(int num_args, char *args[], int *num_parsed, PMI_keyval_t **keyvalp,
+                     int *size);
+int PMI_Args_to_keyval(int *argcp, char *((*argvp)[]), PMI_keyval_t **keyvalp, int *size);
 int PMI_Free_keyvals(PMI_keyval_t keyvalp[], int size);
 int PMI_Get_options(char *str, int *length);
 

@@ -187,8 +187,7 @@ int PMI2_Abort(int flag, const char msg[]);
  * (sum of maxprocs). */
 int PMI2_Job_Spawn(int count, const char *cmds[], int argcs[], const char **argvs[],
                    const int maxprocs[], const int info_keyval_sizes[],
-                   const struct MPID_Info *info_keyval_vectors[],
-                   int preput_keyval_size,
+                   const struct MPID_Info *info_keyval_vectors[], int preput_keyval_size,
                    const struct MPID_Info *preput_keyval_vector[], char jobId[],
                    int jobIdSize, int errors[]);
 
@@ -238,8 +237,7 @@ int PMI2_Nameserv_publish(const char service_name[], const struct MPID_Info *inf
                           const char port[]);
 int PMI2_Nameserv_lookup(const char service_name[], const struct MPID_Info *info_ptr,
                          char port[], int portLen);
-int PMI2_Nameserv_unpublish(const char service_name[],
-                            const struct MPID_Info *info_ptr);
+int PMI2_Nameserv_unpublish(const char service_name[], const struct MPID_Info *info_ptr);
 
 #if defined(__cplusplus)
 }

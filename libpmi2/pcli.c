@@ -167,6 +167,28 @@ int pcli_connect(struct pcli *c)
     return 0;
 }
 
+int pcli_singleton_check(const struct pcli *c)
+{
+    int size = 0, ntasks = 0;
+
+    if (pcli_env_int("PMI_SIZE", &size) == 0 && size > 1) {
+        pcli_log(c,
+                 "PMI_SIZE=%d but neither PMI_FD nor PMI_PORT is set: "
+                 "running as a singleton (rank 0 of 1)",
+                 size);
+        return 1;
+    }
+    if (getenv("SLURM_STEP_ID") && pcli_env_int("SLURM_NTASKS", &ntasks) == 0 &&
+        ntasks > 1) {
+        pcli_log(c,
+                 "Slurm step of %d tasks without a PMI server: running as a "
+                 "singleton (rank 0 of 1); launch with srun --mpi=pmi2",
+                 ntasks);
+        return 1;
+    }
+    return 0;
+}
+
 void pcli_close(struct pcli *c)
 {
     struct pcli_item *it, *next;
@@ -186,6 +208,7 @@ void pcli_close(struct pcli *c)
         free(it);
     }
     c->store = NULL;
+    pthread_mutex_destroy(&c->wlock); /* pcli_init makes a new one */
 }
 
 int pcli_write(struct pcli *c, const char *buf, size_t len)
@@ -297,8 +320,8 @@ int pcli_recv(struct pcli *c, enum pmi_version v, struct pmi_msg *m)
     return r;
 }
 
-int pcli_call(struct pcli *c, struct pmi_out *o, enum pmi_version v,
-              const char *expect, struct pmi_msg *m, int *rc)
+int pcli_call(struct pcli *c, struct pmi_out *o, enum pmi_version v, const char *expect,
+              struct pmi_msg *m, int *rc)
 {
     int r = pcli_send(c, o);
 

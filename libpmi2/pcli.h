@@ -39,13 +39,13 @@ struct pcli_item {
 };
 
 struct pcli {
-    int fd;                /* -1: singleton */
-    int debug;             /* trace requests and replies to stderr */
-    const char *tag;       /* "pmi2" or "pmi": prefix of trace lines */
-    int rank;              /* for trace lines */
-    char *in;              /* received bytes not yet consumed */
+    int fd;          /* -1: singleton */
+    int debug;       /* trace requests and replies to stderr */
+    const char *tag; /* "pmi2" or "pmi": prefix of trace lines */
+    int rank;        /* for trace lines */
+    char *in;        /* received bytes not yet consumed */
     size_t inlen, incap;
-    pthread_mutex_t wlock; /* serialises writes (abort vs. requests) */
+    pthread_mutex_t wlock;   /* serialises writes (abort vs. requests) */
     struct pcli_item *store; /* singleton KVS / attributes / names */
 };
 
@@ -60,7 +60,14 @@ int pcli_env_debug(void);
  * -EINVAL for a malformed variable, -EBADF for a PMI_FD that is not open,
  * or the connect error. */
 int pcli_connect(struct pcli *c);
-/* Close the connection (shutdown + close) and free buffers and the store. */
+/* Called when pcli_connect found no server: if the environment says this
+ * process is one of several (PMI_SIZE > 1, or a Slurm step of several
+ * tasks), print a warning that it runs as a singleton anyway, so that "N
+ * copies of rank 0" is not silent (srun without --mpi=pmi2).  Returns 1 if
+ * it warned. */
+int pcli_singleton_check(const struct pcli *c);
+/* Close the connection (shutdown + close) and free buffers and the store.
+ * c must be pcli_init'ed again before reuse. */
 void pcli_close(struct pcli *c);
 
 /* Write all of buf.  -EPIPE if the server is gone. */
@@ -73,8 +80,8 @@ int pcli_recv(struct pcli *c, enum pmi_version v, struct pmi_msg *m);
 /* Send o, then read a reply that must be command `expect` and carry an
  * integer rc; *rc receives it.  -EPROTO if the reply is another command or
  * has no valid rc.  On success the caller owns *m. */
-int pcli_call(struct pcli *c, struct pmi_out *o, enum pmi_version v,
-              const char *expect, struct pmi_msg *m, int *rc);
+int pcli_call(struct pcli *c, struct pmi_out *o, enum pmi_version v, const char *expect,
+              struct pmi_msg *m, int *rc);
 
 /* Print one line to stderr prefixed with the tag and rank (always). */
 void pcli_log(const struct pcli *c, const char *fmt, ...)

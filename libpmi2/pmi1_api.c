@@ -12,11 +12,13 @@
  *     PMI_RANK/PMI_SIZE (defaults 0 and 1), or, when connected through
  *     PMI_PORT with PMI_ID set, from the server's initack/set lines.
  *     PMI_SPAWNED gives *spawned.
- *   - Every reply must be the expected command with an integer rc; only the
- *     name-service replies may carry info=ok|fail instead (Slurm's server
- *     answers that way) and newkvs may come without rc (MPICH's spec has
- *     none).  Any other deviation, EOF or a malformed line is an error
- *     return, never a hang or a crash.
+ *   - Every reply must be the expected command; an rc that is present must
+ *     be an integer.  A reply without rc counts as rc=0, as MPICH >= 4.1's
+ *     client reads it, because real servers omit it: Debian's Hydra 4.0.2
+ *     answers "cmd=maxes kvsname_max=256 keylen_max=64 vallen_max=1024".
+ *     Name-service replies may carry info=ok|fail instead (Slurm's server).
+ *     Any other deviation, EOF or a malformed line is an error return, never
+ *     a hang or a crash.  (PMI-2 replies, in libpmi2, must carry rc.)
  *   - PMI_KVS_Get: rc != 0 or found=FALSE is PMI_FAIL; a value that does
  *     not fit is truncated and reported as PMI_ERR_INVALID_VAL_LENGTH.
  *   - PMI_KVS_Put refuses keys and values the line grammar cannot carry
@@ -59,12 +61,10 @@ static struct {
 #define LOCK() pthread_mutex_lock(&call_lock)
 #define UNLOCK() pthread_mutex_unlock(&call_lock)
 
-enum { RC_REQUIRED = 0, RC_OR_INFO = 1, RC_OPTIONAL = 2 };
-
 /* Finish and send o (freed here), read the reply `expect` into *m and its
- * status into *rc.  Returns 0 with *m owned by the caller, or -errno. */
-static int exchange(struct pmi_out *o, const char *expect, int rcmode, struct pmi_msg *m,
-                    int *rc)
+ * status into *rc (absent rc: info=ok|fail if given, else 0).  Returns 0
+ * with *m owned by the caller, or -errno. */
+static int exchange(struct pmi_out *o, const char *expect, struct pmi_msg *m, int *rc)
 {
     int r = pcli_send(&G.c, o);
 
@@ -76,16 +76,12 @@ static int exchange(struct pmi_out *o, const char *expect, int rcmode, struct pm
         pcli_log(&G.c, "expected %s, server sent %s", expect, pmi_msg_cmd(m));
         r = -EPROTO;
     }
-    if (r == 0 && pmi_msg_get_int(m, "rc", rc) < 0) {
+    if (r == 0 && pmi_msg_get(m, "rc") == NULL) {
         const char *info = pmi_msg_get(m, "info");
-        if (pmi_msg_get(m, "rc") == NULL && rcmode == RC_OR_INFO && info)
-            *rc = strcmp(info, "ok") == 0 ? 0 : 1;
-        else if (pmi_msg_get(m, "rc") == NULL && rcmode == RC_OPTIONAL)
-            *rc = 0;
-        else {
-            pcli_log(&G.c, "%s without a valid rc", expect);
-            r = -EPROTO;
-        }
+        *rc = info && strcmp(info, "ok") != 0 ? 1 : 0;
+    } else if (r == 0 && pmi_msg_get_int(m, "rc", rc) < 0) {
+        pcli_log(&G.c, "%s with a malformed rc", expect);
+        r = -EPROTO;
     }
     if (r < 0) {
         if (r != -EPROTO)
@@ -98,10 +94,10 @@ static int exchange(struct pmi_out *o, const char *expect, int rcmode, struct pm
 }
 
 /* exchange() for replies that carry only a status: PMI code. */
-static int simple(struct pmi_out *o, const char *expect, int rcmode)
+static int simple(struct pmi_out *o, const char *expect)
 {
     struct pmi_msg m;
-    int rc, r = exchange(o, expect, rcmode, &m, &rc);
+    int rc, r = exchange(o, expect, &m, &rc);
 
     if (r < 0)
         return PMI_FAIL;
@@ -191,7 +187,7 @@ static int handshake(bool port_mode)
     pmi_out_begin(&o, PMI_V1, "init");
     pmi_out_add(&o, "pmi_version", "1");
     pmi_out_add(&o, "pmi_subversion", "1");
-    if (exchange(&o, "response_to_init", RC_REQUIRED, &m, &rc) < 0)
+    if (exchange(&o, "response_to_init", &m, &rc) < 0)
         return PMI_FAIL;
     pmi_msg_free(&m);
     if (rc != 0) {
@@ -200,7 +196,7 @@ static int handshake(bool port_mode)
     }
 
     pmi_out_begin(&o, PMI_V1, "get_maxes");
-    if (exchange(&o, "maxes", RC_REQUIRED, &m, &rc) < 0)
+    if (exchange(&o, "maxes", &m, &rc) < 0)
         return PMI_FAIL;
     r = PMI_SUCCESS;
     if (rc != 0 || pmi_msg_get_int(&m, "kvsname_max", &G.kvsname_max) < 0 ||
@@ -236,6 +232,7 @@ int PMI_Init(int *spawned)
                      port_mode ? "PMI_PORT" : "PMI_FD", strerror(-e));
             r = PMI_FAIL;
         } else if (G.c.fd < 0) {
+            pcli_singleton_check(&G.c);
             G.state = ST_SINGLETON;
             G.rank = 0;
             G.size = 1;
@@ -276,7 +273,7 @@ int PMI_Finalize(void)
     } else {
         if (G.state == ST_CONNECTED) {
             pmi_out_begin(&o, PMI_V1, "finalize");
-            r = simple(&o, "finalize_ack", RC_OPTIONAL);
+            r = simple(&o, "finalize_ack");
         }
         pcli_close(&G.c);
         free(G.clique);
@@ -312,7 +309,8 @@ int PMI_Get_rank(int *rank)
 }
 
 /* get_universe_size / get_appnum: one integer answer. */
-static int get_int(const char *cmd, const char *resp, const char *key, int single, int *out)
+static int get_int(const char *cmd, const char *resp, const char *key, int single,
+                   int *out)
 {
     struct pmi_out o;
     struct pmi_msg m;
@@ -326,7 +324,7 @@ static int get_int(const char *cmd, const char *resp, const char *key, int singl
         *out = single;
     } else if (r == PMI_SUCCESS) {
         pmi_out_begin(&o, PMI_V1, cmd);
-        if (exchange(&o, resp, RC_REQUIRED, &m, &rc) < 0) {
+        if (exchange(&o, resp, &m, &rc) < 0) {
             r = PMI_FAIL;
         } else {
             if (rc != 0 || pmi_msg_get_int(&m, key, out) < 0)
@@ -383,14 +381,14 @@ int PMI_Publish_name(const char service_name[], const char port[])
     if (r == PMI_SUCCESS && G.state == ST_SINGLETON) {
         char k[PORT_NAME_MAX + 4];
         snprintf(k, sizeof(k), "s:%s", service_name);
-        r = pcli_store_get(&G.c, k) ? PMI_FAIL
+        r = pcli_store_get(&G.c, k)             ? PMI_FAIL
             : pcli_store_put(&G.c, k, port) < 0 ? PMI_ERR_NOMEM
-                                                 : PMI_SUCCESS;
+                                                : PMI_SUCCESS;
     } else if (r == PMI_SUCCESS) {
         pmi_out_begin(&o, PMI_V1, "publish_name");
         pmi_out_add(&o, "service", service_name);
         pmi_out_add(&o, "port", port);
-        r = simple(&o, "publish_result", RC_OR_INFO);
+        r = simple(&o, "publish_result");
     }
     UNLOCK();
     return r;
@@ -412,7 +410,7 @@ int PMI_Unpublish_name(const char service_name[])
     } else if (r == PMI_SUCCESS) {
         pmi_out_begin(&o, PMI_V1, "unpublish_name");
         pmi_out_add(&o, "service", service_name);
-        r = simple(&o, "unpublish_result", RC_OR_INFO);
+        r = simple(&o, "unpublish_result");
     }
     UNLOCK();
     return r;
@@ -438,7 +436,7 @@ int PMI_Lookup_name(const char service_name[], char port[])
     } else if (r == PMI_SUCCESS) {
         pmi_out_begin(&o, PMI_V1, "lookup_name");
         pmi_out_add(&o, "service", service_name);
-        if (exchange(&o, "lookup_result", RC_OR_INFO, &m, &rc) < 0) {
+        if (exchange(&o, "lookup_result", &m, &rc) < 0) {
             r = PMI_FAIL;
         } else {
             const char *v = pmi_msg_get(&m, "port");
@@ -467,7 +465,7 @@ static int my_kvsname(void)
     if (G.kvsname[0])
         return PMI_SUCCESS;
     pmi_out_begin(&o, PMI_V1, "get_my_kvsname");
-    if (exchange(&o, "my_kvsname", RC_REQUIRED, &m, &rc) < 0)
+    if (exchange(&o, "my_kvsname", &m, &rc) < 0)
         return PMI_FAIL;
     const char *k = pmi_msg_get(&m, "kvsname");
     if (rc != 0 || !k || !*k || pcli_copy(G.kvsname, sizeof(G.kvsname), k)) {
@@ -545,7 +543,7 @@ int PMI_Barrier(void)
     int r = not_ready();
     if (r == PMI_SUCCESS && G.state == ST_CONNECTED) {
         pmi_out_begin(&o, PMI_V1, "barrier_in");
-        r = simple(&o, "barrier_out", RC_REQUIRED);
+        r = simple(&o, "barrier_out");
     }
     UNLOCK();
     return r;
@@ -563,7 +561,8 @@ static int clique(void)
     if (G.clique)
         return PMI_SUCCESS;
     if (G.state == ST_CONNECTED && my_kvsname() == PMI_SUCCESS &&
-        kvs_get_locked(G.kvsname, "PMI_process_mapping", map, sizeof(map)) == PMI_SUCCESS) {
+        kvs_get_locked(G.kvsname, "PMI_process_mapping", map, sizeof(map)) ==
+            PMI_SUCCESS) {
         node = malloc(sizeof(int) * (size_t)G.size);
         if (node && pcli_map_parse(map, G.size, node) < 0) {
             if (G.c.debug)
@@ -635,7 +634,7 @@ int PMI_KVS_Create(char kvsname[], int length)
         r = PMI_FAIL; /* one process, one space */
     } else if (r == PMI_SUCCESS) {
         pmi_out_begin(&o, PMI_V1, "create_kvs");
-        if (exchange(&o, "newkvs", RC_OPTIONAL, &m, &rc) < 0) {
+        if (exchange(&o, "newkvs", &m, &rc) < 0) {
             r = PMI_FAIL;
         } else {
             const char *k = pmi_msg_get(&m, "kvsname");
@@ -664,7 +663,7 @@ int PMI_KVS_Destroy(const char kvsname[])
     } else if (r == PMI_SUCCESS) {
         pmi_out_begin(&o, PMI_V1, "destroy_kvs");
         pmi_out_add(&o, "kvsname", kvsname);
-        r = simple(&o, "kvs_destroyed", RC_REQUIRED);
+        r = simple(&o, "kvs_destroyed");
     }
     UNLOCK();
     return r;
@@ -696,7 +695,7 @@ int PMI_KVS_Put(const char kvsname[], const char key[], const char value[])
         pmi_out_add(&o, "kvsname", kvsname);
         pmi_out_add(&o, "key", key);
         pmi_out_add(&o, "value", value);
-        r = simple(&o, "put_result", RC_REQUIRED);
+        r = simple(&o, "put_result");
     }
     UNLOCK();
     return r;
@@ -735,7 +734,7 @@ static int kvs_get_locked(const char *kvsname, const char *key, char *value, int
     pmi_out_begin(&o, PMI_V1, "get");
     pmi_out_add(&o, "kvsname", kvsname);
     pmi_out_add(&o, "key", key);
-    if (exchange(&o, "get_result", RC_REQUIRED, &m, &rc) < 0)
+    if (exchange(&o, "get_result", &m, &rc) < 0)
         return PMI_FAIL;
     bool found = true;
     v = pmi_msg_get(&m, "value");
@@ -792,7 +791,8 @@ static int iter(const char kvsname[], char key[], int key_len, char val[], int v
             if (strncmp(it->key, "k:", 2) != 0)
                 continue;
             if (i++ == G.iter_next) {
-                if (pcli_copy(key, key_len, it->key + 2) || pcli_copy(val, val_len, it->val))
+                if (pcli_copy(key, key_len, it->key + 2) ||
+                    pcli_copy(val, val_len, it->val))
                     r = PMI_ERR_INVALID_LENGTH;
                 G.iter_next++;
                 break;
@@ -802,7 +802,7 @@ static int iter(const char kvsname[], char key[], int key_len, char val[], int v
         pmi_out_begin(&o, PMI_V1, "getbyidx");
         pmi_out_add(&o, "kvsname", kvsname);
         pmi_out_addf(&o, "idx", "%d", G.iter_next);
-        if (exchange(&o, "getbyidx_results", RC_REQUIRED, &m, &rc) < 0) {
+        if (exchange(&o, "getbyidx_results", &m, &rc) < 0) {
             r = PMI_FAIL;
         } else {
             const char *k = pmi_msg_get(&m, "key"), *v = pmi_msg_get(&m, "val");
@@ -852,7 +852,8 @@ int PMI_Spawn_multiple(int count, const char *cmds[], const char **argvs[],
     size_t blen = 0;
     int r, total = 0;
 
-    if (count <= 0 || !cmds || !maxprocs || (preput_keyval_size > 0 && !preput_keyval_vector))
+    if (count <= 0 || !cmds || !maxprocs ||
+        (preput_keyval_size > 0 && !preput_keyval_vector))
         return PMI_ERR_INVALID_ARG;
     for (int i = 0; i < count; i++) {
         if (!line_ok(cmds[i]) || maxprocs[i] < 0)
@@ -922,8 +923,8 @@ int PMI_Spawn_multiple(int count, const char *cmds[], const char **argvs[],
         r = PMI_FAIL;
         goto out;
     }
-    if (strcmp(pmi_msg_cmd(&m), "spawn_result") != 0 || pmi_msg_get_int(&m, "rc", &rc) < 0 ||
-        rc != 0) {
+    if (strcmp(pmi_msg_cmd(&m), "spawn_result") != 0 ||
+        pmi_msg_get_int(&m, "rc", &rc) < 0 || rc != 0) {
         r = PMI_FAIL;
     } else if (errors) {
         const char *codes = pmi_msg_get(&m, "errcodes");

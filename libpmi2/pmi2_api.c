@@ -56,8 +56,8 @@ static pthread_mutex_t call_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
     enum state state;
     struct pcli c;
-    int rank;    /* PMI2_Job_GetRank */
-    int size;    /* PMI2_Info_GetSize */
+    int rank; /* PMI2_Job_GetRank */
+    int size; /* PMI2_Info_GetSize */
     int appnum;
     int spawned;
 } G;
@@ -66,8 +66,10 @@ static struct {
 #define UNLOCK() pthread_mutex_unlock(&call_lock)
 
 /* Send o (freed here) and read the reply `expect` into *m.  Returns
- * PMI2_SUCCESS with *m owned by the caller, or an error code with *m empty. */
-static int request(struct pmi_out *o, const char *expect, struct pmi_msg *m)
+ * PMI2_SUCCESS with *m owned by the caller, or an error code with *m empty.
+ * rc != 0 is printed if loud or debugging (a failed get is routine: MPICH's
+ * barrier idiom asks for a key that does not exist). */
+static int request_ex(struct pmi_out *o, const char *expect, struct pmi_msg *m, bool loud)
 {
     int rc = 0;
     int r = pcli_call(&G.c, o, PMI_V2, expect, m, &rc);
@@ -79,7 +81,7 @@ static int request(struct pmi_out *o, const char *expect, struct pmi_msg *m)
         return PMI2_ERR_OTHER;
     }
     if (rc != 0) {
-        if (G.c.debug) {
+        if (loud || G.c.debug) {
             const char *e = pmi_msg_get(m, "errmsg");
             pcli_log(&G.c, "%s: rc=%d%s%s", expect, rc, e ? " " : "", e ? e : "");
         }
@@ -87,6 +89,11 @@ static int request(struct pmi_out *o, const char *expect, struct pmi_msg *m)
         return PMI2_ERR_OTHER;
     }
     return PMI2_SUCCESS;
+}
+
+static int request(struct pmi_out *o, const char *expect, struct pmi_msg *m)
+{
+    return request_ex(o, expect, m, false);
 }
 
 /* "found" of a get-style reply: the boolean if present, else whether a
@@ -157,14 +164,15 @@ static int handshake(void)
     else if ((s = getenv("PMI_RANK")))
         pmi_out_add(&o, PMIRANK_KEY, s);
     pmi_out_add(&o, THREADED_KEY, FALSE_VAL);
-    if ((r = request(&o, FULLINITRESP_CMD, &m)) != PMI2_SUCCESS)
+    if ((r = request_ex(&o, FULLINITRESP_CMD, &m, true)) != PMI2_SUCCESS)
         return r;
 
     int rank, size, appnum, envrank;
     bool verbose = false;
     r = PMI2_SUCCESS;
-    if (pmi_msg_get_int(&m, RANK_KEY, &rank) < 0 || pmi_msg_get_int(&m, SIZE_KEY, &size) < 0 ||
-        size <= 0 || rank < 0 || rank >= size) {
+    if (pmi_msg_get_int(&m, RANK_KEY, &rank) < 0 ||
+        pmi_msg_get_int(&m, SIZE_KEY, &size) < 0 || size <= 0 || rank < 0 ||
+        rank >= size) {
         pcli_log(&G.c, "PMI2_Init: fullinit-response without a valid rank and size");
         r = PMI2_ERR_OTHER;
     }
@@ -183,7 +191,8 @@ static int handshake(void)
     /* Like Slurm's library, PMI2_Job_GetRank reports PMI_RANK when that is
      * what we identified ourselves with; otherwise (PMI_ID, or no PMI_RANK)
      * the server's rank, where Slurm's would report 0. */
-    G.rank = !getenv("PMI_ID") && pcli_env_int("PMI_RANK", &envrank) == 0 ? envrank : rank;
+    G.rank =
+        !getenv("PMI_ID") && pcli_env_int("PMI_RANK", &envrank) == 0 ? envrank : rank;
     G.c.rank = rank;
     G.size = size;
     G.appnum = appnum;
@@ -206,6 +215,7 @@ int PMI2_Init(int *spawned, int *size, int *rank, int *appnum)
                      getenv("PMI_FD") ? "PMI_FD" : "PMI_PORT", strerror(-e));
             r = PMI2_ERR_OTHER;
         } else if (G.c.fd < 0) {
+            pcli_singleton_check(&G.c);
             G.state = ST_SINGLETON;
             G.rank = 0;
             G.size = 1;
@@ -288,8 +298,7 @@ int PMI2_Abort(int flag, const char msg[])
 
 int PMI2_Job_Spawn(int count, const char *cmds[], int argcs[], const char **argvs[],
                    const int maxprocs[], const int info_keyval_sizes[],
-                   const struct MPID_Info *info_keyval_vectors[],
-                   int preput_keyval_size,
+                   const struct MPID_Info *info_keyval_vectors[], int preput_keyval_size,
                    const struct MPID_Info *preput_keyval_vector[], char jobId[],
                    int jobIdSize, int errors[])
 {
@@ -297,10 +306,12 @@ int PMI2_Job_Spawn(int count, const char *cmds[], int argcs[], const char **argv
     struct pmi_msg m;
     int r, total = 0;
 
-    if (count <= 0 || !cmds || !maxprocs || (preput_keyval_size > 0 && !preput_keyval_vector))
+    if (count <= 0 || !cmds || !maxprocs ||
+        (preput_keyval_size > 0 && !preput_keyval_vector))
         return PMI2_ERR_INVALID_ARG;
     for (int i = 0; i < count; i++) {
-        if (!cmds[i] || maxprocs[i] < 0 || (argcs && argcs[i] > 0 && (!argvs || !argvs[i])))
+        if (!cmds[i] || maxprocs[i] < 0 ||
+            (argcs && argcs[i] > 0 && (!argvs || !argvs[i])))
             return PMI2_ERR_INVALID_ARG;
         total += maxprocs[i];
     }
@@ -585,8 +596,9 @@ int PMI2_KVS_Get(const char *jobid, int src_pmi_id, const char key[], char value
         r = PMI2_ERR_INIT;
     } else if (G.state == ST_SINGLETON) {
         char k[PMI2_MAX_KEYLEN + 4];
-        v = strlen(key) <= PMI2_MAX_KEYLEN ? pcli_store_get(&G.c, skey(k, sizeof(k), 'k', key))
-                                           : NULL;
+        v = strlen(key) <= PMI2_MAX_KEYLEN
+                ? pcli_store_get(&G.c, skey(k, sizeof(k), 'k', key))
+                : NULL;
         r = v ? PMI2_SUCCESS : PMI2_ERR_OTHER;
         if (v) {
             int len = (int)strlen(v);
@@ -637,8 +649,9 @@ static const char *singleton_attr(char space, const char *name)
     if (strcmp(name, "localRanks") == 0)
         return "0";
     char k[PMI2_MAX_KEYLEN + 4];
-    return strlen(name) <= PMI2_MAX_KEYLEN ? pcli_store_get(&G.c, skey(k, sizeof(k), 'n', name))
-                                           : NULL;
+    return strlen(name) <= PMI2_MAX_KEYLEN
+               ? pcli_store_get(&G.c, skey(k, sizeof(k), 'n', name))
+               : NULL;
 }
 
 /* Fetch attribute `name` (space 'n' node, 'j' job) and hand its value to
@@ -804,9 +817,9 @@ int PMI2_Nameserv_publish(const char service_name[], const struct MPID_Info *inf
     } else if (G.state == ST_SINGLETON) {
         char k[PMI2_MAX_VALLEN + 4];
         skey(k, sizeof(k), 's', service_name);
-        r = pcli_store_get(&G.c, k) ? PMI2_ERR_OTHER
+        r = pcli_store_get(&G.c, k)             ? PMI2_ERR_OTHER
             : pcli_store_put(&G.c, k, port) < 0 ? PMI2_ERR_NOMEM
-                                                 : PMI2_SUCCESS;
+                                                : PMI2_SUCCESS;
     } else {
         pmi_out_begin(&o, PMI_V2, NAMEPUBLISH_CMD);
         pmi_out_add(&o, NAME_KEY, service_name);

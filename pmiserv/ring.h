@@ -25,11 +25,14 @@ struct msg;
 struct ring *ring_create(struct psrv *s);
 void ring_destroy(struct ring *r);
 /* Client c entered the ring with its left/right values. */
-void ring_enter(struct psrv *s, struct client *c, const char *left,
-                const char *right, const char *thrid);
+void ring_enter(struct psrv *s, struct client *c, const char *left, const char *right,
+                const char *thrid);
 void ring_client_lost(struct psrv *s, struct client *c);
 int ring_tree_input(struct psrv *s, const struct msg *m);
 void ring_link_gone(struct psrv *s, int node);
 int ring_tick(struct psrv *s, uint64_t now);
+/* Fail the ring in progress (waiting ranks get rc!=0) and abort; later
+ * rings fail at once.  No-op when already failed. */
+void ring_fail(struct psrv *s, int rank, const char *text);
 
 #endif /* LOOM_PMISERV_RING_H */

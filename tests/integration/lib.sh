@@ -171,11 +171,17 @@ assert_failed_not_hung() {
     fi
 }
 
-# assert_grep [-E|-x|-i] PATTERN FILE [WHAT]: -E regex, -x whole line, -i any case,
+# assert_grep [-E] [-x] [-i] PATTERN FILE [WHAT]: -E regex, -x whole line, -i any case,
 # default: substring
 assert_grep() {
     local opt=-F
-    case "$1" in -E) opt=-E; shift ;; -x) opt=-Fx; shift ;; -i) opt=-Fi; shift ;; esac
+    while :; do
+        case "$1" in
+            -E) opt=${opt/F/E}; shift ;;
+            -x | -i) opt=$opt${1#-}; shift ;;
+            *) break ;;
+        esac
+    done
     if grep -q $opt -e "$1" "$2"; then
         ok "${3:-found '$1' in $(basename "$2")}"
     else
@@ -186,7 +192,13 @@ assert_grep() {
 
 assert_no_grep() {
     local opt=-F
-    case "$1" in -E) opt=-E; shift ;; -x) opt=-Fx; shift ;; -i) opt=-Fi; shift ;; esac
+    while :; do
+        case "$1" in
+            -E) opt=${opt/F/E}; shift ;;
+            -x | -i) opt=$opt${1#-}; shift ;;
+            *) break ;;
+        esac
+    done
     if grep -q $opt -e "$1" "$2"; then
         fail "${3:-'$1'}: unexpected '$1' in $(basename "$2"):"
         grep $opt -e "$1" "$2" | head -n 5 | sed 's/^/    | /'

@@ -31,7 +31,7 @@ assert_eq "$(sort "$out" | tr '\n' '|')" "plain 0|plain 1|" "unprefixed output"
 
 # Concurrency: N ranks each print L lines of W characters; awk's stdio writes a line in
 # 4 KiB pieces, so the launcher must reassemble each rank's lines before writing them.
-n=8 lines=200 width=6000
+n=16 lines=100 width=6000
 [ "$LOOM_TEST_QUICK" = 1 ] && lines=50
 gen='BEGIN { c = substr("abcdefghijklmnopqrstuvwxyz", r % 26 + 1, 1); s = "";
              while (length(s) < w) s = s c c c c c c c c c c c c c c c c;

@@ -72,12 +72,26 @@ mkdir -p "$dir" || die "cannot create $dir"
 dir=$(cd "$dir" && pwd)
 conf=$dir/slurm.conf
 
-# Read a pid file; print the pid only if that process is alive.
+# Is pid $1 running? A zombie (not yet reaped by init) counts as dead.
+alive() {
+    kill -0 "$1" 2>/dev/null || return 1
+    case $(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$1/status" 2>/dev/null) in
+    Z|X) return 1 ;;
+    esac
+    return 0
+}
+
+# Read a pid file; print the pid only if that process is alive and still a Slurm
+# daemon (a stale pid file must not make us kill whatever reused the pid).
 live_pid() {
     [ -s "$1" ] || return 1
     _p=$(cat "$1" 2>/dev/null)
     case $_p in ''|*[!0-9]*) return 1 ;; esac
-    kill -0 "$_p" 2>/dev/null || return 1
+    alive "$_p" || return 1
+    case $(cat "/proc/$_p/comm" 2>/dev/null) in
+    slurmctld|slurmd) ;;
+    *) return 1 ;;
+    esac
     echo "$_p"
 }
 
@@ -87,10 +101,15 @@ stray_stepds() {
     for _d in /proc/[0-9]*; do
         _c=$( (tr '\0' ' ' <"$_d/cmdline") 2>/dev/null) || continue
         case $_c in slurmstepd*) ;; *) continue ;; esac
-        if ( tr '\0' '\n' <"$_d/environ" ) 2>/dev/null | grep -qx "SLURM_CONF=$conf" ||
-           ls -l "$_d/fd" 2>/dev/null | grep -q -- "-> $dir/"; then
+        if ( tr '\0' '\n' <"$_d/environ" ) 2>/dev/null | grep -qx "SLURM_CONF=$conf"; then
             echo "${_d#/proc/}"
+            continue
         fi
+        for _f in "$_d"/fd/*; do
+            case $(readlink "$_f" 2>/dev/null) in
+            "$dir"/*) echo "${_d#/proc/}"; break ;;
+            esac
+        done
     done
 }
 
@@ -101,7 +120,7 @@ kill_pids() {
     _i=0
     while [ $_i -lt 50 ]; do
         _alive=
-        for _p in "$@"; do kill -0 "$_p" 2>/dev/null && _alive="$_alive $_p"; done
+        for _p in "$@"; do alive "$_p" && _alive="$_alive $_p"; done
         [ -z "$_alive" ] && return 0
         sleep 0.1
         _i=$((_i + 1))
@@ -113,7 +132,38 @@ kill_pids() {
     return 0
 }
 
+# All descendants of the given pids (children first listed after their parents).
+descendants() {
+    ps -e -o pid=,ppid= 2>/dev/null | awk -v roots=" $* " '
+        { pp[$1] = $2; all[NR] = $1 }
+        END {
+            n = split(roots, q, " "); for (i = 1; i <= n; i++) mark[q[i]] = 1
+            changed = 1
+            while (changed) {
+                changed = 0
+                for (k in all) { p = all[k]
+                    if (!(p in mark) && (pp[p] in mark)) { mark[p] = 1; out[p] = 1; changed = 1 } }
+            }
+            for (p in out) print p
+        }'
+}
+
 do_stop() {
+    # Gracefully first: cancel every job of this (private) cluster, bounded.
+    if live_pid "$dir/run/slurmctld.pid" >/dev/null; then
+        ids=$(SLURM_CONF=$conf timeout 5 squeue -h -o %A 2>/dev/null | tr '\n' ' ')
+        if [ -n "$ids" ]; then
+            log "cancelling jobs $ids"
+            # shellcheck disable=SC2086
+            SLURM_CONF=$conf timeout 10 scancel $ids 2>/dev/null
+            i=0
+            while [ $i -lt 50 ] &&
+                  [ -n "$(SLURM_CONF=$conf timeout 5 squeue -h -o %A 2>/dev/null)" ]; do
+                sleep 0.2
+                i=$((i + 1))
+            done
+        fi
+    fi
     pids=
     for f in "$dir"/run/slurmctld.pid "$dir"/run/slurmd.*.pid; do
         [ -e "$f" ] || continue
@@ -121,8 +171,17 @@ do_stop() {
     done
     # shellcheck disable=SC2086
     kill_pids $pids
-    # shellcheck disable=SC2046
-    kill_pids $(stray_stepds)
+    # Stepds (and the tasks under them) that survived their slurmd.
+    stepds=$(stray_stepds | tr '\n' ' ')
+    if [ -n "$stepds" ]; then
+        # shellcheck disable=SC2086
+        tasks=$(descendants $stepds | tr '\n' ' ')
+        log "killing leftover slurmstepd $stepds${tasks:+and tasks $tasks}"
+        # shellcheck disable=SC2086
+        kill_pids $tasks
+        # shellcheck disable=SC2086
+        kill_pids $stepds
+    fi
     rm -rf "$dir/run" "$dir/state" "$dir/spool"
     return 0
 }

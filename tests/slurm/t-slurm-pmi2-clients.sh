@@ -19,12 +19,15 @@
 # The cluster is torn down on exit, whatever happens (trap).
 #
 # Environment: LOOM_SLURM_PLUGINDIR is passed to cluster.sh (extra plugin dir).
+#   LOOM_SLURM_MPI  the srun --mpi type to test (default pmi2, Debian's plugin; the
+#                   Slurm plugin issue reuses this script for its own).
 #   T_TIMEOUT seconds per srun (default 60).
 
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 me=t-slurm-pmi2-clients
 tmo=${T_TIMEOUT:-60}
+mpi=${LOOM_SLURM_MPI:-pmi2}
 
 if [ $# -ge 1 ]; then
     bdir=$1
@@ -83,7 +86,7 @@ run() {
     fi
     t0=$(date +%s)
     # shellcheck disable=SC2086
-    timeout -k 5 "$tmo" srun --mpi=pmi2 $sopts "$@" >"$out.stdout" 2>"$out.stderr"
+    timeout -k 5 "$tmo" srun --mpi="$mpi" $sopts "$@" >"$out.stdout" 2>"$out.stderr"
     rc=$?
     dt=$(($(date +%s) - t0))
     if [ $rc -eq 0 ] && grep -qxF "$want" "$out.stdout"; then
@@ -109,17 +112,17 @@ rounds=3
 cases() {
     sopts=$1 n=$2
     if [ -x "$prog/pmi2_kvstest_slurm" ]; then
-        run "slurm libpmi2 under srun --mpi=pmi2 $sopts" "$sopts" \
+        run "slurm libpmi2 under srun --mpi=$mpi $sopts" "$sopts" \
             "pmi2_kvstest: $n ranks, $rounds rounds OK" \
             "$prog/pmi2_kvstest_slurm" -r $rounds
     else
         echo "SKIP: slurm libpmi2 $sopts: pmi2_kvstest_slurm not built (no libpmi2-0-dev)"
         nskip=$((nskip + 1))
     fi
-    run "loom libpmi2 under srun --mpi=pmi2 $sopts" "$sopts" \
+    run "loom libpmi2 under srun --mpi=$mpi $sopts" "$sopts" \
         "pmi2_kvstest: $n ranks, $rounds rounds OK" \
         "$prog/pmi2_kvstest_loom" -r $rounds
-    run "loom libpmi (PMI-1) under srun --mpi=pmi2 $sopts" "$sopts" \
+    run "loom libpmi (PMI-1) under srun --mpi=$mpi $sopts" "$sopts" \
         "pmi1_kvstest: $n ranks, $rounds rounds OK" \
         "$prog/pmi1_kvstest" -r $rounds -v 900
 }
@@ -133,7 +136,7 @@ cases "-N 2 -n 16 -m cyclic" 16
 # Reference: Debian's MPICH (PMI-1 wire) under the same plugin, so that a failure above
 # can be told apart from a broken cluster.
 if [ -x "$prog/mpich_hello" ]; then
-    run "MPICH hello under srun --mpi=pmi2 -N 2 -n 4" "-N 2 -n 4" "hello: 4 ranks OK" \
+    run "MPICH hello under srun --mpi=$mpi -N 2 -n 4" "-N 2 -n 4" "hello: 4 ranks OK" \
         "$prog/mpich_hello"
 else
     echo "SKIP: MPICH hello: mpich_hello not built (no mpicc.mpich)"

@@ -8,7 +8,9 @@
 # (3) every constant, protocol string and struct layout of our pmi2.h equals
 # Slurm's <slurm/pmi2.h> (abi_pmi2 built against each); (4) Slurm's
 # prototypes compile against our headers (a conflicting type is an error);
-# (5) a program built with Slurm's header runs on OUR library.
+# (5) a program built with Slurm's header runs on OUR library; (6) a binary
+# built and linked against Slurm's libpmi2 (check_slurm_libpmi2) passes its
+# wire tests when our libpmi2.so.0 is swapped in (LD_LIBRARY_PATH).
 # Parts that need Slurm's files are skipped with a note when they are absent.
 # Environment (from clients.mk): CLIENTS_LIBDIR, CLIENTS_INCDIR, CLIENTS_CC.
 set -u
@@ -164,6 +166,21 @@ if [ -x ./abi_pmi2_slurmhdr ]; then
     "$libdir"/*) echo "Slurm-header program ran on $lib" ;;
     *) bad "PMI2_Init came from '$lib', not from $libdir" ;;
     esac
+fi
+
+# ---- (6) binary drop-in: Slurm-linked test program on our library -------------
+if [ -x ./check_slurm_libpmi2 ]; then
+    got=$(LD_LIBRARY_PATH="$libdir" ldd ./check_slurm_libpmi2 | sed -n 's/.*libpmi2.so.0 => \([^ ]*\).*/\1/p')
+    case "$got" in
+    "$libdir"/*) ;;
+    *) bad "check_slurm_libpmi2 does not pick up our library (got '$got')" ;;
+    esac
+    if LD_LIBRARY_PATH="$libdir" CK_DEFAULT_TIMEOUT=30 ./check_slurm_libpmi2 >"$tmp/dropin.log" 2>&1; then
+        echo "drop-in: $(grep -o '[0-9]*%: Checks: [0-9]*' "$tmp/dropin.log") of a Slurm-linked binary on our libpmi2"
+    else
+        bad "Slurm-linked check_slurm_libpmi2 fails on our libpmi2:"
+        grep -E ':[FE]:' "$tmp/dropin.log"
+    fi
 fi
 
 exit $fail

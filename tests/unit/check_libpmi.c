@@ -48,8 +48,8 @@ static void map_is(const char *map, int size, const int *want)
     int got[64];
     ck_assert_int_eq(pcli_map_parse(map, size, got), 0);
     for (int i = 0; i < size; i++)
-        ck_assert_msg(got[i] == want[i], "%s: rank %d on node %d, want %d", map, i, got[i],
-                      want[i]);
+        ck_assert_msg(got[i] == want[i], "%s: rank %d on node %d, want %d", map, i,
+                      got[i], want[i]);
 }
 
 START_TEST(map_block_cyclic_irregular)
@@ -136,6 +136,32 @@ START_TEST(init_exact_bytes)
 }
 END_TEST
 
+/* The replies of Debian's mpiexec.hydra (MPICH 4.0.2), captured with
+ * PMI_DEBUG=1: rc comes last, and maxes has none at all. */
+START_TEST(hydra_402_replies)
+{
+    clean_env();
+    struct fake *f = fake_new();
+    env_rank(0, 2);
+    fake_expect(f, "cmd=init pmi_version=1 pmi_subversion=1\n");
+    fake_send(f, "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n");
+    fake_expect(f, "cmd=get_maxes\n");
+    fake_send(f, "cmd=maxes kvsname_max=256 keylen_max=64 vallen_max=1024\n");
+    fake_expect(f, "cmd=get_my_kvsname\n");
+    fake_send(f, "cmd=my_kvsname kvsname=kvs_32247_0_889424840_vm\n");
+    fake_start(f);
+    int spawned, v;
+    char kvs[256];
+    ck_assert_int_eq(PMI_Init(&spawned), PMI_SUCCESS);
+    ck_assert_int_eq(PMI_KVS_Get_value_length_max(&v), PMI_SUCCESS);
+    ck_assert_int_eq(v, 1024);
+    ck_assert_int_eq(PMI_KVS_Get_my_name(kvs, sizeof(kvs)), PMI_SUCCESS);
+    ck_assert_str_eq(kvs, "kvs_32247_0_889424840_vm");
+    FAKE_JOIN_OK(f);
+    fake_free(f);
+}
+END_TEST
+
 START_TEST(init_over_pmi_port_with_initack)
 {
     clean_env();
@@ -198,7 +224,9 @@ START_TEST(kvs_put_barrier_get)
     fake_expect(f, "cmd=get kvsname=12.0 key=big\n");
     fake_send(f, "cmd=get_result rc=0 value=0123456789\n");
     fake_expect(f, "cmd=put kvsname=12.0 key=k value=v\n");
-    fake_send(f, "cmd=put_result\n"); /* no rc */
+    fake_send(f, "cmd=put_result\n"); /* no rc: success, as MPICH >= 4.1 reads it */
+    fake_expect(f, "cmd=put kvsname=12.0 key=k value=v\n");
+    fake_send(f, "cmd=put_result rc=bad\n"); /* a malformed rc is an error */
     fake_start(f);
     int spawned;
     char kvs[64], v[32];
@@ -215,6 +243,7 @@ START_TEST(kvs_put_barrier_get)
     ck_assert_int_eq(PMI_KVS_Get(kvs, "gone", v, sizeof(v)), PMI_FAIL);
     ck_assert_int_eq(PMI_KVS_Get(kvs, "big", v, 5), PMI_ERR_INVALID_VAL_LENGTH);
     ck_assert_str_eq(v, "0123");
+    ck_assert_int_eq(PMI_KVS_Put(kvs, "k", "v"), PMI_SUCCESS);
     ck_assert_int_eq(PMI_KVS_Put(kvs, "k", "v"), PMI_FAIL);
     FAKE_JOIN_OK(f);
     fake_free(f);
@@ -254,7 +283,7 @@ START_TEST(eof_and_bad_replies_are_errors)
     env_rank(0, 2);
     fake_pmi1_init(f);
     fake_expect(f, "cmd=barrier_in\n");
-    fake_send(f, "cmd=barrier_out\n"); /* no rc */
+    fake_send(f, "cmd=barrier_out rc=\n"); /* empty rc */
     fake_expect(f, "cmd=barrier_in\n");
     fake_send(f, "cmd=put_result rc=0\n"); /* another command */
     fake_expect(f, "cmd=barrier_in\n");
@@ -267,6 +296,23 @@ START_TEST(eof_and_bad_replies_are_errors)
     ck_assert_int_eq(PMI_Barrier(), PMI_FAIL);
     ck_assert_int_eq(PMI_Barrier(), PMI_FAIL);
     ck_assert_int_eq(PMI_Barrier(), PMI_FAIL); /* gone: fails at once, no SIGPIPE */
+    FAKE_JOIN_OK(f);
+    fake_free(f);
+}
+END_TEST
+
+START_TEST(pmi2_record_on_pmi1_is_error)
+{
+    clean_env();
+    struct fake *f = fake_new();
+    env_rank(0, 2);
+    fake_pmi1_init(f);
+    fake_expect(f, "cmd=barrier_in\n");
+    fake_send(f, "27    cmd=barrier_out;rc=0;"); /* a PMI-2 record on a PMI-1 line */
+    fake_start(f);
+    int spawned;
+    ck_assert_int_eq(PMI_Init(&spawned), PMI_SUCCESS);
+    ck_assert_int_eq(PMI_Barrier(), PMI_FAIL);
     FAKE_JOIN_OK(f);
     fake_free(f);
 }
@@ -393,9 +439,10 @@ START_TEST(spawn_block_and_error)
     struct fake *f = fake_new();
     env_rank(0, 1);
     fake_pmi1_init(f);
-    fake_expect(f, "mcmd=spawn\nnprocs=2\nexecname=./w\ntotspawns=1\nspawnssofar=1\n"
-                   "arg1=-v\narg2=a b\nargcnt=2\npreput_num=1\npreput_key_0=pk\n"
-                   "preput_val_0=pv\ninfo_num=1\ninfo_key_0=wdir\ninfo_val_0=/t\nendcmd\n");
+    fake_expect(f,
+                "mcmd=spawn\nnprocs=2\nexecname=./w\ntotspawns=1\nspawnssofar=1\n"
+                "arg1=-v\narg2=a b\nargcnt=2\npreput_num=1\npreput_key_0=pk\n"
+                "preput_val_0=pv\ninfo_num=1\ninfo_key_0=wdir\ninfo_val_0=/t\nendcmd\n");
     fake_send(f, "cmd=spawn_result rc=1 msg=spawn_not_supported\n");
     fake_start(f);
     int spawned, errors[2];
@@ -406,8 +453,9 @@ START_TEST(spawn_block_and_error)
     int maxprocs[] = {2}, infosz[] = {1};
     PMI_keyval_t info = {"wdir", "/t"}, pp = {"pk", "pv"};
     const PMI_keyval_t *infos[] = {&info};
-    ck_assert_int_eq(PMI_Spawn_multiple(1, cmds, argvs, maxprocs, infosz, infos, 1, &pp, errors),
-                     PMI_FAIL);
+    ck_assert_int_eq(
+        PMI_Spawn_multiple(1, cmds, argvs, maxprocs, infosz, infos, 1, &pp, errors),
+        PMI_FAIL);
     FAKE_JOIN_OK(f);
     fake_free(f);
 }
@@ -498,11 +546,13 @@ static Suite *suite(void)
     t = tcase_create("wire");
     tcase_set_timeout(t, 20);
     tcase_add_test(t, init_exact_bytes);
+    tcase_add_test(t, hydra_402_replies);
     tcase_add_test(t, init_over_pmi_port_with_initack);
     tcase_add_test(t, init_refused_and_eof);
     tcase_add_test(t, kvs_put_barrier_get);
     tcase_add_test(t, put_refuses_what_the_line_cannot_carry);
     tcase_add_test(t, eof_and_bad_replies_are_errors);
+    tcase_add_test(t, pmi2_record_on_pmi1_is_error);
     tcase_add_test(t, name_service_rc_or_info);
     tcase_add_test(t, clique_block);
     tcase_add_test(t, clique_cyclic_wraparound);

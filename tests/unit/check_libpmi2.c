@@ -65,8 +65,9 @@ START_TEST(init_exact_bytes)
     fake_send(f, "cmd=response_to_init rc=0 pmi_version=2 pmi_subversion=0\n");
     /* pmijobid, pmirank, threaded in Slurm's order; length left-justified */
     fake_expect(f, "51    cmd=fullinit;pmijobid=7.0;pmirank=3;threaded=FALSE;");
-    fake_send_rec(f, "cmd=fullinit-response;rc=0;pmi-version=2;pmi-subversion=0;rank=3;"
-                     "size=4;appnum=0;spawner-jobid=9.1;debugged=FALSE;pmiverbose=FALSE;");
+    fake_send_rec(f,
+                  "cmd=fullinit-response;rc=0;pmi-version=2;pmi-subversion=0;rank=3;"
+                  "size=4;appnum=0;spawner-jobid=9.1;debugged=FALSE;pmiverbose=FALSE;");
     fake_expect(f, "14    cmd=kvs-fence;");
     fake_send_rec(f, "cmd=kvs-fence-response;rc=0;");
     fake_expect_rec(f, "cmd=finalize;");
@@ -116,6 +117,50 @@ START_TEST(init_srcid_from_pmi_id)
 #ifndef AGAINST_SLURM_LIB
     ck_assert_int_eq(rk, 5); /* the server's rank; Slurm's library says 0 */
 #endif
+    FAKE_JOIN_OK(f);
+    fake_free(f);
+}
+END_TEST
+
+START_TEST(init_over_pmi_port)
+{
+    clean_env();
+    struct fake *f = fake_listen(); /* PMI_PORT=127.0.0.1:<port>, no PMI_FD */
+    fake_pmi2_init(f, 1, 2);
+    fake_expect_rec(f, "cmd=finalize;");
+    fake_send_rec(f, "cmd=finalize-response;rc=0;");
+    fake_start(f);
+    init_ok(f, 1, 2);
+    ck_assert_int_eq(PMI2_Finalize(), PMI2_SUCCESS);
+    FAKE_JOIN_OK(f);
+    fake_free(f);
+}
+END_TEST
+
+START_TEST(debug_traces_to_stderr)
+{
+    clean_env();
+    struct fake *f = fake_new();
+    int p[2];
+    ck_assert_int_eq(pipe(p), 0);
+    setenv("PMI2_DEBUG", "1", 1);
+    fake_pmi2_init(f, 0, 1);
+    fake_start(f);
+    int saved = dup(2);
+    dup2(p[1], 2);
+    init_ok(f, 0, 1);
+    dup2(saved, 2);
+    close(p[1]);
+    char buf[4096];
+    ssize_t n, got = 0;
+    while ((n = read(p[0], buf + got, sizeof(buf) - 1 - (size_t)got)) > 0)
+        got += n;
+    buf[got] = '\0';
+    ck_assert_msg(strstr(buf, "> cmd=init pmi_version=2 pmi_subversion=0") != NULL, "%s",
+                  buf);
+    ck_assert_msg(strstr(buf, "cmd=fullinit;pmirank=0;threaded=FALSE;") != NULL, "%s",
+                  buf);
+    ck_assert_msg(strstr(buf, "< ") != NULL, "%s", buf);
     FAKE_JOIN_OK(f);
     fake_free(f);
 }
@@ -223,7 +268,8 @@ START_TEST(get_found_unescaped_and_truncated)
     init_ok(f, 1, 2);
     char v[64];
     int len = 0;
-    ck_assert_int_eq(PMI2_KVS_Get(NULL, PMI2_ID_NULL, "k0", v, sizeof(v), &len), PMI2_SUCCESS);
+    ck_assert_int_eq(PMI2_KVS_Get(NULL, PMI2_ID_NULL, "k0", v, sizeof(v), &len),
+                     PMI2_SUCCESS);
     ck_assert_str_eq(v, "a;b=c d");
     ck_assert_int_eq(len, 7);
     ck_assert_int_eq(PMI2_KVS_Get("5.0", 0, "long", v, 5, &len), PMI2_SUCCESS);
@@ -249,8 +295,9 @@ START_TEST(get_not_found_is_error)
     init_ok(f, 0, 2);
     char v[16] = "untouched";
     int len = 99;
-    ck_assert_int_eq(PMI2_KVS_Get(NULL, PMI2_ID_NULL, "-NONEXIST-KEY", v, sizeof(v), &len),
-                     PMI2_ERR_OTHER);
+    ck_assert_int_eq(
+        PMI2_KVS_Get(NULL, PMI2_ID_NULL, "-NONEXIST-KEY", v, sizeof(v), &len),
+        PMI2_ERR_OTHER);
     ck_assert_str_eq(v, "untouched");
     ck_assert_int_eq(len, 99);
     ck_assert_int_eq(PMI2_KVS_Get(NULL, PMI2_ID_NULL, "x", v, sizeof(v), &len),
@@ -321,6 +368,37 @@ START_TEST(eof_during_init)
 }
 END_TEST
 
+START_TEST(garbage_reply_is_error)
+{
+    clean_env();
+    struct fake *f = fake_new();
+    fake_pmi2_init(f, 0, 2);
+    fake_expect_rec(f, "cmd=kvs-fence;");
+    fake_send(f, "xyzzy!cmd=kvs-fence-response;rc=0;"); /* not a length field */
+    fake_start(f);
+    init_ok(f, 0, 2);
+    ck_assert_int_eq(PMI2_KVS_Fence(), PMI2_ERR_OTHER);
+    FAKE_JOIN_OK(f);
+    fake_free(f);
+}
+END_TEST
+
+START_TEST(huge_length_then_eof)
+{
+    clean_env();
+    struct fake *f = fake_new();
+    fake_pmi2_init(f, 0, 2);
+    fake_expect_rec(f, "cmd=kvs-fence;");
+    fake_send(f, "999999cmd=kvs-fence-response;rc=0;"); /* promises ~1 MB */
+    fake_hangup(f);
+    fake_start(f);
+    init_ok(f, 0, 2);
+    ck_assert_int_eq(PMI2_KVS_Fence(), PMI2_ERR_OTHER);
+    FAKE_JOIN_OK(f);
+    fake_free(f);
+}
+END_TEST
+
 START_TEST(short_reads_and_coalesced_replies)
 {
     clean_env();
@@ -355,7 +433,8 @@ START_TEST(attributes_and_names)
     struct fake *f = fake_new();
     fake_pmi2_init(f, 0, 4);
     fake_expect_rec(f, "cmd=info-getjobattr;key=PMI_process_mapping;");
-    fake_send_rec(f, "cmd=info-getjobattr-response;rc=0;found=TRUE;value=(vector,(0,2,2));");
+    fake_send_rec(f,
+                  "cmd=info-getjobattr-response;rc=0;found=TRUE;value=(vector,(0,2,2));");
     fake_expect_rec(f, "cmd=info-getjobattr;key=hasNameServ;");
     fake_send_rec(f, "cmd=info-getjobattr-response;rc=0;found=FALSE;");
     fake_expect_rec(f, "cmd=info-getnodeattr;key=localRanks;wait=FALSE;");
@@ -381,7 +460,8 @@ START_TEST(attributes_and_names)
                      PMI2_SUCCESS);
     ck_assert_int_eq(found, 1);
     ck_assert_str_eq(v, "(vector,(0,2,2))");
-    ck_assert_int_eq(PMI2_Info_GetJobAttr("hasNameServ", v, sizeof(v), &found), PMI2_SUCCESS);
+    ck_assert_int_eq(PMI2_Info_GetJobAttr("hasNameServ", v, sizeof(v), &found),
+                     PMI2_SUCCESS);
     ck_assert_int_eq(found, 0);
     ck_assert_int_eq(PMI2_Info_GetNodeAttrIntArray("localRanks", arr, 4, &n, &found),
                      PMI2_SUCCESS);
@@ -409,7 +489,8 @@ START_TEST(ring_exchange)
     struct fake *f = fake_new();
     fake_pmi2_init(f, 2, 3);
     fake_expect_rec(f, "cmd=ring;ring-count=1;ring-left=me;ring-right=me;");
-    fake_send_rec(f, "cmd=ring-response;rc=0;ring-count=1;ring-left=L;ring-right=Rvalue;");
+    fake_send_rec(f,
+                  "cmd=ring-response;rc=0;ring-count=1;ring-left=L;ring-right=Rvalue;");
     fake_start(f);
     init_ok(f, 2, 3);
     int rank = -1, ranks = -1;
@@ -429,9 +510,10 @@ START_TEST(spawn_and_connect_report_server_errors)
     clean_env();
     struct fake *f = fake_new();
     fake_pmi2_init(f, 0, 1);
-    fake_expect_rec(f, "cmd=spawn;ncmds=1;preputcount=1;ppkey0=pk;ppval0=pv;subcmd=./a.out;"
-                       "maxprocs=2;argc=1;argv0=-x;infokeycount=1;infokey0=wdir;"
-                       "infoval0=/tmp;");
+    fake_expect_rec(f,
+                    "cmd=spawn;ncmds=1;preputcount=1;ppkey0=pk;ppval0=pv;subcmd=./a.out;"
+                    "maxprocs=2;argc=1;argv0=-x;infokeycount=1;infokey0=wdir;"
+                    "infoval0=/tmp;");
     fake_send_rec(f, "cmd=spawn-response;rc=1;errmsg=spawn_not_supported;");
     fake_expect_rec(f, "cmd=job-connect;jobid=9.0;");
     fake_send_rec(f, "cmd=job-connect-response;rc=1;errmsg=not_supported;");
@@ -454,8 +536,8 @@ START_TEST(spawn_and_connect_report_server_errors)
     struct MPID_Info pp = {.key = "pk", .value = "pv"};
     const struct MPID_Info *pps[] = {&pp};
     char jobid[16];
-    ck_assert_int_ne(PMI2_Job_Spawn(1, cmds, argcs, argvs, maxprocs, infosz, infos, 1, pps,
-                                    jobid, sizeof(jobid), errors),
+    ck_assert_int_ne(PMI2_Job_Spawn(1, cmds, argcs, argvs, maxprocs, infosz, infos, 1,
+                                    pps, jobid, sizeof(jobid), errors),
                      PMI2_SUCCESS);
     PMI2_Connect_comm_t conn = {0};
     ck_assert_int_ne(PMI2_Job_Connect("9.0", &conn), PMI2_SUCCESS);
@@ -492,6 +574,47 @@ START_TEST(abort_sends_then_exits_with_flag)
 }
 END_TEST
 
+static void *fencer(void *arg)
+{
+    (void)arg;
+    PMI2_KVS_Fence(); /* the fake never answers it */
+    return NULL;
+}
+
+START_TEST(abort_while_another_thread_waits_in_fence)
+{
+    clean_env();
+    struct fake *f = fake_new();
+    fake_pmi2_init(f, 0, 2);
+    int note[2];
+    ck_assert_int_eq(pipe(note), 0);
+    fake_expect_rec(f, "cmd=kvs-fence;");
+    fake_notify(f, note[1]); /* the fence is in: its thread holds the call lock */
+    fake_expect_rec(f, "cmd=abort;isworld=FALSE;msg=stuck;");
+    fake_start(f);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int s, sz, rk, app;
+        pthread_t t;
+        if (PMI2_Init(&s, &sz, &rk, &app) != PMI2_SUCCESS)
+            _exit(99);
+        char c;
+        pthread_create(&t, NULL, fencer, NULL);
+        if (read(note[0], &c, 1) != 1)
+            _exit(97);
+        PMI2_Abort(0, "stuck");
+        _exit(98);
+    }
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert(WIFEXITED(st));
+    ck_assert_int_eq(WEXITSTATUS(st), 0); /* exit(flag) with flag 0 */
+    FAKE_JOIN_OK(f);
+    fake_free(f);
+}
+END_TEST
+
 START_TEST(singleton_mode)
 {
     clean_env();
@@ -506,7 +629,8 @@ START_TEST(singleton_mode)
     ck_assert_int_eq(PMI2_KVS_Fence(), PMI2_SUCCESS);
     char v[32];
     int len, found, rr, nr;
-    ck_assert_int_eq(PMI2_KVS_Get(NULL, PMI2_ID_NULL, "k", v, sizeof(v), &len), PMI2_SUCCESS);
+    ck_assert_int_eq(PMI2_KVS_Get(NULL, PMI2_ID_NULL, "k", v, sizeof(v), &len),
+                     PMI2_SUCCESS);
     ck_assert_str_eq(v, "v;1");
     ck_assert_int_eq(PMI2_KVS_Get(NULL, PMI2_ID_NULL, "nokey", v, sizeof(v), &len),
                      PMI2_ERR_OTHER);
@@ -522,6 +646,27 @@ START_TEST(singleton_mode)
     ck_assert_int_ne(PMI2_Job_Connect("1.0", NULL), PMI2_SUCCESS);
     ck_assert_int_eq(PMI2_Finalize(), PMI2_SUCCESS);
     ck_assert_int_eq(PMI2_Initialized(), 0);
+}
+END_TEST
+
+START_TEST(singleton_warns_when_launched_in_parallel)
+{
+    clean_env();
+    setenv("PMI_SIZE", "4", 1); /* e.g. srun --mpi=none: N copies of rank 0 */
+    int p[2];
+    ck_assert_int_eq(pipe(p), 0);
+    int saved = dup(2);
+    dup2(p[1], 2);
+    int s, sz, rk, app;
+    int r = PMI2_Init(&s, &sz, &rk, &app);
+    dup2(saved, 2);
+    close(p[1]);
+    char buf[1024];
+    ssize_t n = read(p[0], buf, sizeof(buf) - 1);
+    buf[n > 0 ? n : 0] = '\0';
+    ck_assert_int_eq(r, PMI2_SUCCESS);
+    ck_assert_int_eq(sz, 1);
+    ck_assert_msg(strstr(buf, "singleton") != NULL, "no warning: '%s'", buf);
 }
 END_TEST
 
@@ -578,6 +723,8 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 20);
     tcase_add_test(tc, init_exact_bytes);
     tcase_add_test(tc, init_srcid_from_pmi_id);
+    tcase_add_test(tc, init_over_pmi_port);
+    OURS_ONLY(debug_traces_to_stderr);
     OURS_ONLY(init_refused); /* Slurm's library hangs here */
     tcase_add_test(tc, init_fullinit_error_and_missing_fields);
     tcase_add_test(tc, bad_pmi_fd_is_error_not_singleton);
@@ -588,12 +735,16 @@ static Suite *suite(void)
     tcase_add_test(tc, missing_rc_or_wrong_reply_is_error);
     OURS_ONLY(eof_is_error_not_hang); /* Slurm's library dies of SIGPIPE */
     tcase_add_test(tc, eof_during_init);
+    OURS_ONLY(garbage_reply_is_error);
+    OURS_ONLY(huge_length_then_eof);
     tcase_add_test(tc, short_reads_and_coalesced_replies);
     tcase_add_test(tc, attributes_and_names);
     tcase_add_test(tc, ring_exchange);
     tcase_add_test(tc, spawn_and_connect_report_server_errors);
     tcase_add_test(tc, abort_sends_then_exits_with_flag);
+    tcase_add_test(tc, abort_while_another_thread_waits_in_fence);
     OURS_ONLY(singleton_mode); /* Slurm's singleton has no KVS */
+    OURS_ONLY(singleton_warns_when_launched_in_parallel);
     OURS_ONLY(calls_before_init_fail);
     tcase_add_test(tc, threads_are_serialised);
     suite_add_tcase(s, tc);

@@ -41,3 +41,12 @@ EXTRA_DIST += abi-libpmi2.sh
 AM_TESTS_ENVIRONMENT += CLIENTS_LIBDIR='$(abs_top_builddir)/libpmi2/.libs'; \
 	CLIENTS_INCDIR='$(abs_top_srcdir)/include'; CLIENTS_CC='$(CC)'; \
 	export CLIENTS_LIBDIR CLIENTS_INCDIR CLIENTS_CC;
+
+# Our clients against the real server core, one forked process per rank.
+check_PROGRAMS += check_clients_core
+TESTS += check_clients_core
+check_clients_core_SOURCES = check_clients_core.c
+check_clients_core_LDADD = $(top_builddir)/libpmi2/libpmi2.la \
+	$(top_builddir)/libpmi2/libpmi.la $(top_builddir)/pmiserv/libpmiserv.la \
+	$(top_builddir)/libpmi2/libpmicli.la $(top_builddir)/common/libloomcommon.la \
+	$(CHECK_LIBS)

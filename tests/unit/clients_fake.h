@@ -26,14 +26,15 @@
 
 struct fake;
 
-struct fake *fake_new(void);       /* socketpair + PMI_FD */
-struct fake *fake_listen(void);    /* TCP listener + PMI_PORT */
+struct fake *fake_new(void);                            /* socketpair + PMI_FD */
+struct fake *fake_listen(void);                         /* TCP listener + PMI_PORT */
 void fake_expect(struct fake *f, const char *bytes);    /* raw bytes */
 void fake_expect_rec(struct fake *f, const char *body); /* framed PMI-2 */
 void fake_send(struct fake *f, const char *bytes);
 void fake_send_rec(struct fake *f, const char *body);
 void fake_pause_ms(struct fake *f, int ms);
-void fake_hangup(struct fake *f);   /* close the server end here */
+void fake_hangup(struct fake *f); /* close the server end here */
+void fake_notify(struct fake *f, int fd); /* write one byte to fd (a pipe) */
 void fake_start(struct fake *f);
 /* Wait for the script to end.  Returns 0 if every expectation matched, else
  * the 1-based index of the failing action; *why then describes it. */
@@ -45,7 +46,7 @@ void fake_free(struct fake *f);
     do {                                                                                 \
         const char *why_ = "";                                                           \
         int bad_ = fake_join((f), &why_);                                                \
-        ck_assert_msg(bad_ == 0, "fake server, action %d: %s", bad_, why_);             \
+        ck_assert_msg(bad_ == 0, "fake server, action %d: %s", bad_, why_);              \
     } while (0)
 
 /* The PMI-2 handshake of a client with PMI_RANK=rank (and no PMI_JOBID),
