@@ -26,10 +26,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/epoll.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <sys/epoll.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -166,7 +166,8 @@ void loop_destroy(struct loop *lp)
 
 static uint32_t ep_events(int events)
 {
-    return ((events & LOOP_READ) ? EPOLLIN : 0u) | ((events & LOOP_WRITE) ? EPOLLOUT : 0u);
+    return ((events & LOOP_READ) ? EPOLLIN : 0u) |
+           ((events & LOOP_WRITE) ? EPOLLOUT : 0u);
 }
 
 /* Bring the epoll registration in line with w->events. */
@@ -187,8 +188,8 @@ static int sync_watch(struct loop_watch *w)
     return 0;
 }
 
-struct loop_watch *loop_watch_add(struct loop *lp, int fd, int events,
-                                  loop_fd_f cb, void *arg)
+struct loop_watch *loop_watch_add(struct loop *lp, int fd, int events, loop_fd_f cb,
+                                  void *arg)
 {
     struct loop_watch *w;
     int rc;
@@ -261,8 +262,8 @@ void loop_watch_remove(struct loop *lp, struct loop_watch *w)
         collect_garbage(lp);
 }
 
-struct loop_timer *loop_timer_add(struct loop *lp, uint64_t delay_ms,
-                                  loop_timer_f cb, void *arg)
+struct loop_timer *loop_timer_add(struct loop *lp, uint64_t delay_ms, loop_timer_f cb,
+                                  void *arg)
 {
     struct loop_timer *t, **pp;
 
@@ -339,8 +340,7 @@ static void run_timers(struct loop *lp)
     uint64_t now = loop_now_ms();
     uint64_t limit = lp->timer_seq;
 
-    while (lp->timers && lp->timers->deadline <= now &&
-           lp->timers->seq < limit) {
+    while (lp->timers && lp->timers->deadline <= now && lp->timers->seq < limit) {
         struct loop_timer *t = lp->timers;
         lp->timers = t->next;
         loop_timer_f cb = t->cb;

@@ -40,8 +40,8 @@ enum {
     LOOP_ERROR = 4, /* only in revents */
 };
 
-typedef void (*loop_fd_f)(struct loop *lp, struct loop_watch *w, int fd,
-                          int revents, void *arg);
+typedef void (*loop_fd_f)(struct loop *lp, struct loop_watch *w, int fd, int revents,
+                          void *arg);
 typedef void (*loop_timer_f)(struct loop *lp, struct loop_timer *t, void *arg);
 /* Returns the longest the next poll() may sleep in ms, or -1 for no limit. */
 typedef int (*loop_prepare_f)(struct loop *lp, void *arg);
@@ -53,16 +53,16 @@ void loop_destroy(struct loop *lp);
 
 /* Returns NULL and sets errno (ENOMEM, EINVAL for a negative fd, EEXIST
  * if fd already has a watcher). */
-struct loop_watch *loop_watch_add(struct loop *lp, int fd, int events,
-                                  loop_fd_f cb, void *arg);
+struct loop_watch *loop_watch_add(struct loop *lp, int fd, int events, loop_fd_f cb,
+                                  void *arg);
 /* Change the interest set (LOOP_READ|LOOP_WRITE, or 0 to pause). */
 void loop_watch_set(struct loop_watch *w, int events);
 int loop_watch_events(const struct loop_watch *w);
 void loop_watch_remove(struct loop *lp, struct loop_watch *w);
 
 /* One-shot timer firing delay_ms from now.  NULL + errno on failure. */
-struct loop_timer *loop_timer_add(struct loop *lp, uint64_t delay_ms,
-                                  loop_timer_f cb, void *arg);
+struct loop_timer *loop_timer_add(struct loop *lp, uint64_t delay_ms, loop_timer_f cb,
+                                  void *arg);
 /* Cancel a pending timer (it must not have fired yet). */
 void loop_timer_cancel(struct loop *lp, struct loop_timer *t);
 

@@ -105,12 +105,12 @@ struct job {
     char jobid[64];
     uint64_t t0;
 
-    struct iobuf obuf[3];  /* [1] stdout, [2] stderr */
-    bool out_broken[3];    /* EPIPE etc.: discard further output */
+    struct iobuf obuf[3]; /* [1] stdout, [2] stderr */
+    bool out_broken[3];   /* EPIPE etc.: discard further output */
 
-    bool ending;          /* kill sequence started */
+    bool ending; /* kill sequence started */
     bool sigkill_sent;
-    int exit_code;        /* 0 until the first failure decides it */
+    int exit_code; /* 0 until the first failure decides it */
     int caught_signal;
     struct loop_timer *kill_timer;
     struct loop_timer *drain_timer;
@@ -282,8 +282,7 @@ static int pmi_flush(struct rank *r)
     return 0;
 }
 
-static void pmi_cb(struct loop *lp, struct loop_watch *w, int fd, int revents,
-                   void *arg)
+static void pmi_cb(struct loop *lp, struct loop_watch *w, int fd, int revents, void *arg)
 {
     struct rank *r = arg;
 
@@ -491,8 +490,7 @@ static void handle_signal(struct job *job, int sig)
     begin_kill(job);
 }
 
-static void sig_cb(struct loop *lp, struct loop_watch *w, int fd, int revents,
-                   void *arg)
+static void sig_cb(struct loop *lp, struct loop_watch *w, int fd, int revents, void *arg)
 {
     static const int terms[] = {SIGINT, SIGTERM, SIGHUP};
     struct job *job = arg;
@@ -538,7 +536,7 @@ static int prepare_cb(struct loop *lp, void *arg)
 static bool our_var(const char *kv)
 {
     static const char *const ours[] = {
-        "PMI_FD=", "PMI_RANK=", "PMI_SIZE=", "PMI_JOBID=", "PMI_PORT=",
+        "PMI_FD=", "PMI_RANK=",    "PMI_SIZE=",        "PMI_JOBID=",       "PMI_PORT=",
         "PMI_ID=", "PMI_SPAWNED=", "MPI_LOCALRANKID=", "MPI_LOCALNRANKS=",
     };
 
@@ -717,8 +715,8 @@ static void errpipe_read(struct rank *r)
         }
     }
     if (n == (ssize_t)sizeof(e) && !job->ending) {
-        msg(job, "cannot start rank %d (%s): %s", r->rank,
-            job->o->apps[r->app].argv[0], strerror(e));
+        msg(job, "cannot start rank %d (%s): %s", r->rank, job->o->apps[r->app].argv[0],
+            strerror(e));
         job->exit_code = EXIT_LAUNCH;
         begin_kill(job);
     }
@@ -1004,8 +1002,9 @@ int main(int argc, char **argv)
     if (lvl && *lvl) {
         int l = loom_log_level_parse(lvl);
         if (l < 0) {
-            msg(&job, "LOOM_PMI_LOGLEVEL='%s' is not one of error, warn, info, debug, "
-                      "trace",
+            msg(&job,
+                "LOOM_PMI_LOGLEVEL='%s' is not one of error, warn, info, debug, "
+                "trace",
                 lvl);
             mpx_args_free(&o);
             return EXIT_USAGE;
@@ -1121,8 +1120,9 @@ int main(int argc, char **argv)
     if (o.verbose) {
         struct rusage ru;
         getrusage(RUSAGE_SELF, &ru);
-        msg(&job, "job ended after %llu ms, exit code %d (mpiexec cpu: %ld.%03ld s user, "
-                  "%ld.%03ld s sys)",
+        msg(&job,
+            "job ended after %llu ms, exit code %d (mpiexec cpu: %ld.%03ld s user, "
+            "%ld.%03ld s sys)",
             (unsigned long long)(loop_now_ms() - job.t0), job.exit_code,
             (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec / 1000,
             (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec / 1000);
