@@ -400,11 +400,18 @@ static void drain_timer_cb(struct loop *lp, struct loop_timer *t, void *arg)
 {
     struct job *job = arg;
 
-    /* Something (a rank's background child) keeps a pipe open: stop waiting. */
+    /* Something a rank started keeps its output open after the rank exited:
+     * stop waiting, and end it like Slurm ends a step's leftovers.  The
+     * open pipe shows the rank's process group still has members, so its
+     * id (the rank's pid) cannot have been reused. */
     job->drain_timer = NULL;
-    for (int i = 0; i < job->n; i++)
+    for (int i = 0; i < job->n; i++) {
+        struct rank *r = &job->ranks[i];
+        if (r->pid > 0 && (r->out[0].fd >= 0 || r->out[1].fd >= 0))
+            kill(-r->pid, SIGKILL);
         for (int k = 0; k < 2; k++)
-            stream_close(&job->ranks[i].out[k]);
+            stream_close(&r->out[k]);
+    }
     check_done(job);
 }
 
