@@ -596,7 +596,7 @@ static char *resolve(char *s)
 static int app_env(struct mpx_opts *o, struct mpx_app *a, struct envv *e)
 {
     e->n = 0;
-    for (char **p = environ; *p; p++)
+    for (char **p = environ; *p && !o->genv_none; p++)
         if (!our_var(*p) && env_set(e, *p) < 0)
             return -ENOMEM;
     for (int i = 0; i < o->genv.n; i++) {
