@@ -24,8 +24,22 @@
 #define MPX_MAX_RANKS 65536
 
 enum opt_id {
-    O_NP, O_ENV, O_ENVLIST, O_WDIR, O_GENV, O_GENVLIST, O_X, O_GWDIR, O_TAG,
-    O_BIND, O_REPORT, O_TIMEOUT, O_FENCE_TIMEOUT, O_VERBOSE, O_HELP, O_VERSION,
+    O_NP,
+    O_ENV,
+    O_ENVLIST,
+    O_WDIR,
+    O_GENV,
+    O_GENVLIST,
+    O_X,
+    O_GWDIR,
+    O_TAG,
+    O_BIND,
+    O_REPORT,
+    O_TIMEOUT,
+    O_FENCE_TIMEOUT,
+    O_VERBOSE,
+    O_HELP,
+    O_VERSION,
 };
 
 struct opt_def {
@@ -176,8 +190,8 @@ static int push_kv(struct mpx_strv *sv, const char *k, const char *v)
 }
 
 /* "A,B,C" -> "A", "B", "C" (each allocated; resolved by the launcher). */
-static int push_list(struct mpx_strv *sv, const char *list, const char *opt,
-                     char *err, size_t errlen)
+static int push_list(struct mpx_strv *sv, const char *list, const char *opt, char *err,
+                     size_t errlen)
 {
     const char *p = list;
 
@@ -186,8 +200,8 @@ static int push_list(struct mpx_strv *sv, const char *list, const char *opt,
         size_t len = c ? (size_t)(c - p) : strlen(p);
         if (len > 0) {
             if (!valid_name(p, len))
-                return fail(err, errlen, "option '%s': bad variable name '%.*s'",
-                            opt, (int)len, p);
+                return fail(err, errlen, "option '%s': bad variable name '%.*s'", opt,
+                            (int)len, p);
             char *s = strndup(p, len);
             if (!s || strv_push(sv, s) < 0) {
                 free(s);
@@ -222,8 +236,7 @@ static struct mpx_app *new_app(struct mpx_opts *o)
     return a;
 }
 
-int mpx_args_parse(int argc, char **argv, struct mpx_opts *o, char *err,
-                   size_t errlen)
+int mpx_args_parse(int argc, char **argv, struct mpx_opts *o, char *err, size_t errlen)
 {
     struct mpx_app *app;
     int i = 1, rc;
@@ -301,14 +314,13 @@ int mpx_args_parse(int argc, char **argv, struct mpx_opts *o, char *err,
         case O_NP:
             if (parse_int(v1, 1, MPX_MAX_RANKS, &app->np) < 0)
                 return fail(err, errlen,
-                            "option '%s': '%s' is not a number of ranks (1..%d)", arg,
-                            v1, MPX_MAX_RANKS);
+                            "option '%s': '%s' is not a number of ranks (1..%d)", arg, v1,
+                            MPX_MAX_RANKS);
             break;
         case O_ENV:
         case O_GENV:
             if (!valid_name(v1, strlen(v1)))
-                return fail(err, errlen, "option '%s': bad variable name '%s'", arg,
-                            v1);
+                return fail(err, errlen, "option '%s': bad variable name '%s'", arg, v1);
             rc = push_kv(d->id == O_ENV ? &app->env : &o->genv, v1, v2);
             if (rc < 0)
                 return rc;

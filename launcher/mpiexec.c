@@ -105,12 +105,12 @@ struct job {
     char jobid[64];
     uint64_t t0;
 
-    struct iobuf obuf[3];  /* [1] stdout, [2] stderr */
-    bool out_broken[3];    /* EPIPE etc.: discard further output */
+    struct iobuf obuf[3]; /* [1] stdout, [2] stderr */
+    bool out_broken[3];   /* EPIPE etc.: discard further output */
 
-    bool ending;          /* kill sequence started */
+    bool ending; /* kill sequence started */
     bool sigkill_sent;
-    int exit_code;        /* 0 until the first failure decides it */
+    int exit_code; /* 0 until the first failure decides it */
     int caught_signal;
     struct loop_timer *kill_timer;
     struct loop_timer *drain_timer;
@@ -119,16 +119,21 @@ struct job {
     int pmi_level; /* enum psrv_log_level */
 };
 
-/* The self-pipe: the only state a signal handler can reach. */
+/* The self-pipe and the pending flags: the only state a signal handler
+ * touches.  The flags carry which signals came (a full pipe cannot lose
+ * one); the pipe only wakes the loop. */
 static int sig_pipe[2] = {-1, -1};
+static volatile sig_atomic_t sig_pending[NSIG];
 
 static void on_signal(int sig)
 {
     int saved = errno;
-    unsigned char c = (unsigned char)sig;
+    char c = 0;
 
+    if (sig > 0 && sig < NSIG)
+        sig_pending[sig] = 1;
     if (write(sig_pipe[1], &c, 1) < 0) {
-        /* pipe full: a wake-up is pending anyway; SIGCHLD reaps all */
+        /* pipe full: a wake-up is pending anyway */
     }
     errno = saved;
 }
@@ -277,8 +282,7 @@ static int pmi_flush(struct rank *r)
     return 0;
 }
 
-static void pmi_cb(struct loop *lp, struct loop_watch *w, int fd, int revents,
-                   void *arg)
+static void pmi_cb(struct loop *lp, struct loop_watch *w, int fd, int revents, void *arg)
 {
     struct rank *r = arg;
 
@@ -396,11 +400,18 @@ static void drain_timer_cb(struct loop *lp, struct loop_timer *t, void *arg)
 {
     struct job *job = arg;
 
-    /* Something (a rank's background child) keeps a pipe open: stop waiting. */
+    /* Something a rank started keeps its output open after the rank exited:
+     * stop waiting, and end it like Slurm ends a step's leftovers.  The
+     * open pipe shows the rank's process group still has members, so its
+     * id (the rank's pid) cannot have been reused. */
     job->drain_timer = NULL;
-    for (int i = 0; i < job->n; i++)
+    for (int i = 0; i < job->n; i++) {
+        struct rank *r = &job->ranks[i];
+        if (r->pid > 0 && (r->out[0].fd >= 0 || r->out[1].fd >= 0))
+            kill(-r->pid, SIGKILL);
         for (int k = 0; k < 2; k++)
-            stream_close(&job->ranks[i].out[k]);
+            stream_close(&r->out[k]);
+    }
     check_done(job);
 }
 
@@ -486,24 +497,24 @@ static void handle_signal(struct job *job, int sig)
     begin_kill(job);
 }
 
-static void sig_cb(struct loop *lp, struct loop_watch *w, int fd, int revents,
-                   void *arg)
+static void sig_cb(struct loop *lp, struct loop_watch *w, int fd, int revents, void *arg)
 {
+    static const int terms[] = {SIGINT, SIGTERM, SIGHUP};
     struct job *job = arg;
-    unsigned char buf[64];
-    bool chld = false;
-    ssize_t n;
+    char buf[256];
 
-    while ((n = fdio_read(fd, buf, sizeof(buf))) > 0) {
-        for (ssize_t i = 0; i < n; i++) {
-            if (buf[i] == SIGCHLD)
-                chld = true;
-            else
-                handle_signal(job, buf[i]);
+    while (fdio_read(fd, buf, sizeof(buf)) > 0)
+        ;
+    for (size_t i = 0; i < sizeof(terms) / sizeof(terms[0]); i++) {
+        if (sig_pending[terms[i]]) {
+            sig_pending[terms[i]] = 0;
+            handle_signal(job, terms[i]);
         }
     }
-    if (chld)
+    if (sig_pending[SIGCHLD]) {
+        sig_pending[SIGCHLD] = 0;
         reap(job);
+    }
 }
 
 static void timeout_cb(struct loop *lp, struct loop_timer *t, void *arg)
@@ -532,7 +543,7 @@ static int prepare_cb(struct loop *lp, void *arg)
 static bool our_var(const char *kv)
 {
     static const char *const ours[] = {
-        "PMI_FD=", "PMI_RANK=", "PMI_SIZE=", "PMI_JOBID=", "PMI_PORT=",
+        "PMI_FD=", "PMI_RANK=",    "PMI_SIZE=",        "PMI_JOBID=",       "PMI_PORT=",
         "PMI_ID=", "PMI_SPAWNED=", "MPI_LOCALRANKID=", "MPI_LOCALNRANKS=",
     };
 
@@ -711,8 +722,8 @@ static void errpipe_read(struct rank *r)
         }
     }
     if (n == (ssize_t)sizeof(e) && !job->ending) {
-        msg(job, "cannot start rank %d (%s): %s", r->rank,
-            job->o->apps[r->app].argv[0], strerror(e));
+        msg(job, "cannot start rank %d (%s): %s", r->rank, job->o->apps[r->app].argv[0],
+            strerror(e));
         job->exit_code = EXIT_LAUNCH;
         begin_kill(job);
     }
@@ -998,8 +1009,9 @@ int main(int argc, char **argv)
     if (lvl && *lvl) {
         int l = loom_log_level_parse(lvl);
         if (l < 0) {
-            msg(&job, "LOOM_PMI_LOGLEVEL='%s' is not one of error, warn, info, debug, "
-                      "trace",
+            msg(&job,
+                "LOOM_PMI_LOGLEVEL='%s' is not one of error, warn, info, debug, "
+                "trace",
                 lvl);
             mpx_args_free(&o);
             return EXIT_USAGE;
@@ -1115,8 +1127,9 @@ int main(int argc, char **argv)
     if (o.verbose) {
         struct rusage ru;
         getrusage(RUSAGE_SELF, &ru);
-        msg(&job, "job ended after %llu ms, exit code %d (mpiexec cpu: %ld.%03ld s user, "
-                  "%ld.%03ld s sys)",
+        msg(&job,
+            "job ended after %llu ms, exit code %d (mpiexec cpu: %ld.%03ld s user, "
+            "%ld.%03ld s sys)",
             (unsigned long long)(loop_now_ms() - job.t0), job.exit_code,
             (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec / 1000,
             (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec / 1000);

@@ -208,6 +208,7 @@ void pcli_close(struct pcli *c)
         free(it);
     }
     c->store = NULL;
+    pthread_mutex_destroy(&c->wlock); /* pcli_init makes a new one */
 }
 
 int pcli_write(struct pcli *c, const char *buf, size_t len)

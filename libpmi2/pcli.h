@@ -66,7 +66,8 @@ int pcli_connect(struct pcli *c);
  * copies of rank 0" is not silent (srun without --mpi=pmi2).  Returns 1 if
  * it warned. */
 int pcli_singleton_check(const struct pcli *c);
-/* Close the connection (shutdown + close) and free buffers and the store. */
+/* Close the connection (shutdown + close) and free buffers and the store.
+ * c must be pcli_init'ed again before reuse. */
 void pcli_close(struct pcli *c);
 
 /* Write all of buf.  -EPIPE if the server is gone. */

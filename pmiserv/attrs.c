@@ -127,16 +127,14 @@ static void emit_folded(struct out *o, const struct blk *b, int n)
         }
         emit(o, ",[");
         for (int j = 0; j < best_p; j++)
-            emit(o, "%s(%d,%d,%d)", j ? "," : "", b[i + j].x, b[i + j].y,
-                 b[i + j].z);
+            emit(o, "%s(%d,%d,%d)", j ? "," : "", b[i + j].x, b[i + j].y, b[i + j].z);
         emit(o, "]x%d", best_r);
         i += best_p * best_r;
     }
     emit(o, ")");
 }
 
-int psrv_process_mapping(const int *rank_node, int size, char *out,
-                         size_t outlen)
+int psrv_process_mapping(const int *rank_node, int size, char *out, size_t outlen)
 {
     struct blk *b;
     int n;
@@ -231,8 +229,7 @@ const char *nodeattrs_get(struct psrv *s, const char *key)
     return NULL;
 }
 
-int nodeattrs_put(struct psrv *s, const char *key, const char *val,
-                  const char **err)
+int nodeattrs_put(struct psrv *s, const char *key, const char *val, const char **err)
 {
     struct nodeattrs *na = s->na;
     struct nattr *a;
@@ -277,8 +274,7 @@ int nodeattrs_put(struct psrv *s, const char *key, const char *val,
     return 0;
 }
 
-int nodeattrs_wait(struct psrv *s, struct client *c, const char *key,
-                   const char *thrid)
+int nodeattrs_wait(struct psrv *s, struct client *c, const char *key, const char *thrid)
 {
     free(c->na_key);
     free(c->na_thrid);
@@ -286,9 +282,8 @@ int nodeattrs_wait(struct psrv *s, struct client *c, const char *key,
     c->na_thrid = srv_strdup(thrid);
     if (!c->na_key)
         return -ENOMEM;
-    c->na_deadline = s->cfg.fence_timeout_ms > 0
-                         ? srv_now(s) + (uint64_t)s->cfg.fence_timeout_ms
-                         : 0;
+    c->na_deadline =
+        s->cfg.fence_timeout_ms > 0 ? srv_now(s) + (uint64_t)s->cfg.fence_timeout_ms : 0;
     return 0;
 }
 
@@ -300,9 +295,8 @@ int nodeattrs_tick(struct psrv *s, uint64_t now)
         if (!c->na_key || c->na_deadline == 0)
             continue;
         if (now >= c->na_deadline) {
-            srv_log(s, PSRV_LOG_WARN,
-                    "rank %d: gave up waiting for node attribute %s", c->rank,
-                    c->na_key);
+            srv_log(s, PSRV_LOG_WARN, "rank %d: gave up waiting for node attribute %s",
+                    c->rank, c->na_key);
             free(c->na_key);
             c->na_key = NULL;
             if (!c->gone)

@@ -22,13 +22,11 @@ struct client;
 struct nodeattrs *nodeattrs_create(struct psrv *s);
 void nodeattrs_destroy(struct nodeattrs *na);
 /* Put: 0, or a protocol rc with *err set.  Wakes waiters of key. */
-int nodeattrs_put(struct psrv *s, const char *key, const char *val,
-                  const char **err);
+int nodeattrs_put(struct psrv *s, const char *key, const char *val, const char **err);
 /* Value or NULL. */
 const char *nodeattrs_get(struct psrv *s, const char *key);
 /* Park client c until key is put.  0 or -ENOMEM. */
-int nodeattrs_wait(struct psrv *s, struct client *c, const char *key,
-                   const char *thrid);
+int nodeattrs_wait(struct psrv *s, struct client *c, const char *key, const char *thrid);
 /* Expire waits: ms until the next deadline or -1. */
 int nodeattrs_tick(struct psrv *s, uint64_t now);
 

@@ -222,8 +222,7 @@ static bool start_epoch(struct psrv *s)
     srv_log(s, PSRV_LOG_DEBUG, "fence %u: COLLECT", f->epoch);
     if (f->broken_node >= 0) {
         char text[160];
-        snprintf(text, sizeof(text),
-                 "fence %u on node %d: the link to node %d is broken",
+        snprintf(text, sizeof(text), "fence %u on node %d: the link to node %d is broken",
                  f->epoch, s->cfg.nodeid, f->broken_node);
         fence_fail(s, -1, -1, text);
         return false;
@@ -277,9 +276,8 @@ static void progress(struct psrv *s)
         for (int i = 0; i < s->nchildren; i++) {
             if (srv_tree_send(s, s->children[i], &m) < 0) {
                 char text[128];
-                snprintf(text, sizeof(text),
-                         "fence %u: cannot send to child node %d", f->epoch,
-                         s->children[i]);
+                snprintf(text, sizeof(text), "fence %u: cannot send to child node %d",
+                         f->epoch, s->children[i]);
                 pack_free(&all);
                 fence_fail(s, -1, -1, text);
                 return;
@@ -294,8 +292,8 @@ static void progress(struct psrv *s)
     pack_free(&all);
     if (rc < 0) {
         char text[128];
-        snprintf(text, sizeof(text), "fence %u: cannot send to parent node %d",
-                 f->epoch, s->parent);
+        snprintf(text, sizeof(text), "fence %u: cannot send to parent node %d", f->epoch,
+                 s->parent);
         fence_fail(s, -1, -1, text);
         return;
     }
@@ -359,9 +357,8 @@ void fence_client_lost(struct psrv *s, struct client *c)
 
     if (f->state != FENCE_COLLECT || c->in_fence)
         return;
-    snprintf(text, sizeof(text), "fence %u: rank %d %s before entering it",
-             f->epoch, c->rank,
-             c->finalized ? "already finalized" : "exited without finalize");
+    snprintf(text, sizeof(text), "fence %u: rank %d %s before entering it", f->epoch,
+             c->rank, c->finalized ? "already finalized" : "exited without finalize");
     fence_fail(s, c->rank, -1, text);
 }
 
@@ -416,8 +413,8 @@ static int hold(struct psrv *s, const struct msg *m)
     h->epoch = m->epoch;
     h->next = f->held;
     f->held = h;
-    srv_log(s, PSRV_LOG_DEBUG, "fence %u: holding FENCE_UP %u from node %d",
-            f->epoch, m->epoch, m->from);
+    srv_log(s, PSRV_LOG_DEBUG, "fence %u: holding FENCE_UP %u from node %d", f->epoch,
+            m->epoch, m->from);
     return 0;
 }
 
@@ -466,14 +463,14 @@ static int on_down(struct psrv *s, const struct msg *m)
     if (m->from != s->parent)
         return bad_msg(s, m, "sender is not the parent of this node");
     if (m->epoch < f->epoch) {
-        srv_log(s, PSRV_LOG_DEBUG, "fence %u: stale FENCE_DOWN %u dropped",
-                f->epoch, m->epoch);
+        srv_log(s, PSRV_LOG_DEBUG, "fence %u: stale FENCE_DOWN %u dropped", f->epoch,
+                m->epoch);
         return 0;
     }
     if (m->epoch != f->epoch || f->state != FENCE_WAIT_PARENT) {
         srv_log(s, PSRV_LOG_WARN,
-                "fence %u (%s): unexpected FENCE_DOWN %u from node %d dropped",
-                f->epoch, fence_state2str(f->state), m->epoch, m->from);
+                "fence %u (%s): unexpected FENCE_DOWN %u from node %d dropped", f->epoch,
+                fence_state2str(f->state), m->epoch, m->from);
         return 0;
     }
     if (kvs_blob_count(m->payload, m->len) < 0)
@@ -515,7 +512,8 @@ int fence_tree_input(struct psrv *s, const struct msg *m)
         /* Whatever its epoch: a node only sends it when the job is lost. */
         char text[1200];
         int n = (int)(m->len < 1000 ? m->len : 1000);
-        snprintf(text, sizeof(text), "%.*s", n, m->payload ? (const char *)m->payload : "");
+        snprintf(text, sizeof(text), "%.*s", n,
+                 m->payload ? (const char *)m->payload : "");
         fence_fail(s, -1, m->from, text);
         return 0;
     }

@@ -21,8 +21,8 @@ struct entry {
 struct kvs {
     struct entry *ent;
     int n, cap;
-    int *idx;       /* slot -> entry number, -1 when empty */
-    size_t nslots;  /* power of two */
+    int *idx;      /* slot -> entry number, -1 when empty */
+    size_t nslots; /* power of two */
     struct pack pending;
 };
 
@@ -204,8 +204,7 @@ int kvs_count(const struct kvs *k)
     return k->n;
 }
 
-int kvs_get_byidx(const struct kvs *k, int idx, const char **key,
-                  const char **val)
+int kvs_get_byidx(const struct kvs *k, int idx, const char **key, const char **val)
 {
     if (idx < 0 || idx >= k->n)
         return -ENOENT;

@@ -42,7 +42,6 @@ const char *kvs_get(const struct kvs *k, const char *key);
 /* Number of committed keys. */
 int kvs_count(const struct kvs *k);
 /* The idx-th committed pair (0-based): 0, or -ENOENT past the end. */
-int kvs_get_byidx(const struct kvs *k, int idx, const char **key,
-                  const char **val);
+int kvs_get_byidx(const struct kvs *k, int idx, const char **key, const char **val);
 
 #endif /* LOOM_PMISERV_KVS_H */

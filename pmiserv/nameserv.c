@@ -45,8 +45,8 @@ void ns_destroy(struct nameserv *ns)
 }
 
 /* Run op on the table (node 0).  Returns the protocol rc; *port for lookup. */
-static int ns_apply(struct nameserv *ns, int op, const char *name,
-                    const char *port, const char **out)
+static int ns_apply(struct nameserv *ns, int op, const char *name, const char *port,
+                    const char **out)
 {
     struct entry **pp = &ns->list;
     while (*pp && strcmp((*pp)->name, name) != 0)
@@ -96,8 +96,8 @@ static const char *ns_errtext(int op, int rc)
     return "name service failure";
 }
 
-static void finish(struct psrv *s, struct client *c, int op, int rc,
-                   const char *port, const char *msg)
+static void finish(struct psrv *s, struct client *c, int op, int rc, const char *port,
+                   const char *msg)
 {
     c->ns_wait = false;
     if (!c->gone)
@@ -147,9 +147,8 @@ void ns_request(struct psrv *s, struct client *c, int op, const char *name,
         finish(s, c, op, 14, NULL, "cannot reach the name service on node 0");
         return;
     }
-    c->ns_deadline = s->cfg.fence_timeout_ms > 0
-                         ? srv_now(s) + (uint64_t)s->cfg.fence_timeout_ms
-                         : 0;
+    c->ns_deadline =
+        s->cfg.fence_timeout_ms > 0 ? srv_now(s) + (uint64_t)s->cfg.fence_timeout_ms : 0;
 }
 
 static int on_req(struct psrv *s, const struct msg *m)
@@ -163,8 +162,8 @@ static int on_req(struct psrv *s, const struct msg *m)
     char *port = unpack_strdup(&u);
     int rc = 0;
 
-    if (unpack_error(&u) || !name || !port || unpack_remaining(&u) ||
-        m->origin < 0 || m->origin >= s->cfg.nnodes) {
+    if (unpack_error(&u) || !name || !port || unpack_remaining(&u) || m->origin < 0 ||
+        m->origin >= s->cfg.nnodes) {
         rc = -EPROTO;
         goto out;
     }
@@ -184,8 +183,7 @@ static int on_req(struct psrv *s, const struct msg *m)
                     .payload = p.buf,
                     .len = p.len};
     if (!pack_error(&p) && route(s, m->origin, &r) < 0)
-        srv_log(s, PSRV_LOG_ERROR, "name service: cannot answer node %d",
-                m->origin);
+        srv_log(s, PSRV_LOG_ERROR, "name service: cannot answer node %d", m->origin);
     pack_free(&p);
 out:
     free(name);

@@ -62,20 +62,20 @@ enum psrv_log_level {
 };
 
 struct psrv_config {
-    const char *jobid;     /* "<job>.<step>": kvsname and job-getid answer */
-    int size;              /* ranks in the job */
-    int nnodes;            /* nodes (servers) in the job, >= 1 */
-    int nodeid;            /* this server's node index, 0..nnodes-1 */
-    int local_count;       /* tasks served here */
-    const int *local_ranks;   /* [local_count] global rank of each client */
-    const int *rank_node;     /* [size] node index of every rank; used for
-                               * PMI_process_mapping and localRanks */
-    const int *rank_appnum;   /* [size] MPMD app index per rank, or NULL (0) */
-    int universe_size;        /* <= 0: same as size */
+    const char *jobid;           /* "<job>.<step>": kvsname and job-getid answer */
+    int size;                    /* ranks in the job */
+    int nnodes;                  /* nodes (servers) in the job, >= 1 */
+    int nodeid;                  /* this server's node index, 0..nnodes-1 */
+    int local_count;             /* tasks served here */
+    const int *local_ranks;      /* [local_count] global rank of each client */
+    const int *rank_node;        /* [size] node index of every rank; used for
+                                  * PMI_process_mapping and localRanks */
+    const int *rank_appnum;      /* [size] MPMD app index per rank, or NULL (0) */
+    int universe_size;           /* <= 0: same as size */
     const char *hwloc_xmlfile;   /* PMI_hwloc_xmlfile attribute, or NULL */
     const char *process_mapping; /* override the computed mapping, or NULL */
-    int tree_width;          /* children per node in the fence tree, >= 1 */
-    int fence_timeout_ms;    /* <= 0: no timeout (not recommended) */
+    int tree_width;              /* children per node in the fence tree, >= 1 */
+    int fence_timeout_ms;        /* <= 0: no timeout (not recommended) */
     enum psrv_log_level log_level;
 };
 
@@ -101,14 +101,13 @@ struct psrv_ops {
 
 /* Create a server.  cfg's arrays are copied.  Returns NULL and sets errno
  * (EINVAL for an inconsistent configuration). */
-struct psrv *psrv_create(const struct psrv_config *cfg,
-                         const struct psrv_ops *ops, void *arg);
+struct psrv *psrv_create(const struct psrv_config *cfg, const struct psrv_ops *ops,
+                         void *arg);
 void psrv_destroy(struct psrv *srv);
 
 /* Bytes arrived from client.  Returns 0, 1 when the client finalized (the
  * host may close it), or -EPROTO after a protocol error (host closes it). */
-int psrv_client_input(struct psrv *srv, int client, const char *buf,
-                      size_t len);
+int psrv_client_input(struct psrv *srv, int client, const char *buf, size_t len);
 /* The client's connection reached EOF or broke. */
 void psrv_client_gone(struct psrv *srv, int client);
 
@@ -130,7 +129,6 @@ int psrv_fence_epoch(const struct psrv *srv);       /* completed fences */
 /* PMI_process_mapping for a rank->node table, in MPICH's grammar, written
  * to out (NUL-terminated).  Returns the length, or -EMSGSIZE if it does not
  * fit in outlen (callers then advertise no mapping). */
-int psrv_process_mapping(const int *rank_node, int size, char *out,
-                         size_t outlen);
+int psrv_process_mapping(const int *rank_node, int size, char *out, size_t outlen);
 
 #endif /* LOOM_PMISERV_H */

@@ -173,8 +173,8 @@ static const char *ns_reply_name(int op)
                                 : "lookup_result";
 }
 
-void pmi1_ns_done(struct psrv *s, struct client *c, int op, int rc,
-                  const char *port, const char *msg)
+void pmi1_ns_done(struct psrv *s, struct client *c, int op, int rc, const char *port,
+                  const char *msg)
 {
     struct pmi_out o;
     reply_begin(s, c, &o, ns_reply_name(op), c->ns_thrid);
@@ -187,8 +187,7 @@ void pmi1_ns_done(struct psrv *s, struct client *c, int op, int rc,
     reply_send(s, c, &o);
 }
 
-static int ns_common(struct psrv *s, struct client *c, const struct pmi_msg *m,
-                     int op)
+static int ns_common(struct psrv *s, struct client *c, const struct pmi_msg *m, int op)
 {
     const char *name = pmi_msg_get(m, "service");
     const char *port = pmi_msg_get(m, "port");
@@ -263,8 +262,8 @@ static int h_abort(struct psrv *s, struct client *c, const struct pmi_msg *m)
         msg = pmi_msg_get(m, "msg");
     if (pmi_msg_get_int(m, "exitcode", &code) < 0)
         code = 1;
-    srv_abort(s, c->rank, code, "rank %d called PMI abort (exit code %d)%s%s",
-              c->rank, code, msg && *msg ? ": " : "", msg ? msg : "");
+    srv_abort(s, c->rank, code, "rank %d called PMI abort (exit code %d)%s%s", c->rank,
+              code, msg && *msg ? ": " : "", msg ? msg : "");
     return 0;
 }
 

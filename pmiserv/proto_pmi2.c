@@ -195,8 +195,8 @@ static int h_getnodeattr(struct psrv *s, struct client *c, const struct pmi_msg 
     return 0;
 }
 
-void pmi2_nodeattr_done(struct psrv *s, struct client *c, int rc,
-                        const char *val, const char *msg)
+void pmi2_nodeattr_done(struct psrv *s, struct client *c, int rc, const char *val,
+                        const char *msg)
 {
     if (rc == 0) {
         found_reply(s, c, "info-getnodeattr-response", c->na_thrid, val);
@@ -217,8 +217,7 @@ static int h_getjobattr(struct psrv *s, struct client *c, const struct pmi_msg *
         simple(s, c, "info-getjobattr-response", 3, "missing key");
         return 0;
     }
-    found_reply(s, c, "info-getjobattr-response", s->cur_thrid,
-                attrs_job_get(s, key));
+    found_reply(s, c, "info-getjobattr-response", s->cur_thrid, attrs_job_get(s, key));
     return 0;
 }
 
@@ -229,8 +228,8 @@ static const char *ns_reply_name(int op)
                                 : "name-lookup-response";
 }
 
-void pmi2_ns_done(struct psrv *s, struct client *c, int op, int rc,
-                  const char *port, const char *msg)
+void pmi2_ns_done(struct psrv *s, struct client *c, int op, int rc, const char *port,
+                  const char *msg)
 {
     struct pmi_out o;
     reply_begin(s, c, &o, ns_reply_name(op), c->ns_thrid);
@@ -244,8 +243,7 @@ void pmi2_ns_done(struct psrv *s, struct client *c, int op, int rc,
     reply_send(s, c, &o);
 }
 
-static int ns_common(struct psrv *s, struct client *c, const struct pmi_msg *m,
-                     int op)
+static int ns_common(struct psrv *s, struct client *c, const struct pmi_msg *m, int op)
 {
     const char *name = pmi_msg_get(m, "name");
     const char *port = pmi_msg_get(m, "port");
@@ -295,7 +293,8 @@ static int h_ring(struct psrv *s, struct client *c, const struct pmi_msg *m)
     if (pmi_msg_get_int(m, "ring-count", &count) < 0)
         count = 1;
     if (!left || !right || count != 1) {
-        simple(s, c, "ring-response", 3, "ring needs ring-count=1, ring-left, ring-right");
+        simple(s, c, "ring-response", 3,
+               "ring needs ring-count=1, ring-left, ring-right");
         return 0;
     }
     if (strlen(left) > PMI_MAX_VALLEN || strlen(right) > PMI_MAX_VALLEN) {
@@ -306,8 +305,8 @@ static int h_ring(struct psrv *s, struct client *c, const struct pmi_msg *m)
     return 0;
 }
 
-void pmi2_ring_done(struct psrv *s, struct client *c, int rc, int count,
-                    const char *left, const char *right, const char *msg)
+void pmi2_ring_done(struct psrv *s, struct client *c, int rc, int count, const char *left,
+                    const char *right, const char *msg)
 {
     struct pmi_out o;
     reply_begin(s, c, &o, "ring-response", c->ring_thrid);
@@ -333,8 +332,8 @@ static int h_abort(struct psrv *s, struct client *c, const struct pmi_msg *m)
         code = 1;
     if (pmi_msg_get_bool(m, "isworld", &world) < 0)
         world = true;
-    srv_abort(s, c->rank, code, "rank %d called PMI abort (exit code %d%s)%s%s",
-              c->rank, code, world ? "" : ", isworld=FALSE treated as world",
+    srv_abort(s, c->rank, code, "rank %d called PMI abort (exit code %d%s)%s%s", c->rank,
+              code, world ? "" : ", isworld=FALSE treated as world",
               msg && *msg ? ": " : "", msg ? msg : "");
     return 0;
 }

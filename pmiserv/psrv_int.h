@@ -65,7 +65,7 @@ struct psrv {
     int *rank_node;
     int *rank_appnum;
     char *hwloc_xmlfile;
-    char *mapping;  /* PMI_process_mapping, NULL if unknown/too long */
+    char *mapping; /* PMI_process_mapping, NULL if unknown/too long */
     char universe[16];
 
     struct psrv_ops ops;
@@ -101,17 +101,17 @@ int srv_child_index(const struct psrv *s, int node);
 char *srv_strdup(const char *s); /* NULL-safe strdup */
 
 /* Reply builders: begin adds cmd and the thrid to echo (may be NULL). */
-void reply_begin(struct psrv *s, struct client *c, struct pmi_out *o,
-                 const char *cmd, const char *thrid);
+void reply_begin(struct psrv *s, struct client *c, struct pmi_out *o, const char *cmd,
+                 const char *thrid);
 void reply_send(struct psrv *s, struct client *c, struct pmi_out *o);
 
 /* Deferred completions, formatted in c's protocol (server.c dispatches to
  * proto_pmi1.c / proto_pmi2.c).  msg may be NULL when rc == 0. */
 void proto_fence_done(struct psrv *s, struct client *c, int rc, const char *msg);
-void proto_nodeattr_done(struct psrv *s, struct client *c, int rc,
-                         const char *val, const char *msg);
-void proto_ns_done(struct psrv *s, struct client *c, int op, int rc,
-                   const char *port, const char *msg);
+void proto_nodeattr_done(struct psrv *s, struct client *c, int rc, const char *val,
+                         const char *msg);
+void proto_ns_done(struct psrv *s, struct client *c, int op, int rc, const char *port,
+                   const char *msg);
 void proto_ring_done(struct psrv *s, struct client *c, int rc, int count,
                      const char *left, const char *right, const char *msg);
 
@@ -119,7 +119,7 @@ void proto_ring_done(struct psrv *s, struct client *c, int rc, int count,
  * (0 ok) and sets *err to a message for rc != 0.  Limits: key 1..64 B,
  * value <= 1024 B; PMI-1 keys starting with "PMI_" are reserved. */
 int srv_put(struct psrv *s, const char *key, const char *val, bool pmi1,
-                  const char **err);
+            const char **err);
 /* Job attribute value, or NULL when unknown (attrs.c). */
 const char *attrs_job_get(struct psrv *s, const char *key);
 
@@ -129,13 +129,13 @@ int pmi1_dispatch(struct psrv *s, struct client *c, const struct pmi_msg *m);
 int pmi2_dispatch(struct psrv *s, struct client *c, const struct pmi_msg *m);
 void pmi1_fence_done(struct psrv *s, struct client *c, int rc, const char *msg);
 void pmi2_fence_done(struct psrv *s, struct client *c, int rc, const char *msg);
-void pmi1_ns_done(struct psrv *s, struct client *c, int op, int rc,
-                  const char *port, const char *msg);
-void pmi2_ns_done(struct psrv *s, struct client *c, int op, int rc,
-                  const char *port, const char *msg);
-void pmi2_nodeattr_done(struct psrv *s, struct client *c, int rc,
-                        const char *val, const char *msg);
-void pmi2_ring_done(struct psrv *s, struct client *c, int rc, int count,
-                    const char *left, const char *right, const char *msg);
+void pmi1_ns_done(struct psrv *s, struct client *c, int op, int rc, const char *port,
+                  const char *msg);
+void pmi2_ns_done(struct psrv *s, struct client *c, int op, int rc, const char *port,
+                  const char *msg);
+void pmi2_nodeattr_done(struct psrv *s, struct client *c, int rc, const char *val,
+                        const char *msg);
+void pmi2_ring_done(struct psrv *s, struct client *c, int rc, int count, const char *left,
+                    const char *right, const char *msg);
 
 #endif /* LOOM_PMISERV_INT_H */

@@ -94,8 +94,8 @@ void ring_fail(struct psrv *s, int rank, const char *text)
     srv_abort(s, rank, 1, "%s", text);
 }
 
-static int send_ring(struct psrv *s, int type, int to, uint32_t count,
-                     const char *left, const char *right)
+static int send_ring(struct psrv *s, int type, int to, uint32_t count, const char *left,
+                     const char *right)
 {
     struct pack p;
     pack_init(&p);
@@ -130,8 +130,7 @@ static void contrib_at(struct psrv *s, int i, uint32_t *count, const char **l,
     }
 }
 
-static void down(struct psrv *s, uint32_t offset, const char *left,
-                 const char *right)
+static void down(struct psrv *s, uint32_t offset, const char *left, const char *right)
 {
     int n = s->cfg.local_count + s->nchildren;
     uint32_t acc = offset;
@@ -153,8 +152,8 @@ static void down(struct psrv *s, uint32_t offset, const char *left,
             struct client *c = &s->cl[i];
             if (!c->gone)
                 proto_ring_done(s, c, 0, (int)acc, myleft, myright, NULL);
-        } else if (send_ring(s, MSG_RING_DOWN, s->children[i - s->cfg.local_count],
-                             acc, myleft, myright) < 0) {
+        } else if (send_ring(s, MSG_RING_DOWN, s->children[i - s->cfg.local_count], acc,
+                             myleft, myright) < 0) {
             char text[128];
             snprintf(text, sizeof(text), "ring: cannot send to child node %d",
                      s->children[i - s->cfg.local_count]);
@@ -214,8 +213,8 @@ static bool start(struct psrv *s)
     return true;
 }
 
-void ring_enter(struct psrv *s, struct client *c, const char *left,
-                const char *right, const char *thrid)
+void ring_enter(struct psrv *s, struct client *c, const char *left, const char *right,
+                const char *thrid)
 {
     struct ring *r = s->ring;
     if (r->failed || s->aborted) {
@@ -241,9 +240,8 @@ void ring_client_lost(struct psrv *s, struct client *c)
     char text[128];
     if (!s->ring->active || c->in_ring)
         return;
-    snprintf(text, sizeof(text), "ring %u: rank %d %s before entering it",
-             s->ring->epoch, c->rank,
-             c->finalized ? "already finalized" : "exited without finalize");
+    snprintf(text, sizeof(text), "ring %u: rank %d %s before entering it", s->ring->epoch,
+             c->rank, c->finalized ? "already finalized" : "exited without finalize");
     ring_fail(s, c->rank, text);
 }
 
@@ -309,8 +307,8 @@ int ring_tick(struct psrv *s, uint64_t now)
         snprintf(text, sizeof(text),
                  "ring %u timed out on node %d (%d of %d local ranks, %d of %d "
                  "child nodes in)",
-                 r->epoch, s->cfg.nodeid, r->nlocal, s->cfg.local_count,
-                 r->nchild_in, s->nchildren);
+                 r->epoch, s->cfg.nodeid, r->nlocal, s->cfg.local_count, r->nchild_in,
+                 s->nchildren);
         ring_fail(s, -1, text);
         return -1;
     }

@@ -25,8 +25,8 @@ struct msg;
 struct ring *ring_create(struct psrv *s);
 void ring_destroy(struct ring *r);
 /* Client c entered the ring with its left/right values. */
-void ring_enter(struct psrv *s, struct client *c, const char *left,
-                const char *right, const char *thrid);
+void ring_enter(struct psrv *s, struct client *c, const char *left, const char *right,
+                const char *thrid);
 void ring_client_lost(struct psrv *s, struct client *c);
 int ring_tree_input(struct psrv *s, const struct msg *m);
 void ring_link_gone(struct psrv *s, int node);

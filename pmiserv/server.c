@@ -48,8 +48,7 @@ uint64_t srv_now(struct psrv *s)
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static void vlog(struct psrv *s, enum psrv_log_level lvl, const char *fmt,
-                 va_list ap)
+static void vlog(struct psrv *s, enum psrv_log_level lvl, const char *fmt, va_list ap)
 {
     char buf[1536];
     if (!s->ops.log || lvl > s->cfg.log_level)
@@ -108,13 +107,13 @@ int srv_tree_send(struct psrv *s, int to, const struct msg *m)
     }
     pack_free(&p);
     if (rc < 0)
-        srv_log(s, PSRV_LOG_ERROR, "cannot send %s to node %d: %s",
-                msg_type2str(m->type), to, strerror(-rc));
+        srv_log(s, PSRV_LOG_ERROR, "cannot send %s to node %d: %s", msg_type2str(m->type),
+                to, strerror(-rc));
     return rc;
 }
 
-static void trace(struct psrv *s, struct client *c, const char *dir,
-                  const char *buf, size_t len)
+static void trace(struct psrv *s, struct client *c, const char *dir, const char *buf,
+                  size_t len)
 {
     if (!s->ops.log || s->cfg.log_level < PSRV_LOG_TRACE)
         return;
@@ -122,13 +121,12 @@ static void trace(struct psrv *s, struct client *c, const char *dir,
         len--;
     uint64_t t = srv_now(s);
     srv_log(s, PSRV_LOG_TRACE, "[%llu.%03llu] rank %d %s %.*s%s",
-            (unsigned long long)(t / 1000), (unsigned long long)(t % 1000),
-            c->rank, dir, (int)(len > TRACE_MAX ? TRACE_MAX : len), buf,
-            len > TRACE_MAX ? "..." : "");
+            (unsigned long long)(t / 1000), (unsigned long long)(t % 1000), c->rank, dir,
+            (int)(len > TRACE_MAX ? TRACE_MAX : len), buf, len > TRACE_MAX ? "..." : "");
 }
 
-void reply_begin(struct psrv *s, struct client *c, struct pmi_out *o,
-                 const char *cmd, const char *thrid)
+void reply_begin(struct psrv *s, struct client *c, struct pmi_out *o, const char *cmd,
+                 const char *thrid)
 {
     (void)s;
     pmi_out_begin(o, c->v == PMI_V2 ? PMI_V2 : PMI_V1, cmd);
@@ -148,8 +146,7 @@ void reply_send(struct psrv *s, struct client *c, struct pmi_out *o)
         trace(s, c, "<-", o->buf, o->len);
         rc = s->ops.client_send(s->arg, c->idx, o->buf, o->len);
         if (rc < 0) {
-            srv_log(s, PSRV_LOG_WARN, "rank %d: send failed: %s", c->rank,
-                    strerror(-rc));
+            srv_log(s, PSRV_LOG_WARN, "rank %d: send failed: %s", c->rank, strerror(-rc));
             client_lost(s, c);
         }
     }
@@ -166,14 +163,14 @@ void proto_fence_done(struct psrv *s, struct client *c, int rc, const char *msg)
         pmi1_fence_done(s, c, rc, msg);
 }
 
-void proto_nodeattr_done(struct psrv *s, struct client *c, int rc,
-                         const char *val, const char *msg)
+void proto_nodeattr_done(struct psrv *s, struct client *c, int rc, const char *val,
+                         const char *msg)
 {
     pmi2_nodeattr_done(s, c, rc, val, msg);
 }
 
-void proto_ns_done(struct psrv *s, struct client *c, int op, int rc,
-                   const char *port, const char *msg)
+void proto_ns_done(struct psrv *s, struct client *c, int op, int rc, const char *port,
+                   const char *msg)
 {
     if (c->v == PMI_V2)
         pmi2_ns_done(s, c, op, rc, port, msg);
@@ -189,8 +186,7 @@ void proto_ring_done(struct psrv *s, struct client *c, int rc, int count,
 
 /* ---- shared semantics ------------------------------------------------ */
 
-int srv_put(struct psrv *s, const char *key, const char *val, bool pmi1,
-            const char **err)
+int srv_put(struct psrv *s, const char *key, const char *val, bool pmi1, const char **err)
 {
     if (!key || !*key) {
         *err = "missing key";
@@ -247,8 +243,8 @@ static int *dup_ints(const int *a, int n)
     return b;
 }
 
-struct psrv *psrv_create(const struct psrv_config *cfg,
-                         const struct psrv_ops *ops, void *arg)
+struct psrv *psrv_create(const struct psrv_config *cfg, const struct psrv_ops *ops,
+                         void *arg)
 {
     struct psrv *s;
     int rc;
@@ -296,8 +292,7 @@ struct psrv *psrv_create(const struct psrv_config *cfg,
              cfg->universe_size > 0 ? cfg->universe_size : cfg->size);
 
     s->parent = ktree_parent(cfg->tree_width, cfg->nnodes, cfg->nodeid);
-    s->nchildren = ktree_children(cfg->tree_width, cfg->nnodes, cfg->nodeid,
-                                  s->children);
+    s->nchildren = ktree_children(cfg->tree_width, cfg->nnodes, cfg->nodeid, s->children);
     if (s->nchildren < 0)
         s->nchildren = 0;
 
@@ -366,15 +361,13 @@ static int malformed(struct psrv *s, struct client *c, const char *what)
 
     reply_begin(s, c, &o, "error", NULL);
     pmi_out_add(&o, "rc", "-1");
-    pmi_out_addf(&o, c->v == PMI_V2 ? "errmsg" : "msg", "malformed request: %s",
-                 what);
+    pmi_out_addf(&o, c->v == PMI_V2 ? "errmsg" : "msg", "malformed request: %s", what);
     reply_send(s, c, &o);
     c->bad = true;
     free(c->in);
     c->in = NULL;
     c->inlen = c->incap = 0;
-    srv_abort(s, c->rank, 1, "rank %d sent a malformed PMI request: %s", c->rank,
-              what);
+    srv_abort(s, c->rank, 1, "rank %d sent a malformed PMI request: %s", c->rank, what);
     return -EPROTO;
 }
 
@@ -402,16 +395,13 @@ static int handle_init(struct psrv *s, struct client *c, const struct pmi_msg *m
     pmi_out_add(&o, "rc", "-1");
     pmi_out_add(&o, "pmi_version", "2");
     pmi_out_add(&o, "pmi_subversion", "0");
-    pmi_out_addf(&o, "msg", "unsupported PMI version %d.%d (1.1 and 2.0 are)",
-                 ver, sub);
+    pmi_out_addf(&o, "msg", "unsupported PMI version %d.%d (1.1 and 2.0 are)", ver, sub);
     reply_send(s, c, &o);
-    srv_log(s, PSRV_LOG_WARN, "rank %d asked for PMI version %d.%d", c->rank,
-            ver, sub);
+    srv_log(s, PSRV_LOG_WARN, "rank %d asked for PMI version %d.%d", c->rank, ver, sub);
     return 0;
 }
 
-static int handle_one(struct psrv *s, struct client *c, const char *body,
-                      size_t blen)
+static int handle_one(struct psrv *s, struct client *c, const char *body, size_t blen)
 {
     struct pmi_msg m;
     int rc;
@@ -440,8 +430,8 @@ static int handle_one(struct psrv *s, struct client *c, const char *body,
             rc = handle_init(s, c, &m);
             goto out;
         }
-        srv_log(s, PSRV_LOG_WARN, "rank %d sent %s before init: assuming PMI-1",
-                c->rank, pmi_msg_cmd(&m));
+        srv_log(s, PSRV_LOG_WARN, "rank %d sent %s before init: assuming PMI-1", c->rank,
+                pmi_msg_cmd(&m));
         c->v = PMI_V1;
     }
     rc = c->v == PMI_V2 ? pmi2_dispatch(s, c, &m) : pmi1_dispatch(s, c, &m);
@@ -482,8 +472,7 @@ int psrv_client_input(struct psrv *s, int client, const char *buf, size_t len)
     while (off < c->inlen) {
         size_t flen, blen;
         const char *body;
-        int r = pmi_frame_next(c->v, c->in + off, c->inlen - off, &flen, &body,
-                               &blen);
+        int r = pmi_frame_next(c->v, c->in + off, c->inlen - off, &flen, &body, &blen);
         if (r == 0)
             break;
         if (r < 0) {
@@ -582,8 +571,8 @@ int psrv_tree_input(struct psrv *s, int from, const void *buf, size_t len)
         rc = -EPROTO;
     }
     if (rc == -EPROTO)
-        srv_log(s, PSRV_LOG_ERROR, "node %d: bad %s from node %d dropped",
-                s->cfg.nodeid, msg_type2str(m.type), from);
+        srv_log(s, PSRV_LOG_ERROR, "node %d: bad %s from node %d dropped", s->cfg.nodeid,
+                msg_type2str(m.type), from);
     return rc;
 }
 
@@ -591,8 +580,7 @@ void psrv_tree_gone(struct psrv *s, int node)
 {
     if (!s)
         return;
-    srv_log(s, PSRV_LOG_WARN, "node %d: link to node %d is gone", s->cfg.nodeid,
-            node);
+    srv_log(s, PSRV_LOG_WARN, "node %d: link to node %d is gone", s->cfg.nodeid, node);
     fence_link_gone(s, node);
     ring_link_gone(s, node);
 }

@@ -15,7 +15,6 @@
 
 #include "args.h"
 
-
 static char err[256];
 
 static int parse(char **argv, int argc, struct mpx_opts *o)
@@ -94,9 +93,9 @@ END_TEST
 
 START_TEST(mpmd_and_env)
 {
-    char *v[] = {"mpiexec", "-genv", "G", "1", "-n", "2", "-env", "A", "x y", "./a",
-                 "arg", ":", "-x", "X=5", "-np", "3", "-wdir", "/tmp", "-envlist",
-                 "P,Q", "./b", NULL};
+    char *v[] = {"mpiexec", "-genv", "G",        "1",   "-n",  "2",   "-env", "A",
+                 "x y",     "./a",   "arg",      ":",   "-x",  "X=5", "-np",  "3",
+                 "-wdir",   "/tmp",  "-envlist", "P,Q", "./b", NULL};
     struct mpx_opts o;
 
     ck_assert_int_eq(parse(v, 21, &o), 0);
@@ -125,8 +124,8 @@ END_TEST
 
 START_TEST(export_forms)
 {
-    char *v[] = {"mpiexec", "-x", "HOME", "-x", "A=b=c", "-genvlist", "U,V,", "prog",
-                 NULL};
+    char *v[] = {"mpiexec",   "-x",   "HOME", "-x", "A=b=c",
+                 "-genvlist", "U,V,", "prog", NULL};
     struct mpx_opts o;
 
     ck_assert_int_eq(parse(v, 8, &o), 0);
@@ -141,8 +140,18 @@ END_TEST
 
 START_TEST(flags_and_values)
 {
-    char *v[] = {"mpiexec", "--timeout", "30", "--fence-timeout=5", "--report-bindings",
-                 "-bind-to", "none", "-gwdir", "/", "-v", "prog", NULL};
+    char *v[] = {"mpiexec",
+                 "--timeout",
+                 "30",
+                 "--fence-timeout=5",
+                 "--report-bindings",
+                 "-bind-to",
+                 "none",
+                 "-gwdir",
+                 "/",
+                 "-v",
+                 "prog",
+                 NULL};
     struct mpx_opts o;
 
     ck_assert_int_eq(parse(v, 11, &o), 0);

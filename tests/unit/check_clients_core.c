@@ -11,6 +11,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pcli.h"
 #include "pmi.h"
 #include "pmi2.h"
 #include "pmiserv.h"
@@ -383,6 +385,56 @@ START_TEST(abort_reaches_the_host)
 }
 END_TEST
 
+/* The core writes PMI_process_mapping, the clients read it: every layout
+ * must survive the round trip (block, uneven, cyclic, plane, random).  A
+ * layout too irregular for one value may come back -EMSGSIZE ("advertise no
+ * mapping") only when `may_overflow`. */
+static void roundtrip(const int *node, int size, const char *what, bool may_overflow)
+{
+    static char map[1 << 16];
+    int back[256];
+
+    int len = psrv_process_mapping(node, size, map, sizeof(map));
+    if (len == -EMSGSIZE && may_overflow)
+        return;
+    ck_assert_msg(len > 0, "%s: no mapping (%d)", what, len);
+    ck_assert_msg(pcli_map_parse(map, size, back) == 0, "%s: cannot parse '%s'", what, map);
+    for (int i = 0; i < size; i++)
+        ck_assert_msg(back[i] == node[i], "%s: '%s' puts rank %d on node %d, not %d", what,
+                      map, i, back[i], node[i]);
+}
+
+START_TEST(mapping_roundtrip_with_core)
+{
+    int node[256];
+    char what[64];
+    unsigned seed = 12345;
+
+    for (int size = 1; size <= 256; size += (size < 20 ? 1 : 17)) {
+        for (int nn = 1; nn <= 9 && nn <= size; nn++) {
+            for (int i = 0; i < size; i++) /* block, last node short */
+                node[i] = i / ((size + nn - 1) / nn);
+            snprintf(what, sizeof(what), "block %d/%d", size, nn);
+            roundtrip(node, size, what, false);
+            for (int i = 0; i < size; i++)
+                node[i] = i % nn;
+            snprintf(what, sizeof(what), "cyclic %d/%d", size, nn);
+            roundtrip(node, size, what, false);
+            for (int i = 0; i < size; i++) /* plane=2 */
+                node[i] = (i / 2) % nn;
+            snprintf(what, sizeof(what), "plane2 %d/%d", size, nn);
+            roundtrip(node, size, what, false);
+            for (int i = 0; i < size; i++) {
+                seed = seed * 1103515245u + 12345u;
+                node[i] = (int)((seed >> 16) % (unsigned)nn);
+            }
+            snprintf(what, sizeof(what), "random %d/%d", size, nn);
+            roundtrip(node, size, what, true);
+        }
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("clients+core");
@@ -392,6 +444,7 @@ static Suite *suite(void)
     tcase_add_test(tc, pmi1_job_of_four);
     tcase_add_test(tc, mixed_pmi1_pmi2_job);
     tcase_add_test(tc, abort_reaches_the_host);
+    tcase_add_test(tc, mapping_roundtrip_with_core);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -76,9 +76,11 @@ static int fence_result(struct ft *ft, int r, char *why, size_t whylen)
     char *got = ft_take(ft, r);
     int res = -1;
     if (*got) {
-        if (strstr(got, is_v2(r) ? "cmd=kvs-fence-response;rc=0;" : "cmd=barrier_out rc=0\n"))
+        if (strstr(got,
+                   is_v2(r) ? "cmd=kvs-fence-response;rc=0;" : "cmd=barrier_out rc=0\n"))
             res = 0;
-        else if (strstr(got, is_v2(r) ? "cmd=kvs-fence-response;rc=-1;" : "cmd=barrier_out rc=-1"))
+        else if (strstr(got, is_v2(r) ? "cmd=kvs-fence-response;rc=-1;"
+                                      : "cmd=barrier_out rc=-1"))
             res = 1;
         else
             ck_abort_msg("rank %d: unexpected fence reply %s", r, got);
@@ -408,8 +410,13 @@ START_TEST(bad_tree_message)
     fence(ft, 0);
     struct pack p;
     pack_init(&p);
-    struct msg m = {.type = MSG_FENCE_UP, .epoch = 0, .from = 1, .origin = 1,
-                    .dest = -1, .payload = "\x00\x00\x00\x09k", .len = 5};
+    struct msg m = {.type = MSG_FENCE_UP,
+                    .epoch = 0,
+                    .from = 1,
+                    .origin = 1,
+                    .dest = -1,
+                    .payload = "\x00\x00\x00\x09k",
+                    .len = 5};
     msg_encode(&p, &m);
     ck_assert_int_eq(psrv_tree_input(ft->nodes[0].srv, 1, p.buf, p.len), -EPROTO);
     pack_free(&p);
@@ -433,8 +440,13 @@ START_TEST(next_epoch_held)
     pack_str(&blob, "early");
     pack_str(&blob, "bird");
     pack_init(&p);
-    struct msg m = {.type = MSG_FENCE_UP, .epoch = 1, .from = 2, .origin = 2,
-                    .dest = -1, .payload = blob.buf, .len = blob.len};
+    struct msg m = {.type = MSG_FENCE_UP,
+                    .epoch = 1,
+                    .from = 2,
+                    .origin = 2,
+                    .dest = -1,
+                    .payload = blob.buf,
+                    .len = blob.len};
     msg_encode(&p, &m);
     ck_assert_int_eq(psrv_tree_input(ft->nodes[1].srv, 2, p.buf, p.len), 0);
     /* and a duplicate of it */
@@ -535,7 +547,8 @@ START_TEST(mutated_tree_messages)
                 unsigned char *b = m.buf;
                 int nmut = 1 + (int)(rand_r(&seed) % 3);
                 for (int k = 0; k < nmut; k++)
-                    b[rand_r(&seed) % m.len] ^= (unsigned char)(1u << (rand_r(&seed) % 8));
+                    b[rand_r(&seed) % m.len] ^=
+                        (unsigned char)(1u << (rand_r(&seed) % 8));
                 if (rand_r(&seed) % 2)
                     m.len = rand_r(&seed) % m.len;
             }
@@ -627,8 +640,9 @@ START_TEST(ring_across_nodes)
         byc[r] = -1;
     for (int r = 0; r < NRANKS; r++) {
         char *got = ft_take(ft, r);
-        ck_assert_msg(sscanf(got, "%*d cmd=ring-response;rc=0;ring-count=%d;ring-left=%31[^;];"
-                                  "ring-right=%31[^;];",
+        ck_assert_msg(sscanf(got,
+                             "%*d cmd=ring-response;rc=0;ring-count=%d;ring-left=%31[^;];"
+                             "ring-right=%31[^;];",
                              &count[r], left[r], right[r]) == 3,
                       "rank %d: %s", r, got);
         free(got);
@@ -648,6 +662,59 @@ START_TEST(ring_across_nodes)
         ck_assert_int_eq(count[r + 1], count[r] + 1);
     int total;
     ck_assert_int_eq(ft_first_abort(ft, &total), -1);
+    ft_destroy(ft);
+}
+END_TEST
+
+static void all_v2(struct ft *ft)
+{
+    for (int r = 0; r < ft->size; r++) {
+        ft_send(ft, r, "cmd=init pmi_version=2 pmi_subversion=0\n");
+        ft_send2(ft, r, "cmd=fullinit;");
+        free(ft_take(ft, r));
+    }
+}
+
+START_TEST(ring_failures)
+{
+    /* a rank that never joins: timeout, every waiting rank answered */
+    struct ft *ft = job(2, 3000);
+    all_v2(ft);
+    for (int r = 0; r < NRANKS; r++)
+        if (r != 5)
+            ft_send2(ft, r, "cmd=ring;ring-count=1;ring-left=x;ring-right=x;");
+    ft_run(ft, FT_FIFO);
+    ft_advance(ft, 3000);
+    ft_run(ft, FT_FIFO);
+    ck_assert_msg(
+        strstr(ft->nodes[2].abort_msg, "ring 0 timed out on node 2 (1 of 2 local"), "%s",
+        ft->nodes[2].abort_msg);
+    for (int r = 0; r < NRANKS; r++) {
+        if (r == 5)
+            continue;
+        char *got = ft_take(ft, r);
+        ck_assert_msg(strstr(got, "cmd=ring-response;rc=-1;errmsg="), "rank %d: %s", r,
+                      got);
+        free(got);
+    }
+    ft_destroy(ft);
+
+    /* a rank that died: at once, naming it */
+    ft = job(3, 0);
+    all_v2(ft);
+    ft_gone(ft, 4);
+    ft_send2(ft, 5, "cmd=ring;ring-count=1;ring-left=x;ring-right=x;");
+    ck_assert_int_eq(ft->nodes[2].abort_rank, 4);
+    ck_assert_msg(strstr(ft->nodes[2].abort_msg, "rank 4 exited without finalize"), "%s",
+                  ft->nodes[2].abort_msg);
+    char *got = ft_take(ft, 5);
+    ck_assert_msg(strstr(got, "cmd=ring-response;rc=-1;"), "%s", got);
+    free(got);
+    /* bad requests are refused without a collective */
+    ft_send2(ft, 0, "cmd=ring;ring-count=2;ring-left=x;ring-right=x;");
+    got = ft_take(ft, 0);
+    ck_assert_msg(strstr(got, "cmd=ring-response;rc=3;"), "%s", got);
+    free(got);
     ft_destroy(ft);
 }
 END_TEST
@@ -676,6 +743,7 @@ static Suite *suite(void)
     tcase_add_test(tf, link_gone);
     tcase_add_test(tf, abort_reaches_every_node);
     tcase_add_test(tf, mutated_tree_messages);
+    tcase_add_test(tf, ring_failures);
     tcase_add_test(tf, send_failure);
     tcase_add_test(tf, bad_tree_message);
     tcase_add_test(tf, next_epoch_held);

@@ -141,8 +141,13 @@ END_TEST
 START_TEST(msg_round_trip)
 {
     struct pack p;
-    struct msg m = {.type = MSG_FENCE_DOWN, .epoch = 77, .from = 3, .origin = 5,
-                    .dest = -1, .payload = "abc", .len = 3};
+    struct msg m = {.type = MSG_FENCE_DOWN,
+                    .epoch = 77,
+                    .from = 3,
+                    .origin = 5,
+                    .dest = -1,
+                    .payload = "abc",
+                    .len = 3};
     pack_init(&p);
     ck_assert_int_eq(msg_encode(&p, &m), 0);
     struct msg d;

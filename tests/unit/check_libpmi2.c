@@ -574,6 +574,47 @@ START_TEST(abort_sends_then_exits_with_flag)
 }
 END_TEST
 
+static void *fencer(void *arg)
+{
+    (void)arg;
+    PMI2_KVS_Fence(); /* the fake never answers it */
+    return NULL;
+}
+
+START_TEST(abort_while_another_thread_waits_in_fence)
+{
+    clean_env();
+    struct fake *f = fake_new();
+    fake_pmi2_init(f, 0, 2);
+    int note[2];
+    ck_assert_int_eq(pipe(note), 0);
+    fake_expect_rec(f, "cmd=kvs-fence;");
+    fake_notify(f, note[1]); /* the fence is in: its thread holds the call lock */
+    fake_expect_rec(f, "cmd=abort;isworld=FALSE;msg=stuck;");
+    fake_start(f);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int s, sz, rk, app;
+        pthread_t t;
+        if (PMI2_Init(&s, &sz, &rk, &app) != PMI2_SUCCESS)
+            _exit(99);
+        char c;
+        pthread_create(&t, NULL, fencer, NULL);
+        if (read(note[0], &c, 1) != 1)
+            _exit(97);
+        PMI2_Abort(0, "stuck");
+        _exit(98);
+    }
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert(WIFEXITED(st));
+    ck_assert_int_eq(WEXITSTATUS(st), 0); /* exit(flag) with flag 0 */
+    FAKE_JOIN_OK(f);
+    fake_free(f);
+}
+END_TEST
+
 START_TEST(singleton_mode)
 {
     clean_env();
@@ -701,6 +742,7 @@ static Suite *suite(void)
     tcase_add_test(tc, ring_exchange);
     tcase_add_test(tc, spawn_and_connect_report_server_errors);
     tcase_add_test(tc, abort_sends_then_exits_with_flag);
+    tcase_add_test(tc, abort_while_another_thread_waits_in_fence);
     OURS_ONLY(singleton_mode); /* Slurm's singleton has no KVS */
     OURS_ONLY(singleton_warns_when_launched_in_parallel);
     OURS_ONLY(calls_before_init_fail);

@@ -316,9 +316,14 @@ START_TEST(served_too_long_is_absent)
     for (int r = 0; r < size; r++)
         rn[r] = r < 2 ? 0 : 1 + (int)(rand_r(&seed) % 999);
     const int local[] = {0, 1};
-    struct psrv_config cfg = {.jobid = "1.0", .size = size, .nnodes = 1000,
-                              .nodeid = 0, .local_count = 2, .local_ranks = local,
-                              .rank_node = rn, .tree_width = 2,
+    struct psrv_config cfg = {.jobid = "1.0",
+                              .size = size,
+                              .nnodes = 1000,
+                              .nodeid = 0,
+                              .local_count = 2,
+                              .local_ranks = local,
+                              .rank_node = rn,
+                              .tree_width = 2,
                               .fence_timeout_ms = 1000};
     struct psrv_ops ops = {.client_send = rec_send, .tree_send = no_tree};
     struct psrv *srv = psrv_create(&cfg, &ops, NULL);
@@ -341,8 +346,13 @@ START_TEST(create_rejects_bad_config)
 {
     const int rn[] = {0, 1};
     const int local[] = {0};
-    struct psrv_config cfg = {.jobid = "1.0", .size = 2, .nnodes = 2, .nodeid = 0,
-                              .local_count = 1, .local_ranks = local, .rank_node = rn,
+    struct psrv_config cfg = {.jobid = "1.0",
+                              .size = 2,
+                              .nnodes = 2,
+                              .nodeid = 0,
+                              .local_count = 1,
+                              .local_ranks = local,
+                              .rank_node = rn,
                               .tree_width = 2};
     struct psrv_ops ops = {.client_send = rec_send, .tree_send = no_tree};
     struct psrv *srv = psrv_create(&cfg, &ops, NULL);

@@ -17,19 +17,19 @@
 #define WIRE_FIXTURES "fixtures"
 #endif
 
-#define EXPECT(ft, rank, want)                                                 \
-    do {                                                                       \
-        char *got_ = ft_take((ft), (rank));                                    \
-        ck_assert_str_eq(got_, (want));                                        \
-        free(got_);                                                            \
+#define EXPECT(ft, rank, want)                                                           \
+    do {                                                                                 \
+        char *got_ = ft_take((ft), (rank));                                              \
+        ck_assert_str_eq(got_, (want));                                                  \
+        free(got_);                                                                      \
     } while (0)
 
 /* want = PMI-2 body; the 6-byte left-justified length is added here. */
-#define EXPECT2(ft, rank, body)                                                \
-    do {                                                                       \
-        char want_[4096];                                                      \
-        snprintf(want_, sizeof(want_), "%-6zu%s", strlen(body), (body));       \
-        EXPECT((ft), (rank), want_);                                           \
+#define EXPECT2(ft, rank, body)                                                          \
+    do {                                                                                 \
+        char want_[4096];                                                                \
+        snprintf(want_, sizeof(want_), "%-6zu%s", strlen(body), (body));                 \
+        EXPECT((ft), (rank), want_);                                                     \
     } while (0)
 
 static const int two_on_one[] = {0, 0};
@@ -88,7 +88,8 @@ START_TEST(mpich_sequence)
     ft_send(ft, 0, "cmd=barrier_in\ncmd=barrier_in\n"); /* twice: 2nd refused */
     {
         char *got = ft_take(ft, 0);
-        ck_assert_str_eq(got, "cmd=barrier_out rc=-1 msg=this_rank_is_already_in_the_fence\n");
+        ck_assert_str_eq(got,
+                         "cmd=barrier_out rc=-1 msg=this_rank_is_already_in_the_fence\n");
         free(got);
     }
     ft_send(ft, 1, "cmd=barrier_in\n");
@@ -325,7 +326,8 @@ START_TEST(getbyidx_and_unsupported)
 {
     struct ft *ft = job1(1);
     init1(ft, 0);
-    ft_send(ft, 0, "cmd=put kvsname=42.0 key=a value=1\ncmd=put kvsname=42.0 key=b value=2\n");
+    ft_send(ft, 0,
+            "cmd=put kvsname=42.0 key=a value=1\ncmd=put kvsname=42.0 key=b value=2\n");
     EXPECT(ft, 0, "cmd=put_result rc=0\ncmd=put_result rc=0\n");
     ft_send(ft, 0, "cmd=barrier_in\n");
     EXPECT(ft, 0, "cmd=barrier_out rc=0\n");
@@ -338,15 +340,18 @@ START_TEST(getbyidx_and_unsupported)
     ft_send(ft, 0, "cmd=create_kvs\n");
     EXPECT(ft, 0, "cmd=newkvs rc=-1 msg=create_kvs_is_not_supported_by_this_server\n");
     ft_send(ft, 0, "cmd=destroy_kvs kvsname=x\n");
-    EXPECT(ft, 0, "cmd=kvs_destroyed rc=-1 msg=destroy_kvs_is_not_supported_by_this_server\n");
+    EXPECT(ft, 0,
+           "cmd=kvs_destroyed rc=-1 msg=destroy_kvs_is_not_supported_by_this_server\n");
     ft_send(ft, 0, "cmd=frobnicate x=1\n");
     EXPECT(ft, 0, "cmd=error rc=-1 msg=unknown_command_frobnicate\n");
     /* a two-block spawn gets one reply, after the second block */
-    ft_send(ft, 0, "mcmd=spawn\nnprocs=1\nexecname=/bin/a\ntotspawns=2\nspawnssofar=1\n"
-                   "argcnt=0\npreput_num=0\ninfo_num=0\nendcmd\n");
+    ft_send(ft, 0,
+            "mcmd=spawn\nnprocs=1\nexecname=/bin/a\ntotspawns=2\nspawnssofar=1\n"
+            "argcnt=0\npreput_num=0\ninfo_num=0\nendcmd\n");
     EXPECT(ft, 0, "");
-    ft_send(ft, 0, "mcmd=spawn\nnprocs=1\nexecname=/bin/b\ntotspawns=2\nspawnssofar=2\n"
-                   "argcnt=0\npreput_num=0\ninfo_num=0\nendcmd\n");
+    ft_send(ft, 0,
+            "mcmd=spawn\nnprocs=1\nexecname=/bin/b\ntotspawns=2\nspawnssofar=2\n"
+            "argcnt=0\npreput_num=0\ninfo_num=0\nendcmd\n");
     EXPECT(ft, 0, "cmd=spawn_result rc=-1 msg=spawn_is_not_supported_by_this_server\n");
     ck_assert_int_eq(ft->nodes[0].naborts, 0);
     ft_destroy(ft);
@@ -361,7 +366,8 @@ START_TEST(name_service_local)
     ft_send(ft, 0, "cmd=publish_name service=svc port=tcp://h:1\n");
     EXPECT(ft, 0, "cmd=publish_result rc=0 info=ok\n");
     ft_send(ft, 1, "cmd=publish_name service=svc port=tcp://h:2\n");
-    EXPECT(ft, 1, "cmd=publish_result rc=1 info=fail msg=service_name_already_published\n");
+    EXPECT(ft, 1,
+           "cmd=publish_result rc=1 info=fail msg=service_name_already_published\n");
     ft_send(ft, 1, "cmd=lookup_name service=svc\n");
     EXPECT(ft, 1, "cmd=lookup_result rc=0 info=ok port=tcp://h:1\n");
     ft_send(ft, 0, "cmd=unpublish_name service=svc\n");
@@ -397,7 +403,8 @@ END_TEST
 START_TEST(framing_split_and_joined)
 {
     struct ft *ft = job1(1);
-    const char *s = "cmd=init pmi_version=1 pmi_subversion=1\ncmd=get_maxes\ncmd=get_appnum\n";
+    const char *s =
+        "cmd=init pmi_version=1 pmi_subversion=1\ncmd=get_maxes\ncmd=get_appnum\n";
     /* one byte at a time */
     for (const char *p = s; *p; p++)
         ck_assert_int_eq(ft_input(ft, 0, p, 1), 0);
@@ -410,11 +417,13 @@ START_TEST(framing_split_and_joined)
     char val[1025];
     memset(val, 'x', 1024);
     val[1024] = '\0';
-    int n = snprintf(line, sizeof(line), "cmd=put kvsname=42.0 key=k value=%s  pad=%s pad2=%s pad3=%s\n",
-                     val, val, val, val);
+    int n = snprintf(line, sizeof(line),
+                     "cmd=put kvsname=42.0 key=k value=%s  pad=%s pad2=%s pad3=%s\n", val,
+                     val, val, val);
     ck_assert_int_gt(n, 4096);
     for (int off = 0; off < n; off += 1000)
-        ck_assert_int_eq(ft_input(ft, 0, line + off, (size_t)(n - off < 1000 ? n - off : 1000)), 0);
+        ck_assert_int_eq(
+            ft_input(ft, 0, line + off, (size_t)(n - off < 1000 ? n - off : 1000)), 0);
     EXPECT(ft, 0, "cmd=put_result rc=0\n");
     ft_destroy(ft);
 }
@@ -425,16 +434,18 @@ START_TEST(malformed_aborts_only_that_rank)
     struct ft *ft = job1(2);
     init1(ft, 0);
     init1(ft, 1);
-    ck_assert_int_eq(ft_send(ft, 1, "cmd=put kvsname=x garbage-without-equals\n"), -EPROTO);
+    ck_assert_int_eq(ft_send(ft, 1, "cmd=put kvsname=x garbage-without-equals\n"),
+                     -EPROTO);
     {
         char *got = ft_take(ft, 1);
-        ck_assert_msg(strncmp(got, "cmd=error rc=-1 msg=malformed_request", 37) == 0, "%s",
-                      got);
+        ck_assert_msg(strncmp(got, "cmd=error rc=-1 msg=malformed_request", 37) == 0,
+                      "%s", got);
         free(got);
     }
     ck_assert_int_eq(ft->nodes[0].naborts, 1);
     ck_assert_int_eq(ft->nodes[0].abort_rank, 1);
-    ck_assert_msg(strstr(ft->nodes[0].abort_msg, "rank 1 sent a malformed PMI request") != NULL,
+    ck_assert_msg(strstr(ft->nodes[0].abort_msg, "rank 1 sent a malformed PMI request") !=
+                      NULL,
                   "%s", ft->nodes[0].abort_msg);
     /* further bytes from rank 1 are refused; rank 0 still served */
     ck_assert_int_eq(ft_send(ft, 1, "cmd=get_maxes\n"), -EPROTO);
@@ -511,7 +522,8 @@ START_TEST(trace_every_request)
     ft_send(ft, 1, "cmd=get_maxes\n");
     free(ft_take(ft, 1));
     ck_assert_ptr_nonnull(ft->log);
-    ck_assert_msg(strstr(ft->log, "[12345.678] rank 1 -> cmd=get_maxes\n"), "%s", ft->log);
+    ck_assert_msg(strstr(ft->log, "[12345.678] rank 1 -> cmd=get_maxes\n"), "%s",
+                  ft->log);
     ck_assert_msg(strstr(ft->log, "[12345.678] rank 1 <- cmd=maxes rc=0 kvsname_max=256 "
                                   "keylen_max=64 vallen_max=1024\n"),
                   "%s", ft->log);
@@ -528,8 +540,9 @@ START_TEST(mixed_protocols)
     ft_send(ft, 1, "cmd=init pmi_version=2 pmi_subversion=0\n");
     EXPECT(ft, 1, "cmd=response_to_init rc=0 pmi_version=2 pmi_subversion=0\n");
     ft_send2(ft, 1, "cmd=fullinit;pmirank=1;threaded=FALSE;");
-    EXPECT2(ft, 1, "cmd=fullinit-response;rc=0;pmi-version=2;pmi-subversion=0;rank=1;size=2;"
-           "appnum=0;debugged=FALSE;pmiverbose=FALSE;");
+    EXPECT2(ft, 1,
+            "cmd=fullinit-response;rc=0;pmi-version=2;pmi-subversion=0;rank=1;size=2;"
+            "appnum=0;debugged=FALSE;pmiverbose=FALSE;");
     ft_send(ft, 0, "cmd=put kvsname=42.0 key=from1 value=one\n");
     EXPECT(ft, 0, "cmd=put_result rc=0\n");
     ft_send2(ft, 1, "cmd=kvs-put;key=from2;value=t;;wo;");

@@ -19,18 +19,18 @@
 #define WIRE_FIXTURES "fixtures"
 #endif
 
-#define EXPECT(ft, rank, want)                                                 \
-    do {                                                                       \
-        char *got_ = ft_take((ft), (rank));                                    \
-        ck_assert_str_eq(got_, (want));                                        \
-        free(got_);                                                            \
+#define EXPECT(ft, rank, want)                                                           \
+    do {                                                                                 \
+        char *got_ = ft_take((ft), (rank));                                              \
+        ck_assert_str_eq(got_, (want));                                                  \
+        free(got_);                                                                      \
     } while (0)
 
-#define EXPECT2(ft, rank, body)                                                \
-    do {                                                                       \
-        char want_[4096];                                                      \
-        snprintf(want_, sizeof(want_), "%-6zu%s", strlen(body), (body));       \
-        EXPECT((ft), (rank), want_);                                           \
+#define EXPECT2(ft, rank, body)                                                          \
+    do {                                                                                 \
+        char want_[4096];                                                                \
+        snprintf(want_, sizeof(want_), "%-6zu%s", strlen(body), (body));                 \
+        EXPECT((ft), (rank), want_);                                                     \
     } while (0)
 
 static struct ft *job(int size)
@@ -144,7 +144,8 @@ static char *transcript_of(const char *const *bodies)
 START_TEST(slurm_libpmi2_replay)
 {
     struct ft *ft = job(2);
-    const char *f[] = {"slurm-22.05.8-libpmi2-rank0.in", "slurm-22.05.8-libpmi2-rank1.in"};
+    const char *f[] = {"slurm-22.05.8-libpmi2-rank0.in",
+                       "slurm-22.05.8-libpmi2-rank1.in"};
     const char *want0[] = {
         "cmd=fullinit-response;rc=0;pmi-version=2;pmi-subversion=0;rank=0;"
         "size=2;appnum=0;debugged=FALSE;pmiverbose=FALSE;",
@@ -230,10 +231,10 @@ START_TEST(fullinit_variants)
     const char *want_fmt = "cmd=fullinit-response;rc=0;pmi-version=2;pmi-subversion=0;"
                            "rank=%d;size=3;appnum=0;debugged=FALSE;pmiverbose=FALSE;";
     char want[256];
-    ft_send2(ft, 0, "cmd=fullinit;");                 /* nothing */
+    ft_send2(ft, 0, "cmd=fullinit;"); /* nothing */
     snprintf(want, sizeof(want), want_fmt, 0);
     EXPECT2(ft, 0, want);
-    ft_send2(ft, 1, "cmd=fullinit;pmirank=1;");       /* MPICH >= 4.1 */
+    ft_send2(ft, 1, "cmd=fullinit;pmirank=1;"); /* MPICH >= 4.1 */
     snprintf(want, sizeof(want), want_fmt, 1);
     EXPECT2(ft, 1, want);
     ft_send2(ft, 2, "cmd=fullinit;pmijobid=9.9;srcid=7;threaded=TRUE;"); /* lies */
@@ -298,7 +299,8 @@ START_TEST(nodeattr_wait)
     EXPECT(ft, 1, "");
     ft_send2(ft, 0, "cmd=info-putnodeattr;key=shm;value=/dev/shm/seg;");
     EXPECT2(ft, 0, "cmd=info-putnodeattr-response;rc=0;");
-    EXPECT2(ft, 1, "cmd=info-getnodeattr-response;thrid=w1;rc=0;found=TRUE;value=/dev/shm/seg;");
+    EXPECT2(ft, 1,
+            "cmd=info-getnodeattr-response;thrid=w1;rc=0;found=TRUE;value=/dev/shm/seg;");
     EXPECT2(ft, 2, "cmd=info-getnodeattr-response;rc=0;found=TRUE;value=/dev/shm/seg;");
     /* built-ins */
     ft_send2(ft, 2, "cmd=info-getnodeattr;key=localRanksCount;wait=FALSE;");
@@ -306,14 +308,16 @@ START_TEST(nodeattr_wait)
     ft_send2(ft, 2, "cmd=info-getnodeattr;key=localRanks;wait=FALSE;");
     EXPECT2(ft, 2, "cmd=info-getnodeattr-response;rc=0;found=TRUE;value=0,1,2;");
     ft_send2(ft, 2, "cmd=info-putnodeattr;key=localRanks;value=9;");
-    EXPECT2(ft, 2, "cmd=info-putnodeattr-response;rc=4;"
-                   "errmsg=this node attribute is provided by the server;");
+    EXPECT2(ft, 2,
+            "cmd=info-putnodeattr-response;rc=4;"
+            "errmsg=this node attribute is provided by the server;");
     /* a wait that is never satisfied ends with an error, not a hang */
     ft_send2(ft, 1, "cmd=info-getnodeattr;key=never;wait=TRUE;");
     EXPECT(ft, 1, "");
     ft_advance(ft, 6000);
-    EXPECT2(ft, 1, "cmd=info-getnodeattr-response;rc=-1;found=FALSE;"
-                   "errmsg=timed out waiting for the node attribute;");
+    EXPECT2(ft, 1,
+            "cmd=info-getnodeattr-response;rc=-1;found=FALSE;"
+            "errmsg=timed out waiting for the node attribute;");
     ck_assert_int_eq(ft->nodes[0].naborts, 0);
     ft_destroy(ft);
 }
@@ -329,7 +333,8 @@ START_TEST(name_service)
     ft_send2(ft, 1, "cmd=name-lookup;name=svc;infokeycount=0;");
     EXPECT2(ft, 1, "cmd=name-lookup-response;rc=0;value=tcp://h:1;port=tcp://h:1;");
     ft_send2(ft, 1, "cmd=name-publish;name=svc;port=x;infokeycount=0;");
-    EXPECT2(ft, 1, "cmd=name-publish-response;rc=1;errmsg=service name already published;");
+    EXPECT2(ft, 1,
+            "cmd=name-publish-response;rc=1;errmsg=service name already published;");
     ft_send2(ft, 0, "cmd=name-unpublish;name=svc;infokeycount=0;");
     EXPECT2(ft, 0, "cmd=name-unpublish-response;rc=0;");
     ft_send2(ft, 1, "cmd=name-lookup;name=svc;infokeycount=0;");
@@ -342,14 +347,18 @@ START_TEST(unsupported_commands)
 {
     struct ft *ft = job(1);
     init2(ft, 0);
-    ft_send2(ft, 0, "cmd=spawn;ncmds=1;preputcount=0;subcmd=/bin/true;maxprocs=1;argc=0;");
-    EXPECT2(ft, 0, "cmd=spawn-response;rc=-1;errmsg=spawn is not supported by this server;");
+    ft_send2(ft, 0,
+             "cmd=spawn;ncmds=1;preputcount=0;subcmd=/bin/true;maxprocs=1;argc=0;");
+    EXPECT2(ft, 0,
+            "cmd=spawn-response;rc=-1;errmsg=spawn is not supported by this server;");
     ft_send2(ft, 0, "cmd=job-connect;jobid=1.0;");
-    EXPECT2(ft, 0, "cmd=job-connect-response;rc=-1;kvscopy=FALSE;"
-                   "errmsg=job-connect is not supported by this server;");
+    EXPECT2(ft, 0,
+            "cmd=job-connect-response;rc=-1;kvscopy=FALSE;"
+            "errmsg=job-connect is not supported by this server;");
     ft_send2(ft, 0, "cmd=job-disconnect;jobid=1.0;");
-    EXPECT2(ft, 0, "cmd=job-disconnect-response;rc=-1;"
-                   "errmsg=job-disconnect is not supported by this server;");
+    EXPECT2(ft, 0,
+            "cmd=job-disconnect-response;rc=-1;"
+            "errmsg=job-disconnect is not supported by this server;");
     ft_send2(ft, 0, "cmd=frob;");
     EXPECT2(ft, 0, "cmd=frob-response;rc=-1;errmsg=unknown command frob;");
     ck_assert_int_eq(ft->nodes[0].naborts, 0);
@@ -395,7 +404,8 @@ START_TEST(ring_one_node)
     ft_send2(ft, 0, "cmd=ring;thrid=r0;ring-count=1;ring-left=a;ring-right=a;");
     EXPECT(ft, 0, "");
     ft_send2(ft, 1, "cmd=ring;ring-count=1;ring-left=b;ring-right=b;");
-    EXPECT2(ft, 0, "cmd=ring-response;thrid=r0;rc=0;ring-count=0;ring-left=c;ring-right=b;");
+    EXPECT2(ft, 0,
+            "cmd=ring-response;thrid=r0;rc=0;ring-count=0;ring-left=c;ring-right=b;");
     EXPECT2(ft, 1, "cmd=ring-response;rc=0;ring-count=1;ring-left=a;ring-right=c;");
     EXPECT2(ft, 2, "cmd=ring-response;rc=0;ring-count=2;ring-left=b;ring-right=a;");
     /* a second ring works too */
@@ -475,8 +485,9 @@ END_TEST
  * FUZZ_ITERS=n runs more (300 by default). */
 START_TEST(mutated_streams)
 {
-    const char *files[] = {"slurm-22.05.8-libpmi2-rank0.in", "slurm-22.05.8-libpmi2-rank1.in",
-                           "mpich-4.0.2-pmi1-rank0.in", "mpich-4.0.2-pmi1-rank1.in"};
+    const char *files[] = {"slurm-22.05.8-libpmi2-rank0.in",
+                           "slurm-22.05.8-libpmi2-rank1.in", "mpich-4.0.2-pmi1-rank0.in",
+                           "mpich-4.0.2-pmi1-rank1.in"};
     unsigned seed = 4242;
     size_t len[4];
     char *orig[4];

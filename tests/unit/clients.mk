@@ -48,4 +48,5 @@ TESTS += check_clients_core
 check_clients_core_SOURCES = check_clients_core.c
 check_clients_core_LDADD = $(top_builddir)/libpmi2/libpmi2.la \
 	$(top_builddir)/libpmi2/libpmi.la $(top_builddir)/pmiserv/libpmiserv.la \
-	$(top_builddir)/common/libloomcommon.la $(CHECK_LIBS)
+	$(top_builddir)/libpmi2/libpmicli.la $(top_builddir)/common/libloomcommon.la \
+	$(CHECK_LIBS)

@@ -16,7 +16,7 @@
 
 #include "clients_fake.h"
 
-enum act_kind { ACT_EXPECT, ACT_SEND, ACT_PAUSE, ACT_HANGUP };
+enum act_kind { ACT_EXPECT, ACT_SEND, ACT_PAUSE, ACT_HANGUP, ACT_NOTIFY };
 
 struct act {
     enum act_kind kind;
@@ -148,6 +148,11 @@ void fake_hangup(struct fake *f)
     add(f, ACT_HANGUP, NULL, 0, 0);
 }
 
+void fake_notify(struct fake *f, int fd)
+{
+    add(f, ACT_NOTIFY, NULL, 0, fd);
+}
+
 /* Read exactly len bytes within FAKE_WAIT_MS per chunk; returns bytes got. */
 static size_t read_exact(int fd, char *buf, size_t len)
 {
@@ -219,6 +224,12 @@ static void *run(void *arg)
         case ACT_HANGUP:
             close(f->fd);
             f->fd = -1;
+            break;
+        case ACT_NOTIFY:
+            if (write(a->ms, "!", 1) != 1) {
+                f->bad = i + 1;
+                snprintf(f->why, sizeof(f->why), "notify failed: %s", strerror(errno));
+            }
             break;
         }
     }

@@ -34,6 +34,7 @@ void fake_send(struct fake *f, const char *bytes);
 void fake_send_rec(struct fake *f, const char *body);
 void fake_pause_ms(struct fake *f, int ms);
 void fake_hangup(struct fake *f); /* close the server end here */
+void fake_notify(struct fake *f, int fd); /* write one byte to fd (a pipe) */
 void fake_start(struct fake *f);
 /* Wait for the script to end.  Returns 0 if every expectation matched, else
  * the 1-based index of the failing action; *why then describes it. */

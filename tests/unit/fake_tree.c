@@ -55,8 +55,8 @@ static void cb_abort(void *arg, int rank, int exitcode, const char *msg)
         snprintf(n->abort_msg, sizeof(n->abort_msg), "%s", msg);
     }
     if (n->ft->verbose)
-        fprintf(stderr, "node %d: ABORT rank %d code %d: %s\n", n->node, rank,
-                exitcode, msg);
+        fprintf(stderr, "node %d: ABORT rank %d code %d: %s\n", n->node, rank, exitcode,
+                msg);
 }
 
 static void cb_log(void *arg, enum psrv_log_level lvl, const char *msg)
@@ -136,8 +136,7 @@ struct ft *ft_create_cfg(int nnodes, int width, const int *rank_node, int size,
         if (tweak)
             tweak(&cfg);
         n->srv = psrv_create(&cfg, &ops, n);
-        ck_assert_msg(n->srv != NULL, "psrv_create node %d: %s", k,
-                      strerror(errno));
+        ck_assert_msg(n->srv != NULL, "psrv_create node %d: %s", k, strerror(errno));
     }
     return ft;
 }
@@ -175,8 +174,7 @@ struct ft_node *ft_node_of(struct ft *ft, int rank)
 
 int ft_input(struct ft *ft, int rank, const char *buf, size_t len)
 {
-    return psrv_client_input(ft_node_of(ft, rank)->srv, ft->client_of[rank], buf,
-                             len);
+    return psrv_client_input(ft_node_of(ft, rank)->srv, ft->client_of[rank], buf, len);
 }
 
 int ft_send(struct ft *ft, int rank, const char *text)
@@ -217,7 +215,8 @@ static bool should_drop(struct ft *ft, const struct ft_msg *m)
     if (ft->drop_to >= 0 && m->to != ft->drop_to)
         return false;
     /* msg.h layout: magic, version, type */
-    if (ft->drop_type > 0 && (m->len < 3 || ((unsigned char *)m->buf)[2] != ft->drop_type))
+    if (ft->drop_type > 0 &&
+        (m->len < 3 || ((unsigned char *)m->buf)[2] != ft->drop_type))
         return false;
     ft->drop_count--;
     return true;

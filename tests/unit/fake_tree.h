@@ -25,8 +25,8 @@ struct ft_node {
     int node;
     struct psrv *srv;
     int nlocal;
-    int *ranks;    /* [nlocal] */
-    int naborts;   /* ops->abort calls */
+    int *ranks;  /* [nlocal] */
+    int naborts; /* ops->abort calls */
     int abort_rank;
     int abort_code;
     char abort_msg[2048];
@@ -46,7 +46,7 @@ struct ft {
     int *rank_node;
     int *client_of; /* rank -> local client index */
     struct ft_node *nodes;
-    char **out;     /* [size] accumulated replies */
+    char **out; /* [size] accumulated replies */
     size_t *outlen;
     struct ft_msg *q;
     int nq, capq;
@@ -66,8 +66,7 @@ struct ft {
 struct ft *ft_create(int nnodes, int width, const int *rank_node, int size,
                      int timeout_ms);
 struct ft *ft_create_cfg(int nnodes, int width, const int *rank_node, int size,
-                         int timeout_ms,
-                         void (*cfg_tweak)(struct psrv_config *cfg));
+                         int timeout_ms, void (*cfg_tweak)(struct psrv_config *cfg));
 void ft_destroy(struct ft *ft);
 
 /* Feed raw bytes from rank's connection.  Returns psrv_client_input's rc. */
