@@ -653,6 +653,13 @@ static char *resolve(char *s)
 static int app_env(struct mpx_opts *o, struct mpx_app *a, struct envv *e)
 {
     e->n = 0;
+    if (!e->v) {
+        /* room for the per-rank variables even if nothing else is set */
+        e->cap = 64;
+        e->v = malloc(sizeof(*e->v) * (size_t)e->cap);
+        if (!e->v)
+            return -ENOMEM;
+    }
     for (char **p = environ; *p && !o->genv_none; p++)
         if (!our_var(*p) && env_set(e, *p) < 0)
             return -ENOMEM;
