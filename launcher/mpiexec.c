@@ -837,9 +837,9 @@ static int launch(struct job *job, struct mpx_bind *binder)
         const char *wdir = app->wdir ? app->wdir : o->gwdir;
         struct stat st;
 
-        if (wdir && (stat(wdir, &st) < 0 || !S_ISDIR(st.st_mode))) {
-            msg(job, "cannot use working directory '%s': %s", wdir,
-                errno ? strerror(errno) : "not a directory");
+        if (wdir &&
+            (stat(wdir, &st) < 0 || (!S_ISDIR(st.st_mode) && (errno = ENOTDIR)))) {
+            msg(job, "cannot use working directory '%s': %s", wdir, strerror(errno));
             rc = -ENOENT;
             break;
         }
@@ -851,7 +851,7 @@ static int launch(struct job *job, struct mpx_bind *binder)
         int base = env.n;
         for (int i = 0; i < app->np && rc == 0; i++) {
             struct rank *r = &job->ranks[r0 + i];
-            int sv[2], po[2], pe[2], ep[2];
+            int sv[2], po[2], pe[2] = {-1, -1}, ep[2];
 
             if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
                 rc = -errno;
@@ -872,6 +872,10 @@ static int launch(struct job *job, struct mpx_bind *binder)
                 close(sv[1]);
                 close(po[0]);
                 close(po[1]);
+                if (pe[0] >= 0) {
+                    close(pe[0]);
+                    close(pe[1]);
+                }
                 break;
             }
             /* The rank's PMI_FD: a number that neither the socket nor the
