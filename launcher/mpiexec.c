@@ -855,19 +855,23 @@ static int launch(struct job *job, struct mpx_bind *binder)
 
             if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
                 rc = -errno;
-                msg(job, "socketpair: %s (raise the open file limit?)", strerror(errno));
+                msg(job,
+                    "cannot start rank %d: socketpair: %s (raise the open file limit?)",
+                    r->rank, strerror(errno));
                 break;
             }
             if (make_pipe(po) < 0) {
                 rc = -errno;
-                msg(job, "pipe: %s (raise the open file limit?)", strerror(errno));
+                msg(job, "cannot start rank %d: pipe: %s (raise the open file limit?)",
+                    r->rank, strerror(errno));
                 close(sv[0]);
                 close(sv[1]);
                 break;
             }
             if (make_pipe(pe) < 0 || make_pipe(ep) < 0) {
                 rc = -errno;
-                msg(job, "pipe: %s (raise the open file limit?)", strerror(errno));
+                msg(job, "cannot start rank %d: pipe: %s (raise the open file limit?)",
+                    r->rank, strerror(errno));
                 close(sv[0]);
                 close(sv[1]);
                 close(po[0]);
