@@ -1,6 +1,7 @@
 #!/bin/bash
 # t0140-kill.sh - ending a job from outside: --timeout kills a hung job, SIGTERM and
-# SIGINT to mpiexec kill every rank; no rank outlives the launcher.
+# SIGINT to mpiexec kill every rank, --fence-timeout ends a fence a rank never joins;
+# no rank outlives the launcher.
 . "$(dirname "$0")/lib.sh"
 need_mpiexec
 
@@ -55,6 +56,16 @@ for sig in TERM INT; do
     assert_eq "$left" 0 "ranks left after SIG$sig to mpiexec"
     [ "$left" -eq 0 ] || kill -9 $(pgrep -f "^sleep $mark") 2>/dev/null
 done
+
+# --fence-timeout: rank 1 never reaches the fence (it is not even a PMI client); the
+# fence fails in bounded time, naming the missing rank, and the job ends
+if [ -x "$LOOM_PROGDIR/pmi2_kvstest_loom" ]; then
+    run_job -t 30 --fence-timeout 2 -n 1 "$LOOM_PROGDIR/pmi2_kvstest_loom" : -n 1 sleep "$mark"
+    assert_failed_not_hung "--fence-timeout 2 with rank 1 absent from the fence"
+    assert_grep -E -i 'fence.*tim' "$err" "stderr says the fence timed out"
+    assert_grep -E -i 'ranks?[^0-9]*1([^0-9]|$)' "$err" "stderr names the missing rank 1"
+    assert_eq "$(count_left)" 0 "ranks alive after the fence timeout"
+fi
 
 # a rank that ignores SIGTERM is still killed (escalation to SIGKILL)
 run_job -t 40 --timeout 2 -n 2 sh -c "trap '' TERM; sleep $mark"
