@@ -40,6 +40,8 @@ enum opt_id {
     O_VERBOSE,
     O_HELP,
     O_VERSION,
+    O_GENVALL,
+    O_GENVNONE,
 };
 
 struct opt_def {
@@ -58,6 +60,8 @@ static const struct opt_def opts[] = {
     {"genv", O_GENV, 2},
     {"genvlist", O_GENVLIST, 1},
     {"x", O_X, 1},
+    {"genvall", O_GENVALL, 0},
+    {"genvnone", O_GENVNONE, 0},
     {"gwdir", O_GWDIR, 1},
     {"l", O_TAG, 0},
     {"prepend-rank", O_TAG, 0},
@@ -89,6 +93,7 @@ static const char usage[] =
     "  -genv NAME VALUE      set NAME=VALUE for all ranks\n"
     "  -x NAME[=VALUE]       export NAME (with VALUE, or mpiexec's value)\n"
     "  -genvlist A,B,...     export these variables to all ranks\n"
+    "  -genvall, -genvnone   ranks inherit mpiexec's environment (default), or not\n"
     "  -gwdir DIR            default working directory\n"
     "  -l, --tag-output      prefix every output line with \"[rank] \"\n"
     "  -bind-to core|none    bind each rank to one core, round-robin (hwloc)\n"
@@ -380,6 +385,12 @@ int mpx_args_parse(int argc, char **argv, struct mpx_opts *o, char *err, size_t 
             if (parse_int(v1, 0, INT_MAX / 1000, &o->fence_timeout_s) < 0)
                 return fail(err, errlen, "option '%s': '%s' is not a number of seconds",
                             arg, v1);
+            break;
+        case O_GENVALL:
+            o->genv_none = 0;
+            break;
+        case O_GENVNONE:
+            o->genv_none = 1;
             break;
         case O_VERBOSE:
             o->verbose = 1;

@@ -46,6 +46,7 @@ struct mpx_opts {
     int napps;
     int nranks;           /* sum of np */
     struct mpx_strv genv; /* "K=V" (or "K" from -x K) from -genv, -x, -genvlist */
+    int genv_none;        /* -genvnone: ranks do not inherit mpiexec's environment */
     const char *gwdir;    /* -gwdir: default working directory */
     int tag_output;       /* -l, --tag-output, -prepend-rank */
     enum mpx_bind_kind bind;

@@ -60,6 +60,7 @@ extern char **environ;
 
 #define KILL_GRACE_MS 500   /* SIGTERM -> SIGKILL */
 #define DRAIN_GRACE_MS 1000 /* after the last rank exited, wait for pipe EOF */
+#define GONE_DELAY_MS 100   /* PMI hang-up: let the rank's exit be seen first */
 #define READ_CHUNK 65536
 #define FLUSH_THRESHOLD (256 * 1024)
 
@@ -88,6 +89,9 @@ struct rank {
     struct loop_watch *pmi_w;
     int exec_err_fd; /* exec error pipe from the child, -1 when closed */
     struct loop_watch *exec_err_w;
+    bool judging;      /* rank_exited() is draining its PMI socket */
+    bool gone_pending; /* PMI hang-up not yet told to psrv */
+    struct loop_timer *gone_timer;
     struct iobuf pmi_out; /* replies the socket did not take yet */
     size_t pmi_out_off;
     struct stream out[2];
@@ -233,6 +237,54 @@ static void pmi_close(struct rank *r)
     r->pmi_out_off = 0;
 }
 
+static void rank_exited(struct job *job, struct rank *r, int status);
+
+static void tell_gone(struct rank *r)
+{
+    if (r->gone_timer) {
+        loop_timer_cancel(r->job->lp, r->gone_timer);
+        r->gone_timer = NULL;
+    }
+    if (r->gone_pending) {
+        r->gone_pending = false;
+        psrv_client_gone(r->job->srv, r->rank);
+    }
+}
+
+static void gone_timer_cb(struct loop *lp, struct loop_timer *t, void *arg)
+{
+    struct rank *r = arg;
+
+    r->gone_timer = NULL;
+    tell_gone(r);
+}
+
+/* The rank's PMI socket reached EOF or broke.  A rank that exits without
+ * PMI finalize makes the core abort the job; if the rank exited with an
+ * error, that exit is the first failure, so it is judged before psrv
+ * hears of the hang-up (the hang-up usually wins the race to us). */
+static void pmi_eof(struct rank *r)
+{
+    struct job *job = r->job;
+    int st;
+
+    pmi_close(r);
+    r->gone_pending = true;
+    if (r->judging)
+        return; /* rank_exited() tells psrv after judging */
+    if (!r->exited && r->pid > 0) {
+        if (waitpid(r->pid, &st, WNOHANG) == r->pid) {
+            rank_exited(job, r, st);
+            check_done(job);
+            return;
+        }
+        r->gone_timer = loop_timer_add(job->lp, GONE_DELAY_MS, gone_timer_cb, r);
+        if (r->gone_timer)
+            return;
+    }
+    tell_gone(r);
+}
+
 /* Feed psrv what the socket holds; drain: until EAGAIN. */
 static void pmi_read(struct rank *r, bool drain)
 {
@@ -244,8 +296,7 @@ static void pmi_read(struct rank *r, bool drain)
         if (n == -EAGAIN)
             return;
         if (n <= 0) {
-            pmi_close(r);
-            psrv_client_gone(job->srv, r->rank);
+            pmi_eof(r);
             return;
         }
         int rc = psrv_client_input(job->srv, r->rank, buf, (size_t)n);
@@ -288,8 +339,7 @@ static void pmi_cb(struct loop *lp, struct loop_watch *w, int fd, int revents, v
 
     if (revents & LOOP_WRITE) {
         if (pmi_flush(r) < 0) {
-            pmi_close(r);
-            psrv_client_gone(r->job->srv, r->rank);
+            pmi_eof(r);
             return;
         }
     }
@@ -330,6 +380,10 @@ static void op_abort(void *arg, int rank, int exitcode, const char *text)
 
     if (code == 0)
         code = 1;
+    /* Once the job is being ended, a failed fence of the ranks being
+     * killed is a consequence, not news. */
+    if (job->ending && !job->o->verbose)
+        return;
     msg(job, "job aborted: %s", text && *text ? text : "(no message)");
     if (!job->exit_code)
         job->exit_code = code;
@@ -442,7 +496,9 @@ static void rank_exited(struct job *job, struct rank *r, int status)
     if (r->exec_err_fd >= 0)
         errpipe_read(r);
     /* Whatever it said last comes first: an abort before exit, its output. */
+    r->judging = true;
     pmi_read(r, true);
+    r->judging = false;
     for (int k = 0; k < 2; k++)
         stream_read(&r->out[k], true);
 
@@ -464,6 +520,7 @@ static void rank_exited(struct job *job, struct rank *r, int status)
         flush_out(job);
         begin_kill(job);
     }
+    tell_gone(r);
     if (job->live == 0 && job->kill_timer) {
         loop_timer_cancel(job->lp, job->kill_timer);
         job->kill_timer = NULL;
@@ -596,7 +653,7 @@ static char *resolve(char *s)
 static int app_env(struct mpx_opts *o, struct mpx_app *a, struct envv *e)
 {
     e->n = 0;
-    for (char **p = environ; *p; p++)
+    for (char **p = environ; *p && !o->genv_none; p++)
         if (!our_var(*p) && env_set(e, *p) < 0)
             return -ENOMEM;
     for (int i = 0; i < o->genv.n; i++) {

@@ -130,10 +130,23 @@ START_TEST(export_forms)
 
     ck_assert_int_eq(parse(v, 8, &o), 0);
     ck_assert_int_eq(o.genv.n, 4);
+    ck_assert_int_eq(o.genv_none, 0);
     ck_assert_str_eq(o.genv.v[0], "HOME");
     ck_assert_str_eq(o.genv.v[1], "A=b=c");
     ck_assert_str_eq(o.genv.v[2], "U");
     ck_assert_str_eq(o.genv.v[3], "V");
+    mpx_args_free(&o);
+}
+END_TEST
+
+START_TEST(genvnone)
+{
+    char *v[] = {"mpiexec", "-genvall", "-genvnone", "-genv", "A", "1", "prog", NULL};
+    struct mpx_opts o;
+
+    ck_assert_int_eq(parse(v, 7, &o), 0);
+    ck_assert_int_eq(o.genv_none, 1);
+    ck_assert_int_eq(o.genv.n, 1);
     mpx_args_free(&o);
 }
 END_TEST
@@ -239,6 +252,7 @@ static Suite *args_suite(void)
     tcase_add_test(tc, double_dash);
     tcase_add_test(tc, mpmd_and_env);
     tcase_add_test(tc, export_forms);
+    tcase_add_test(tc, genvnone);
     tcase_add_test(tc, flags_and_values);
     tcase_add_test(tc, help_and_version);
     tcase_add_loop_test(tc, errors, 0, (int)(sizeof(bads) / sizeof(bads[0])));
