@@ -31,6 +31,7 @@ fi
 
 step "build"
 built=1
+check_rc=0
 if ! ./scripts/build.sh; then
     echo "test.sh: build failed" >&2
     extra_fail=$((extra_fail + 1)); failed_names+=("build")
@@ -46,7 +47,8 @@ fi
 if [ "$built" -eq 1 ]; then
     step "make check"
     # -k: a failing unit test directory must not hide the integration results
-    (cd "$bdir" && make -k -j2 check) || true
+    (cd "$bdir" && make -k -j2 check)
+    check_rc=$?
 
     if [ "${LOOM_DISTCHECK:-yes}" = yes ]; then
         step "make distcheck"
@@ -77,6 +79,11 @@ if [ -d "$bdir" ]; then
                 ;;
         esac
     done < <(find "$bdir" -path "$bdir/loom-*" -prune -o -name '*.trs' -type f -print0 | sort -z)
+fi
+if [ "$check_rc" -ne 0 ] && [ "$fail" -eq 0 ]; then
+    # make check failed without a failing test result: something did not build
+    echo "test.sh: make check exited $check_rc without a failing test: a test did not build?" >&2
+    extra_fail=$((extra_fail + 1)); failed_names+=("make-check")
 fi
 pass=$((pass + extra_pass))
 fail=$((fail + extra_fail))

@@ -29,6 +29,15 @@ run_job -n 2 sh -c 'echo "plain $PMI_RANK"'
 assert_rc 0 "no prefix"
 assert_eq "$(sort "$out" | tr '\n' '|')" "plain 0|plain 1|" "unprefixed output"
 
+# a last line without a newline is still delivered; empty lines are kept (and tagged)
+run_job -n 2 sh -c 'printf "tail-$PMI_RANK"'
+assert_rc 0 "unterminated last line"
+assert_grep "tail-0" "$out" "rank 0's unterminated line arrived"
+assert_grep "tail-1" "$out" "rank 1's unterminated line arrived"
+run_job -l -n 2 sh -c 'printf "a\n\nb-$PMI_RANK\n"'
+assert_rc 0 "-l with an empty line"
+assert_eq "$(wc -l <"$out")" 6 "lines forwarded (empty ones included)"
+
 # Concurrency: N ranks each print L lines of W characters; awk's stdio writes a line in
 # 4 KiB pieces, so the launcher must reassemble each rank's lines before writing them.
 n=16 lines=100 width=6000
