@@ -222,7 +222,7 @@ static void slot_lost(struct slot *s, struct treenet *tn, const char *why)
         loop_timer_cancel(tn->lp, s->retry);
     s->retry = NULL;
     queue_free(s);
-    tn_log(tn, LOOM_LOG_ERROR, "treenet: link to node %d lost: %s", s->node, why);
+    tn_log(tn, LOOM_LOG_DEBUG, "treenet: link to node %d lost: %s", s->node, why);
     if (tn->ops.lost)
         tn->ops.lost(tn->arg, s->node, why);
 }

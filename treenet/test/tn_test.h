@@ -128,6 +128,11 @@ static int raw_connect(int port)
     return fd;
 }
 
+static uint32_t tn_test_u32(const unsigned char *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
 static int raw_send(int fd, const void *buf, size_t len)
 {
     const char *p = buf;
