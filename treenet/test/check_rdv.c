@@ -113,10 +113,10 @@ static int raw_register(int port, const char *payload, int node_port)
     if (fd < 0)
         return -1;
     snprintf(reg, sizeof(reg), "port %d", node_port);
-    if (raw_frame(fd, payload, strlen(payload)) || raw_frame(fd, reg, strlen(reg))) {
-        close(fd);
-        return -1;
-    }
+    /* a send may fail when the server already refused us: that is for the
+     * caller to see, the socket is returned anyway */
+    if (raw_frame(fd, payload, strlen(payload)) == 0)
+        (void)raw_frame(fd, reg, strlen(reg));
     return fd;
 }
 
