@@ -290,10 +290,14 @@ static Suite *rdv_suite(void)
         tcase_add_test(tc, test_rdv_munge);
         tcase_add_test(tc, test_rdv_munge_replay);
     } else {
-        fprintf(stderr,
-                "check_rdv: SKIP munge tests: %s (start munged: mkdir -p /run/munge; "
-                "chown munge /run/munge; su -s /bin/sh munge -c /usr/sbin/munged)\n",
-                why);
+        fprintf(stderr, "%s: SKIP munge tests: %s%s\n", "check_rdv", why,
+#ifdef HAVE_MUNGE
+                " (start munged: mkdir -p /run/munge; chown munge /run/munge; "
+                "su -s /bin/sh munge -c /usr/sbin/munged)"
+#else
+                ""
+#endif
+        );
     }
     suite_add_tcase(s, tc);
     return s;

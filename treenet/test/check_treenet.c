@@ -694,6 +694,15 @@ START_TEST(test_api_errors)
     cfg.nodeid = 0;
     cfg.jobkey = "with space";
     ck_assert_ptr_null(treenet_create(lp, &cfg, &pp_ops, NULL));
+#ifndef HAVE_MUNGE
+    cfg.jobkey = JOB;
+    cfg.auth = TREENET_AUTH_MUNGE;
+    errno = 0;
+    ck_assert_ptr_null(treenet_create(lp, &cfg, &pp_ops, NULL));
+    ck_assert_int_eq(errno, ENOTSUP);
+    ck_assert_ptr_null(rdv_server_start(2, JOB, 0, TREENET_AUTH_MUNGE, NULL, 100));
+    ck_assert_int_eq(errno, ENOTSUP);
+#endif
     pp_create(&nd, lp, 0, 3, TREENET_AUTH_NONE, 100, NULL);
     ck_assert_int_gt(treenet_port(nd.tn), 0);
     ck_assert_int_eq(treenet_send(nd.tn, 0, "x", 1), -EINVAL); /* itself */
@@ -725,10 +734,14 @@ static Suite *treenet_suite(void)
         tcase_add_test(tc, test_tree7_munge);
         tcase_add_test(tc, test_bad_creds_munge);
     } else {
-        fprintf(stderr,
-                "check_treenet: SKIP munge tests: %s (start munged: mkdir -p /run/munge; "
-                "chown munge /run/munge; su -s /bin/sh munge -c /usr/sbin/munged)\n",
-                why);
+        fprintf(stderr, "%s: SKIP munge tests: %s%s\n", "check_treenet", why,
+#ifdef HAVE_MUNGE
+                " (start munged: mkdir -p /run/munge; chown munge /run/munge; "
+                "su -s /bin/sh munge -c /usr/sbin/munged)"
+#else
+                ""
+#endif
+        );
     }
     suite_add_tcase(s, tc);
     return s;
