@@ -403,7 +403,7 @@ static void bad_creds(enum treenet_auth auth)
     cap_init(&cap);
     ck_assert_ptr_nonnull(lp);
     for (int i = 0; i < N; i++)
-        pp_create(&nodes[i], lp, i, N, auth, 1500, &cap);
+        pp_create(&nodes[i], lp, i, N, auth, 3000, &cap);
     addrs = addrs_of(nodes, N, N);
     for (int i = 0; i < N; i++)
         ck_assert_int_eq(treenet_start(nodes[i].tn, addrs), 0);
@@ -576,8 +576,8 @@ START_TEST(test_child_never_connects)
 
     cap_init(&cap);
     /* 3 nodes, width 2: node 0 has children 1 and 2; 2 never comes */
-    pp_create(&nodes[0], lp, 0, 3, TREENET_AUTH_NONE, 500, &cap);
-    pp_create(&nodes[1], lp, 1, 3, TREENET_AUTH_NONE, 500, &cap);
+    pp_create(&nodes[0], lp, 0, 3, TREENET_AUTH_NONE, 1500, &cap);
+    pp_create(&nodes[1], lp, 1, 3, TREENET_AUTH_NONE, 1500, &cap);
     addrs = addrs_of(nodes, 2, 3);
     ck_assert_int_eq(treenet_start(nodes[0].tn, addrs), 0);
     ck_assert_int_eq(treenet_start(nodes[1].tn, addrs), 0);
