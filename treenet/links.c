@@ -55,6 +55,7 @@
 #define BACKOFF_MIN_MS 10
 #define BACKOFF_MAX_MS 500
 #define IOV_MAX_BATCH 32
+#define LISTEN_PAUSE_MS 100 /* after accept fails for lack of fds or memory */
 
 struct txmsg {
     struct txmsg *next;
@@ -113,7 +114,7 @@ struct treenet {
     int nkids;
     struct conn *conns;
     int npending;
-    struct loop_timer *reaper, *kids_timer, *parent_deadline;
+    struct loop_timer *reaper, *kids_timer, *parent_deadline, *listen_pause;
     char **addrs; /* copy of the rendezvous table (parent address used) */
     bool started;
 };
@@ -653,6 +654,13 @@ static struct conn *conn_new(struct treenet *tn, int fd)
     return c;
 }
 
+static void listen_resume_cb(struct loop *lp, struct loop_timer *t, void *arg)
+{
+    struct treenet *tn = arg;
+    tn->listen_pause = NULL;
+    loop_watch_set(tn->lw, LOOP_READ);
+}
+
 static void listen_cb(struct loop *lp, struct loop_watch *w, int fd, int revents,
                       void *arg)
 {
@@ -668,8 +676,17 @@ static void listen_cb(struct loop *lp, struct loop_watch *w, int fd, int revents
         if (cfd < 0) {
             if (errno == EINTR || errno == ECONNABORTED)
                 continue;
-            if (errno != EAGAIN && errno != EWOULDBLOCK)
-                tn_log(tn, LOOM_LOG_WARN, "treenet: accept: %s", strerror(errno));
+            if (errno != EAGAIN && errno != EWOULDBLOCK) {
+                /* EMFILE and friends: the pending connection stays in the
+                 * backlog and would wake us at once; pause the listener */
+                tn_log(tn, LOOM_LOG_WARN, "treenet: accept: %s (pausing %d ms)",
+                       strerror(errno), LISTEN_PAUSE_MS);
+                if (!tn->listen_pause) {
+                    tn->listen_pause = loop_timer_add(lp, LISTEN_PAUSE_MS, listen_resume_cb, tn);
+                    if (tn->listen_pause)
+                        loop_watch_set(tn->lw, 0);
+                }
+            }
             return;
         }
         tn_addr_format((struct sockaddr *)&ss, 1, peer, sizeof(peer));
@@ -950,6 +967,8 @@ void treenet_destroy(struct treenet *tn)
         loop_timer_cancel(tn->lp, tn->reaper);
     tn->reaper = NULL;
     reap_cb(tn->lp, NULL, tn);
+    if (tn->listen_pause)
+        loop_timer_cancel(tn->lp, tn->listen_pause);
     if (tn->kids_timer)
         loop_timer_cancel(tn->lp, tn->kids_timer);
     if (tn->parent_deadline)

@@ -88,6 +88,7 @@ struct rdv_server {
     int nreg, nserved;
     char *table;
     size_t tablelen;
+    uint64_t listen_paused_until;
 };
 
 static uint64_t now_ms(void)
@@ -373,6 +374,11 @@ static void on_accept(struct rdv_server *s)
         if (fd < 0) {
             if (errno == EINTR || errno == ECONNABORTED)
                 continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK) {
+                /* EMFILE and friends: do not spin on the backlog */
+                rlog(s, LOOM_LOG_WARN, "rdv: accept: %s", strerror(errno));
+                s->listen_paused_until = now_ms() + 100;
+            }
             return;
         }
         for (int i = 0; i < s->nconns; i++)
@@ -454,7 +460,10 @@ static void *rdv_thread(void *arg)
             pf = p;
         }
         pf[0] = (struct pollfd){.fd = s->wake[0], .events = POLLIN};
-        pf[1] = (struct pollfd){.fd = s->lfd, .events = POLLIN};
+        pf[1] = (struct pollfd){.fd = now < s->listen_paused_until ? -1 : s->lfd,
+                                .events = POLLIN};
+        if (now < s->listen_paused_until && s->listen_paused_until < next)
+            next = s->listen_paused_until;
         for (int i = 0; i < s->nconns; i++) {
             struct rconn *c = &s->conns[i];
             pf[n++] = (struct pollfd){.fd = c->fd,
@@ -488,7 +497,14 @@ static void *rdv_thread(void *arg)
             on_accept(s);
         compact(s);
     }
-    if (atomic_load(&s->stop) && s->nserved < s->nnodes && s->result == -ETIMEDOUT)
+    /* stop may come right after the last node read its table */
+    if (s->nserved == s->nnodes)
+        s->result = 0;
+    for (int n = 0; n < s->nnodes && s->nserved < s->nnodes; n++)
+        if (!s->served[n])
+            rlog(s, LOOM_LOG_INFO, "rdv: node %d not served (%s)", n,
+                 s->addr[n] ? "registered" : "not registered");
+    else if (atomic_load(&s->stop) && s->result == -ETIMEDOUT)
         s->result = -ECANCELED;
     free(pf);
     for (int i = 0; i < s->nconns; i++)

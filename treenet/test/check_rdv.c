@@ -51,7 +51,7 @@ static void run_nodes(int port, int n, enum treenet_auth auth, struct node_arg *
                                      .nnodes = n,
                                      .id = id,
                                      .my_port = 20000 + id,
-                                     .delay_ms = i * 15,
+                                     .delay_ms = (i * 15) % 400,
                                      .auth = auth,
                                      .timeout_ms = timeout_ms};
     }
@@ -96,6 +96,7 @@ START_TEST(test_rdv_none)
 {
     rdv_n(TREENET_AUTH_NONE, 8);
     rdv_n(TREENET_AUTH_NONE, 1);
+    rdv_n(TREENET_AUTH_NONE, 64);
 }
 END_TEST
 
