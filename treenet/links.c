@@ -405,7 +405,8 @@ static int conn_got_cred(struct conn *c, const uint8_t *p, size_t len)
         tn->parent_deadline = NULL;
         c->st = C_UP;
         s->st = SLOT_UP;
-        tn_log(tn, LOOM_LOG_DEBUG, "treenet: link to parent %d up (%s)", s->node, c->peer);
+        tn_log(tn, LOOM_LOG_DEBUG, "treenet: link to parent %d up (%s)", s->node,
+               c->peer);
         if (conn_flush(c) < 0 && c->w)
             loop_watch_set(c->w, LOOP_READ | LOOP_WRITE);
         return 0;
@@ -682,7 +683,8 @@ static void listen_cb(struct loop *lp, struct loop_watch *w, int fd, int revents
                 tn_log(tn, LOOM_LOG_WARN, "treenet: accept: %s (pausing %d ms)",
                        strerror(errno), LISTEN_PAUSE_MS);
                 if (!tn->listen_pause) {
-                    tn->listen_pause = loop_timer_add(lp, LISTEN_PAUSE_MS, listen_resume_cb, tn);
+                    tn->listen_pause =
+                        loop_timer_add(lp, LISTEN_PAUSE_MS, listen_resume_cb, tn);
                     if (tn->listen_pause)
                         loop_watch_set(tn->lw, 0);
                 }

@@ -45,7 +45,7 @@
 #include "log.h"
 #include "tn_int.h"
 
-#define RDV_HS_MS 10000  /* an unauthenticated connection gets this long */
+#define RDV_HS_MS 10000 /* an unauthenticated connection gets this long */
 #define RDV_MAX_CONNS_EXTRA 64
 
 typedef void (*rdv_log_f)(void *arg, int level, const char *msg);
@@ -82,8 +82,8 @@ struct rdv_server {
     /* thread-owned */
     struct rconn *conns;
     int nconns, capconns;
-    int *node_conn;  /* index in conns, -1 */
-    char **addr;     /* registered address per node */
+    int *node_conn; /* index in conns, -1 */
+    char **addr;    /* registered address per node */
     bool *served;
     int nreg, nserved;
     char *table;
@@ -242,8 +242,8 @@ static void got_frame(struct rdv_server *s, int i)
         int old = s->node_conn[c->node];
         snprintf(a, sizeof(a), strchr(c->ip, ':') ? "[%s]:%ld" : "%s:%ld", c->ip, port);
         if (old >= 0 && old != i) {
-            rlog(s, LOOM_LOG_INFO, "rdv: node %d reconnected, dropping its old connection",
-                 c->node);
+            rlog(s, LOOM_LOG_INFO,
+                 "rdv: node %d reconnected, dropping its old connection", c->node);
             s->conns[old].node = -1; /* keep the registration */
             close(s->conns[old].fd);
             s->conns[old].fd = -1;
@@ -310,7 +310,8 @@ static void on_read(struct rdv_server *s, int i)
             if (c->st == RS_CRED || c->st == RS_REG)
                 refuse(s, i, "closed before registering");
             else if (c->st == RS_WAIT) {
-                rlog(s, LOOM_LOG_INFO, "rdv: node %d went away before the table", c->node);
+                rlog(s, LOOM_LOG_INFO, "rdv: node %d went away before the table",
+                     c->node);
                 rc_close(s, i);
             } else
                 rc_close(s, i);
@@ -369,7 +370,8 @@ static void on_accept(struct rdv_server *s)
     for (;;) {
         struct sockaddr_storage ss;
         socklen_t sl = sizeof(ss);
-        int fd = accept4(s->lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        int fd =
+            accept4(s->lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
         int live = 0;
         if (fd < 0) {
             if (errno == EINTR || errno == ECONNABORTED)
@@ -386,8 +388,8 @@ static void on_accept(struct rdv_server *s)
         if (live >= s->nnodes + RDV_MAX_CONNS_EXTRA) {
             char ip[TREENET_ADDR_MAX];
             tn_addr_format((struct sockaddr *)&ss, 1, ip, sizeof(ip));
-            rlog(s, LOOM_LOG_WARN, "rdv: refused connection from %s: too many connections",
-                 ip);
+            rlog(s, LOOM_LOG_WARN,
+                 "rdv: refused connection from %s: too many connections", ip);
             close(fd);
             continue;
         }
@@ -504,8 +506,8 @@ static void *rdv_thread(void *arg)
         if (!s->served[n])
             rlog(s, LOOM_LOG_INFO, "rdv: node %d not served (%s)", n,
                  s->addr[n] ? "registered" : "not registered");
-    else if (atomic_load(&s->stop) && s->result == -ETIMEDOUT)
-        s->result = -ECANCELED;
+        else if (atomic_load(&s->stop) && s->result == -ETIMEDOUT)
+            s->result = -ECANCELED;
     free(pf);
     for (int i = 0; i < s->nconns; i++)
         if (s->conns[i].st != RS_CLOSED) {
@@ -516,11 +518,10 @@ static void *rdv_thread(void *arg)
     return NULL;
 }
 
-struct rdv_server *rdv_server_start_log(int nnodes, const char *jobkey, uid_t uid,
-                                        enum treenet_auth auth, const char *bind_addr,
-                                        int timeout_ms,
-                                        void (*log)(void *arg, int level, const char *msg),
-                                        void *log_arg)
+struct rdv_server *
+rdv_server_start_log(int nnodes, const char *jobkey, uid_t uid, enum treenet_auth auth,
+                     const char *bind_addr, int timeout_ms,
+                     void (*log)(void *arg, int level, const char *msg), void *log_arg)
 {
     struct rdv_server *s;
     struct sockaddr_storage sa;
@@ -847,7 +848,8 @@ static int exchange_on(int fd, const char *jobkey, int nnodes, int nodeid, int m
     free(in);
     if (rc < 0 || strcmp(from, "rdv") != 0)
         return -EACCES;
-    rc = recv_frame(fd, (size_t)nnodes * (TREENET_ADDR_MAX + 1) + 1, &in, &inlen, deadline);
+    rc = recv_frame(fd, (size_t)nnodes * (TREENET_ADDR_MAX + 1) + 1, &in, &inlen,
+                    deadline);
     if (rc < 0)
         return rc == -ETIMEDOUT || rc == -EPROTO ? rc : -EAGAIN;
     rc = parse_table(in, nnodes, addrs);

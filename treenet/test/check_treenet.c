@@ -17,8 +17,8 @@
 #include <sys/wait.h>
 
 #include "loop.h"
-#include "treenet.h"
 #include "tn_test.h"
+#include "treenet.h"
 
 #define JOB "42.0"
 #define NSMALL 300
@@ -68,7 +68,6 @@ static void node_log(void *arg, int level, const char *msg)
     if (nd->cap)
         cap_log(nd->cap, level, msg);
 }
-
 
 static void tree_recv(void *arg, int from, const void *buf, size_t len)
 {
@@ -337,7 +336,8 @@ static char *make_cred(enum treenet_auth auth, const char *payload)
 #ifdef HAVE_MUNGE
     if (auth == TREENET_AUTH_MUNGE) {
         char *c = NULL;
-        ck_assert_int_eq(munge_encode(&c, NULL, payload, strlen(payload)), EMUNGE_SUCCESS);
+        ck_assert_int_eq(munge_encode(&c, NULL, payload, strlen(payload)),
+                         EMUNGE_SUCCESS);
         return c;
     }
 #endif
@@ -467,7 +467,8 @@ static void bad_creds(enum treenet_auth auth)
             attack_cred(p0, c);
             ck_assert(cap_wait(&cap, "uid 65534", 1));
         } else {
-            fprintf(stderr, "check_treenet: other-uid credential case skipped (not root)\n");
+            fprintf(stderr,
+                    "check_treenet: other-uid credential case skipped (not root)\n");
         }
         free(c);
     }
@@ -684,8 +685,12 @@ START_TEST(test_api_errors)
 {
     struct tnode nd;
     struct loop *lp = loop_create();
-    struct treenet_config cfg = {.nnodes = 3, .nodeid = 3, .width = 2, .jobkey = JOB,
-                                 .auth = TREENET_AUTH_NONE, .connect_timeout_ms = 100};
+    struct treenet_config cfg = {.nnodes = 3,
+                                 .nodeid = 3,
+                                 .width = 2,
+                                 .jobkey = JOB,
+                                 .auth = TREENET_AUTH_NONE,
+                                 .connect_timeout_ms = 100};
     char small[8] = {0};
 
     errno = 0;
