@@ -99,7 +99,7 @@ struct treenet_config {
 };
 
 struct treenet_ops {
-    /* One whole message from an adjacent node. */
+    /* One whole message from an adjacent node (buf is valid during the call). */
     void (*recv)(void *arg, int from, const void *buf, size_t len);
     /* The link to `node` is gone or never came up; why is for humans. */
     void (*lost)(void *arg, int node, const char *why);
