@@ -3,10 +3,9 @@
  * message and many small ones in order, both ways; hostile connections
  * (scanner, garbage, another job, another node, a non-child, a duplicate,
  * a replayed credential, another uid, a flood of silent connections)
- * refused and logged while the
- * links keep working; an oversized frame from an authenticated peer; a
- * child that never connects and a parent that never listens; a peer killed
- * mid-stream.  All on 127.0.0.1.  munge cases are skipped, with a message,
+ * refused and logged while the links keep working; an oversized frame from
+ * an authenticated peer; a child that never connects and a parent that never
+ * listens; a peer killed mid-stream.  All on 127.0.0.1.  munge cases are skipped, with a message,
  * when munged does not answer.
  */
 #include "config.h"
