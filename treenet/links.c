@@ -488,8 +488,14 @@ static int conn_parse(struct conn *c)
     while (c->have - pos >= 4) {
         uint32_t len = tn_get_u32(c->stage + pos);
         if (len > frame_max(c)) {
-            char w[64];
-            snprintf(w, sizeof(w), "frame of %u bytes exceeds the limit", len);
+            char w[128];
+            if (c->st == C_UP)
+                snprintf(w, sizeof(w), "frame of %u bytes exceeds the limit", len);
+            else
+                snprintf(w, sizeof(w),
+                         "handshake frame of %u bytes exceeds the limit (not a treenet "
+                         "peer?)",
+                         len);
             conn_fail(c, w);
             return -1;
         }
