@@ -56,7 +56,8 @@ struct rconn {
     int fd;
     enum rstate st;
     int node;
-    char ip[TREENET_ADDR_MAX];
+    char ip[TREENET_ADDR_MAX];  /* the peer's address */
+    char lip[TREENET_ADDR_MAX]; /* ours, on this connection */
     uint8_t hdr[4];
     size_t hgot;
     uint8_t body[TN_CRED_MAX + 1];
@@ -82,8 +83,9 @@ struct rdv_server {
     /* thread-owned */
     struct rconn *conns;
     int nconns, capconns;
-    int *node_conn; /* index in conns, -1 */
-    char **addr;    /* registered address per node */
+    int *node_conn;                /* index in conns, -1 */
+    char **addr;                   /* registered address per node */
+    char (*lip)[TREENET_ADDR_MAX]; /* our address on that node's connection */
     bool *served;
     int nreg, nserved;
     char *table;
@@ -179,10 +181,63 @@ static void send_table(struct rdv_server *s, int i)
     c->st = RS_SEND;
 }
 
+static bool is_loopback(const char *addr)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl;
+
+    if (tn_addr_parse(addr, &ss, &sl) < 0)
+        return false;
+    if (ss.ss_family == AF_INET)
+        return (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
+    if (ss.ss_family == AF_INET6) {
+        const struct in6_addr *a = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+        return IN6_IS_ADDR_LOOPBACK(a) ||
+               (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+    }
+    return false;
+}
+
+/* A node that reached us over loopback shares our host (typically srun
+ * started on the first node of an allocation, whose host name maps to
+ * 127.0.1.1).  Its loopback address is useless to the other nodes: publish
+ * it under the address by which another node reached us, i.e. this host's
+ * address on the network the nodes share.  Nodes listen on any address. */
+static void fix_loopback(struct rdv_server *s)
+{
+    const char *ext = NULL;
+    int loop = 0;
+
+    for (int n = 0; n < s->nnodes; n++) {
+        if (is_loopback(s->addr[n]))
+            loop++;
+        else if (!ext && s->lip[n][0])
+            ext = s->lip[n];
+    }
+    if (!loop || !ext)
+        return;
+    for (int n = 0; n < s->nnodes; n++) {
+        const char *port = strrchr(s->addr[n], ':');
+        char a[TREENET_ADDR_MAX + 8], *d;
+        if (!is_loopback(s->addr[n]) || !port)
+            continue;
+        snprintf(a, sizeof(a), strchr(ext, ':') ? "[%s]%s" : "%s%s", ext, port);
+        d = strdup(a);
+        if (!d)
+            continue;
+        rlog(s, LOOM_LOG_INFO,
+             "rdv: node %d reached us over loopback (%s): published as %s", n, s->addr[n],
+             d);
+        free(s->addr[n]);
+        s->addr[n] = d;
+    }
+}
+
 static void all_registered(struct rdv_server *s)
 {
     size_t len = 0;
 
+    fix_loopback(s);
     for (int n = 0; n < s->nnodes; n++)
         len += strlen(s->addr[n]) + 1;
     s->table = malloc(len + 1);
@@ -274,6 +329,7 @@ static void got_frame(struct rdv_server *s, int i)
             }
         }
         s->node_conn[c->node] = i;
+        snprintf(s->lip[c->node], sizeof(s->lip[c->node]), "%s", c->lip);
         c->st = RS_WAIT;
         rlog(s, LOOM_LOG_DEBUG, "rdv: node %d registered at %s", c->node, a);
     }
@@ -410,6 +466,9 @@ static void on_accept(struct rdv_server *s)
         c->st = RS_CRED;
         c->hs_deadline = now_ms() + RDV_HS_MS;
         tn_addr_format((struct sockaddr *)&ss, 0, c->ip, sizeof(c->ip));
+        sl = sizeof(ss);
+        if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
+            tn_addr_format((struct sockaddr *)&ss, 0, c->lip, sizeof(c->lip));
         tn_nodelay(fd);
     }
 }
@@ -550,7 +609,8 @@ rdv_server_start_log(int nnodes, const char *jobkey, uid_t uid, enum treenet_aut
     s->node_conn = malloc(nnodes * sizeof(int));
     s->addr = calloc(nnodes, sizeof(char *));
     s->served = calloc(nnodes, sizeof(bool));
-    if (!s->node_conn || !s->addr || !s->served)
+    s->lip = calloc(nnodes, sizeof(*s->lip));
+    if (!s->node_conn || !s->addr || !s->served || !s->lip)
         goto fail;
     for (int i = 0; i < nnodes; i++)
         s->node_conn[i] = -1;
@@ -600,6 +660,7 @@ fail:
     free(s->node_conn);
     free(s->addr);
     free(s->served);
+    free(s->lip);
     free(s);
     errno = rc;
     return NULL;
@@ -639,6 +700,7 @@ int rdv_server_stop(struct rdv_server *s)
     free(s->addr);
     free(s->node_conn);
     free(s->served);
+    free(s->lip);
     free(s->conns);
     free(s->table);
     free(s);
