@@ -270,6 +270,14 @@ START_TEST(test_rdv_args)
     ck_assert_ptr_null(rdv_server_start(0, JOB, 0, TREENET_AUTH_NONE, NULL, 100));
     ck_assert_int_eq(errno, EINVAL);
     ck_assert_ptr_null(rdv_server_start(2, "a b", 0, TREENET_AUTH_NONE, NULL, 100));
+#ifndef HAVE_MUNGE
+    ck_assert_int_eq(rdv_exchange("127.0.0.1:1", JOB, 2, 0, 1, TREENET_AUTH_MUNGE, 100,
+                                  &addrs, NULL),
+                     -ENOTSUP);
+    errno = 0;
+    ck_assert_ptr_null(rdv_server_start(2, JOB, 0, TREENET_AUTH_MUNGE, NULL, 100));
+    ck_assert_int_eq(errno, ENOTSUP);
+#endif
     rdv_addrs_free(NULL, 3);
 }
 END_TEST
