@@ -11,6 +11,24 @@
 
 #include "dtype.h"
 
+#include <stdbool.h>
+#include <wchar.h>
+
+/* The size byte of each predefined handle (include/mpi.h) must match this ABI. */
+_Static_assert(sizeof(long) == XM_DT_SIZE(MPI_LONG), "MPI_LONG size");
+_Static_assert(sizeof(long long) == XM_DT_SIZE(MPI_LONG_LONG), "MPI_LONG_LONG size");
+_Static_assert(sizeof(wchar_t) == XM_DT_SIZE(MPI_WCHAR), "MPI_WCHAR size");
+_Static_assert(sizeof(long double) == XM_DT_SIZE(MPI_LONG_DOUBLE), "MPI_LONG_DOUBLE size");
+_Static_assert(sizeof(bool) == XM_DT_SIZE(MPI_C_BOOL), "MPI_C_BOOL size");
+_Static_assert(sizeof(MPI_Aint) == XM_DT_SIZE(MPI_AINT), "MPI_AINT size");
+_Static_assert(sizeof(struct { double d; int i; }) == XM_DT_SIZE(MPI_DOUBLE_INT), "pair");
+_Static_assert(sizeof(struct { long l; int i; }) == XM_DT_SIZE(MPI_LONG_INT), "pair");
+_Static_assert(sizeof(struct { long double d; int i; }) == XM_DT_SIZE(MPI_LONG_DOUBLE_INT),
+               "pair");
+
+/* Caveat (datatype area): for the pair types the handle's size byte is the C struct's
+ * sizeof (= extent); MPI_Type_size must report the packed size (e.g. 12 for
+ * MPI_DOUBLE_INT) and pack must skip the padding: give them a block list. */
 static struct xm_dtype predef[256];
 
 struct xm_dtype *xm_dt_get(MPI_Datatype h)
