@@ -77,14 +77,17 @@ static struct agent *g_agent;
 static void kill_step(struct agent *a, int rank, const char *msg)
 {
     struct loom_step *st = a->st;
+    char who[32];
 
-    if (rank >= 0)
+    snprintf(who, sizeof(who), "rank %d", rank);
+    if (rank >= 0 && !strstr(msg, who))
         error("%s: step %s: rank %d: %s", loom_plugin_tag, st->jobid, rank, msg);
     else
         error("%s: step %s: %s", loom_plugin_tag, st->jobid, msg);
     if (a->killed)
         return;
     a->killed = 1;
+    error("%s: step %s: killing the step", loom_plugin_tag, st->jobid);
     if (slurm_kill_job_step(st->job_id, st->step_id, SIGKILL) != SLURM_SUCCESS)
         error("%s: step %s: slurm_kill_job_step: %m", loom_plugin_tag, st->jobid);
 }
@@ -192,11 +195,19 @@ static void op_abort(void *arg, int rank, int exitcode, const char *msg)
 static void op_log(void *arg, enum psrv_log_level level, const char *msg)
 {
     struct agent *a = arg;
+    struct loom_step *st = a->st;
 
-    if (level <= PSRV_LOG_WARN)
-        error("%s: step %s node %d: %s", loom_plugin_tag, a->st->jobid, a->st->nodeid, msg);
+    /* Errors go to srun's stderr too, until the step is being killed: then
+     * every rank's hang-up would repeat the story; the stepd log keeps it. */
+    if (level == PSRV_LOG_ERROR && !a->killed)
+        error("%s: step %s node %d: %s", loom_plugin_tag, st->jobid, st->nodeid, msg);
     else
-        info("%s: step %s node %d: %s", loom_plugin_tag, a->st->jobid, a->st->nodeid, msg);
+        info("%s: step %s node %d: %s%s", loom_plugin_tag, st->jobid, st->nodeid,
+             level == PSRV_LOG_ERROR   ? "error: "
+             : level == PSRV_LOG_WARN  ? "warning: "
+             : level == PSRV_LOG_TRACE ? "trace: "
+                                       : "",
+             msg);
 }
 
 /* ---- loop callbacks ------------------------------------------------------ */
