@@ -192,14 +192,21 @@ static void op_abort(void *arg, int rank, int exitcode, const char *msg)
     kill_step(arg, rank, msg && *msg ? msg : "PMI abort");
 }
 
+/* Once the step is being killed, or every local rank has finalized, links
+ * closing and ranks hanging up are the normal end: no more error lines. */
+static int step_ending(struct agent *a)
+{
+    return a->killed || (a->srv && psrv_clients_finalized(a->srv) >= a->st->local_count);
+}
+
 static void op_log(void *arg, enum psrv_log_level level, const char *msg)
 {
     struct agent *a = arg;
     struct loom_step *st = a->st;
 
-    /* Errors go to srun's stderr too, until the step is being killed: then
-     * every rank's hang-up would repeat the story; the stepd log keeps it. */
-    if (level == PSRV_LOG_ERROR && !a->killed)
+    /* Errors go to srun's stderr too, until the step is ending: then every
+     * rank's hang-up would repeat the story; the stepd log keeps it. */
+    if (level == PSRV_LOG_ERROR && !step_ending(a))
         error("%s: step %s node %d: %s", loom_plugin_tag, st->jobid, st->nodeid, msg);
     else
         info("%s: step %s node %d: %s%s", loom_plugin_tag, st->jobid, st->nodeid,
@@ -270,11 +277,16 @@ static void tn_recv(void *arg, int from, const void *buf, size_t len)
     a->in_psrv = 0;
 }
 
+/* A link that closes is normal at the end of a step (a node whose ranks
+ * finished tears its stepd down first); one that matters fails the fence in
+ * progress, and psrv then aborts the step with a message naming the node.  So
+ * the loss itself goes to the stepd log only. */
 static void tn_lost(void *arg, int node, const char *why)
 {
     struct agent *a = arg;
-    error("%s: step %s node %d: link to node %d lost: %s", loom_plugin_tag, a->st->jobid,
-          a->st->nodeid, node, why ? why : "?");
+
+    info("%s: step %s node %d: link to node %d closed: %s", loom_plugin_tag, a->st->jobid,
+         a->st->nodeid, node, why ? why : "?");
     if (a->in_psrv) /* treenet promises not to, but never re-enter psrv */
         return;
     a->in_psrv = 1;
@@ -284,7 +296,15 @@ static void tn_lost(void *arg, int node, const char *why)
 
 static void tn_log(void *arg, int level, const char *msg)
 {
-    op_log(arg, (enum psrv_log_level)level, msg);
+    struct agent *a = arg;
+
+    /* Refused connections (WARN) are worth srun's stderr; lost links are
+     * reported by tn_lost. */
+    if (level <= LOOM_LOG_WARN && !strstr(msg, " lost: ") && !step_ending(a))
+        error("%s: step %s node %d: %s", loom_plugin_tag, a->st->jobid, a->st->nodeid, msg);
+    else
+        op_log(arg, level <= LOOM_LOG_WARN ? PSRV_LOG_WARN : (enum psrv_log_level)level,
+               msg);
 }
 
 /* Join the tree: listen, meet the others at srun's rendezvous, connect. */
