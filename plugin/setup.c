@@ -33,20 +33,18 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "layout.h"
 #include "log.h"
 #include "loom_plugin.h"
 
 static int env_int(char **env, const char *name, int min, int max, int *out)
 {
     const char *v = getenvp(env, name);
-    char *end;
-    long n;
+    long n = loom_env_uint(v, min, max);
 
-    if (!v || !*v)
+    if (n == -ENOENT)
         return 0;
-    errno = 0;
-    n = strtol(v, &end, 10);
-    if (errno || *end || n < min || n > max) {
+    if (n < 0) {
         error("%s: ignoring %s=%s (want %d..%d)", loom_plugin_tag, name, v, min, max);
         return 0;
     }
@@ -60,7 +58,10 @@ static void apply_env_overrides(struct loom_conf *c, char **env)
     int n;
 
     v = getenvp(env, LOOM_ENV_TRACE);
-    if (v && *v && strcmp(v, "0") != 0 && strcasecmp(v, "no") != 0)
+    n = loom_env_flag(v);
+    if (n < 0)
+        error("%s: ignoring %s=%s (want 1 or 0)", loom_plugin_tag, LOOM_ENV_TRACE, v);
+    else if (n > 0)
         c->trace = 1;
     v = getenvp(env, LOOM_ENV_DEBUG);
     if (v && *v) {
@@ -74,35 +75,6 @@ static void apply_env_overrides(struct loom_conf *c, char **env)
         c->fence_timeout_s = (uint32_t)n;
     if (env_int(env, LOOM_ENV_TREE_WIDTH, 1, 1024, &n))
         c->tree_width = (uint32_t)n;
-}
-
-/* rank_node[] from per-node task id lists; every rank exactly once. */
-static int map_ranks(struct loom_step *st, const uint16_t *cnts, uint32_t **tids)
-{
-    int n, i, seen = 0;
-
-    for (i = 0; i < st->size; i++)
-        st->rank_node[i] = -1;
-    for (n = 0; n < st->nnodes; n++) {
-        if (!tids[n] && cnts[n])
-            return -EINVAL;
-        for (i = 0; i < cnts[n]; i++) {
-            uint32_t r = tids[n][i];
-            if (r >= (uint32_t)st->size || st->rank_node[r] != -1) {
-                error("%s: step %s: task id %u on node %d is out of range or repeated",
-                      loom_plugin_tag, st->jobid, r, n);
-                return -EINVAL;
-            }
-            st->rank_node[r] = n;
-            seen++;
-        }
-    }
-    if (seen != st->size) {
-        error("%s: step %s: the layout names %d of %d tasks", loom_plugin_tag, st->jobid,
-              seen, st->size);
-        return -EINVAL;
-    }
-    return 0;
 }
 
 int loom_setup_stepd(struct loom_step *st, const void *jobv, char ***env)
@@ -155,8 +127,14 @@ int loom_setup_stepd(struct loom_step *st, const void *jobv, char ***env)
         st->task_fd[i] = st->stepd_fd[i] = -1;
     for (i = 0; i < st->local_count; i++)
         st->local_ranks[i] = (int)(job->task[i]->gtid + task_off);
-    if ((rc = map_ranks(st, cnts, tids)))
-        return rc;
+    {
+        char why[160];
+        if ((rc = loom_layout_map(st->size, st->nnodes, cnts, tids, st->rank_node, why,
+                                  sizeof(why)))) {
+            error("%s: step %s: %s", loom_plugin_tag, st->jobid, why);
+            return rc;
+        }
+    }
     for (i = 0; i < st->local_count; i++) {
         int r = st->local_ranks[i];
         if (r < 0 || r >= st->size || st->rank_node[r] != st->nodeid) {
