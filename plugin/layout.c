@@ -49,8 +49,8 @@ int loom_layout_map(int size, int nnodes, const uint16_t *cnts, uint32_t *const 
     if (seen != size) {
         for (i = 0; i < size && rank_node[i] != -1; i++)
             ;
-        snprintf(err, errlen, "the layout places %d of %d tasks (task %d is nowhere)", seen,
-                 size, i);
+        snprintf(err, errlen, "the layout places %d of %d tasks (task %d is nowhere)",
+                 seen, size, i);
         return -EINVAL;
     }
     return 0;

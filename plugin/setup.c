@@ -89,7 +89,7 @@ int loom_setup_stepd(struct loom_step *st, const void *jobv, char ***env)
 
     memset(st, 0, sizeof(*st));
     st->job_id = (job->het_job_id && job->het_job_id != NO_VAL) ? job->het_job_id
-                                                               : job->step_id.job_id;
+                                                                : job->step_id.job_id;
     st->step_id = job->step_id.step_id;
     snprintf(st->jobid, sizeof(st->jobid), "%u.%u", st->job_id, st->step_id);
     st->uid = job->uid;
@@ -111,11 +111,12 @@ int loom_setup_stepd(struct loom_step *st, const void *jobv, char ***env)
         tids = msg ? msg->global_task_ids : NULL;
     }
     st->local_count = (int)job->node_tasks;
-    if (st->size < 1 || st->nnodes < 1 || st->nodeid >= st->nnodes || st->local_count < 1 ||
-        !cnts || !tids) {
+    if (st->size < 1 || st->nnodes < 1 || st->nodeid >= st->nnodes ||
+        st->local_count < 1 || !cnts || !tids) {
         error("%s: step %s: incomplete step layout (size %d, nodes %d, node %d, "
-              "local tasks %d)", loom_plugin_tag, st->jobid, st->size, st->nnodes,
-              st->nodeid, st->local_count);
+              "local tasks %d)",
+              loom_plugin_tag, st->jobid, st->size, st->nnodes, st->nodeid,
+              st->local_count);
         return -EINVAL;
     }
 
