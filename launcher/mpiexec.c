@@ -653,6 +653,13 @@ static char *resolve(char *s)
 static int app_env(struct mpx_opts *o, struct mpx_app *a, struct envv *e)
 {
     e->n = 0;
+    if (!e->v) {
+        /* room for the per-rank variables even if nothing else is set */
+        e->cap = 64;
+        e->v = malloc(sizeof(*e->v) * (size_t)e->cap);
+        if (!e->v)
+            return -ENOMEM;
+    }
     for (char **p = environ; *p && !o->genv_none; p++)
         if (!our_var(*p) && env_set(e, *p) < 0)
             return -ENOMEM;
@@ -830,9 +837,9 @@ static int launch(struct job *job, struct mpx_bind *binder)
         const char *wdir = app->wdir ? app->wdir : o->gwdir;
         struct stat st;
 
-        if (wdir && (stat(wdir, &st) < 0 || !S_ISDIR(st.st_mode))) {
-            msg(job, "cannot use working directory '%s': %s", wdir,
-                errno ? strerror(errno) : "not a directory");
+        if (wdir &&
+            (stat(wdir, &st) < 0 || (!S_ISDIR(st.st_mode) && (errno = ENOTDIR)))) {
+            msg(job, "cannot use working directory '%s': %s", wdir, strerror(errno));
             rc = -ENOENT;
             break;
         }
@@ -844,27 +851,35 @@ static int launch(struct job *job, struct mpx_bind *binder)
         int base = env.n;
         for (int i = 0; i < app->np && rc == 0; i++) {
             struct rank *r = &job->ranks[r0 + i];
-            int sv[2], po[2], pe[2], ep[2];
+            int sv[2], po[2], pe[2] = {-1, -1}, ep[2];
 
             if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
                 rc = -errno;
-                msg(job, "socketpair: %s (raise the open file limit?)", strerror(errno));
+                msg(job,
+                    "cannot start rank %d: socketpair: %s (raise the open file limit?)",
+                    r->rank, strerror(errno));
                 break;
             }
             if (make_pipe(po) < 0) {
                 rc = -errno;
-                msg(job, "pipe: %s (raise the open file limit?)", strerror(errno));
+                msg(job, "cannot start rank %d: pipe: %s (raise the open file limit?)",
+                    r->rank, strerror(errno));
                 close(sv[0]);
                 close(sv[1]);
                 break;
             }
             if (make_pipe(pe) < 0 || make_pipe(ep) < 0) {
                 rc = -errno;
-                msg(job, "pipe: %s (raise the open file limit?)", strerror(errno));
+                msg(job, "cannot start rank %d: pipe: %s (raise the open file limit?)",
+                    r->rank, strerror(errno));
                 close(sv[0]);
                 close(sv[1]);
                 close(po[0]);
                 close(po[1]);
+                if (pe[0] >= 0) {
+                    close(pe[0]);
+                    close(pe[1]);
+                }
                 break;
             }
             /* The rank's PMI_FD: a number that neither the socket nor the

@@ -26,6 +26,9 @@ check "-l tags lines, partial last line flushed" \
 $M -n 2 -genv G g -x X=x sh -c 'echo $G$X$E' : -env E e -n 1 sh -c 'echo $G$X$E' >"$out"
 check "-genv/-x/-env and MPMD" '[ "$(sort "$out" | tr "\n" " ")" = "gx gx gxe " ]'
 
+$M -genvnone -n 2 /usr/bin/env >"$out"
+check "-genvnone: only the PMI variables" '[ "$(wc -l <"$out")" = 12 ] && grep -q "^PMI_RANK=1$" "$out"'
+
 $M -wdir / -n 1 pwd >"$out"
 check "-wdir" '[ "$(cat "$out")" = / ]'
 
