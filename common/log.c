@@ -14,11 +14,9 @@
 #include "fdio.h"
 #include "log.h"
 
-static const char *const level_names[] = {"error", "warn", "info", "debug",
-                                          "trace"};
+static const char *const level_names[] = {"error", "warn", "info", "debug", "trace"};
 
-void loom_log_init(struct loom_log *lg, const char *ident,
-                   enum loom_log_level level)
+void loom_log_init(struct loom_log *lg, const char *ident, enum loom_log_level level)
 {
     lg->level = level;
     lg->sink = NULL;
@@ -53,8 +51,8 @@ int loom_log_level_parse(const char *s)
     return -EINVAL;
 }
 
-void loom_log_stderr_sink(void *arg, enum loom_log_level level,
-                          const char *ident, const char *line)
+void loom_log_stderr_sink(void *arg, enum loom_log_level level, const char *ident,
+                          const char *line)
 {
     char buf[LOOM_LOG_LINE_MAX + 128];
     int n;
@@ -72,8 +70,8 @@ void loom_log_stderr_sink(void *arg, enum loom_log_level level,
     (void)fdio_write_full(2, buf, (size_t)n);
 }
 
-void loom_vlogf(const struct loom_log *lg, enum loom_log_level level,
-                const char *fmt, va_list ap)
+void loom_vlogf(const struct loom_log *lg, enum loom_log_level level, const char *fmt,
+                va_list ap)
 {
     char line[LOOM_LOG_LINE_MAX];
     int n;
@@ -91,8 +89,7 @@ void loom_vlogf(const struct loom_log *lg, enum loom_log_level level,
         loom_log_stderr_sink(NULL, level, lg->ident, line);
 }
 
-void loom_logf(const struct loom_log *lg, enum loom_log_level level,
-               const char *fmt, ...)
+void loom_logf(const struct loom_log *lg, enum loom_log_level level, const char *fmt, ...)
 {
     va_list ap;
     int saved = errno;

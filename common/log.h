@@ -29,18 +29,17 @@ enum loom_log_level {
 
 #define LOOM_LOG_LINE_MAX 2048
 
-typedef void (*loom_log_sink_f)(void *arg, enum loom_log_level level,
-                                const char *ident, const char *line);
+typedef void (*loom_log_sink_f)(void *arg, enum loom_log_level level, const char *ident,
+                                const char *line);
 
 struct loom_log {
     enum loom_log_level level; /* lines above this level are dropped */
     loom_log_sink_f sink;      /* NULL: stderr */
     void *sink_arg;
-    const char *ident;         /* prefix, e.g. "mpiexec"; may be NULL */
+    const char *ident; /* prefix, e.g. "mpiexec"; may be NULL */
 };
 
-void loom_log_init(struct loom_log *lg, const char *ident,
-                   enum loom_log_level level);
+void loom_log_init(struct loom_log *lg, const char *ident, enum loom_log_level level);
 void loom_log_set_sink(struct loom_log *lg, loom_log_sink_f sink, void *arg);
 
 #if defined(__GNUC__)
@@ -49,10 +48,10 @@ void loom_log_set_sink(struct loom_log *lg, loom_log_sink_f sink, void *arg);
 #define LOOM_PRINTF(a, b)
 #endif
 
-void loom_logf(const struct loom_log *lg, enum loom_log_level level,
-               const char *fmt, ...) LOOM_PRINTF(3, 4);
-void loom_vlogf(const struct loom_log *lg, enum loom_log_level level,
-                const char *fmt, va_list ap);
+void loom_logf(const struct loom_log *lg, enum loom_log_level level, const char *fmt, ...)
+    LOOM_PRINTF(3, 4);
+void loom_vlogf(const struct loom_log *lg, enum loom_log_level level, const char *fmt,
+                va_list ap);
 
 /* "error", "warn", "info", "debug", "trace" or a digit 0-4 -> level;
  * returns -EINVAL for anything else. */
@@ -60,7 +59,7 @@ int loom_log_level_parse(const char *s);
 const char *loom_log_level_name(enum loom_log_level level);
 
 /* The default sink, exported so custom sinks can chain to it. */
-void loom_log_stderr_sink(void *arg, enum loom_log_level level,
-                          const char *ident, const char *line);
+void loom_log_stderr_sink(void *arg, enum loom_log_level level, const char *ident,
+                          const char *line);
 
 #endif /* LOOM_LOG_H */

@@ -1,15 +1,23 @@
-/* loop.c - a small poll()-based reactor (see loop.h for the contract).
+/* loop.c - a small reactor over epoll (see loop.h for the contract).
  *
  * Design:
- *   Watchers live in an array of pointers; the pollfd array is rebuilt
- *   before every poll() (O(n) with n in the hundreds is far cheaper than the
- *   system call).  Removal only marks a watcher; marked watchers are freed
- *   when no dispatch is in progress, so a callback may remove any watcher.
+ *   Level-triggered epoll, so the semantics are poll()'s, but the cost of
+ *   an iteration is O(ready fds) rather than O(watched fds): the launcher
+ *   watches three fds per rank and, at 256 ranks each waiting for one PMI
+ *   reply at a time, rebuilding and scanning a pollfd array per request
+ *   dominated its CPU time.  A watcher with no interest is taken out of the
+ *   epoll set (epoll would still report hang-ups for it).  Watchers live in
+ *   an array of pointers (for destroy); removal marks a watcher and takes it
+ *   out of the epoll set at once; marked watchers are freed when no
+ *   dispatch is in progress, so a callback may remove any watcher, and a
+ *   removed watcher still listed in this iteration's events is skipped.
  *   Timers form a list sorted by (deadline, sequence number); timers added by
  *   a callback during dispatch wait for the next iteration, so a timer that
  *   re-arms itself with delay 0 cannot starve fds.
  *
  * Notes:
+ *   - One watcher per fd (epoll's rule): a second one fails with EEXIST.
+ *     Remove a watcher before closing its fd.
  *   - The wake pipe makes loop_stop()/loop_wake() usable from signal
  *     handlers and other threads; its fds are O_CLOEXEC so children never
  *     inherit them.
@@ -18,18 +26,20 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <sys/epoll.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "loop.h"
 
 struct loop_watch {
+    struct loop *lp;
     int fd;
     int events;
+    bool registered; /* in the epoll set */
     bool removed;
     loop_fd_f cb;
     void *arg;
@@ -46,8 +56,8 @@ struct loop_timer {
 struct loop {
     struct loop_watch **w;
     int nw, capw;
-    struct pollfd *pfd; /* capw + 1 entries (the wake pipe is last) */
-    struct loop_watch **snap; /* watchers polled in this iteration */
+    int epfd;
+    struct epoll_event ev[256];
     int dispatching;
     bool garbage;
 
@@ -94,14 +104,6 @@ static int grow(struct loop *lp)
     if (!w)
         return -ENOMEM;
     lp->w = w;
-    struct pollfd *p = realloc(lp->pfd, sizeof(*p) * (size_t)(cap + 1));
-    if (!p)
-        return -ENOMEM;
-    lp->pfd = p;
-    struct loop_watch **s = realloc(lp->snap, sizeof(*s) * (size_t)cap);
-    if (!s)
-        return -ENOMEM;
-    lp->snap = s;
     lp->capw = cap;
     return 0;
 }
@@ -109,27 +111,36 @@ static int grow(struct loop *lp)
 struct loop *loop_create(void)
 {
     struct loop *lp = calloc(1, sizeof(*lp));
-    int rc;
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
+    int e;
 
     if (!lp)
         return NULL;
-    rc = make_pipe(lp->wake);
-    if (rc == 0 && grow(lp) < 0) {
-        close(lp->wake[0]);
-        close(lp->wake[1]);
-        rc = -ENOMEM;
+    lp->wake[0] = lp->wake[1] = -1;
+    lp->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (lp->epfd < 0)
+        goto fail;
+    e = make_pipe(lp->wake);
+    if (e < 0) {
+        errno = -e;
+        goto fail;
     }
-    if (rc < 0) {
-        free(lp->w);
-        free(lp->pfd);
-        free(lp->snap);
-        free(lp);
-        errno = -rc;
-        return NULL;
-    }
+    if (epoll_ctl(lp->epfd, EPOLL_CTL_ADD, lp->wake[0], &ev) < 0)
+        goto fail;
     atomic_init(&lp->stop_req, 0);
     atomic_init(&lp->stop_code, 0);
     return lp;
+fail:
+    e = errno;
+    if (lp->epfd >= 0)
+        close(lp->epfd);
+    if (lp->wake[0] >= 0) {
+        close(lp->wake[0]);
+        close(lp->wake[1]);
+    }
+    free(lp);
+    errno = e;
+    return NULL;
 }
 
 void loop_destroy(struct loop *lp)
@@ -141,23 +152,47 @@ void loop_destroy(struct loop *lp)
     for (int i = 0; i < lp->nw; i++)
         free(lp->w[i]);
     free(lp->w);
-    free(lp->pfd);
-    free(lp->snap);
     while (lp->timers) {
         struct loop_timer *t = lp->timers;
         lp->timers = t->next;
         free(t);
     }
+    close(lp->epfd);
     close(lp->wake[0]);
     close(lp->wake[1]);
     free(lp);
     errno = saved;
 }
 
-struct loop_watch *loop_watch_add(struct loop *lp, int fd, int events,
-                                  loop_fd_f cb, void *arg)
+static uint32_t ep_events(int events)
+{
+    return ((events & LOOP_READ) ? EPOLLIN : 0u) |
+           ((events & LOOP_WRITE) ? EPOLLOUT : 0u);
+}
+
+/* Bring the epoll registration in line with w->events. */
+static int sync_watch(struct loop_watch *w)
+{
+    struct epoll_event ev = {.events = ep_events(w->events), .data.ptr = w};
+
+    if (w->events && !w->removed) {
+        if (epoll_ctl(w->lp->epfd, w->registered ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, w->fd,
+                      &ev) < 0)
+            return -errno;
+        w->registered = true;
+    } else if (w->registered) {
+        /* EBADF/ENOENT: the fd was closed first; nothing left to undo. */
+        epoll_ctl(w->lp->epfd, EPOLL_CTL_DEL, w->fd, &ev);
+        w->registered = false;
+    }
+    return 0;
+}
+
+struct loop_watch *loop_watch_add(struct loop *lp, int fd, int events, loop_fd_f cb,
+                                  void *arg)
 {
     struct loop_watch *w;
+    int rc;
 
     if (!lp || fd < 0 || !cb) {
         errno = EINVAL;
@@ -170,18 +205,30 @@ struct loop_watch *loop_watch_add(struct loop *lp, int fd, int events,
     w = calloc(1, sizeof(*w));
     if (!w)
         return NULL;
+    w->lp = lp;
     w->fd = fd;
     w->events = events & (LOOP_READ | LOOP_WRITE);
     w->cb = cb;
     w->arg = arg;
+    rc = sync_watch(w);
+    if (rc < 0) {
+        free(w);
+        errno = -rc;
+        return NULL;
+    }
     lp->w[lp->nw++] = w;
     return w;
 }
 
 void loop_watch_set(struct loop_watch *w, int events)
 {
-    if (w)
-        w->events = events & (LOOP_READ | LOOP_WRITE);
+    events &= LOOP_READ | LOOP_WRITE;
+    if (!w || w->removed || w->events == events)
+        return;
+    w->events = events;
+    /* MOD/ADD of a registered, open fd only fails for lack of memory;
+     * the watcher then stays as it was. */
+    (void)sync_watch(w);
 }
 
 int loop_watch_events(const struct loop_watch *w)
@@ -209,13 +256,14 @@ void loop_watch_remove(struct loop *lp, struct loop_watch *w)
         return;
     w->removed = true;
     w->cb = NULL;
+    sync_watch(w);
     lp->garbage = true;
     if (!lp->dispatching)
         collect_garbage(lp);
 }
 
-struct loop_timer *loop_timer_add(struct loop *lp, uint64_t delay_ms,
-                                  loop_timer_f cb, void *arg)
+struct loop_timer *loop_timer_add(struct loop *lp, uint64_t delay_ms, loop_timer_f cb,
+                                  void *arg)
 {
     struct loop_timer *t, **pp;
 
@@ -292,8 +340,7 @@ static void run_timers(struct loop *lp)
     uint64_t now = loop_now_ms();
     uint64_t limit = lp->timer_seq;
 
-    while (lp->timers && lp->timers->deadline <= now &&
-           lp->timers->seq < limit) {
+    while (lp->timers && lp->timers->deadline <= now && lp->timers->seq < limit) {
         struct loop_timer *t = lp->timers;
         lp->timers = t->next;
         loop_timer_f cb = t->cb;
@@ -308,7 +355,7 @@ static void run_timers(struct loop *lp)
 int loop_run_once(struct loop *lp, int max_ms)
 {
     int timeout = max_ms;
-    int n, rc;
+    int n;
 
     if (lp->garbage)
         collect_garbage(lp);
@@ -323,45 +370,32 @@ int loop_run_once(struct loop *lp, int max_ms)
     if (atomic_load(&lp->stop_req))
         timeout = 0;
 
-    n = lp->nw;
-    for (int i = 0; i < n; i++) {
-        struct loop_watch *w = lp->w[i];
-        lp->snap[i] = w;
-        lp->pfd[i].fd = w->events ? w->fd : -1;
-        lp->pfd[i].events = (short)(((w->events & LOOP_READ) ? POLLIN : 0) |
-                                    ((w->events & LOOP_WRITE) ? POLLOUT : 0));
-        lp->pfd[i].revents = 0;
-    }
-    lp->pfd[n].fd = lp->wake[0];
-    lp->pfd[n].events = POLLIN;
-    lp->pfd[n].revents = 0;
-
-    rc = poll(lp->pfd, (nfds_t)n + 1, timeout);
-    if (rc < 0) {
+    n = epoll_wait(lp->epfd, lp->ev, (int)(sizeof(lp->ev) / sizeof(lp->ev[0])), timeout);
+    if (n < 0) {
         if (errno == EINTR)
             return 0;
         return -errno;
     }
-    if (lp->pfd[n].revents) {
-        char buf[64];
-        while (read(lp->wake[0], buf, sizeof(buf)) > 0)
-            ;
-    }
     lp->dispatching++;
-    for (int i = 0; i < n && rc > 0; i++) {
-        struct loop_watch *w = lp->snap[i];
-        short re = lp->pfd[i].revents;
+    for (int i = 0; i < n; i++) {
+        struct loop_watch *w = lp->ev[i].data.ptr;
+        uint32_t re = lp->ev[i].events;
         int ev = 0;
 
-        if (!re)
+        if (!w) {
+            char buf[64];
+            while (read(lp->wake[0], buf, sizeof(buf)) > 0)
+                ;
             continue;
-        if (w->removed || !w->cb)
+        }
+        /* Removed or paused by an earlier callback of this iteration. */
+        if (w->removed || !w->cb || !w->events)
             continue;
-        if (re & POLLIN)
+        if (re & EPOLLIN)
             ev |= LOOP_READ;
-        if (re & POLLOUT)
+        if (re & EPOLLOUT)
             ev |= LOOP_WRITE;
-        if (re & (POLLERR | POLLHUP | POLLNVAL))
+        if (re & (EPOLLERR | EPOLLHUP))
             ev |= LOOP_ERROR;
         w->cb(lp, w, w->fd, ev, w->arg);
     }

@@ -1,4 +1,5 @@
-/* loop.h - a small poll()-based reactor: fd watchers, one-shot timers, stop.
+/* loop.h - a small reactor (level-triggered epoll): fd watchers, one-shot
+ * timers, stop.
  *
  * Contract:
  *   A struct loop owns no fds of its users.  Watchers say which fd and
@@ -22,7 +23,7 @@
  *     callback, including their own; a removed watcher is never called again,
  *     even later in the same iteration.
  *   - The loop never spins: with nothing ready and no timer due it sleeps in
- *     poll() until an fd is ready, a timer is due, or loop_wake() is called.
+ *     epoll_wait() until an fd is ready, a timer is due, or loop_wake() is called.
  */
 #ifndef LOOM_LOOP_H
 #define LOOM_LOOP_H
@@ -39,8 +40,8 @@ enum {
     LOOP_ERROR = 4, /* only in revents */
 };
 
-typedef void (*loop_fd_f)(struct loop *lp, struct loop_watch *w, int fd,
-                          int revents, void *arg);
+typedef void (*loop_fd_f)(struct loop *lp, struct loop_watch *w, int fd, int revents,
+                          void *arg);
 typedef void (*loop_timer_f)(struct loop *lp, struct loop_timer *t, void *arg);
 /* Returns the longest the next poll() may sleep in ms, or -1 for no limit. */
 typedef int (*loop_prepare_f)(struct loop *lp, void *arg);
@@ -50,17 +51,18 @@ struct loop *loop_create(void);
 /* Frees the loop, its watchers and timers (not the fds). */
 void loop_destroy(struct loop *lp);
 
-/* Returns NULL and sets errno (ENOMEM, EINVAL for a negative fd). */
-struct loop_watch *loop_watch_add(struct loop *lp, int fd, int events,
-                                  loop_fd_f cb, void *arg);
+/* Returns NULL and sets errno (ENOMEM, EINVAL for a negative fd, EEXIST
+ * if fd already has a watcher). */
+struct loop_watch *loop_watch_add(struct loop *lp, int fd, int events, loop_fd_f cb,
+                                  void *arg);
 /* Change the interest set (LOOP_READ|LOOP_WRITE, or 0 to pause). */
 void loop_watch_set(struct loop_watch *w, int events);
 int loop_watch_events(const struct loop_watch *w);
 void loop_watch_remove(struct loop *lp, struct loop_watch *w);
 
 /* One-shot timer firing delay_ms from now.  NULL + errno on failure. */
-struct loop_timer *loop_timer_add(struct loop *lp, uint64_t delay_ms,
-                                  loop_timer_f cb, void *arg);
+struct loop_timer *loop_timer_add(struct loop *lp, uint64_t delay_ms, loop_timer_f cb,
+                                  void *arg);
 /* Cancel a pending timer (it must not have fired yet). */
 void loop_timer_cancel(struct loop *lp, struct loop_timer *t);
 

@@ -24,8 +24,24 @@
 #define MPX_MAX_RANKS 65536
 
 enum opt_id {
-    O_NP, O_ENV, O_ENVLIST, O_WDIR, O_GENV, O_GENVLIST, O_X, O_GWDIR, O_TAG,
-    O_BIND, O_REPORT, O_TIMEOUT, O_FENCE_TIMEOUT, O_VERBOSE, O_HELP, O_VERSION,
+    O_NP,
+    O_ENV,
+    O_ENVLIST,
+    O_WDIR,
+    O_GENV,
+    O_GENVLIST,
+    O_X,
+    O_GWDIR,
+    O_TAG,
+    O_BIND,
+    O_REPORT,
+    O_TIMEOUT,
+    O_FENCE_TIMEOUT,
+    O_VERBOSE,
+    O_HELP,
+    O_VERSION,
+    O_GENVALL,
+    O_GENVNONE,
 };
 
 struct opt_def {
@@ -44,6 +60,8 @@ static const struct opt_def opts[] = {
     {"genv", O_GENV, 2},
     {"genvlist", O_GENVLIST, 1},
     {"x", O_X, 1},
+    {"genvall", O_GENVALL, 0},
+    {"genvnone", O_GENVNONE, 0},
     {"gwdir", O_GWDIR, 1},
     {"l", O_TAG, 0},
     {"prepend-rank", O_TAG, 0},
@@ -75,11 +93,12 @@ static const char usage[] =
     "  -genv NAME VALUE      set NAME=VALUE for all ranks\n"
     "  -x NAME[=VALUE]       export NAME (with VALUE, or mpiexec's value)\n"
     "  -genvlist A,B,...     export these variables to all ranks\n"
+    "  -genvall, -genvnone   ranks inherit mpiexec's environment (default), or not\n"
     "  -gwdir DIR            default working directory\n"
     "  -l, --tag-output      prefix every output line with \"[rank] \"\n"
     "  -bind-to core|none    bind each rank to one core, round-robin (hwloc)\n"
     "  --report-bindings     print each rank's binding to stderr\n"
-    "  --timeout SECS        kill the job after SECS seconds (exit 124)\n"
+    "  --timeout SECS        kill the job after SECS seconds (exit 255)\n"
     "  --fence-timeout SECS  fail a PMI fence that takes longer than SECS\n"
     "  -v, --verbose         report launcher progress on stderr\n"
     "  -h, --help            show this help\n"
@@ -176,8 +195,8 @@ static int push_kv(struct mpx_strv *sv, const char *k, const char *v)
 }
 
 /* "A,B,C" -> "A", "B", "C" (each allocated; resolved by the launcher). */
-static int push_list(struct mpx_strv *sv, const char *list, const char *opt,
-                     char *err, size_t errlen)
+static int push_list(struct mpx_strv *sv, const char *list, const char *opt, char *err,
+                     size_t errlen)
 {
     const char *p = list;
 
@@ -186,8 +205,8 @@ static int push_list(struct mpx_strv *sv, const char *list, const char *opt,
         size_t len = c ? (size_t)(c - p) : strlen(p);
         if (len > 0) {
             if (!valid_name(p, len))
-                return fail(err, errlen, "option '%s': bad variable name '%.*s'",
-                            opt, (int)len, p);
+                return fail(err, errlen, "option '%s': bad variable name '%.*s'", opt,
+                            (int)len, p);
             char *s = strndup(p, len);
             if (!s || strv_push(sv, s) < 0) {
                 free(s);
@@ -222,8 +241,7 @@ static struct mpx_app *new_app(struct mpx_opts *o)
     return a;
 }
 
-int mpx_args_parse(int argc, char **argv, struct mpx_opts *o, char *err,
-                   size_t errlen)
+int mpx_args_parse(int argc, char **argv, struct mpx_opts *o, char *err, size_t errlen)
 {
     struct mpx_app *app;
     int i = 1, rc;
@@ -301,14 +319,13 @@ int mpx_args_parse(int argc, char **argv, struct mpx_opts *o, char *err,
         case O_NP:
             if (parse_int(v1, 1, MPX_MAX_RANKS, &app->np) < 0)
                 return fail(err, errlen,
-                            "option '%s': '%s' is not a number of ranks (1..%d)", arg,
-                            v1, MPX_MAX_RANKS);
+                            "option '%s': '%s' is not a number of ranks (1..%d)", arg, v1,
+                            MPX_MAX_RANKS);
             break;
         case O_ENV:
         case O_GENV:
             if (!valid_name(v1, strlen(v1)))
-                return fail(err, errlen, "option '%s': bad variable name '%s'", arg,
-                            v1);
+                return fail(err, errlen, "option '%s': bad variable name '%s'", arg, v1);
             rc = push_kv(d->id == O_ENV ? &app->env : &o->genv, v1, v2);
             if (rc < 0)
                 return rc;
@@ -368,6 +385,12 @@ int mpx_args_parse(int argc, char **argv, struct mpx_opts *o, char *err,
             if (parse_int(v1, 0, INT_MAX / 1000, &o->fence_timeout_s) < 0)
                 return fail(err, errlen, "option '%s': '%s' is not a number of seconds",
                             arg, v1);
+            break;
+        case O_GENVALL:
+            o->genv_none = 0;
+            break;
+        case O_GENVNONE:
+            o->genv_none = 1;
             break;
         case O_VERBOSE:
             o->verbose = 1;

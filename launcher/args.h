@@ -33,12 +33,12 @@ struct mpx_strv {
 };
 
 struct mpx_app {
-    int np;               /* ranks of this app (default 1) */
-    char **argv;          /* program and its arguments, NULL terminated */
+    int np;      /* ranks of this app (default 1) */
+    char **argv; /* program and its arguments, NULL terminated */
     int argc;
-    struct mpx_strv env;  /* "K=V" from -env / -envlist */
-    const char *wdir;     /* -wdir of this segment, or NULL */
-    int owns_argv;        /* argv is our NULL-terminated copy */
+    struct mpx_strv env; /* "K=V" from -env / -envlist */
+    const char *wdir;    /* -wdir of this segment, or NULL */
+    int owns_argv;       /* argv is our NULL-terminated copy */
 };
 
 struct mpx_opts {
@@ -46,20 +46,20 @@ struct mpx_opts {
     int napps;
     int nranks;           /* sum of np */
     struct mpx_strv genv; /* "K=V" (or "K" from -x K) from -genv, -x, -genvlist */
+    int genv_none;        /* -genvnone: ranks do not inherit mpiexec's environment */
     const char *gwdir;    /* -gwdir: default working directory */
     int tag_output;       /* -l, --tag-output, -prepend-rank */
     enum mpx_bind_kind bind;
     int report_bindings;
-    int timeout_s;        /* --timeout; 0 = none */
-    int fence_timeout_s;  /* --fence-timeout; 0 = none */
-    int verbose;          /* -v: launcher progress on stderr */
+    int timeout_s;       /* --timeout; 0 = none */
+    int fence_timeout_s; /* --fence-timeout; 0 = none */
+    int verbose;         /* -v: launcher progress on stderr */
     int help;
     int version;
 };
 
 /* Returns 0 or -EINVAL (message in err) or -ENOMEM. */
-int mpx_args_parse(int argc, char **argv, struct mpx_opts *o, char *err,
-                   size_t errlen);
+int mpx_args_parse(int argc, char **argv, struct mpx_opts *o, char *err, size_t errlen);
 void mpx_args_free(struct mpx_opts *o);
 /* Usage text for -h. */
 const char *mpx_args_usage(void);

@@ -125,7 +125,8 @@ struct mpx_bind {
 
 struct mpx_bind *mpx_bind_open(char *err, size_t errlen)
 {
-    snprintf(err, errlen, "this mpiexec was built without hwloc: binding is not available");
+    snprintf(err, errlen,
+             "this mpiexec was built without hwloc: binding is not available");
     errno = ENOSYS;
     return NULL;
 }

@@ -8,15 +8,18 @@
  *     mpiexec's environment plus -genv/-x/-env settings.
  *   - stdout/stderr of every rank come through pipes and are written whole
  *     lines at a time (optionally tagged "[rank] ").  Rank 0's stdin is
- *     mpiexec's stdin unless that is a terminal; other ranks read /dev/null.
+ *     mpiexec's stdin (a terminal only when mpiexec is in its foreground);
+ *     other ranks read /dev/null.
  *   - The first abnormal rank exit, a PMI abort, --timeout or a signal to
  *     mpiexec ends the job: all ranks get SIGTERM, then SIGKILL after
  *     KILL_GRACE_MS.  Exit status: see exit_code handling below and the man
  *     page.  Every such event is one "mpiexec: ..." line on stderr.
  *
  * Design:
- *   One thread, one struct loop.  Ranks live in one process group (the
- *   first rank's pid), so killing the job also reaches their children.
+ *   One thread, one struct loop.  Ranks are forked (the parent never waits
+ *   for an exec) and each leads a session of its own, as with hydra: killing
+ *   a rank's process group also reaches what it started, and with the
+ *   scheduler's autogroups each rank competes for CPU like hydra's do.
  *   SIGCHLD and the terminating signals reach the loop through a self-pipe;
  *   children are reaped with waitpid(WNOHANG) and, before a rank's exit is
  *   judged, its PMI socket and output pipes are drained so that an abort
@@ -34,7 +37,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -58,12 +60,13 @@ extern char **environ;
 
 #define KILL_GRACE_MS 500   /* SIGTERM -> SIGKILL */
 #define DRAIN_GRACE_MS 1000 /* after the last rank exited, wait for pipe EOF */
+#define GONE_DELAY_MS 100   /* PMI hang-up: let the rank's exit be seen first */
 #define READ_CHUNK 65536
 #define FLUSH_THRESHOLD (256 * 1024)
 
 #define EXIT_USAGE 2
 #define EXIT_LAUNCH 127
-#define EXIT_TIMEOUT 124
+#define EXIT_TIMEOUT 255 /* as hydra */
 
 struct job;
 
@@ -84,6 +87,11 @@ struct rank {
     bool exited;
     int pmi_fd; /* our end of the socketpair, -1 when closed */
     struct loop_watch *pmi_w;
+    int exec_err_fd; /* exec error pipe from the child, -1 when closed */
+    struct loop_watch *exec_err_w;
+    bool judging;      /* rank_exited() is draining its PMI socket */
+    bool gone_pending; /* PMI hang-up not yet told to psrv */
+    struct loop_timer *gone_timer;
     struct iobuf pmi_out; /* replies the socket did not take yet */
     size_t pmi_out_off;
     struct stream out[2];
@@ -98,16 +106,15 @@ struct job {
     int n;
     int live;         /* spawned and not yet reaped */
     int open_streams; /* output pipes not yet at EOF */
-    pid_t pgid;
     char jobid[64];
     uint64_t t0;
 
-    struct iobuf obuf[3];  /* [1] stdout, [2] stderr */
-    bool out_broken[3];    /* EPIPE etc.: discard further output */
+    struct iobuf obuf[3]; /* [1] stdout, [2] stderr */
+    bool out_broken[3];   /* EPIPE etc.: discard further output */
 
-    bool ending;          /* kill sequence started */
+    bool ending; /* kill sequence started */
     bool sigkill_sent;
-    int exit_code;        /* 0 until the first failure decides it */
+    int exit_code; /* 0 until the first failure decides it */
     int caught_signal;
     struct loop_timer *kill_timer;
     struct loop_timer *drain_timer;
@@ -116,16 +123,21 @@ struct job {
     int pmi_level; /* enum psrv_log_level */
 };
 
-/* The self-pipe: the only state a signal handler can reach. */
+/* The self-pipe and the pending flags: the only state a signal handler
+ * touches.  The flags carry which signals came (a full pipe cannot lose
+ * one); the pipe only wakes the loop. */
 static int sig_pipe[2] = {-1, -1};
+static volatile sig_atomic_t sig_pending[NSIG];
 
 static void on_signal(int sig)
 {
     int saved = errno;
-    unsigned char c = (unsigned char)sig;
+    char c = 0;
 
+    if (sig > 0 && sig < NSIG)
+        sig_pending[sig] = 1;
     if (write(sig_pipe[1], &c, 1) < 0) {
-        /* pipe full: a wake-up is pending anyway; SIGCHLD reaps all */
+        /* pipe full: a wake-up is pending anyway */
     }
     errno = saved;
 }
@@ -225,6 +237,54 @@ static void pmi_close(struct rank *r)
     r->pmi_out_off = 0;
 }
 
+static void rank_exited(struct job *job, struct rank *r, int status);
+
+static void tell_gone(struct rank *r)
+{
+    if (r->gone_timer) {
+        loop_timer_cancel(r->job->lp, r->gone_timer);
+        r->gone_timer = NULL;
+    }
+    if (r->gone_pending) {
+        r->gone_pending = false;
+        psrv_client_gone(r->job->srv, r->rank);
+    }
+}
+
+static void gone_timer_cb(struct loop *lp, struct loop_timer *t, void *arg)
+{
+    struct rank *r = arg;
+
+    r->gone_timer = NULL;
+    tell_gone(r);
+}
+
+/* The rank's PMI socket reached EOF or broke.  A rank that exits without
+ * PMI finalize makes the core abort the job; if the rank exited with an
+ * error, that exit is the first failure, so it is judged before psrv
+ * hears of the hang-up (the hang-up usually wins the race to us). */
+static void pmi_eof(struct rank *r)
+{
+    struct job *job = r->job;
+    int st;
+
+    pmi_close(r);
+    r->gone_pending = true;
+    if (r->judging)
+        return; /* rank_exited() tells psrv after judging */
+    if (!r->exited && r->pid > 0) {
+        if (waitpid(r->pid, &st, WNOHANG) == r->pid) {
+            rank_exited(job, r, st);
+            check_done(job);
+            return;
+        }
+        r->gone_timer = loop_timer_add(job->lp, GONE_DELAY_MS, gone_timer_cb, r);
+        if (r->gone_timer)
+            return;
+    }
+    tell_gone(r);
+}
+
 /* Feed psrv what the socket holds; drain: until EAGAIN. */
 static void pmi_read(struct rank *r, bool drain)
 {
@@ -236,8 +296,7 @@ static void pmi_read(struct rank *r, bool drain)
         if (n == -EAGAIN)
             return;
         if (n <= 0) {
-            pmi_close(r);
-            psrv_client_gone(job->srv, r->rank);
+            pmi_eof(r);
             return;
         }
         int rc = psrv_client_input(job->srv, r->rank, buf, (size_t)n);
@@ -274,15 +333,13 @@ static int pmi_flush(struct rank *r)
     return 0;
 }
 
-static void pmi_cb(struct loop *lp, struct loop_watch *w, int fd, int revents,
-                   void *arg)
+static void pmi_cb(struct loop *lp, struct loop_watch *w, int fd, int revents, void *arg)
 {
     struct rank *r = arg;
 
     if (revents & LOOP_WRITE) {
         if (pmi_flush(r) < 0) {
-            pmi_close(r);
-            psrv_client_gone(r->job->srv, r->rank);
+            pmi_eof(r);
             return;
         }
     }
@@ -313,8 +370,9 @@ static int op_tree_send(void *arg, int to, const void *buf, size_t len)
 }
 
 static void begin_kill(struct job *job);
+static void errpipe_read(struct rank *r);
 
-/* psrv_ops->abort() */
+/* psrv_ops->abort(): the core's message already names the culprit. */
 static void op_abort(void *arg, int rank, int exitcode, const char *text)
 {
     struct job *job = arg;
@@ -322,11 +380,11 @@ static void op_abort(void *arg, int rank, int exitcode, const char *text)
 
     if (code == 0)
         code = 1;
-    if (rank >= 0)
-        msg(job, "rank %d aborted the job (exit code %d): %s", rank, exitcode,
-            text ? text : "");
-    else
-        msg(job, "job aborted (exit code %d): %s", exitcode, text ? text : "");
+    /* Once the job is being ended, a failed fence of the ranks being
+     * killed is a consequence, not news. */
+    if (job->ending && !job->o->verbose)
+        return;
+    msg(job, "job aborted: %s", text && *text ? text : "(no message)");
     if (!job->exit_code)
         job->exit_code = code;
     begin_kill(job);
@@ -338,8 +396,16 @@ static void op_log(void *arg, enum psrv_log_level level, const char *text)
     struct job *job = arg;
     uint64_t t = loop_now_ms() - job->t0;
 
-    if ((int)level > (int)job->pmi_level)
+    if ((int)level > job->pmi_level)
         return;
+    if (job->pmi_level < PSRV_LOG_INFO) {
+        /* Quiet defaults: op_abort() prints the abort itself, and once the
+         * job is being killed, complaints about ranks vanishing are noise. */
+        if (job->ending || strncmp(text, "abort: ", 7) == 0)
+            return;
+        loom_logf(&job->log, LOOM_LOG_ERROR, "pmi: %s", text);
+        return;
+    }
     loom_logf(&job->log, LOOM_LOG_ERROR, "%llu.%03llu pmi %s: %s",
               (unsigned long long)(t / 1000), (unsigned long long)(t % 1000),
               loom_log_level_name((enum loom_log_level)level), text);
@@ -347,13 +413,18 @@ static void op_log(void *arg, enum psrv_log_level level, const char *text)
 
 /* ---- job end ------------------------------------------------------------- */
 
+/* Each rank leads its own session and process group: signal the group
+ * (the rank and what it started) and the rank itself, in case it moved.
+ * Only unreaped ranks: a reaped rank's pid may be reused. */
 static void kill_all(struct job *job, int sig)
 {
-    if (job->pgid > 0)
-        killpg(job->pgid, sig);
-    for (int i = 0; i < job->n; i++)
-        if (job->ranks[i].pid > 0 && !job->ranks[i].exited)
-            kill(job->ranks[i].pid, sig);
+    for (int i = 0; i < job->n; i++) {
+        struct rank *r = &job->ranks[i];
+        if (r->pid > 0 && !r->exited) {
+            kill(-r->pid, sig);
+            kill(r->pid, sig);
+        }
+    }
 }
 
 static void kill_timer_cb(struct loop *lp, struct loop_timer *t, void *arg)
@@ -383,11 +454,18 @@ static void drain_timer_cb(struct loop *lp, struct loop_timer *t, void *arg)
 {
     struct job *job = arg;
 
-    /* Something (a rank's background child) keeps a pipe open: stop waiting. */
+    /* Something a rank started keeps its output open after the rank exited:
+     * stop waiting, and end it like Slurm ends a step's leftovers.  The
+     * open pipe shows the rank's process group still has members, so its
+     * id (the rank's pid) cannot have been reused. */
     job->drain_timer = NULL;
-    for (int i = 0; i < job->n; i++)
+    for (int i = 0; i < job->n; i++) {
+        struct rank *r = &job->ranks[i];
+        if (r->pid > 0 && (r->out[0].fd >= 0 || r->out[1].fd >= 0))
+            kill(-r->pid, SIGKILL);
         for (int k = 0; k < 2; k++)
-            stream_close(&job->ranks[i].out[k]);
+            stream_close(&r->out[k]);
+    }
     check_done(job);
 }
 
@@ -415,8 +493,12 @@ static void rank_exited(struct job *job, struct rank *r, int status)
 {
     r->exited = true;
     job->live--;
+    if (r->exec_err_fd >= 0)
+        errpipe_read(r);
     /* Whatever it said last comes first: an abort before exit, its output. */
+    r->judging = true;
     pmi_read(r, true);
+    r->judging = false;
     for (int k = 0; k < 2; k++)
         stream_read(&r->out[k], true);
 
@@ -428,7 +510,9 @@ static void rank_exited(struct job *job, struct rank *r, int status)
         } else if (WIFSIGNALED(status)) {
             int sig = WTERMSIG(status);
             msg(job, "rank %d killed by signal %d (%s)", r->rank, sig, strsignal(sig));
-            job->exit_code = 128 + sig;
+            /* hydra's convention: the signal number itself (128+sig would
+             * be mistaken for mpiexec itself having been killed). */
+            job->exit_code = sig;
         } else {
             msg(job, "rank %d ended with wait status 0x%x", r->rank, status);
             job->exit_code = 1;
@@ -436,6 +520,7 @@ static void rank_exited(struct job *job, struct rank *r, int status)
         flush_out(job);
         begin_kill(job);
     }
+    tell_gone(r);
     if (job->live == 0 && job->kill_timer) {
         loop_timer_cancel(job->lp, job->kill_timer);
         job->kill_timer = NULL;
@@ -469,24 +554,24 @@ static void handle_signal(struct job *job, int sig)
     begin_kill(job);
 }
 
-static void sig_cb(struct loop *lp, struct loop_watch *w, int fd, int revents,
-                   void *arg)
+static void sig_cb(struct loop *lp, struct loop_watch *w, int fd, int revents, void *arg)
 {
+    static const int terms[] = {SIGINT, SIGTERM, SIGHUP};
     struct job *job = arg;
-    unsigned char buf[64];
-    bool chld = false;
-    ssize_t n;
+    char buf[256];
 
-    while ((n = fdio_read(fd, buf, sizeof(buf))) > 0) {
-        for (ssize_t i = 0; i < n; i++) {
-            if (buf[i] == SIGCHLD)
-                chld = true;
-            else
-                handle_signal(job, buf[i]);
+    while (fdio_read(fd, buf, sizeof(buf)) > 0)
+        ;
+    for (size_t i = 0; i < sizeof(terms) / sizeof(terms[0]); i++) {
+        if (sig_pending[terms[i]]) {
+            sig_pending[terms[i]] = 0;
+            handle_signal(job, terms[i]);
         }
     }
-    if (chld)
+    if (sig_pending[SIGCHLD]) {
+        sig_pending[SIGCHLD] = 0;
         reap(job);
+    }
 }
 
 static void timeout_cb(struct loop *lp, struct loop_timer *t, void *arg)
@@ -515,7 +600,7 @@ static int prepare_cb(struct loop *lp, void *arg)
 static bool our_var(const char *kv)
 {
     static const char *const ours[] = {
-        "PMI_FD=", "PMI_RANK=", "PMI_SIZE=", "PMI_JOBID=", "PMI_PORT=",
+        "PMI_FD=", "PMI_RANK=",    "PMI_SIZE=",        "PMI_JOBID=",       "PMI_PORT=",
         "PMI_ID=", "PMI_SPAWNED=", "MPI_LOCALRANKID=", "MPI_LOCALNRANKS=",
     };
 
@@ -568,7 +653,14 @@ static char *resolve(char *s)
 static int app_env(struct mpx_opts *o, struct mpx_app *a, struct envv *e)
 {
     e->n = 0;
-    for (char **p = environ; *p; p++)
+    if (!e->v) {
+        /* room for the per-rank variables even if nothing else is set */
+        e->cap = 64;
+        e->v = malloc(sizeof(*e->v) * (size_t)e->cap);
+        if (!e->v)
+            return -ENOMEM;
+    }
+    for (char **p = environ; *p && !o->genv_none; p++)
         if (!our_var(*p) && env_set(e, *p) < 0)
             return -ENOMEM;
     for (int i = 0; i < o->genv.n; i++) {
@@ -591,36 +683,153 @@ static int make_pipe(int p[2])
     return 0;
 }
 
+/* What a forked child needs; everything is prepared by the parent so the
+ * child only makes async-signal-safe calls before execve(). */
+struct child {
+    const char *path;
+    char **argv;
+    char **envp;
+    const char *wdir;
+    int stdin_fd; /* -1: keep fd 0 */
+    int out_fd, err_fd, pmi_fd, pmi_target, errpipe;
+    const int *defsigs;
+    int ndefsigs;
+};
+
+/* In the child: never returns. */
+static void child_exec(const struct child *c)
+{
+    struct sigaction dfl;
+    sigset_t none;
+    int e;
+
+    memset(&dfl, 0, sizeof(dfl));
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    for (int i = 0; i < c->ndefsigs; i++)
+        sigaction(c->defsigs[i], &dfl, NULL);
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    setsid();
+#ifdef CLOSE_RANGE_CLOEXEC
+    /* fds mpiexec inherited without close-on-exec are not the ranks'
+     * business either; the dup2 calls below clear the flag again. */
+    close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+#endif
+    if ((c->stdin_fd >= 0 && dup2(c->stdin_fd, 0) < 0) || dup2(c->out_fd, 1) < 0 ||
+        dup2(c->err_fd, 2) < 0 || dup2(c->pmi_fd, c->pmi_target) < 0)
+        goto fail;
+    if (c->wdir && chdir(c->wdir) < 0)
+        goto fail;
+    execve(c->path, c->argv, c->envp);
+fail:
+    e = errno;
+    if (write(c->errpipe, &e, sizeof(e)) < 0) {
+        /* nothing left to report with */
+    }
+    _exit(EXIT_LAUNCH);
+}
+
+/* argv0 without '/': search PATH once in the parent (execvp is not
+ * async-signal-safe, and one search per app is cheaper than one per rank). */
+static const char *find_program(const char *argv0, char *buf, size_t len)
+{
+    const char *path = getenv("PATH");
+
+    if (strchr(argv0, '/'))
+        return argv0;
+    if (!path || !*path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    while (*path) {
+        const char *c = strchr(path, ':');
+        size_t dl = c ? (size_t)(c - path) : strlen(path);
+        struct stat st;
+        int n = dl ? snprintf(buf, len, "%.*s/%s", (int)dl, path, argv0)
+                   : snprintf(buf, len, "%s", argv0);
+        if (n > 0 && (size_t)n < len && stat(buf, &st) == 0 && S_ISREG(st.st_mode) &&
+            access(buf, X_OK) == 0)
+            return buf;
+        if (!c)
+            break;
+        path = c + 1;
+    }
+    return argv0; /* execve reports ENOENT */
+}
+
+static void close_errpipe(struct rank *r)
+{
+    if (r->exec_err_fd < 0)
+        return;
+    loop_watch_remove(r->job->lp, r->exec_err_w);
+    r->exec_err_w = NULL;
+    close(r->exec_err_fd);
+    r->exec_err_fd = -1;
+}
+
+/* The child's exec error pipe: EOF means execve succeeded. */
+static void errpipe_read(struct rank *r)
+{
+    struct job *job = r->job;
+    int e = 0;
+    ssize_t n = fdio_read(r->exec_err_fd, &e, sizeof(e));
+
+    if (n == -EAGAIN)
+        return;
+    close_errpipe(r);
+    if (n == (ssize_t)sizeof(e) && !r->exited) {
+        /* The child is in _exit() right after writing: reap it here so it
+         * is not counted among the ranks left to kill. */
+        int st;
+        if (waitpid(r->pid, &st, 0) == r->pid) {
+            r->exited = true;
+            job->live--;
+        }
+    }
+    if (n == (ssize_t)sizeof(e) && !job->ending) {
+        msg(job, "cannot start rank %d (%s): %s", r->rank, job->o->apps[r->app].argv[0],
+            strerror(e));
+        job->exit_code = EXIT_LAUNCH;
+        begin_kill(job);
+    }
+}
+
+static void errpipe_cb(struct loop *lp, struct loop_watch *w, int fd, int revents,
+                       void *arg)
+{
+    struct rank *r = arg;
+
+    errpipe_read(r);
+    check_done(r->job);
+}
+
 static int launch(struct job *job, struct mpx_bind *binder)
 {
     struct mpx_opts *o = job->o;
-    posix_spawnattr_t attr;
-    sigset_t defsigs, empty;
     struct envv env = {0};
     int devnull, rc = 0;
-    bool stdin_tty = isatty(0);
+    /* Rank 0 reads our stdin.  A terminal only if we are in its foreground:
+     * ranks have no controlling terminal (own session), so a background
+     * job's rank would otherwise steal the shell's input. */
+    bool stdin_null = isatty(0) && tcgetpgrp(0) != getpgrp();
     char vars[6][96];
+    char pathbuf[4096];
+    int defsigs[8], ndef = 0;
+    sigset_t all, saved;
+    struct sigaction old;
 
     devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (devnull < 0) {
         msg(job, "cannot open /dev/null: %s", strerror(errno));
         return -errno;
     }
-    posix_spawnattr_init(&attr);
-    sigemptyset(&empty);
-    sigemptyset(&defsigs);
-    sigaddset(&defsigs, SIGCHLD);
-    sigaddset(&defsigs, SIGPIPE);
-    sigaddset(&defsigs, SIGTERM);
-    /* SIGINT/SIGHUP stay ignored for ranks if they were ignored for us
-     * (nohup, background jobs of non-interactive shells). */
-    struct sigaction old;
-    if (sigaction(SIGINT, NULL, &old) == 0 && old.sa_handler != SIG_IGN)
-        sigaddset(&defsigs, SIGINT);
+    defsigs[ndef++] = SIGCHLD;
+    defsigs[ndef++] = SIGPIPE;
+    defsigs[ndef++] = SIGTERM;
+    defsigs[ndef++] = SIGINT;
+    /* SIGHUP stays ignored for ranks if it was for us (nohup). */
     if (sigaction(SIGHUP, NULL, &old) == 0 && old.sa_handler != SIG_IGN)
-        sigaddset(&defsigs, SIGHUP);
-    posix_spawnattr_setsigdefault(&attr, &defsigs);
-    posix_spawnattr_setsigmask(&attr, &empty);
+        defsigs[ndef++] = SIGHUP;
+    sigfillset(&all);
 
     int r0 = 0;
     for (int a = 0; a < o->napps && rc == 0; a++) {
@@ -628,9 +837,9 @@ static int launch(struct job *job, struct mpx_bind *binder)
         const char *wdir = app->wdir ? app->wdir : o->gwdir;
         struct stat st;
 
-        if (wdir && (stat(wdir, &st) < 0 || !S_ISDIR(st.st_mode))) {
-            msg(job, "cannot use working directory '%s': %s", wdir,
-                errno ? strerror(errno) : "not a directory");
+        if (wdir &&
+            (stat(wdir, &st) < 0 || (!S_ISDIR(st.st_mode) && (errno = ENOTDIR)))) {
+            msg(job, "cannot use working directory '%s': %s", wdir, strerror(errno));
             rc = -ENOENT;
             break;
         }
@@ -638,27 +847,47 @@ static int launch(struct job *job, struct mpx_bind *binder)
             rc = -ENOMEM;
             break;
         }
+        const char *path = find_program(app->argv[0], pathbuf, sizeof(pathbuf));
         int base = env.n;
         for (int i = 0; i < app->np && rc == 0; i++) {
             struct rank *r = &job->ranks[r0 + i];
-            int sv[2], po[2], pe[2];
-            posix_spawn_file_actions_t fa;
+            int sv[2], po[2], pe[2] = {-1, -1}, ep[2];
 
             if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
                 rc = -errno;
-                msg(job, "socketpair: %s", strerror(errno));
+                msg(job,
+                    "cannot start rank %d: socketpair: %s (raise the open file limit?)",
+                    r->rank, strerror(errno));
                 break;
             }
-            if (make_pipe(po) < 0 || make_pipe(pe) < 0) {
+            if (make_pipe(po) < 0) {
                 rc = -errno;
-                msg(job, "pipe: %s (raise the open file limit?)", strerror(errno));
+                msg(job, "cannot start rank %d: pipe: %s (raise the open file limit?)",
+                    r->rank, strerror(errno));
                 close(sv[0]);
                 close(sv[1]);
                 break;
             }
-            /* The rank's PMI_FD: dup2 to a number different from the
-             * source so that dup2 really clears close-on-exec. */
-            int pmifd = sv[1] == 3 ? 4 : 3;
+            if (make_pipe(pe) < 0 || make_pipe(ep) < 0) {
+                rc = -errno;
+                msg(job, "cannot start rank %d: pipe: %s (raise the open file limit?)",
+                    r->rank, strerror(errno));
+                close(sv[0]);
+                close(sv[1]);
+                close(po[0]);
+                close(po[1]);
+                if (pe[0] >= 0) {
+                    close(pe[0]);
+                    close(pe[1]);
+                }
+                break;
+            }
+            /* The rank's PMI_FD: a number that neither the socket nor the
+             * error pipe occupies, so dup2 really clears close-on-exec and
+             * does not clobber the error pipe. */
+            int pmifd = 3;
+            while (pmifd == sv[1] || pmifd == ep[1])
+                pmifd++;
             snprintf(vars[0], sizeof(vars[0]), "PMI_FD=%d", pmifd);
             snprintf(vars[1], sizeof(vars[1]), "PMI_RANK=%d", r->rank);
             snprintf(vars[2], sizeof(vars[2]), "PMI_SIZE=%d", job->n);
@@ -670,17 +899,6 @@ static int launch(struct job *job, struct mpx_bind *binder)
                 env.v[env.n++] = vars[k];
             env.v[env.n] = NULL;
 
-            posix_spawn_file_actions_init(&fa);
-            if (r->rank != 0 || stdin_tty)
-                posix_spawn_file_actions_adddup2(&fa, devnull, 0);
-            posix_spawn_file_actions_adddup2(&fa, po[1], 1);
-            posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
-            posix_spawn_file_actions_adddup2(&fa, sv[1], pmifd);
-            if (wdir)
-                posix_spawn_file_actions_addchdir_np(&fa, wdir);
-            posix_spawnattr_setpgroup(&attr, job->pgid);
-            posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK |
-                                                POSIX_SPAWN_SETPGROUP);
             if (binder) {
                 char desc[300];
                 int brc = mpx_bind_self(binder, r->rank, desc, sizeof(desc));
@@ -692,29 +910,52 @@ static int launch(struct job *job, struct mpx_bind *binder)
             } else if (o->report_bindings) {
                 msg(job, "rank %d not bound", r->rank);
             }
-            pid_t pid;
-            int err = posix_spawnp(&pid, app->argv[0], &fa, &attr, app->argv, env.v);
-            posix_spawn_file_actions_destroy(&fa);
+
+            struct child c = {
+                .path = path,
+                .argv = app->argv,
+                .envp = env.v,
+                .wdir = wdir,
+                .stdin_fd = (r->rank != 0 || stdin_null) ? devnull : -1,
+                .out_fd = po[1],
+                .err_fd = pe[1],
+                .pmi_fd = sv[1],
+                .pmi_target = pmifd,
+                .errpipe = ep[1],
+                .defsigs = defsigs,
+                .ndefsigs = ndef,
+            };
+            /* Block signals across fork so that our handlers never run in
+             * the child (they would write to our self-pipe). */
+            sigprocmask(SIG_SETMASK, &all, &saved);
+            pid_t pid = fork();
+            if (pid == 0)
+                child_exec(&c);
+            int fork_errno = errno;
+            sigprocmask(SIG_SETMASK, &saved, NULL);
             close(sv[1]);
             close(po[1]);
             close(pe[1]);
-            if (err) {
-                msg(job, "cannot start rank %d (%s): %s", r->rank, app->argv[0],
-                    strerror(err));
+            close(ep[1]);
+            if (pid < 0) {
+                msg(job, "cannot start rank %d (%s): fork: %s", r->rank, app->argv[0],
+                    strerror(fork_errno));
                 close(sv[0]);
                 close(po[0]);
                 close(pe[0]);
-                rc = -err;
+                close(ep[0]);
+                rc = -fork_errno;
                 break;
             }
             r->pid = pid;
-            if (job->pgid == 0)
-                job->pgid = pid;
             job->live++;
 
             r->pmi_fd = sv[0];
             fdio_set_nonblock(sv[0], true);
             r->pmi_w = loop_watch_add(job->lp, sv[0], LOOP_READ, pmi_cb, r);
+            r->exec_err_fd = ep[0];
+            fdio_set_nonblock(ep[0], true);
+            r->exec_err_w = loop_watch_add(job->lp, ep[0], LOOP_READ, errpipe_cb, r);
             int fds[2] = {po[0], pe[0]};
             for (int k = 0; k < 2; k++) {
                 struct stream *s = &r->out[k];
@@ -723,7 +964,7 @@ static int launch(struct job *job, struct mpx_bind *binder)
                 s->w = loop_watch_add(job->lp, s->fd, LOOP_READ, stream_cb, s);
                 job->open_streams++;
             }
-            if (!r->pmi_w || !r->out[0].w || !r->out[1].w) {
+            if (!r->pmi_w || !r->exec_err_w || !r->out[0].w || !r->out[1].w) {
                 msg(job, "out of memory");
                 rc = -ENOMEM;
             }
@@ -732,7 +973,6 @@ static int launch(struct job *job, struct mpx_bind *binder)
     }
     if (binder)
         mpx_bind_restore(binder);
-    posix_spawnattr_destroy(&attr);
     free(env.v);
     close(devnull);
     return rc;
@@ -777,8 +1017,11 @@ static int install_signals(void)
     sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
     for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
         struct sigaction old;
-        if (sigs[i] != SIGCHLD && sigs[i] != SIGTERM &&
-            sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+        /* Respect nohup.  SIGINT is handled even if ignored: shells
+         * ignore it for background jobs, and the launcher must still stop
+         * its job when told to. */
+        if (sigs[i] == SIGHUP && sigaction(sigs[i], NULL, &old) == 0 &&
+            old.sa_handler == SIG_IGN)
             continue;
         if (sigaction(sigs[i], &sa, NULL) < 0)
             return -errno;
@@ -838,8 +1081,9 @@ int main(int argc, char **argv)
     if (lvl && *lvl) {
         int l = loom_log_level_parse(lvl);
         if (l < 0) {
-            msg(&job, "LOOM_PMI_LOGLEVEL='%s' is not one of error, warn, info, debug, "
-                      "trace",
+            msg(&job,
+                "LOOM_PMI_LOGLEVEL='%s' is not one of error, warn, info, debug, "
+                "trace",
                 lvl);
             mpx_args_free(&o);
             return EXIT_USAGE;
@@ -881,6 +1125,7 @@ int main(int argc, char **argv)
             job.ranks[r].rank = r;
             job.ranks[r].app = a;
             job.ranks[r].pmi_fd = -1;
+            job.ranks[r].exec_err_fd = -1;
             for (int k = 0; k < 2; k++) {
                 job.ranks[r].out[k].job = &job;
                 job.ranks[r].out[k].r = &job.ranks[r];
@@ -951,12 +1196,20 @@ int main(int argc, char **argv)
     flush_out(&job);
     if (rc < 0)
         msg(&job, "event loop failed: %s", strerror(-rc));
-    if (o.verbose)
-        msg(&job, "job ended after %llu ms, exit code %d",
-            (unsigned long long)(loop_now_ms() - job.t0), job.exit_code);
+    if (o.verbose) {
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        msg(&job,
+            "job ended after %llu ms, exit code %d (mpiexec cpu: %ld.%03ld s user, "
+            "%ld.%03ld s sys)",
+            (unsigned long long)(loop_now_ms() - job.t0), job.exit_code,
+            (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec / 1000,
+            (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec / 1000);
+    }
 
     for (int i = 0; i < job.n; i++) {
         pmi_close(&job.ranks[i]);
+        close_errpipe(&job.ranks[i]);
         for (int k = 0; k < 2; k++)
             iobuf_free(&job.ranks[i].out[k].fwd.part);
     }

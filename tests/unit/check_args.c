@@ -15,7 +15,6 @@
 
 #include "args.h"
 
-
 static char err[256];
 
 static int parse(char **argv, int argc, struct mpx_opts *o)
@@ -94,9 +93,9 @@ END_TEST
 
 START_TEST(mpmd_and_env)
 {
-    char *v[] = {"mpiexec", "-genv", "G", "1", "-n", "2", "-env", "A", "x y", "./a",
-                 "arg", ":", "-x", "X=5", "-np", "3", "-wdir", "/tmp", "-envlist",
-                 "P,Q", "./b", NULL};
+    char *v[] = {"mpiexec", "-genv", "G",        "1",   "-n",  "2",   "-env", "A",
+                 "x y",     "./a",   "arg",      ":",   "-x",  "X=5", "-np",  "3",
+                 "-wdir",   "/tmp",  "-envlist", "P,Q", "./b", NULL};
     struct mpx_opts o;
 
     ck_assert_int_eq(parse(v, 21, &o), 0);
@@ -125,12 +124,13 @@ END_TEST
 
 START_TEST(export_forms)
 {
-    char *v[] = {"mpiexec", "-x", "HOME", "-x", "A=b=c", "-genvlist", "U,V,", "prog",
-                 NULL};
+    char *v[] = {"mpiexec",   "-x",   "HOME", "-x", "A=b=c",
+                 "-genvlist", "U,V,", "prog", NULL};
     struct mpx_opts o;
 
     ck_assert_int_eq(parse(v, 8, &o), 0);
     ck_assert_int_eq(o.genv.n, 4);
+    ck_assert_int_eq(o.genv_none, 0);
     ck_assert_str_eq(o.genv.v[0], "HOME");
     ck_assert_str_eq(o.genv.v[1], "A=b=c");
     ck_assert_str_eq(o.genv.v[2], "U");
@@ -139,10 +139,32 @@ START_TEST(export_forms)
 }
 END_TEST
 
+START_TEST(genvnone)
+{
+    char *v[] = {"mpiexec", "-genvall", "-genvnone", "-genv", "A", "1", "prog", NULL};
+    struct mpx_opts o;
+
+    ck_assert_int_eq(parse(v, 7, &o), 0);
+    ck_assert_int_eq(o.genv_none, 1);
+    ck_assert_int_eq(o.genv.n, 1);
+    mpx_args_free(&o);
+}
+END_TEST
+
 START_TEST(flags_and_values)
 {
-    char *v[] = {"mpiexec", "--timeout", "30", "--fence-timeout=5", "--report-bindings",
-                 "-bind-to", "none", "-gwdir", "/", "-v", "prog", NULL};
+    char *v[] = {"mpiexec",
+                 "--timeout",
+                 "30",
+                 "--fence-timeout=5",
+                 "--report-bindings",
+                 "-bind-to",
+                 "none",
+                 "-gwdir",
+                 "/",
+                 "-v",
+                 "prog",
+                 NULL};
     struct mpx_opts o;
 
     ck_assert_int_eq(parse(v, 11, &o), 0);
@@ -230,6 +252,7 @@ static Suite *args_suite(void)
     tcase_add_test(tc, double_dash);
     tcase_add_test(tc, mpmd_and_env);
     tcase_add_test(tc, export_forms);
+    tcase_add_test(tc, genvnone);
     tcase_add_test(tc, flags_and_values);
     tcase_add_test(tc, help_and_version);
     tcase_add_loop_test(tc, errors, 0, (int)(sizeof(bads) / sizeof(bads[0])));

@@ -1,7 +1,8 @@
-/* check_loop.c - unit tests for common/loop.c, the poll() reactor.
+/* check_loop.c - unit tests for common/loop.c, the reactor.
  *
  * Covers: timer order (including equal deadlines), cancel, fd read/write
- * readiness, EOF reporting, removal from inside a callback, loop_stop from
+ * readiness, EOF reporting, removal from inside a callback, one watcher per
+ * fd, a paused watcher on a hung-up fd staying quiet, loop_stop from
  * a callback and from another thread, the prepare hook bounding the sleep,
  * and a self re-arming zero-delay timer not starving fds.
  * No assertion depends on elapsed time; every test has a Check timeout.
@@ -164,31 +165,82 @@ START_TEST(remove_inside_callback)
 {
     struct loop *lp = loop_create();
     struct remover a = {0}, b = {0};
-    int p[2];
+    int p[2], q[2];
 
     ck_assert_int_eq(pipe(p), 0);
+    ck_assert_int_eq(pipe(q), 0);
     ck_assert_int_eq(write(p[1], "x", 1), 1);
-    /* Both watch the same readable fd; the first removes the second. */
+    ck_assert_int_eq(write(q[1], "x", 1), 1);
+    /* Both readable; whichever runs first removes the other. */
     struct loop_watch *wa = loop_watch_add(lp, p[0], LOOP_READ, remover_cb, &a);
-    struct loop_watch *wb = loop_watch_add(lp, p[0], LOOP_READ, remover_cb, &b);
+    struct loop_watch *wb = loop_watch_add(lp, q[0], LOOP_READ, remover_cb, &b);
     ck_assert_ptr_nonnull(wa);
     ck_assert_ptr_nonnull(wb);
     a.victim = wb;
+    b.victim = wa;
     ck_assert_int_eq(loop_run_once(lp, -1), 0);
-    ck_assert_int_eq(a.calls, 1);
-    ck_assert_int_eq(b.calls, 0);
-    /* and it stays removed */
+    ck_assert_int_eq(a.calls + b.calls, 1);
+    struct remover *alive = a.calls ? &a : &b;
+    /* the survivor keeps firing (its fd stays readable), the other never */
     ck_assert_int_eq(loop_run_once(lp, -1), 0);
-    ck_assert_int_eq(a.calls, 2);
-    ck_assert_int_eq(b.calls, 0);
+    ck_assert_int_eq(a.calls + b.calls, 2);
+    ck_assert_int_eq(alive->calls, 2);
     /* a watcher removing itself */
-    a.victim = wa;
+    alive->victim = alive == &a ? wa : wb;
     ck_assert_int_eq(loop_run_once(lp, -1), 0);
-    ck_assert_int_eq(a.calls, 3);
+    ck_assert_int_eq(alive->calls, 3);
     ck_assert_int_eq(loop_run_once(lp, 0), 0);
-    ck_assert_int_eq(a.calls, 3);
+    ck_assert_int_eq(a.calls + b.calls, 3);
     close(p[0]);
     close(p[1]);
+    close(q[0]);
+    close(q[1]);
+    loop_destroy(lp);
+}
+END_TEST
+
+START_TEST(one_watcher_per_fd)
+{
+    struct loop *lp = loop_create();
+    struct fdrec r = {0};
+    int p[2];
+
+    ck_assert_int_eq(pipe(p), 0);
+    struct loop_watch *w = loop_watch_add(lp, p[0], LOOP_READ, rec_cb, &r);
+    ck_assert_ptr_nonnull(w);
+    errno = 0;
+    ck_assert_ptr_null(loop_watch_add(lp, p[0], LOOP_READ, rec_cb, &r));
+    ck_assert_int_eq(errno, EEXIST);
+    /* after removal the fd can be watched again */
+    loop_watch_remove(lp, w);
+    ck_assert_ptr_nonnull(loop_watch_add(lp, p[0], LOOP_READ, rec_cb, &r));
+    close(p[0]);
+    close(p[1]);
+    loop_destroy(lp);
+}
+END_TEST
+
+START_TEST(paused_watcher_ignores_hangup)
+{
+    struct loop *lp = loop_create();
+    struct fdrec r = {0};
+    int p[2];
+
+    /* A hung-up fd with no interest must not be reported (it would make
+     * the loop spin), and is reported again once interest returns. */
+    ck_assert_int_eq(pipe(p), 0);
+    struct loop_watch *w = loop_watch_add(lp, p[0], 0, rec_cb, &r);
+    ck_assert_ptr_nonnull(w);
+    close(p[1]);
+    ck_assert_int_eq(loop_run_once(lp, 0), 0);
+    ck_assert_int_eq(r.calls, 0);
+    loop_watch_set(w, LOOP_READ);
+    ck_assert_int_eq(loop_run_once(lp, -1), 0);
+    ck_assert_int_eq(r.calls, 1);
+    ck_assert(r.revents & (LOOP_READ | LOOP_ERROR));
+    ck_assert_int_eq(r.nread, 0);
+    loop_watch_remove(lp, w);
+    close(p[0]);
     loop_destroy(lp);
 }
 END_TEST
@@ -325,6 +377,8 @@ static Suite *loop_suite(void)
     tcase_add_test(tc, timer_cancel);
     tcase_add_test(tc, fd_readiness);
     tcase_add_test(tc, remove_inside_callback);
+    tcase_add_test(tc, one_watcher_per_fd);
+    tcase_add_test(tc, paused_watcher_ignores_hangup);
     tcase_add_test(tc, stop_from_other_thread);
     tcase_add_test(tc, stop_before_run);
     tcase_add_test(tc, prepare_bounds_sleep);

@@ -1,12 +1,20 @@
 # tests/unit/launcher.mk - unit tests of this area (included by Makefile.am).
 #   check_loop:  common/loop.c (timers, fd readiness, removal, stop, wake-up)
+#   check_fdio:  common/fdio.c (full read/write, flags, errors)
+#   check_log:   common/log.c (levels, sinks, truncation)
 #   check_args:  launcher/args.c (mpiexec options, MPMD segments, errors)
 #   check_iofwd: launcher/iofwd.c (whole-line output assembly, tags)
-check_PROGRAMS += check_loop check_args check_iofwd
-TESTS += check_loop check_args check_iofwd
+check_PROGRAMS += check_loop check_fdio check_log check_args check_iofwd
+TESTS += check_loop check_fdio check_log check_args check_iofwd
 
 check_loop_SOURCES = check_loop.c
 check_loop_LDADD = $(top_builddir)/common/libloomcommon.la $(CHECK_LIBS)
+
+check_fdio_SOURCES = check_fdio.c
+check_fdio_LDADD = $(top_builddir)/common/libloomcommon.la $(CHECK_LIBS)
+
+check_log_SOURCES = check_log.c
+check_log_LDADD = $(top_builddir)/common/libloomcommon.la $(CHECK_LIBS)
 
 check_args_SOURCES = check_args.c
 check_args_LDADD = $(top_builddir)/launcher/libmpx.la $(CHECK_LIBS)

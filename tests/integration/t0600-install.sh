@@ -1,0 +1,50 @@
+#!/bin/bash
+# t0600-install.sh - `make install` (into a DESTDIR) installs what users build against:
+# mpiexec, libpmi2.so.0, libpmi.so.0, pmi2.h, pmi.h, the pkg-config files, the man page;
+# a PMI-2 and a PMI-1 program built from the installed headers and pkg-config flags
+# alone run under the installed mpiexec.
+. "$(dirname "$0")/lib.sh"
+command -v make >/dev/null || skip "make not installed"
+command -v pkg-config >/dev/null || skip "pkg-config not installed"
+[ -f "$LOOM_BUILDDIR/Makefile" ] || skip "no build tree at $LOOM_BUILDDIR"
+[ -x "$LOOM_MPIEXEC" ] || skip "no mpiexec built (configured --with-pm=none?)"
+
+dest=$TEST_TMP/root
+run_cmd -t 300 make -s -C "$LOOM_BUILDDIR" install DESTDIR="$dest"
+assert_rc 0 "make install DESTDIR=..."
+
+# where is each file?  (prefix and libdir are whatever configure chose)
+find_one() { find "$dest" -path "*/$1" \( -type f -o -type l \) | head -n1; }
+for f in bin/mpiexec libpmi2.so.0 libpmi.so.0 include/pmi2.h include/pmi.h \
+    pkgconfig/loom-pmi2.pc pkgconfig/loom-pmi.pc man1/mpiexec.1; do
+    p=$(find_one "$f")
+    if [ -n "$p" ]; then ok "installed $f (${p#"$dest"})"; else fail "$f not installed"; fi
+done
+mpiexec=$(find_one bin/mpiexec)
+pcdir=$(dirname "$(find_one pkgconfig/loom-pmi2.pc)")
+libdir=$(dirname "$(find_one libpmi2.so.0)")
+[ "$_failures" -eq 0 ] || finish
+
+# the libraries export the PMI API (and the loader finds it by soname)
+for sym in PMI2_Init PMI2_KVS_Fence PMIX_Ring; do
+    assert_grep -x "$sym" <(nm -D --defined-only "$libdir/libpmi2.so.0" | awk '{ print $3 }') \
+        "libpmi2.so.0 exports $sym"
+done
+assert_grep -x PMI_Barrier <(nm -D --defined-only "$libdir/libpmi.so.0" | awk '{ print $3 }') \
+    "libpmi.so.0 exports PMI_Barrier"
+
+# build against the installed tree only: pkg-config with the DESTDIR as sysroot
+export PKG_CONFIG_PATH=$pcdir PKG_CONFIG_SYSROOT_DIR=$dest
+src=$LOOM_SRCDIR/tests/programs
+for pc in loom-pmi2 loom-pmi; do
+    case $pc in loom-pmi2) main=pmi2_kvstest.c ;; *) main=pmi1_kvstest.c ;; esac
+    # shellcheck disable=SC2046
+    run_cmd -t 120 ${CC:-cc} -o "$TEST_TMP/$pc-test" -I"$src" "$src/$main" "$src/kvstest_util.c" \
+        $(pkg-config --cflags --libs "$pc")
+    assert_rc 0 "compile $main with \$(pkg-config --cflags --libs $pc)"
+    LD_LIBRARY_PATH=$libdir run_cmd "$mpiexec" -n 4 "$TEST_TMP/$pc-test"
+    assert_kvstest 4
+    assert_grep "$libdir/lib" <(LD_LIBRARY_PATH=$libdir ldd "$TEST_TMP/$pc-test") \
+        "the $pc test program loads the installed library"
+done
+finish
