@@ -58,6 +58,13 @@ struct rdv_server;
 struct rdv_server *rdv_server_start(int nnodes, const char *jobkey, uid_t uid,
                                     enum treenet_auth auth, const char *bind_addr,
                                     int timeout_ms);
+/* Same, with a log callback (level as enum loom_log_level) for refusals and
+ * progress; it runs in the server thread.  log may be NULL.  (Addition.) */
+struct rdv_server *rdv_server_start_log(int nnodes, const char *jobkey, uid_t uid,
+                                        enum treenet_auth auth, const char *bind_addr,
+                                        int timeout_ms,
+                                        void (*log)(void *arg, int level, const char *msg),
+                                        void *log_arg);
 /* The port it listens on (the host passes "host:port" to the nodes). */
 int rdv_server_port(const struct rdv_server *s);
 /* Stop (if still running) and join the thread, free everything.  Returns 0
@@ -108,7 +115,12 @@ int treenet_start(struct treenet *tn, char *const *addrs);
 /* Queue one message to an adjacent node (parent or child).  0 or -errno
  * (-EINVAL: not adjacent; -ENOTCONN: that link is already lost). */
 int treenet_send(struct treenet *tn, int to, const void *buf, size_t len);
-/* Close every link and the listener, unregister from the loop, free. */
+/* Bytes queued and not yet handed to the kernel, over all links (a host
+ * that wants to flush before destroying runs its loop until this is 0).
+ * (Addition.) */
+size_t treenet_queued(const struct treenet *tn);
+/* Close every link and the listener, unregister from the loop, free.  Not
+ * from inside an ops callback (defer it, e.g. with a loop timer). */
 void treenet_destroy(struct treenet *tn);
 
 #endif /* LOOM_TREENET_H */
