@@ -145,13 +145,19 @@ build_shim() {
     shim=$cdir/mpich_finalize_shim.so
 }
 
-# Run srun with the given arguments, bounded; sets rc, dt (seconds, one decimal).
+# Run srun with the given arguments, bounded; sets rc, dt (seconds, one decimal) and
+# hung (1 if `timeout` had to end it). srun itself exits 137 when a task was killed
+# (SIGKILL), so the exit code alone cannot tell a hang: the elapsed time does.
 run_srun() {
     _t0=$(date +%s%N)
     timeout -k 5 "$T_TIMEOUT" srun "$@" >"$out.stdout" 2>"$out.stderr" </dev/null
     rc=$?
     _t1=$(date +%s%N)
     dt=$(awk -v a="$_t0" -v b="$_t1" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')
+    hung=0
+    case $rc in
+    124|137) awk -v d="$dt" -v t="$T_TIMEOUT" 'BEGIN { exit !(d >= t - 0.5) }' && hung=1 ;;
+    esac
 }
 
 show_output() {
@@ -169,7 +175,7 @@ case_ok() {
         npass=$((npass + 1))
         return 0
     fi
-    if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+    if [ $hung -eq 1 ]; then
         _why="timed out after ${T_TIMEOUT}s"
     elif [ $rc -ne 0 ]; then
         _why="exit code $rc"
@@ -187,7 +193,7 @@ case_fail() {
     _name=$1 _ere=$2
     shift 2
     run_srun "$@"
-    if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+    if [ $hung -eq 1 ]; then
         echo "FAIL: $_name: the step did not end within ${T_TIMEOUT}s (srun $*)"
         show_output
         nfail=$((nfail + 1))
