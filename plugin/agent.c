@@ -51,6 +51,7 @@ struct client {
     int idx;
     int fd;
     struct loop_watch *w;
+    int inited, finalized; /* sent something / psrv said it finalized */
     char *out; /* queued output: out[off..len) */
     size_t len, off, cap;
 };
@@ -74,22 +75,44 @@ static struct agent *g_agent;
 
 /* ---- helpers ------------------------------------------------------------ */
 
+#define KILL_DELAY_MS 100
+
+static void kill_now(struct loop *lp, struct loop_timer *t, void *arg)
+{
+    struct agent *a = arg;
+    struct loom_step *st = a->st;
+
+    if (slurm_kill_job_step(st->job_id, st->step_id, SIGKILL) != SLURM_SUCCESS)
+        error("%s: step %s: slurm_kill_job_step: %m", loom_plugin_tag, st->jobid);
+}
+
+/* The job must end.  psrv floods an abort to every node, so every stepd gets
+ * here: only node 0 and the culprit's node say it on srun's stderr (error());
+ * the others write it to their stepd log.  Every node asks slurmctld to kill
+ * the step (once), so it dies even if node 0 is cut off. */
 static void kill_step(struct agent *a, int rank, const char *msg)
 {
     struct loom_step *st = a->st;
+    int loud = st->nodeid == 0 || (rank >= 0 && rank < st->size && st->rank_node[rank] == st->nodeid);
     char who[32];
 
-    snprintf(who, sizeof(who), "rank %d", rank);
-    if (rank >= 0 && !strstr(msg, who))
-        error("%s: step %s: rank %d: %s", loom_plugin_tag, st->jobid, rank, msg);
-    else
-        error("%s: step %s: %s", loom_plugin_tag, st->jobid, msg);
     if (a->killed)
         return;
     a->killed = 1;
-    error("%s: step %s: killing the step", loom_plugin_tag, st->jobid);
-    if (slurm_kill_job_step(st->job_id, st->step_id, SIGKILL) != SLURM_SUCCESS)
-        error("%s: step %s: slurm_kill_job_step: %m", loom_plugin_tag, st->jobid);
+    snprintf(who, sizeof(who), "rank %d", rank);
+    if (loud && rank >= 0 && !strstr(msg, who))
+        error("%s: step %s: rank %d: %s; killing the step", loom_plugin_tag, st->jobid, rank,
+              msg);
+    else if (loud)
+        error("%s: step %s: %s; killing the step", loom_plugin_tag, st->jobid, msg);
+    else
+        info("%s: step %s node %d: %s; killing the step", loom_plugin_tag, st->jobid,
+             st->nodeid, msg);
+    /* psrv floods the abort over the tree after this callback returns: let
+     * that reach the other nodes before slurmctld's SIGKILL does, so their
+     * ranks' hang-ups are known as the consequence, not as new failures. */
+    if (!loop_timer_add(a->lp, KILL_DELAY_MS, kill_now, a))
+        kill_now(a->lp, NULL, a);
 }
 
 static void close_task_ends(struct agent *a)
@@ -204,9 +227,10 @@ static void op_log(void *arg, enum psrv_log_level level, const char *msg)
     struct agent *a = arg;
     struct loom_step *st = a->st;
 
-    /* Errors go to srun's stderr too, until the step is ending: then every
-     * rank's hang-up would repeat the story; the stepd log keeps it. */
-    if (level == PSRV_LOG_ERROR && !step_ending(a))
+    /* psrv's errors end in ops->abort, whose message kill_step shows on srun's
+     * stderr once; the details stay in the stepd log.  Only with LoomDebug at
+     * debug or above do they reach srun's stderr as well. */
+    if (level == PSRV_LOG_ERROR && !step_ending(a) && st->conf.debug >= PSRV_LOG_DEBUG)
         error("%s: step %s node %d: %s", loom_plugin_tag, st->jobid, st->nodeid, msg);
     else
         info("%s: step %s node %d: %s%s", loom_plugin_tag, st->jobid, st->nodeid,
@@ -242,6 +266,11 @@ static void on_client(struct loop *lp, struct loop_watch *w, int fd, int revents
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
         return;
     if (n <= 0) {
+        /* Say it here: psrv fails a fence for it only where one is in progress,
+         * and a node with no other rank may never see that fence. */
+        if (c->inited && !c->finalized && !step_ending(a))
+            error("%s: step %s: rank %d exited without PMI finalize", loom_plugin_tag,
+                  a->st->jobid, a->st->local_ranks[c->idx]);
         client_close(c);
         a->in_psrv = 1;
         psrv_client_gone(a->srv, c->idx);
@@ -250,9 +279,12 @@ static void on_client(struct loop *lp, struct loop_watch *w, int fd, int revents
     }
     /* Every task has been forked by now (see the notes above). */
     close_task_ends(a);
+    c->inited = 1;
     a->in_psrv = 1;
     rc = psrv_client_input(a->srv, c->idx, buf, (size_t)n);
     a->in_psrv = 0;
+    if (rc == 1)
+        c->finalized = 1;
     if (rc < 0 && c->fd >= 0)
         client_close(c);
 }

@@ -15,16 +15,16 @@
  *
  * Notes:
  *   - srun never calls fini(): everything is released in client_fini.
- *   - A heterogeneous step calls prelaunch once per component, each with only
- *     its own layout; the total node count of the het step is not known here,
- *     so het steps that span several stepds are refused with a clear error
- *     (single-component steps are unaffected).  Known limitation.
+ *   - A heterogeneous step calls prelaunch once per component, each with the
+ *     layout of the whole het step: they share one rendezvous server (below).
  */
 
 #include "slurm_glue.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "loom_plugin.h"
@@ -34,11 +34,92 @@
 
 struct loom_srun {
     int nnodes;
+    int het; /* shares het_rdv below */
 #ifndef LOOM_PLUGIN_NO_TREENET
     struct rdv_server *rdv;
 #endif
     char jobid[64];
 };
+
+#ifndef LOOM_PLUGIN_NO_TREENET
+/* A het step's components call prelaunch one after the other or in parallel
+ * threads of the same srun, each with the layout of the whole het step (Slurm
+ * rebuilds it so); the first component (task offset 0) starts the one
+ * rendezvous server, the others wait for it and share it; the last
+ * client_fini stops it.  Global because Slurm gives the calls nothing else in
+ * common; one srun runs one (het) step. */
+static pthread_mutex_t het_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t het_cond = PTHREAD_COND_INITIALIZER;
+static struct {
+    int state; /* 0 not yet, 1 ready, -1 failed */
+    int refs;
+    struct rdv_server *rdv;
+} het_rdv;
+
+static struct rdv_server *start_rdv(struct loom_srun *s)
+{
+    const char *t = getenv("LOOM_CONNECT_TIMEOUT");
+    int timeout_s = LOOM_DEFAULT_CONNECT_TIMEOUT;
+    struct rdv_server *rdv;
+
+    if (t && atoi(t) > 0)
+        timeout_s = atoi(t);
+    rdv = rdv_server_start(s->nnodes, s->jobid, getuid(), TREENET_AUTH_MUNGE, NULL,
+                           timeout_s * 1000);
+    if (!rdv)
+        error("%s: step %s: cannot start the rendezvous server: %m", loom_plugin_tag,
+              s->jobid);
+    return rdv;
+}
+
+/* The het step's shared server: 0, or -1 if it could not be started. */
+static int het_attach(struct loom_srun *s, int first)
+{
+    struct timespec until;
+    int rc = 0;
+
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += LOOM_DEFAULT_CONNECT_TIMEOUT;
+    pthread_mutex_lock(&het_lock);
+    if (first) {
+        het_rdv.rdv = start_rdv(s);
+        het_rdv.state = het_rdv.rdv ? 1 : -1;
+        pthread_cond_broadcast(&het_cond);
+    }
+    while (het_rdv.state == 0 && rc == 0)
+        rc = pthread_cond_timedwait(&het_cond, &het_lock, &until);
+    if (het_rdv.state == 1) {
+        het_rdv.refs++;
+        s->rdv = het_rdv.rdv;
+        s->het = 1;
+        rc = 0;
+    } else {
+        if (het_rdv.state == 0)
+            error("%s: step %s: the first het component never set up", loom_plugin_tag,
+                  s->jobid);
+        rc = -1;
+    }
+    pthread_mutex_unlock(&het_lock);
+    return rc;
+}
+
+static void het_detach(struct loom_srun *s)
+{
+    struct rdv_server *stop = NULL;
+
+    pthread_mutex_lock(&het_lock);
+    if (--het_rdv.refs <= 0 && het_rdv.rdv) {
+        stop = het_rdv.rdv;
+        het_rdv.rdv = NULL;
+        het_rdv.state = 0;
+        het_rdv.refs = 0;
+    }
+    pthread_mutex_unlock(&het_lock);
+    s->rdv = NULL;
+    if (stop)
+        rdv_server_stop(stop);
+}
+#endif
 
 void *loom_srun_prelaunch(const void *jobv, char ***env)
 {
@@ -51,12 +132,6 @@ void *loom_srun_prelaunch(const void *jobv, char ***env)
     s = xmalloc(sizeof(*s));
     s->nnodes = layout ? (int)layout->node_cnt : 1;
     snprintf(s->jobid, sizeof(s->jobid), "%u.%u", job_id, job->step_id.step_id);
-    if (het) {
-        error("%s: step %s: heterogeneous steps are not supported by this plugin yet",
-              loom_plugin_tag, s->jobid);
-        xfree(s);
-        return NULL;
-    }
     if (s->nnodes <= 1)
         return s;
 #ifdef LOOM_PLUGIN_NO_TREENET
@@ -66,17 +141,14 @@ void *loom_srun_prelaunch(const void *jobv, char ***env)
     return NULL;
 #else
     {
-        const char *t = getenv("LOOM_CONNECT_TIMEOUT");
-        int timeout_s = LOOM_DEFAULT_CONNECT_TIMEOUT;
         char host[256];
 
-        if (t && atoi(t) > 0)
-            timeout_s = atoi(t);
-        s->rdv = rdv_server_start(s->nnodes, s->jobid, getuid(), TREENET_AUTH_MUNGE, NULL,
-                                  timeout_s * 1000);
-        if (!s->rdv) {
-            error("%s: step %s: cannot start the rendezvous server: %m", loom_plugin_tag,
-                  s->jobid);
+        if (het) {
+            if (het_attach(s, job->het_job_task_offset == 0) < 0) {
+                xfree(s);
+                return NULL;
+            }
+        } else if (!(s->rdv = start_rdv(s))) {
             xfree(s);
             return NULL;
         }
@@ -93,19 +165,19 @@ void *loom_srun_prelaunch(const void *jobv, char ***env)
 int loom_srun_fini(void *state)
 {
     struct loom_srun *s = state;
-    int rc = 0;
 
     if (!s)
         return 0;
 #ifndef LOOM_PLUGIN_NO_TREENET
-    if (s->rdv) {
-        rc = rdv_server_stop(s->rdv);
+    if (s->het) {
+        het_detach(s);
+    } else if (s->rdv) {
+        int rc = rdv_server_stop(s->rdv);
         if (rc < 0 && rc != -ETIMEDOUT)
             debug("%s: step %s: rendezvous server: %s", loom_plugin_tag, s->jobid,
                   strerror(-rc));
-        rc = 0; /* the step's outcome was reported by the stepds */
     }
 #endif
     xfree(s);
-    return rc;
+    return 0; /* the step's outcome was reported by the stepds */
 }

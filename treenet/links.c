@@ -222,7 +222,7 @@ static void slot_lost(struct slot *s, struct treenet *tn, const char *why)
         loop_timer_cancel(tn->lp, s->retry);
     s->retry = NULL;
     queue_free(s);
-    tn_log(tn, LOOM_LOG_ERROR, "treenet: link to node %d lost: %s", s->node, why);
+    tn_log(tn, LOOM_LOG_DEBUG, "treenet: link to node %d lost: %s", s->node, why);
     if (tn->ops.lost)
         tn->ops.lost(tn->arg, s->node, why);
 }
@@ -454,6 +454,7 @@ static int conn_got_cred(struct conn *c, const uint8_t *p, size_t len)
     s->conn = c;
     c->st = C_UP;
     s->st = SLOT_UP;
+    tn_keepalive(c->fd);
     tn_log(tn, LOOM_LOG_DEBUG, "treenet: link to child %d up (%s)", s->node, c->peer);
     if (conn_flush(c) < 0 && c->w)
         loop_watch_set(c->w, LOOP_READ | LOOP_WRITE);
@@ -594,6 +595,7 @@ static void conn_connected(struct conn *c)
     free(cred);
     c->st = C_HS;
     tn_nodelay(c->fd);
+    tn_keepalive(c->fd);
     if (conn_flush(c) < 0) {
         conn_fail(c, "send of the credential failed");
         return;

@@ -56,5 +56,12 @@ int tn_addr_parse(const char *s, struct sockaddr_storage *sa, socklen_t *salen);
 void tn_addr_format(const struct sockaddr *sa, int with_port, char *out, size_t outlen);
 /* TCP_NODELAY on; errors ignored (not every socket is TCP in tests). */
 void tn_nodelay(int fd);
+/* TCP keepalive on tree links, so a peer host that vanished without a FIN
+ * (power loss, partition) is noticed on an idle link after about
+ * TN_KEEPIDLE_S + TN_KEEPINTVL_S * TN_KEEPCNT seconds. */
+#define TN_KEEPIDLE_S 30
+#define TN_KEEPINTVL_S 10
+#define TN_KEEPCNT 6
+void tn_keepalive(int fd);
 
 #endif /* LOOM_TN_INT_H */

@@ -32,14 +32,14 @@ struct logcap {
     int verbose;
 };
 
-static void cap_init(struct logcap *c)
+static inline void cap_init(struct logcap *c)
 {
     memset(c, 0, sizeof(*c));
     pthread_mutex_init(&c->mu, NULL);
     c->verbose = getenv("TN_TEST_VERBOSE") != NULL;
 }
 
-static void cap_log(void *arg, int level, const char *msg)
+static inline void cap_log(void *arg, int level, const char *msg)
 {
     struct logcap *c = arg;
     pthread_mutex_lock(&c->mu);
@@ -51,7 +51,7 @@ static void cap_log(void *arg, int level, const char *msg)
 }
 
 /* Lines containing sub. */
-static int cap_count(struct logcap *c, const char *sub)
+static inline int cap_count(struct logcap *c, const char *sub)
 {
     int k = 0;
     pthread_mutex_lock(&c->mu);
@@ -62,7 +62,7 @@ static int cap_count(struct logcap *c, const char *sub)
     return k;
 }
 
-static void cap_free(struct logcap *c)
+static inline void cap_free(struct logcap *c)
 {
     for (int i = 0; i < c->n; i++)
         free(c->lines[i]);
@@ -70,7 +70,7 @@ static void cap_free(struct logcap *c)
 }
 
 /* Wait (bounded, ~10 s) until at least k lines contain sub. */
-static int cap_wait(struct logcap *c, const char *sub, int k)
+static inline int cap_wait(struct logcap *c, const char *sub, int k)
 {
     for (int i = 0; i < 1000; i++) {
         if (cap_count(c, sub) >= k)
@@ -83,7 +83,7 @@ static int cap_wait(struct logcap *c, const char *sub, int k)
 /* ---- munge ---------------------------------------------------------------- */
 
 /* 1 if munged answers an encode/decode round trip; else 0 and a reason. */
-static int munge_usable(char *why, size_t len)
+static inline int munge_usable(char *why, size_t len)
 {
 #ifdef HAVE_MUNGE
     char *cred = NULL;
@@ -111,7 +111,7 @@ static int munge_usable(char *why, size_t len)
 
 /* ---- raw peers -------------------------------------------------------------- */
 
-static int raw_connect(int port)
+static inline int raw_connect(int port)
 {
     struct sockaddr_in a;
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -128,7 +128,12 @@ static int raw_connect(int port)
     return fd;
 }
 
-static int raw_send(int fd, const void *buf, size_t len)
+static inline uint32_t tn_test_u32(const unsigned char *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline int raw_send(int fd, const void *buf, size_t len)
 {
     const char *p = buf;
     while (len) {
@@ -141,7 +146,7 @@ static int raw_send(int fd, const void *buf, size_t len)
     return 0;
 }
 
-static int raw_frame(int fd, const void *buf, size_t len)
+static inline int raw_frame(int fd, const void *buf, size_t len)
 {
     unsigned char h[4] = {len >> 24, len >> 16, len >> 8, len};
     return raw_send(fd, h, 4) || raw_send(fd, buf, len) ? -1 : 0;
@@ -149,7 +154,7 @@ static int raw_frame(int fd, const void *buf, size_t len)
 
 /* 1 if the other side closes fd within ms (EOF or reset), reading and
  * dropping whatever it sends meanwhile. */
-static int raw_closed_within(int fd, int ms)
+static inline int raw_closed_within(int fd, int ms)
 {
     char b[4096];
     struct timespec t0, t;
