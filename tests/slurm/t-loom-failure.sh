@@ -8,6 +8,7 @@
 #   abort              rank 1 calls PMI2_Abort while the others wait in a fence
 #   die-before-fence   rank 1 exits right after init while the others fence
 #   garbage            rank 1 writes garbage on its PMI socket
+#   no-finalize        rank 1 exits 0 without PMI finalize while the others fence again
 # and pmi_misbehave_slurm (Slurm's libpmi2) for abort. Each must end with a non-zero
 # srun exit code well before the per-case timeout (T_TIMEOUT, default 40 s here; a
 # step still running then is a hang, a FAIL) and srun's stderr must name rank 1 in a
@@ -27,7 +28,7 @@ if [ "$mpi" = loom ]; then
 else
     ere='task 1([^0-9]|$)'
 fi
-for sc in abort die-before-fence garbage; do
+for sc in abort die-before-fence garbage no-finalize; do
     case_fail "pmi_misbehave $sc, --mpi=$mpi -N 1 -n 4" "$ere" \
         --mpi="$mpi" -N 1 -n 4 "$prog/pmi_misbehave" $sc
     case_fail "pmi_misbehave $sc, --mpi=$mpi -N 4 -n 8 cyclic" "$ere" \
