@@ -2,7 +2,7 @@
 # bench/slurm_pmi.sh - Loom's Slurm plugin (srun --mpi=loom) against Slurm's own mpi/pmi2
 # (and Open MPI under Slurm's mpi/pmix), side by side in one run, on real Slurm clusters:
 # one node (cluster.sh -N 1 -c 256) and four network-namespace nodes (cluster.sh -n 4).
-#   fence   PMI2_KVS_Fence median reported by rank 0 of `pmi2_kvstest_slurm -t -v 1024`
+#   fence   PMI2_KVS_Fence (and get-all) median reported by rank 0 of `pmi2_kvstest_slurm -t -v 1024`
 #           (PMI-2 client linked with Debian Slurm's libpmi2; 1 KiB values; after each
 #           fence every rank gets every rank's key), N = 2, 16, 64, 256, 1 and 4 nodes,
 #           --mpi=loom vs --mpi=pmi2 (the same binary);
@@ -146,6 +146,10 @@ one_run() {
         status=exit$rc
     fi
     if [ "$metric" = fence ]; then
+        # The same run's get-all median goes alongside (metric getall, ms).
+        gval=$(sed -n 's/.*get_all_median_us=\([0-9]*\).*/\1/p' "$tmp/out" | head -n1)
+        [ -n "$gval" ] && [ "$status" = ok ] &&
+            echo "getall,$nodes,$n,$variant,$rep,$(awk -v v="$gval" 'BEGIN { printf "%.3f", v / 1000 }'),ok" >>"$csv"
         val=$(sed -n 's/.*fence_median_us=\([0-9]*\).*/\1/p' "$tmp/out" | head -n1)
         [ -n "$val" ] && val=$(awk -v v="$val" 'BEGIN { printf "%.3f", v / 1000 }') # ms
         [ -z "$val" ] && [ "$status" = ok ] && status=nodata
@@ -238,11 +242,12 @@ stats() {
 
 # Data files for gnuplot: NAME.METRIC.VARIANT.NODES.dat
 for spec in "fence loom 1" "fence pmi2 1" "fence loom 4" "fence pmi2 4" \
+            "getall loom 1" "getall pmi2 1" "getall loom 4" "getall pmi2 4" \
             "launch floor 1" "launch loom 1" "launch pmi2 1" \
             "launch floor 4" "launch loom 4" "launch pmi2 4" \
             "hello mpich-loom 4" "hello mpich-pmi2 4" "hello ompi-pmix 4"; do
     set -- $spec
-    case $1 in fence) sz=$fence_sizes ;; launch) sz=$launch_sizes ;; *) sz=$hello_sizes ;; esac
+    case $1 in fence|getall) sz=$fence_sizes ;; launch) sz=$launch_sizes ;; *) sz=$hello_sizes ;; esac
     stats "$1" "$3" "$2" "$sz" >"$outdir/$name.$1.$2.$3.dat"
 done
 
@@ -266,14 +271,18 @@ d() { echo "$outdir/$name.$1.$2.$3.dat"; }
     [ $have_loom = 1 ] || { echo; echo "**The plugin was not built: no loom columns.**"; }
     echo
     echo "## PMI2_KVS_Fence median (ms), pmi2_kvstest_slurm -t -v 1024 (Slurm's libpmi2)"
-    echo "ratio = loom / pmi2 (goal: at most 0.5 at N >= 16)."
+    echo "ratio = loom / pmi2 (goal: at most 0.5 at N >= 16). Rank 0's fence time includes waiting"
+    echo "for the slowest rank, i.e. for the others' gets of the previous round: the get-all"
+    echo "medians of the same runs (N gets of 1 KiB by rank 0 after a fence, ms) are beside it."
     echo
-    echo "| nodes | N | --mpi=loom | --mpi=pmi2 | ratio |"
-    echo "|---|---|---|---|---|"
+    echo "| nodes | N | fence, loom | fence, pmi2 | ratio | get-all, loom | get-all, pmi2 | ratio |"
+    echo "|---|---|---|---|---|---|---|---|"
     for nodes in 1 4; do
         for n in $fence_sizes; do
             echo "| $nodes | $n | $(cellfmt "$(d fence loom $nodes)" $n) | $(cellfmt "$(d fence pmi2 $nodes)" $n) |" \
-                "$(ratio "$(med "$(d fence loom $nodes)" $n)" "$(med "$(d fence pmi2 $nodes)" $n)") |"
+                "$(ratio "$(med "$(d fence loom $nodes)" $n)" "$(med "$(d fence pmi2 $nodes)" $n)") |" \
+                "$(med "$(d getall loom $nodes)" $n) | $(med "$(d getall pmi2 $nodes)" $n) |" \
+                "$(ratio "$(med "$(d getall loom $nodes)" $n)" "$(med "$(d getall pmi2 $nodes)" $n)") |"
         done
     done
     echo

@@ -1,5 +1,6 @@
 #!/bin/sh
-# cluster.sh - start/stop a private Slurm cluster on loopback for tests.
+# cluster.sh - start/stop a private Slurm cluster for tests: on loopback, or on network
+# namespaces (one per node, on a bridge).
 #
 # Usage:
 #   cluster.sh start DIR [-N NODES | -n NODES | --netns] [-P PLUGINDIR] [-p BASEPORT]
@@ -61,7 +62,7 @@ die() { log "error: $*"; exit 1; }
 skip() { log "skip: $*"; exit 77; }
 
 usage() {
-    sed -n '3,9p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '4,11p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
