@@ -52,7 +52,7 @@ struct client {
     int fd;
     struct loop_watch *w;
     int inited, finalized; /* sent something / psrv said it finalized */
-    char *out; /* queued output: out[off..len) */
+    char *out;             /* queued output: out[off..len) */
     size_t len, off, cap;
 };
 
@@ -93,7 +93,8 @@ static void kill_now(struct loop *lp, struct loop_timer *t, void *arg)
 static void kill_step(struct agent *a, int rank, const char *msg)
 {
     struct loom_step *st = a->st;
-    int loud = st->nodeid == 0 || (rank >= 0 && rank < st->size && st->rank_node[rank] == st->nodeid);
+    int loud = st->nodeid == 0 ||
+               (rank >= 0 && rank < st->size && st->rank_node[rank] == st->nodeid);
     char who[32];
 
     if (a->killed)
@@ -101,8 +102,8 @@ static void kill_step(struct agent *a, int rank, const char *msg)
     a->killed = 1;
     snprintf(who, sizeof(who), "rank %d", rank);
     if (loud && rank >= 0 && !strstr(msg, who))
-        error("%s: step %s: rank %d: %s; killing the step", loom_plugin_tag, st->jobid, rank,
-              msg);
+        error("%s: step %s: rank %d: %s; killing the step", loom_plugin_tag, st->jobid,
+              rank, msg);
     else if (loud)
         error("%s: step %s: %s; killing the step", loom_plugin_tag, st->jobid, msg);
     else
@@ -243,7 +244,8 @@ static void op_log(void *arg, enum psrv_log_level level, const char *msg)
 
 /* ---- loop callbacks ------------------------------------------------------ */
 
-static void on_client(struct loop *lp, struct loop_watch *w, int fd, int revents, void *arg)
+static void on_client(struct loop *lp, struct loop_watch *w, int fd, int revents,
+                      void *arg)
 {
     struct client *c = arg;
     struct agent *a = c->a;
@@ -333,7 +335,8 @@ static void tn_log(void *arg, int level, const char *msg)
     /* Refused connections (WARN) are worth srun's stderr; lost links are
      * reported by tn_lost. */
     if (level <= LOOM_LOG_WARN && !strstr(msg, " lost: ") && !step_ending(a))
-        error("%s: step %s node %d: %s", loom_plugin_tag, a->st->jobid, a->st->nodeid, msg);
+        error("%s: step %s node %d: %s", loom_plugin_tag, a->st->jobid, a->st->nodeid,
+              msg);
     else
         op_log(arg, level <= LOOM_LOG_WARN ? PSRV_LOG_WARN : (enum psrv_log_level)level,
                msg);
@@ -509,8 +512,9 @@ int loom_agent_start(struct loom_step *st)
     loop_set_prepare(a->lp, on_prepare, a);
     if (st->conf.debug >= PSRV_LOG_INFO || st->conf.trace)
         info("%s: step %s: node %d of %d, %d of %d ranks here, tree width %u, "
-             "fence timeout %u s%s", loom_plugin_tag, st->jobid, st->nodeid, st->nnodes,
-             st->local_count, st->size, st->conf.tree_width, st->conf.fence_timeout_s,
+             "fence timeout %u s%s",
+             loom_plugin_tag, st->jobid, st->nodeid, st->nnodes, st->local_count,
+             st->size, st->conf.tree_width, st->conf.fence_timeout_s,
              st->conf.trace ? ", tracing PMI" : "");
 
     g_agent = a;

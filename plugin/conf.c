@@ -28,12 +28,9 @@
 struct loom_conf loom_conf;
 
 static s_p_options_t loom_options[] = {
-    {"LoomTreeWidth", S_P_UINT32},
-    {"LoomFenceTimeout", S_P_UINT32},
-    {"LoomConnectTimeout", S_P_UINT32},
-    {"LoomDebug", S_P_STRING},
-    {"LoomTrace", S_P_BOOLEAN},
-    {NULL},
+    {"LoomTreeWidth", S_P_UINT32},      {"LoomFenceTimeout", S_P_UINT32},
+    {"LoomConnectTimeout", S_P_UINT32}, {"LoomDebug", S_P_STRING},
+    {"LoomTrace", S_P_BOOLEAN},         {NULL},
 };
 
 void loom_conf_reset(void)

@@ -36,11 +36,11 @@
 
 /* Settings from mpi.conf (conf.c), overridable per job through the env. */
 struct loom_conf {
-    uint32_t tree_width;         /* LoomTreeWidth, children per stepd */
-    uint32_t fence_timeout_s;    /* LoomFenceTimeout */
-    uint32_t connect_timeout_s;  /* LoomConnectTimeout: rendezvous and links */
-    int debug;                   /* LoomDebug, enum psrv_log_level */
-    int trace;                   /* LoomTrace (bool) */
+    uint32_t tree_width;        /* LoomTreeWidth, children per stepd */
+    uint32_t fence_timeout_s;   /* LoomFenceTimeout */
+    uint32_t connect_timeout_s; /* LoomConnectTimeout: rendezvous and links */
+    int debug;                  /* LoomDebug, enum psrv_log_level */
+    int trace;                  /* LoomTrace (bool) */
 };
 
 #define LOOM_DEFAULT_TREE_WIDTH 16
@@ -62,12 +62,12 @@ struct loom_step {
     char jobid[64];           /* "<job>.<step>" */
     uid_t uid;
     int size, nnodes, nodeid, local_count;
-    int *local_ranks;   /* [local_count] */
-    int *rank_node;     /* [size] */
-    int *rank_appnum;   /* [size] or NULL */
-    int *task_fd;       /* [local_count] task end of each socketpair */
-    int *stepd_fd;      /* [local_count] stepd end */
-    char *rdv_server;   /* "host:port" or NULL (single node) */
+    int *local_ranks; /* [local_count] */
+    int *rank_node;   /* [size] */
+    int *rank_appnum; /* [size] or NULL */
+    int *task_fd;     /* [local_count] task end of each socketpair */
+    int *stepd_fd;    /* [local_count] stepd end */
+    char *rdv_server; /* "host:port" or NULL (single node) */
     struct loom_conf conf;
 };
 

@@ -49,8 +49,8 @@ LOOM_EXPORT int init(void);
 LOOM_EXPORT int fini(void);
 LOOM_EXPORT int mpi_p_slurmstepd_prefork(const stepd_step_rec_t *job, char ***env);
 LOOM_EXPORT int mpi_p_slurmstepd_task(const mpi_plugin_task_info_t *job, char ***env);
-LOOM_EXPORT mpi_plugin_client_state_t *mpi_p_client_prelaunch(
-    const mpi_plugin_client_info_t *job, char ***env);
+LOOM_EXPORT mpi_plugin_client_state_t *
+mpi_p_client_prelaunch(const mpi_plugin_client_info_t *job, char ***env);
 LOOM_EXPORT int mpi_p_client_fini(mpi_plugin_client_state_t *state);
 
 LOOM_EXPORT int init(void)
@@ -97,11 +97,11 @@ LOOM_EXPORT int mpi_p_slurmstepd_task(const mpi_plugin_task_info_t *job, char **
         return SLURM_ERROR;
     }
     return loom_setup_task(st, job->ltaskid, job->gtaskid, env) ? SLURM_ERROR
-                                                                 : SLURM_SUCCESS;
+                                                                : SLURM_SUCCESS;
 }
 
-LOOM_EXPORT mpi_plugin_client_state_t *mpi_p_client_prelaunch(
-    const mpi_plugin_client_info_t *job, char ***env)
+LOOM_EXPORT mpi_plugin_client_state_t *
+mpi_p_client_prelaunch(const mpi_plugin_client_info_t *job, char ***env)
 {
     return loom_srun_prelaunch(job, env);
 }

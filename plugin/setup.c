@@ -33,20 +33,18 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "layout.h"
 #include "log.h"
 #include "loom_plugin.h"
 
 static int env_int(char **env, const char *name, int min, int max, int *out)
 {
     const char *v = getenvp(env, name);
-    char *end;
-    long n;
+    long n = loom_env_uint(v, min, max);
 
-    if (!v || !*v)
+    if (n == -ENOENT)
         return 0;
-    errno = 0;
-    n = strtol(v, &end, 10);
-    if (errno || *end || n < min || n > max) {
+    if (n < 0) {
         error("%s: ignoring %s=%s (want %d..%d)", loom_plugin_tag, name, v, min, max);
         return 0;
     }
@@ -60,7 +58,10 @@ static void apply_env_overrides(struct loom_conf *c, char **env)
     int n;
 
     v = getenvp(env, LOOM_ENV_TRACE);
-    if (v && *v && strcmp(v, "0") != 0 && strcasecmp(v, "no") != 0)
+    n = loom_env_flag(v);
+    if (n < 0)
+        error("%s: ignoring %s=%s (want 1 or 0)", loom_plugin_tag, LOOM_ENV_TRACE, v);
+    else if (n > 0)
         c->trace = 1;
     v = getenvp(env, LOOM_ENV_DEBUG);
     if (v && *v) {
@@ -76,35 +77,6 @@ static void apply_env_overrides(struct loom_conf *c, char **env)
         c->tree_width = (uint32_t)n;
 }
 
-/* rank_node[] from per-node task id lists; every rank exactly once. */
-static int map_ranks(struct loom_step *st, const uint16_t *cnts, uint32_t **tids)
-{
-    int n, i, seen = 0;
-
-    for (i = 0; i < st->size; i++)
-        st->rank_node[i] = -1;
-    for (n = 0; n < st->nnodes; n++) {
-        if (!tids[n] && cnts[n])
-            return -EINVAL;
-        for (i = 0; i < cnts[n]; i++) {
-            uint32_t r = tids[n][i];
-            if (r >= (uint32_t)st->size || st->rank_node[r] != -1) {
-                error("%s: step %s: task id %u on node %d is out of range or repeated",
-                      loom_plugin_tag, st->jobid, r, n);
-                return -EINVAL;
-            }
-            st->rank_node[r] = n;
-            seen++;
-        }
-    }
-    if (seen != st->size) {
-        error("%s: step %s: the layout names %d of %d tasks", loom_plugin_tag, st->jobid,
-              seen, st->size);
-        return -EINVAL;
-    }
-    return 0;
-}
-
 int loom_setup_stepd(struct loom_step *st, const void *jobv, char ***env)
 {
     const stepd_step_rec_t *job = jobv;
@@ -117,7 +89,7 @@ int loom_setup_stepd(struct loom_step *st, const void *jobv, char ***env)
 
     memset(st, 0, sizeof(*st));
     st->job_id = (job->het_job_id && job->het_job_id != NO_VAL) ? job->het_job_id
-                                                               : job->step_id.job_id;
+                                                                : job->step_id.job_id;
     st->step_id = job->step_id.step_id;
     snprintf(st->jobid, sizeof(st->jobid), "%u.%u", st->job_id, st->step_id);
     st->uid = job->uid;
@@ -139,11 +111,12 @@ int loom_setup_stepd(struct loom_step *st, const void *jobv, char ***env)
         tids = msg ? msg->global_task_ids : NULL;
     }
     st->local_count = (int)job->node_tasks;
-    if (st->size < 1 || st->nnodes < 1 || st->nodeid >= st->nnodes || st->local_count < 1 ||
-        !cnts || !tids) {
+    if (st->size < 1 || st->nnodes < 1 || st->nodeid >= st->nnodes ||
+        st->local_count < 1 || !cnts || !tids) {
         error("%s: step %s: incomplete step layout (size %d, nodes %d, node %d, "
-              "local tasks %d)", loom_plugin_tag, st->jobid, st->size, st->nnodes,
-              st->nodeid, st->local_count);
+              "local tasks %d)",
+              loom_plugin_tag, st->jobid, st->size, st->nnodes, st->nodeid,
+              st->local_count);
         return -EINVAL;
     }
 
@@ -155,8 +128,14 @@ int loom_setup_stepd(struct loom_step *st, const void *jobv, char ***env)
         st->task_fd[i] = st->stepd_fd[i] = -1;
     for (i = 0; i < st->local_count; i++)
         st->local_ranks[i] = (int)(job->task[i]->gtid + task_off);
-    if ((rc = map_ranks(st, cnts, tids)))
-        return rc;
+    {
+        char why[160];
+        if ((rc = loom_layout_map(st->size, st->nnodes, cnts, tids, st->rank_node, why,
+                                  sizeof(why)))) {
+            error("%s: step %s: %s", loom_plugin_tag, st->jobid, why);
+            return rc;
+        }
+    }
     for (i = 0; i < st->local_count; i++) {
         int r = st->local_ranks[i];
         if (r < 0 || r >= st->size || st->rank_node[r] != st->nodeid) {
