@@ -62,7 +62,7 @@ die() { log "error: $*"; exit 1; }
 skip() { log "skip: $*"; exit 77; }
 
 usage() {
-    sed -n '4,11p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '5,10p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
