@@ -180,6 +180,8 @@ cell() {
     done
 }
 
+loadavg() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null; }
+load0=$(loadavg)
 t0=$(date +%s)
 log "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cpus, $reps reps ($reps_big at N=256), cluster: $c4kind"
 for nodes in 1 4; do
@@ -218,6 +220,7 @@ for n in $hello_sizes; do
     [ ${#specs[@]} -gt 0 ] && cell hello 4 "$n" "$r" "${specs[@]}"
 done
 elapsed=$(( $(date +%s) - t0 ))
+load1=$(loadavg)
 log "measured in ${elapsed}s"
 
 # ---- summary -------------------------------------------------------------------------
@@ -268,6 +271,8 @@ d() { echo "$outdir/$name.$1.$2.$3.dat"; }
     echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cpus, $(uname -r), Slurm $(SLURM_CONF=$c1/slurm.conf srun --version 2>/dev/null | awk '{print $2}');"
     echo "1 node = one slurmd; 4 nodes = $c4kind. Medians of $reps runs ($reps_big at N = 256,"
     echo "$reps_hello_big for hello at 256), [min-max]. Raw runs: \`$name.csv\`; measured in ${elapsed} s."
+    echo "Load average (1/5/15 min) at the start: $load0; at the end: $load1 (other work on the"
+    echo "machine shows here: compare the columns of one run, not runs)."
     [ $have_loom = 1 ] || { echo; echo "**The plugin was not built: no loom columns.**"; }
     echo
     echo "## PMI2_KVS_Fence median (ms), pmi2_kvstest_slurm -t -v 1024 (Slurm's libpmi2)"
