@@ -9,7 +9,11 @@
 #   die-before-fence   rank 1 exits right after init while the others fence
 #   garbage            rank 1 writes garbage on its PMI socket
 #   no-finalize        rank 1 exits 0 without PMI finalize while the others fence again
-# and pmi_misbehave_slurm (Slurm's libpmi2) for abort. Each must end with a non-zero
+# and pmi_misbehave_slurm (Slurm's libpmi2) for abort. Last, "node gone": the task on
+# node 3 SIGKILLs its own slurmstepd while ranks 0-2 fence (pmi2_kvstest_loom); the
+# plugin must report the broken link to node 3 on srun's stderr within 30 s (srun itself
+# then waits for the dead stepd for ever -- Slurm's behaviour, not the plugin's -- so the
+# test ends that step itself). Each must end with a non-zero
 # srun exit code well before the per-case timeout (T_TIMEOUT, default 40 s here; a
 # step still running then is a hang, a FAIL) and srun's stderr must name rank 1 in a
 # line of the plugin (mpi/loom ... rank 1). mpi.conf sets LoomFenceTimeout=20 so that
@@ -20,7 +24,7 @@ me=t-loom-failure
 T_TIMEOUT=${T_TIMEOUT:-40}
 . "$(dirname "$0")/lib.sh"
 need_plugin
-printf 'LoomFenceTimeout=20\n' >"$cdir/mpi.conf.in"
+printf 'LoomFenceTimeout=20\nLoomConnectTimeout=10\n' >"$cdir/mpi.conf.in"
 start_cluster -N 4
 
 if [ "$mpi" = loom ]; then
@@ -43,4 +47,45 @@ fi
 # The cluster is still usable afterwards: no step left hanging on a node.
 case_ok "a good step after the failures, --mpi=$mpi -N 4 -n 8" \
     "pmi2_kvstest: 8 ranks, 3 rounds OK" --mpi="$mpi" -N 4 -n 8 "$prog/pmi2_kvstest_loom" -r 3
+
+# node gone (see above); loom only: Slurm's pmi2 has no such report.
+node_gone() {
+    _name="node gone: node 3's slurmstepd killed during a fence, --mpi=$mpi -N 4 -n 4"
+    # shellcheck disable=SC2016
+    timeout -k 5 "$T_TIMEOUT" srun --mpi="$mpi" -N 4 -n 4 sh -c '
+        if [ "$SLURM_NODEID" = 3 ]; then
+            sleep 2; echo "t-loom-failure: killing slurmstepd $PPID of node 3" >&2
+            kill -9 $PPID; exit 0
+        fi
+        exec "$0" -r 100000' "$prog/pmi2_kvstest_loom" >"$out.stdout" 2>"$out.stderr" </dev/null &
+    _pid=$!
+    _ere='mpi/loom[^ ]*: .*(link to node 3|node 3)'
+    _i=0 _seen=0
+    while [ $_i -lt 300 ]; do
+        if grep -Eq "$_ere" "$out.stderr"; then _seen=1; break; fi
+        kill -0 $_pid 2>/dev/null || break
+        sleep 0.1
+        _i=$((_i + 1))
+    done
+    grep -Eq "$_ere" "$out.stderr" && _seen=1
+    kill -TERM $_pid 2>/dev/null
+    wait $_pid 2>/dev/null
+    # The job keeps a dead step on node 3: end it so that teardown is quick.
+    _jobs=$(timeout 10 squeue -h -o %A 2>/dev/null | tr '\n' ' ')
+    # shellcheck disable=SC2086
+    [ -z "$_jobs" ] || timeout 10 scancel $_jobs 2>/dev/null
+    if [ $_seen -eq 1 ]; then
+        echo "PASS: $_name ($(( _i / 10 )).$(( _i % 10 ))s: $(grep -Em1 "$_ere" "$out.stderr" | cut -c1-110))"
+        npass=$((npass + 1))
+    else
+        echo "FAIL: $_name: no line matching /$_ere/ on srun's stderr within 30 s"
+        show_output
+        nfail=$((nfail + 1))
+    fi
+}
+if [ "$mpi" = loom ]; then
+    node_gone
+else
+    skip_case "node gone" "only for --mpi=loom"
+fi
 finish
