@@ -29,7 +29,8 @@
 #
 # Notes: every Slurm process of the bench runs in two private clusters that are torn
 #   down on exit (trap). The rank-0 fence median of one run is the median over its
-#   rounds (5; 3 at N = 256); the table reports the median of those over the runs.
+#   rounds (20 at N <= 16, 10 at 64, 3 at 256); the table reports the median of those
+#   over the runs.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -186,7 +187,9 @@ t0=$(date +%s)
 log "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cpus, $reps reps ($reps_big at N=256), cluster: $c4kind"
 for nodes in 1 4; do
     for n in $fence_sizes; do
-        r=$reps; rounds=5
+        # More rounds where they are cheap: the per-run median steadies.
+        r=$reps; rounds=20
+        [ "$n" -ge 64 ] && rounds=10
         [ "$n" -ge 256 ] && { r=$reps_big; rounds=3; }
         lay=$(srun_args "$nodes" "$n")
         specs=()
