@@ -331,6 +331,10 @@ static void tn_lost(void *arg, int node, const char *why)
 static void tn_log(void *arg, int level, const char *msg)
 {
     struct agent *a = arg;
+    int max = a->st->conf.trace ? PSRV_LOG_TRACE : a->st->conf.debug;
+
+    if (level > max)
+        return;
 
     /* Refused connections (WARN) are worth srun's stderr; lost links are
      * reported by tn_lost. */

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "loom_plugin.h"
 #ifndef LOOM_PLUGIN_NO_TREENET
 #include "treenet.h"
@@ -54,9 +55,23 @@ static struct {
     int state; /* 0 not yet, 1 ready, -1 failed */
     int refs;
     struct rdv_server *rdv;
+    char jobid[64]; /* outlives every component's state */
 } het_rdv;
 
-static struct rdv_server *start_rdv(struct loom_srun *s)
+/* The rendezvous thread's log lines: refused connections (WARN) on srun's
+ * stderr, the rest only with srun -v. */
+static void rdv_log(void *arg, int level, const char *msg)
+{
+    const char *jobid = arg;
+
+    if (level <= LOOM_LOG_WARN)
+        error("%s: step %s: %s", loom_plugin_tag, jobid, msg);
+    else
+        verbose("%s: step %s: %s", loom_plugin_tag, jobid, msg);
+}
+
+/* jobid must outlive the server (it is the log callback's argument). */
+static struct rdv_server *start_rdv(int nnodes, const char *jobid)
 {
     const char *t = getenv("LOOM_CONNECT_TIMEOUT");
     int timeout_s = LOOM_DEFAULT_CONNECT_TIMEOUT;
@@ -64,11 +79,11 @@ static struct rdv_server *start_rdv(struct loom_srun *s)
 
     if (t && atoi(t) > 0)
         timeout_s = atoi(t);
-    rdv = rdv_server_start(s->nnodes, s->jobid, getuid(), TREENET_AUTH_MUNGE, NULL,
-                           timeout_s * 1000);
+    rdv = rdv_server_start_log(nnodes, jobid, getuid(), TREENET_AUTH_MUNGE, NULL,
+                               timeout_s * 1000, rdv_log, (void *)jobid);
     if (!rdv)
         error("%s: step %s: cannot start the rendezvous server: %m", loom_plugin_tag,
-              s->jobid);
+              jobid);
     return rdv;
 }
 
@@ -82,7 +97,8 @@ static int het_attach(struct loom_srun *s, int first)
     until.tv_sec += LOOM_DEFAULT_CONNECT_TIMEOUT;
     pthread_mutex_lock(&het_lock);
     if (first) {
-        het_rdv.rdv = start_rdv(s);
+        snprintf(het_rdv.jobid, sizeof(het_rdv.jobid), "%s", s->jobid);
+        het_rdv.rdv = start_rdv(s->nnodes, het_rdv.jobid);
         het_rdv.state = het_rdv.rdv ? 1 : -1;
         pthread_cond_broadcast(&het_cond);
     }
@@ -148,7 +164,8 @@ void *loom_srun_prelaunch(const void *jobv, char ***env)
                 xfree(s);
                 return NULL;
             }
-        } else if (!(s->rdv = start_rdv(s))) {
+        } else if (!(s->rdv =
+                         start_rdv(s->nnodes, s->jobid))) { /* stopped before s dies */
             xfree(s);
             return NULL;
         }

@@ -55,6 +55,7 @@
 #define BACKOFF_MIN_MS 10
 #define BACKOFF_MAX_MS 500
 #define IOV_MAX_BATCH 32
+#define LISTEN_PAUSE_MS 100 /* after accept fails for lack of fds or memory */
 
 struct txmsg {
     struct txmsg *next;
@@ -113,7 +114,7 @@ struct treenet {
     int nkids;
     struct conn *conns;
     int npending;
-    struct loop_timer *reaper, *kids_timer, *parent_deadline;
+    struct loop_timer *reaper, *kids_timer, *parent_deadline, *listen_pause;
     char **addrs; /* copy of the rendezvous table (parent address used) */
     bool started;
 };
@@ -404,7 +405,8 @@ static int conn_got_cred(struct conn *c, const uint8_t *p, size_t len)
         tn->parent_deadline = NULL;
         c->st = C_UP;
         s->st = SLOT_UP;
-        tn_log(tn, LOOM_LOG_DEBUG, "treenet: link to parent %d up (%s)", s->node, c->peer);
+        tn_log(tn, LOOM_LOG_DEBUG, "treenet: link to parent %d up (%s)", s->node,
+               c->peer);
         if (conn_flush(c) < 0 && c->w)
             loop_watch_set(c->w, LOOP_READ | LOOP_WRITE);
         return 0;
@@ -486,8 +488,14 @@ static int conn_parse(struct conn *c)
     while (c->have - pos >= 4) {
         uint32_t len = tn_get_u32(c->stage + pos);
         if (len > frame_max(c)) {
-            char w[64];
-            snprintf(w, sizeof(w), "frame of %u bytes exceeds the limit", len);
+            char w[128];
+            if (c->st == C_UP)
+                snprintf(w, sizeof(w), "frame of %u bytes exceeds the limit", len);
+            else
+                snprintf(w, sizeof(w),
+                         "handshake frame of %u bytes exceeds the limit (not a treenet "
+                         "peer?)",
+                         len);
             conn_fail(c, w);
             return -1;
         }
@@ -653,6 +661,13 @@ static struct conn *conn_new(struct treenet *tn, int fd)
     return c;
 }
 
+static void listen_resume_cb(struct loop *lp, struct loop_timer *t, void *arg)
+{
+    struct treenet *tn = arg;
+    tn->listen_pause = NULL;
+    loop_watch_set(tn->lw, LOOP_READ);
+}
+
 static void listen_cb(struct loop *lp, struct loop_watch *w, int fd, int revents,
                       void *arg)
 {
@@ -668,8 +683,18 @@ static void listen_cb(struct loop *lp, struct loop_watch *w, int fd, int revents
         if (cfd < 0) {
             if (errno == EINTR || errno == ECONNABORTED)
                 continue;
-            if (errno != EAGAIN && errno != EWOULDBLOCK)
-                tn_log(tn, LOOM_LOG_WARN, "treenet: accept: %s", strerror(errno));
+            if (errno != EAGAIN && errno != EWOULDBLOCK) {
+                /* EMFILE and friends: the pending connection stays in the
+                 * backlog and would wake us at once; pause the listener */
+                tn_log(tn, LOOM_LOG_WARN, "treenet: accept: %s (pausing %d ms)",
+                       strerror(errno), LISTEN_PAUSE_MS);
+                if (!tn->listen_pause) {
+                    tn->listen_pause =
+                        loop_timer_add(lp, LISTEN_PAUSE_MS, listen_resume_cb, tn);
+                    if (tn->listen_pause)
+                        loop_watch_set(tn->lw, 0);
+                }
+            }
             return;
         }
         tn_addr_format((struct sockaddr *)&ss, 1, peer, sizeof(peer));
@@ -950,6 +975,8 @@ void treenet_destroy(struct treenet *tn)
         loop_timer_cancel(tn->lp, tn->reaper);
     tn->reaper = NULL;
     reap_cb(tn->lp, NULL, tn);
+    if (tn->listen_pause)
+        loop_timer_cancel(tn->lp, tn->listen_pause);
     if (tn->kids_timer)
         loop_timer_cancel(tn->lp, tn->kids_timer);
     if (tn->parent_deadline)

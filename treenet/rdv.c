@@ -45,7 +45,7 @@
 #include "log.h"
 #include "tn_int.h"
 
-#define RDV_HS_MS 10000  /* an unauthenticated connection gets this long */
+#define RDV_HS_MS 10000 /* an unauthenticated connection gets this long */
 #define RDV_MAX_CONNS_EXTRA 64
 
 typedef void (*rdv_log_f)(void *arg, int level, const char *msg);
@@ -56,7 +56,8 @@ struct rconn {
     int fd;
     enum rstate st;
     int node;
-    char ip[TREENET_ADDR_MAX];
+    char ip[TREENET_ADDR_MAX];  /* the peer's address */
+    char lip[TREENET_ADDR_MAX]; /* ours, on this connection */
     uint8_t hdr[4];
     size_t hgot;
     uint8_t body[TN_CRED_MAX + 1];
@@ -82,12 +83,14 @@ struct rdv_server {
     /* thread-owned */
     struct rconn *conns;
     int nconns, capconns;
-    int *node_conn;  /* index in conns, -1 */
-    char **addr;     /* registered address per node */
+    int *node_conn;                /* index in conns, -1 */
+    char **addr;                   /* registered address per node */
+    char (*lip)[TREENET_ADDR_MAX]; /* our address on that node's connection */
     bool *served;
     int nreg, nserved;
     char *table;
     size_t tablelen;
+    uint64_t listen_paused_until;
 };
 
 static uint64_t now_ms(void)
@@ -178,10 +181,63 @@ static void send_table(struct rdv_server *s, int i)
     c->st = RS_SEND;
 }
 
+static bool is_loopback(const char *addr)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl;
+
+    if (tn_addr_parse(addr, &ss, &sl) < 0)
+        return false;
+    if (ss.ss_family == AF_INET)
+        return (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
+    if (ss.ss_family == AF_INET6) {
+        const struct in6_addr *a = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+        return IN6_IS_ADDR_LOOPBACK(a) ||
+               (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+    }
+    return false;
+}
+
+/* A node that reached us over loopback shares our host (typically srun
+ * started on the first node of an allocation, whose host name maps to
+ * 127.0.1.1).  Its loopback address is useless to the other nodes: publish
+ * it under the address by which another node reached us, i.e. this host's
+ * address on the network the nodes share.  Nodes listen on any address. */
+static void fix_loopback(struct rdv_server *s)
+{
+    const char *ext = NULL;
+    int loop = 0;
+
+    for (int n = 0; n < s->nnodes; n++) {
+        if (is_loopback(s->addr[n]))
+            loop++;
+        else if (!ext && s->lip[n][0])
+            ext = s->lip[n];
+    }
+    if (!loop || !ext)
+        return;
+    for (int n = 0; n < s->nnodes; n++) {
+        const char *port = strrchr(s->addr[n], ':');
+        char a[TREENET_ADDR_MAX + 8], *d;
+        if (!is_loopback(s->addr[n]) || !port)
+            continue;
+        snprintf(a, sizeof(a), strchr(ext, ':') ? "[%s]%s" : "%s%s", ext, port);
+        d = strdup(a);
+        if (!d)
+            continue;
+        rlog(s, LOOM_LOG_INFO,
+             "rdv: node %d reached us over loopback (%s): published as %s", n, s->addr[n],
+             d);
+        free(s->addr[n]);
+        s->addr[n] = d;
+    }
+}
+
 static void all_registered(struct rdv_server *s)
 {
     size_t len = 0;
 
+    fix_loopback(s);
     for (int n = 0; n < s->nnodes; n++)
         len += strlen(s->addr[n]) + 1;
     s->table = malloc(len + 1);
@@ -241,8 +297,8 @@ static void got_frame(struct rdv_server *s, int i)
         int old = s->node_conn[c->node];
         snprintf(a, sizeof(a), strchr(c->ip, ':') ? "[%s]:%ld" : "%s:%ld", c->ip, port);
         if (old >= 0 && old != i) {
-            rlog(s, LOOM_LOG_INFO, "rdv: node %d reconnected, dropping its old connection",
-                 c->node);
+            rlog(s, LOOM_LOG_INFO,
+                 "rdv: node %d reconnected, dropping its old connection", c->node);
             s->conns[old].node = -1; /* keep the registration */
             close(s->conns[old].fd);
             s->conns[old].fd = -1;
@@ -273,6 +329,7 @@ static void got_frame(struct rdv_server *s, int i)
             }
         }
         s->node_conn[c->node] = i;
+        snprintf(s->lip[c->node], sizeof(s->lip[c->node]), "%s", c->lip);
         c->st = RS_WAIT;
         rlog(s, LOOM_LOG_DEBUG, "rdv: node %d registered at %s", c->node, a);
     }
@@ -309,7 +366,8 @@ static void on_read(struct rdv_server *s, int i)
             if (c->st == RS_CRED || c->st == RS_REG)
                 refuse(s, i, "closed before registering");
             else if (c->st == RS_WAIT) {
-                rlog(s, LOOM_LOG_INFO, "rdv: node %d went away before the table", c->node);
+                rlog(s, LOOM_LOG_INFO, "rdv: node %d went away before the table",
+                     c->node);
                 rc_close(s, i);
             } else
                 rc_close(s, i);
@@ -368,11 +426,17 @@ static void on_accept(struct rdv_server *s)
     for (;;) {
         struct sockaddr_storage ss;
         socklen_t sl = sizeof(ss);
-        int fd = accept4(s->lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        int fd =
+            accept4(s->lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
         int live = 0;
         if (fd < 0) {
             if (errno == EINTR || errno == ECONNABORTED)
                 continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK) {
+                /* EMFILE and friends: do not spin on the backlog */
+                rlog(s, LOOM_LOG_WARN, "rdv: accept: %s", strerror(errno));
+                s->listen_paused_until = now_ms() + 100;
+            }
             return;
         }
         for (int i = 0; i < s->nconns; i++)
@@ -380,8 +444,8 @@ static void on_accept(struct rdv_server *s)
         if (live >= s->nnodes + RDV_MAX_CONNS_EXTRA) {
             char ip[TREENET_ADDR_MAX];
             tn_addr_format((struct sockaddr *)&ss, 1, ip, sizeof(ip));
-            rlog(s, LOOM_LOG_WARN, "rdv: refused connection from %s: too many connections",
-                 ip);
+            rlog(s, LOOM_LOG_WARN,
+                 "rdv: refused connection from %s: too many connections", ip);
             close(fd);
             continue;
         }
@@ -402,6 +466,9 @@ static void on_accept(struct rdv_server *s)
         c->st = RS_CRED;
         c->hs_deadline = now_ms() + RDV_HS_MS;
         tn_addr_format((struct sockaddr *)&ss, 0, c->ip, sizeof(c->ip));
+        sl = sizeof(ss);
+        if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
+            tn_addr_format((struct sockaddr *)&ss, 0, c->lip, sizeof(c->lip));
         tn_nodelay(fd);
     }
 }
@@ -454,7 +521,10 @@ static void *rdv_thread(void *arg)
             pf = p;
         }
         pf[0] = (struct pollfd){.fd = s->wake[0], .events = POLLIN};
-        pf[1] = (struct pollfd){.fd = s->lfd, .events = POLLIN};
+        pf[1] = (struct pollfd){.fd = now < s->listen_paused_until ? -1 : s->lfd,
+                                .events = POLLIN};
+        if (now < s->listen_paused_until && s->listen_paused_until < next)
+            next = s->listen_paused_until;
         for (int i = 0; i < s->nconns; i++) {
             struct rconn *c = &s->conns[i];
             pf[n++] = (struct pollfd){.fd = c->fd,
@@ -488,8 +558,15 @@ static void *rdv_thread(void *arg)
             on_accept(s);
         compact(s);
     }
-    if (atomic_load(&s->stop) && s->nserved < s->nnodes && s->result == -ETIMEDOUT)
-        s->result = -ECANCELED;
+    /* stop may come right after the last node read its table */
+    if (s->nserved == s->nnodes)
+        s->result = 0;
+    for (int n = 0; n < s->nnodes && s->nserved < s->nnodes; n++)
+        if (!s->served[n])
+            rlog(s, LOOM_LOG_INFO, "rdv: node %d not served (%s)", n,
+                 s->addr[n] ? "registered" : "not registered");
+        else if (atomic_load(&s->stop) && s->result == -ETIMEDOUT)
+            s->result = -ECANCELED;
     free(pf);
     for (int i = 0; i < s->nconns; i++)
         if (s->conns[i].st != RS_CLOSED) {
@@ -500,11 +577,10 @@ static void *rdv_thread(void *arg)
     return NULL;
 }
 
-struct rdv_server *rdv_server_start_log(int nnodes, const char *jobkey, uid_t uid,
-                                        enum treenet_auth auth, const char *bind_addr,
-                                        int timeout_ms,
-                                        void (*log)(void *arg, int level, const char *msg),
-                                        void *log_arg)
+struct rdv_server *
+rdv_server_start_log(int nnodes, const char *jobkey, uid_t uid, enum treenet_auth auth,
+                     const char *bind_addr, int timeout_ms,
+                     void (*log)(void *arg, int level, const char *msg), void *log_arg)
 {
     struct rdv_server *s;
     struct sockaddr_storage sa;
@@ -533,7 +609,8 @@ struct rdv_server *rdv_server_start_log(int nnodes, const char *jobkey, uid_t ui
     s->node_conn = malloc(nnodes * sizeof(int));
     s->addr = calloc(nnodes, sizeof(char *));
     s->served = calloc(nnodes, sizeof(bool));
-    if (!s->node_conn || !s->addr || !s->served)
+    s->lip = calloc(nnodes, sizeof(*s->lip));
+    if (!s->node_conn || !s->addr || !s->served || !s->lip)
         goto fail;
     for (int i = 0; i < nnodes; i++)
         s->node_conn[i] = -1;
@@ -583,6 +660,7 @@ fail:
     free(s->node_conn);
     free(s->addr);
     free(s->served);
+    free(s->lip);
     free(s);
     errno = rc;
     return NULL;
@@ -622,6 +700,7 @@ int rdv_server_stop(struct rdv_server *s)
     free(s->addr);
     free(s->node_conn);
     free(s->served);
+    free(s->lip);
     free(s->conns);
     free(s->table);
     free(s);
@@ -831,7 +910,8 @@ static int exchange_on(int fd, const char *jobkey, int nnodes, int nodeid, int m
     free(in);
     if (rc < 0 || strcmp(from, "rdv") != 0)
         return -EACCES;
-    rc = recv_frame(fd, (size_t)nnodes * (TREENET_ADDR_MAX + 1) + 1, &in, &inlen, deadline);
+    rc = recv_frame(fd, (size_t)nnodes * (TREENET_ADDR_MAX + 1) + 1, &in, &inlen,
+                    deadline);
     if (rc < 0)
         return rc == -ETIMEDOUT || rc == -EPROTO ? rc : -EAGAIN;
     rc = parse_table(in, nnodes, addrs);

@@ -31,6 +31,9 @@
  *
  * Notes:
  *   - Sockets are SOCK_CLOEXEC and non-blocking; TCP_NODELAY on every link.
+ *   - treenet_* calls belong to the loop's thread.  ops->lost is called at
+ *     most once per adjacent node, never from inside treenet_send(); a lost
+ *     link stays lost.  Wire format, threat model, timeouts: doc/treenet.md.
  *   - Addresses are "ip:port" strings (IPv4 dotted quad, or [v6]:port).
  *   - The host's address for others is the local address of its connection
  *     to the rendezvous server (the interface that reaches it), unless
@@ -96,7 +99,7 @@ struct treenet_config {
 };
 
 struct treenet_ops {
-    /* One whole message from an adjacent node. */
+    /* One whole message from an adjacent node (buf is valid during the call). */
     void (*recv)(void *arg, int from, const void *buf, size_t len);
     /* The link to `node` is gone or never came up; why is for humans. */
     void (*lost)(void *arg, int node, const char *why);

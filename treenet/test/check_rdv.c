@@ -9,15 +9,15 @@
 
 #include <check.h>
 
-#include "treenet.h"
 #include "tn_test.h"
+#include "treenet.h"
 
 #define JOB "77.3"
 
 static int munge_ok;
 
 struct node_arg {
-    int port;     /* server port */
+    int port; /* server port */
     int nnodes, id;
     int my_port;
     int delay_ms;
@@ -35,8 +35,8 @@ static void *node_main(void *p)
 
     usleep(a->delay_ms * 1000);
     snprintf(server, sizeof(server), "127.0.0.1:%d", a->port);
-    a->rc = rdv_exchange(server, JOB, a->nnodes, a->id, a->my_port, a->auth, a->timeout_ms,
-                         &a->addrs, a->ip);
+    a->rc = rdv_exchange(server, JOB, a->nnodes, a->id, a->my_port, a->auth,
+                         a->timeout_ms, &a->addrs, a->ip);
     return NULL;
 }
 
@@ -51,7 +51,7 @@ static void run_nodes(int port, int n, enum treenet_auth auth, struct node_arg *
                                      .nnodes = n,
                                      .id = id,
                                      .my_port = 20000 + id,
-                                     .delay_ms = i * 15,
+                                     .delay_ms = (i * 15) % 400,
                                      .auth = auth,
                                      .timeout_ms = timeout_ms};
     }
@@ -96,6 +96,7 @@ START_TEST(test_rdv_none)
 {
     rdv_n(TREENET_AUTH_NONE, 8);
     rdv_n(TREENET_AUTH_NONE, 1);
+    rdv_n(TREENET_AUTH_NONE, 64);
 }
 END_TEST
 
@@ -219,8 +220,8 @@ END_TEST
 START_TEST(test_rdv_timeout)
 {
     struct node_arg args[3];
-    struct rdv_server *s = rdv_server_start(3, JOB, getuid(), TREENET_AUTH_NONE,
-                                            "127.0.0.1", 500);
+    struct rdv_server *s =
+        rdv_server_start(3, JOB, getuid(), TREENET_AUTH_NONE, "127.0.0.1", 500);
     ck_assert_ptr_nonnull(s);
     /* only two of three nodes ever come */
     run_nodes(rdv_server_port(s), 3, TREENET_AUTH_NONE, args, 1500, 2);
@@ -246,9 +247,9 @@ START_TEST(test_rdv_no_server)
     port = ntohs(a.sin_port);
     close(fd);
     snprintf(server, sizeof(server), "127.0.0.1:%d", port);
-    ck_assert_int_eq(rdv_exchange(server, JOB, 2, 0, 1234, TREENET_AUTH_NONE, 300, &addrs,
-                                  NULL),
-                     -ETIMEDOUT);
+    ck_assert_int_eq(
+        rdv_exchange(server, JOB, 2, 0, 1234, TREENET_AUTH_NONE, 300, &addrs, NULL),
+        -ETIMEDOUT);
     ck_assert_ptr_null(addrs);
 }
 END_TEST
@@ -256,19 +257,27 @@ END_TEST
 START_TEST(test_rdv_args)
 {
     char **addrs = NULL;
-    ck_assert_int_eq(rdv_exchange("nocolon", JOB, 2, 0, 1, TREENET_AUTH_NONE, 100, &addrs,
-                                  NULL),
-                     -EINVAL);
+    ck_assert_int_eq(
+        rdv_exchange("nocolon", JOB, 2, 0, 1, TREENET_AUTH_NONE, 100, &addrs, NULL),
+        -EINVAL);
     ck_assert_int_eq(rdv_exchange("127.0.0.1:1", "bad key", 2, 0, 1, TREENET_AUTH_NONE,
                                   100, &addrs, NULL),
                      -EINVAL);
-    ck_assert_int_eq(rdv_exchange("127.0.0.1:1", JOB, 2, 2, 1, TREENET_AUTH_NONE, 100,
-                                  &addrs, NULL),
-                     -EINVAL);
+    ck_assert_int_eq(
+        rdv_exchange("127.0.0.1:1", JOB, 2, 2, 1, TREENET_AUTH_NONE, 100, &addrs, NULL),
+        -EINVAL);
     errno = 0;
     ck_assert_ptr_null(rdv_server_start(0, JOB, 0, TREENET_AUTH_NONE, NULL, 100));
     ck_assert_int_eq(errno, EINVAL);
     ck_assert_ptr_null(rdv_server_start(2, "a b", 0, TREENET_AUTH_NONE, NULL, 100));
+#ifndef HAVE_MUNGE
+    ck_assert_int_eq(rdv_exchange("127.0.0.1:1", JOB, 2, 0, 1, TREENET_AUTH_MUNGE, 100,
+                                  &addrs, NULL),
+                     -ENOTSUP);
+    errno = 0;
+    ck_assert_ptr_null(rdv_server_start(2, JOB, 0, TREENET_AUTH_MUNGE, NULL, 100));
+    ck_assert_int_eq(errno, ENOTSUP);
+#endif
     rdv_addrs_free(NULL, 3);
 }
 END_TEST
