@@ -33,7 +33,6 @@ XM_WEAK(MPI_Request_free)
 XM_WEAK(MPI_Cancel)
 XM_WEAK(MPI_Test_cancelled)
 XM_WEAK(MPI_Get_count)
-XM_WEAK(MPI_Get_elements)
 
 #define CHECK_COMM(c, comm, fn)                              \
     struct xm_comm *c = xm_comm_get(comm);                  \
@@ -346,9 +345,4 @@ int PMPI_Get_count(const MPI_Status *st, MPI_Datatype dt, int *count)
     else
         *count = (int)(b / t->size);
     return MPI_SUCCESS;
-}
-
-int PMPI_Get_elements(const MPI_Status *st, MPI_Datatype dt, int *count)
-{
-    return PMPI_Get_count(st, dt, count); /* basic-element counting: datatype area */
 }
