@@ -141,8 +141,11 @@ struct xm_dtype *xm_dt_get(MPI_Datatype h)
         struct xm_dtype *t = &predef[XM_DT_IDX(h)];
         if (XM_DT_IDX(h) == 0 || XM_DT_IDX(h) > XM_DT_LAST_PREDEFINED)
             return NULL;
-        if (!t->handle)
+        if (!t->handle) {
+            if (!*xm_dt_predef_name(h)) /* not a predefined handle (wrong size byte) */
+                return NULL;
             predef_init(t, h);
+        }
         return t->handle == h ? t : NULL;
     }
     return xm_dt_get_derived(h);
