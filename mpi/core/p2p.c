@@ -597,6 +597,42 @@ int xm_iprobe(int src, int tag, uint32_t ctx, MPI_Status *st)
     return 0;
 }
 
+struct xm_req *xm_improbe(int src, int tag, uint32_t ctx, MPI_Status *st)
+{
+    struct xm_req probe = {.peer = src, .tag = tag, .ctx = ctx};
+    for (struct xm_req *u = unexp.head; u; u = u->next)
+        if (match(&probe, u->peer, u->tag, u->ctx)) {
+            list_del(&unexp, u);
+            if (st)
+                xm_status_set(st, u->peer, u->tag, MPI_SUCCESS, u->total);
+            return u;
+        }
+    return NULL;
+}
+
+int xm_mrecv(struct xm_req *u, void *buf, int count, MPI_Datatype dtype, struct xm_comm *comm,
+             struct xm_req **rp)
+{
+    struct xm_dtype *dt = xm_dt_get(dtype);
+    struct xm_req *r = xm_req_new(XM_REQ_RECV);
+    if (!r)
+        return -ENOMEM;
+    r->ctx = u->ctx;
+    r->comm = comm;
+    r->buf = buf;
+    r->count = count;
+    r->dt = dtype;
+    r->bytes = dt->size * (size_t)count;
+    r->peer = u->peer;
+    r->tag = u->tag;
+    *rp = r;
+    if (u->done)
+        take_unexp(u, r);
+    else
+        u->match = r; /* fragments still arriving: msg_complete() finishes it */
+    return 0;
+}
+
 /* ---- control packets --------------------------------------------------------- */
 
 static int try_ctrl(int dest, const struct xm_pkt_hdr *src_h)
