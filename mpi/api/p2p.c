@@ -42,7 +42,6 @@ XM_WEAK(MPI_Request_free)
 XM_WEAK(MPI_Cancel)
 XM_WEAK(MPI_Test_cancelled)
 XM_WEAK(MPI_Get_count)
-XM_WEAK(MPI_Get_elements)
 XM_WEAK(MPI_Bsend)
 XM_WEAK(MPI_Ibsend)
 XM_WEAK(MPI_Buffer_attach)
@@ -423,11 +422,6 @@ int PMPI_Get_count(const MPI_Status *st, MPI_Datatype dt, int *count)
     else
         *count = (int)(b / t->size);
     return MPI_SUCCESS;
-}
-
-int PMPI_Get_elements(const MPI_Status *st, MPI_Datatype dt, int *count)
-{
-    return PMPI_Get_count(st, dt, count); /* basic-element counting: datatype area */
 }
 
 /* ---- Waitsome / Testsome / Testany / Request_get_status ----------------------------- */

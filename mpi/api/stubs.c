@@ -33,148 +33,10 @@ int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *eh)
     return stub("MPI_Errhandler_get");
 }
 
-XM_WEAK(MPI_Get_elements_x)
-int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype dt, MPI_Count *count)
-{
-    return stub("MPI_Get_elements_x");
-}
-
-XM_WEAK(MPI_Status_set_elements)
-int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype dt, int count)
-{
-    return stub("MPI_Status_set_elements");
-}
-
-XM_WEAK(MPI_Status_set_elements_x)
-int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype dt, MPI_Count count)
-{
-    return stub("MPI_Status_set_elements_x");
-}
-
 XM_WEAK(MPI_Status_set_cancelled)
 int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
 {
     return stub("MPI_Status_set_cancelled");
-}
-
-XM_WEAK(MPI_Type_size_x)
-int PMPI_Type_size_x(MPI_Datatype dt, MPI_Count *size)
-{
-    return stub("MPI_Type_size_x");
-}
-
-XM_WEAK(MPI_Type_get_extent)
-int PMPI_Type_get_extent(MPI_Datatype dt, MPI_Aint *lb, MPI_Aint *extent)
-{
-    return stub("MPI_Type_get_extent");
-}
-
-XM_WEAK(MPI_Type_get_extent_x)
-int PMPI_Type_get_extent_x(MPI_Datatype dt, MPI_Count *lb, MPI_Count *extent)
-{
-    return stub("MPI_Type_get_extent_x");
-}
-
-XM_WEAK(MPI_Type_get_true_extent)
-int PMPI_Type_get_true_extent(MPI_Datatype dt, MPI_Aint *lb, MPI_Aint *extent)
-{
-    return stub("MPI_Type_get_true_extent");
-}
-
-XM_WEAK(MPI_Type_get_true_extent_x)
-int PMPI_Type_get_true_extent_x(MPI_Datatype dt, MPI_Count *lb, MPI_Count *extent)
-{
-    return stub("MPI_Type_get_true_extent_x");
-}
-
-XM_WEAK(MPI_Type_extent)
-int PMPI_Type_extent(MPI_Datatype dt, MPI_Aint *extent)
-{
-    return stub("MPI_Type_extent");
-}
-
-XM_WEAK(MPI_Type_lb)
-int PMPI_Type_lb(MPI_Datatype dt, MPI_Aint *lb)
-{
-    return stub("MPI_Type_lb");
-}
-
-XM_WEAK(MPI_Type_ub)
-int PMPI_Type_ub(MPI_Datatype dt, MPI_Aint *ub)
-{
-    return stub("MPI_Type_ub");
-}
-
-XM_WEAK(MPI_Type_contiguous)
-int PMPI_Type_contiguous(int count, MPI_Datatype old, MPI_Datatype *newtype)
-{
-    return stub("MPI_Type_contiguous");
-}
-
-XM_WEAK(MPI_Type_vector)
-int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype old, MPI_Datatype *newtype)
-{
-    return stub("MPI_Type_vector");
-}
-
-XM_WEAK(MPI_Type_hvector)
-int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype old, MPI_Datatype *newtype)
-{
-    return stub("MPI_Type_hvector");
-}
-
-XM_WEAK(MPI_Type_create_hvector)
-int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype old, MPI_Datatype *newtype)
-{
-    return stub("MPI_Type_create_hvector");
-}
-
-XM_WEAK(MPI_Type_indexed)
-int PMPI_Type_indexed(int count, const int blocklengths[], const int displs[], MPI_Datatype old, MPI_Datatype *newtype)
-{
-    return stub("MPI_Type_indexed");
-}
-
-XM_WEAK(MPI_Type_hindexed)
-int PMPI_Type_hindexed(int count, const int blocklengths[], const MPI_Aint displs[], MPI_Datatype old, MPI_Datatype *newtype)
-{
-    return stub("MPI_Type_hindexed");
-}
-
-XM_WEAK(MPI_Type_create_hindexed)
-int PMPI_Type_create_hindexed(int count, const int blocklengths[], const MPI_Aint displs[], MPI_Datatype old, MPI_Datatype *newtype)
-{
-    return stub("MPI_Type_create_hindexed");
-}
-
-XM_WEAK(MPI_Type_create_indexed_block)
-int PMPI_Type_create_indexed_block(int count, int blocklength, const int displs[], MPI_Datatype old, MPI_Datatype *newtype)
-{
-    return stub("MPI_Type_create_indexed_block");
-}
-
-XM_WEAK(MPI_Type_create_hindexed_block)
-int PMPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint displs[], MPI_Datatype old, MPI_Datatype *newtype)
-{
-    return stub("MPI_Type_create_hindexed_block");
-}
-
-XM_WEAK(MPI_Type_struct)
-int PMPI_Type_struct(int count, const int blocklengths[], const MPI_Aint displs[], const MPI_Datatype types[], MPI_Datatype *newtype)
-{
-    return stub("MPI_Type_struct");
-}
-
-XM_WEAK(MPI_Type_create_struct)
-int PMPI_Type_create_struct(int count, const int blocklengths[], const MPI_Aint displs[], const MPI_Datatype types[], MPI_Datatype *newtype)
-{
-    return stub("MPI_Type_create_struct");
-}
-
-XM_WEAK(MPI_Type_create_resized)
-int PMPI_Type_create_resized(MPI_Datatype old, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype)
-{
-    return stub("MPI_Type_create_resized");
 }
 
 XM_WEAK(MPI_Type_create_subarray)
@@ -187,54 +49,6 @@ XM_WEAK(MPI_Type_create_darray)
 int PMPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[], const int distribs[], const int dargs[], const int psizes[], int order, MPI_Datatype old, MPI_Datatype *newtype)
 {
     return stub("MPI_Type_create_darray");
-}
-
-XM_WEAK(MPI_Type_dup)
-int PMPI_Type_dup(MPI_Datatype dt, MPI_Datatype *newtype)
-{
-    return stub("MPI_Type_dup");
-}
-
-XM_WEAK(MPI_Type_commit)
-int PMPI_Type_commit(MPI_Datatype *dt)
-{
-    return stub("MPI_Type_commit");
-}
-
-XM_WEAK(MPI_Type_free)
-int PMPI_Type_free(MPI_Datatype *dt)
-{
-    return stub("MPI_Type_free");
-}
-
-XM_WEAK(MPI_Type_get_envelope)
-int PMPI_Type_get_envelope(MPI_Datatype dt, int *num_integers, int *num_addresses, int *num_datatypes, int *combiner)
-{
-    return stub("MPI_Type_get_envelope");
-}
-
-XM_WEAK(MPI_Type_get_contents)
-int PMPI_Type_get_contents(MPI_Datatype dt, int max_integers, int max_addresses, int max_datatypes, int integers[], MPI_Aint addresses[], MPI_Datatype datatypes[])
-{
-    return stub("MPI_Type_get_contents");
-}
-
-XM_WEAK(MPI_Type_set_name)
-int PMPI_Type_set_name(MPI_Datatype dt, const char *name)
-{
-    return stub("MPI_Type_set_name");
-}
-
-XM_WEAK(MPI_Type_get_name)
-int PMPI_Type_get_name(MPI_Datatype dt, char *name, int *resultlen)
-{
-    return stub("MPI_Type_get_name");
-}
-
-XM_WEAK(MPI_Type_match_size)
-int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *dt)
-{
-    return stub("MPI_Type_match_size");
 }
 
 XM_WEAK(MPI_Type_create_keyval)
@@ -265,24 +79,6 @@ XM_WEAK(MPI_Type_delete_attr)
 int PMPI_Type_delete_attr(MPI_Datatype dt, int keyval)
 {
     return stub("MPI_Type_delete_attr");
-}
-
-XM_WEAK(MPI_Pack)
-int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype dt, void *outbuf, int outsize, int *position, MPI_Comm comm)
-{
-    return stub("MPI_Pack");
-}
-
-XM_WEAK(MPI_Unpack)
-int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype dt, MPI_Comm comm)
-{
-    return stub("MPI_Unpack");
-}
-
-XM_WEAK(MPI_Pack_size)
-int PMPI_Pack_size(int incount, MPI_Datatype dt, MPI_Comm comm, int *size)
-{
-    return stub("MPI_Pack_size");
 }
 
 XM_WEAK(MPI_Pack_external)

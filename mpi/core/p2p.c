@@ -126,6 +126,15 @@ void xm_p2p_finalize(void)
     pass_mark = NULL;
 }
 
+/* Datatype area hook: a send/recv request holds a reference on its datatype from
+ * xm_isend/xm_irecv until it completes, so MPI_Type_free of a derived type in use is
+ * safe.  Every completion of such a request goes through here exactly once. */
+static void complete(struct xm_req *r)
+{
+    xm_dt_unref(xm_dt_get(r->dt));
+    xm_req_complete(r);
+}
+
 /* ---- sending ---------------------------------------------------------------- */
 
 static void send_ctrl(int dest, int type, uint64_t cookie, uint64_t len);
@@ -189,7 +198,7 @@ static int push_rdv(struct xm_req *r, struct xm_transport *t, struct xm_dtype *d
         t->post(t, r->peer, h, n);
         r->pos += n;
     }
-    xm_req_complete(r);
+    complete(r);
     return 1;
 }
 
@@ -224,7 +233,7 @@ static int push(struct xm_req *r)
         r->flags |= F_HDR_SENT;
     }
     if (!(r->flags & XM_PKT_F_SYNC) || (r->flags & F_ACKED))
-        xm_req_complete(r);
+        complete(r);
     return 1;
 }
 
@@ -244,7 +253,7 @@ static int push_sends(void)
         }
         if (rc < 0) {
             r->status.MPI_ERROR = MPI_ERR_OTHER;
-            xm_req_complete(r);
+            complete(r);
         }
         list_del(&sendq, r);
         pending[r->peer]--;
@@ -267,6 +276,7 @@ int xm_isend(const void *buf, int count, MPI_Datatype dtype, int dest, int tag, 
     r->buf = (void *)buf;
     r->count = count;
     r->dt = dtype;
+    xm_dt_ref(dt); /* datatype area: released by complete() */
     r->total = r->bytes = dt->size * (size_t)count;
     r->flags = flags & 0xff;
     *rp = r;
@@ -284,7 +294,7 @@ int xm_isend(const void *buf, int count, MPI_Datatype dtype, int dest, int tag, 
         xm_handle_pkt(&h, tmp, r->total);
         free(tmp);
         if (!(r->flags & XM_PKT_F_SYNC) || (r->flags & F_ACKED))
-            xm_req_complete(r);
+            complete(r);
         return 0;
     }
     if (r->total > eager_max)
@@ -314,7 +324,7 @@ static void finish_recv(struct xm_req *r)
     size_t got = r->total < r->bytes ? r->total : r->bytes;
     xm_status_set(&r->status, r->peer, r->tag,
                   r->total > r->bytes ? MPI_ERR_TRUNCATE : MPI_SUCCESS, got);
-    xm_req_complete(r);
+    complete(r);
 }
 
 /* Deliver n bytes of the current message into r (RECV: user buffer, UNEXP: tmp). */
@@ -515,7 +525,7 @@ void xm_handle_pkt(const struct xm_pkt_hdr *h, const void *payload, size_t payle
         if (!r || !(r->flags & F_RDV))
             xm_die("protocol error: FIN from rank %d for no rendezvous", src);
         r->pos = r->total;
-        xm_req_complete(r);
+        complete(r);
         break;
     case XM_PKT_RDATA:
         r = xm_req_get((MPI_Request)h->cookie);
@@ -530,7 +540,7 @@ void xm_handle_pkt(const struct xm_pkt_hdr *h, const void *payload, size_t payle
         if (r) {
             r->flags |= F_ACKED;
             if ((r->flags & F_HDR_SENT) && r->pos >= r->total)
-                xm_req_complete(r);
+                complete(r);
         }
         break;
     default:
@@ -552,6 +562,7 @@ int xm_irecv(void *buf, int count, MPI_Datatype dtype, int src, int tag, uint32_
     r->buf = buf;
     r->count = count;
     r->dt = dtype;
+    xm_dt_ref(dt); /* datatype area: released by complete() */
     r->bytes = dt->size * (size_t)count;
     *rp = r;
     for (struct xm_req *u = unexp.head; u; u = u->next) {
@@ -579,7 +590,7 @@ int xm_cancel_recv(struct xm_req *r)
             r->cancelled = 1;
             xm_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
             r->status.xm_count_hi_cncl |= 1;
-            xm_req_complete(r);
+            complete(r);
             return 1;
         }
     return 0;
@@ -622,6 +633,7 @@ int xm_mrecv(struct xm_req *u, void *buf, int count, MPI_Datatype dtype, struct 
     r->buf = buf;
     r->count = count;
     r->dt = dtype;
+    xm_dt_ref(dt); /* datatype area: released by complete() */
     r->bytes = dt->size * (size_t)count;
     r->peer = u->peer;
     r->tag = u->tag;
