@@ -423,166 +423,16 @@ int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype dt, 
     return stub("MPI_Pack_external_size");
 }
 
-XM_WEAK(MPI_Comm_group)
-int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
-{
-    return stub("MPI_Comm_group");
-}
-
-XM_WEAK(MPI_Group_size)
-int PMPI_Group_size(MPI_Group group, int *size)
-{
-    return stub("MPI_Group_size");
-}
-
-XM_WEAK(MPI_Group_rank)
-int PMPI_Group_rank(MPI_Group group, int *rank)
-{
-    return stub("MPI_Group_rank");
-}
-
-XM_WEAK(MPI_Group_translate_ranks)
-int PMPI_Group_translate_ranks(MPI_Group g1, int n, const int ranks1[], MPI_Group g2, int ranks2[])
-{
-    return stub("MPI_Group_translate_ranks");
-}
-
-XM_WEAK(MPI_Group_compare)
-int PMPI_Group_compare(MPI_Group g1, MPI_Group g2, int *result)
-{
-    return stub("MPI_Group_compare");
-}
-
-XM_WEAK(MPI_Group_union)
-int PMPI_Group_union(MPI_Group g1, MPI_Group g2, MPI_Group *newgroup)
-{
-    return stub("MPI_Group_union");
-}
-
-XM_WEAK(MPI_Group_intersection)
-int PMPI_Group_intersection(MPI_Group g1, MPI_Group g2, MPI_Group *newgroup)
-{
-    return stub("MPI_Group_intersection");
-}
-
-XM_WEAK(MPI_Group_difference)
-int PMPI_Group_difference(MPI_Group g1, MPI_Group g2, MPI_Group *newgroup)
-{
-    return stub("MPI_Group_difference");
-}
-
-XM_WEAK(MPI_Group_incl)
-int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
-{
-    return stub("MPI_Group_incl");
-}
-
-XM_WEAK(MPI_Group_excl)
-int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
-{
-    return stub("MPI_Group_excl");
-}
-
-XM_WEAK(MPI_Group_range_incl)
-int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
-{
-    return stub("MPI_Group_range_incl");
-}
-
-XM_WEAK(MPI_Group_range_excl)
-int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
-{
-    return stub("MPI_Group_range_excl");
-}
-
-XM_WEAK(MPI_Group_free)
-int PMPI_Group_free(MPI_Group *group)
-{
-    return stub("MPI_Group_free");
-}
-
-XM_WEAK(MPI_Comm_compare)
-int PMPI_Comm_compare(MPI_Comm c1, MPI_Comm c2, int *result)
-{
-    return stub("MPI_Comm_compare");
-}
-
-XM_WEAK(MPI_Comm_dup)
-int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
-{
-    return stub("MPI_Comm_dup");
-}
-
-XM_WEAK(MPI_Comm_dup_with_info)
-int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
-{
-    return stub("MPI_Comm_dup_with_info");
-}
-
-XM_WEAK(MPI_Comm_idup)
-int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *req)
-{
-    return stub("MPI_Comm_idup");
-}
-
-XM_WEAK(MPI_Comm_create)
-int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
-{
-    return stub("MPI_Comm_create");
-}
-
 XM_WEAK(MPI_Comm_create_group)
 int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
     return stub("MPI_Comm_create_group");
 }
 
-XM_WEAK(MPI_Comm_split)
-int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
-{
-    return stub("MPI_Comm_split");
-}
-
-XM_WEAK(MPI_Comm_split_type)
-int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
-{
-    return stub("MPI_Comm_split_type");
-}
-
-XM_WEAK(MPI_Comm_free)
-int PMPI_Comm_free(MPI_Comm *comm)
-{
-    return stub("MPI_Comm_free");
-}
-
-XM_WEAK(MPI_Comm_test_inter)
-int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
-{
-    return stub("MPI_Comm_test_inter");
-}
-
-XM_WEAK(MPI_Comm_remote_size)
-int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
-{
-    return stub("MPI_Comm_remote_size");
-}
-
 XM_WEAK(MPI_Comm_remote_group)
 int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 {
     return stub("MPI_Comm_remote_group");
-}
-
-XM_WEAK(MPI_Comm_set_name)
-int PMPI_Comm_set_name(MPI_Comm comm, const char *name)
-{
-    return stub("MPI_Comm_set_name");
-}
-
-XM_WEAK(MPI_Comm_get_name)
-int PMPI_Comm_get_name(MPI_Comm comm, char *name, int *resultlen)
-{
-    return stub("MPI_Comm_get_name");
 }
 
 XM_WEAK(MPI_Comm_set_info)
@@ -595,54 +445,6 @@ XM_WEAK(MPI_Comm_get_info)
 int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info)
 {
     return stub("MPI_Comm_get_info");
-}
-
-XM_WEAK(MPI_Comm_create_keyval)
-int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy_fn, MPI_Comm_delete_attr_function *delete_fn, int *keyval, void *extra_state)
-{
-    return stub("MPI_Comm_create_keyval");
-}
-
-XM_WEAK(MPI_Comm_free_keyval)
-int PMPI_Comm_free_keyval(int *keyval)
-{
-    return stub("MPI_Comm_free_keyval");
-}
-
-XM_WEAK(MPI_Comm_set_attr)
-int PMPI_Comm_set_attr(MPI_Comm comm, int keyval, void *attr)
-{
-    return stub("MPI_Comm_set_attr");
-}
-
-XM_WEAK(MPI_Comm_delete_attr)
-int PMPI_Comm_delete_attr(MPI_Comm comm, int keyval)
-{
-    return stub("MPI_Comm_delete_attr");
-}
-
-XM_WEAK(MPI_Keyval_create)
-int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state)
-{
-    return stub("MPI_Keyval_create");
-}
-
-XM_WEAK(MPI_Keyval_free)
-int PMPI_Keyval_free(int *keyval)
-{
-    return stub("MPI_Keyval_free");
-}
-
-XM_WEAK(MPI_Attr_put)
-int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attr)
-{
-    return stub("MPI_Attr_put");
-}
-
-XM_WEAK(MPI_Attr_delete)
-int PMPI_Attr_delete(MPI_Comm comm, int keyval)
-{
-    return stub("MPI_Attr_delete");
 }
 
 XM_WEAK(MPI_Topo_test)
