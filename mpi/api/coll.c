@@ -56,7 +56,8 @@ static int check_op(struct xm_comm *c, MPI_Op op, const char *fn)
 }
 
 /* errno from the algorithm -> MPI error class; hand out the request. */
-static int done(struct xm_comm *c, int rc, struct xm_req *r, MPI_Request *req, const char *fn)
+static int done(struct xm_comm *c, int rc, struct xm_req **rp, MPI_Request *req,
+                const char *fn)
 {
     if (rc < 0) {
         int cls = rc == -EINVAL     ? MPI_ERR_OP
@@ -65,7 +66,7 @@ static int done(struct xm_comm *c, int rc, struct xm_req *r, MPI_Request *req, c
         return xm_err(c, cls, fn);
     }
     if (req)
-        *req = r->handle;
+        *req = (*rp)->handle; /* read after the call that set it */
     return MPI_SUCCESS;
 }
 
@@ -75,7 +76,7 @@ int xm_capi_barrier(MPI_Comm comm, MPI_Request *req, const char *fn)
 {
     GET_COMM(c, comm, fn);
     struct xm_req *r = NULL;
-    return done(c, xm_icoll_barrier(c, RP), r, req, fn);
+    return done(c, xm_icoll_barrier(c, RP), &r, req, fn);
 }
 
 int xm_capi_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
@@ -88,7 +89,7 @@ int xm_capi_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm
     if (root < 0 || root >= c->size)
         return xm_err(c, MPI_ERR_ROOT, fn);
     struct xm_req *r = NULL;
-    return done(c, xm_icoll_bcast(buf, count, dt, root, c, RP), r, req, fn);
+    return done(c, xm_icoll_bcast(buf, count, dt, root, c, RP), &r, req, fn);
 }
 
 int xm_capi_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
@@ -105,7 +106,7 @@ int xm_capi_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI
     if (sbuf == MPI_IN_PLACE && c->rank != root)
         return xm_err(c, MPI_ERR_BUFFER, fn);
     struct xm_req *r = NULL;
-    return done(c, xm_icoll_reduce(sbuf, rbuf, count, dt, op, root, c, RP), r, req, fn);
+    return done(c, xm_icoll_reduce(sbuf, rbuf, count, dt, op, root, c, RP), &r, req, fn);
 }
 
 int xm_capi_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
@@ -118,7 +119,7 @@ int xm_capi_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, 
     if (rc)
         return rc;
     struct xm_req *r = NULL;
-    return done(c, xm_icoll_allreduce(sbuf, rbuf, count, dt, op, c, RP), r, req, fn);
+    return done(c, xm_icoll_allreduce(sbuf, rbuf, count, dt, op, c, RP), &r, req, fn);
 }
 
 /* counts[i] = n, displs[i] = i*n: the v-form of a fixed-count collective */
@@ -156,7 +157,7 @@ int xm_capi_gatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
     struct xm_req *r = NULL;
     rc = xm_icoll_gatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, c, RP);
     free(a);
-    return done(c, rc, r, req, fn);
+    return done(c, rc, &r, req, fn);
 }
 
 int xm_capi_scatterv(const void *sbuf, const int *scounts, const int *displs, int scount,
@@ -182,7 +183,7 @@ int xm_capi_scatterv(const void *sbuf, const int *scounts, const int *displs, in
     struct xm_req *r = NULL;
     rc = xm_icoll_scatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, c, RP);
     free(a);
-    return done(c, rc, r, req, fn);
+    return done(c, rc, &r, req, fn);
 }
 
 int xm_capi_allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
@@ -200,7 +201,7 @@ int xm_capi_allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbu
         rc = xm_icoll_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, c, RP);
     else
         rc = xm_icoll_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c, RP);
-    return done(c, rc, r, req, fn);
+    return done(c, rc, &r, req, fn);
 }
 
 int xm_capi_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, int scount,
@@ -232,7 +233,7 @@ int xm_capi_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, 
     rc = xm_icoll_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, c, RP);
     free(a);
     free(b);
-    return done(c, rc, r, req, fn);
+    return done(c, rc, &r, req, fn);
 }
 
 int xm_capi_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, int rcount,
@@ -259,7 +260,7 @@ int xm_capi_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, int
     struct xm_req *r = NULL;
     rc = xm_icoll_reduce_scatter(sbuf, rbuf, rcounts, dt, op, c, RP);
     free(a);
-    return done(c, rc, r, req, fn);
+    return done(c, rc, &r, req, fn);
 }
 
 int xm_capi_scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
@@ -272,7 +273,7 @@ int xm_capi_scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_O
     if (rc)
         return rc;
     struct xm_req *r = NULL;
-    return done(c, xm_icoll_scan(sbuf, rbuf, count, dt, op, exclusive, c, RP), r, req, fn);
+    return done(c, xm_icoll_scan(sbuf, rbuf, count, dt, op, exclusive, c, RP), &r, req, fn);
 }
 
 /* ---- blocking entry points --------------------------------------------------------- */
