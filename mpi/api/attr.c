@@ -53,7 +53,7 @@ static void kv_unref(int h)
 
 static int predefined(int keyval)
 {
-    return (keyval & 0xff000000) == 0x49000000;
+    return ((unsigned)keyval & 0xff800000u) == 0x49000000u; /* kind KEYVAL, not dynamic */
 }
 
 int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy_fn,
