@@ -9,8 +9,8 @@
  *   them, as MPI-3.1 §4.1.13 says).
  * Notes: the packed format of MPI_Pack is the p2p wire format: the type map's bytes in
  *   order, no header, no padding (so Pack_size = count * Type_size).
- * Caveats: Pack_external (external32), SUBARRAY/DARRAY and type attributes are still
- *   stubs (api/stubs.c).
+ * Caveats: Pack_external (external32), Type_create_darray and type attributes are
+ *   still stubs (api/stubs.c).
  */
 #include <errno.h>
 #include <limits.h>
@@ -41,6 +41,7 @@ XM_WEAK(MPI_Type_create_hindexed_block)
 XM_WEAK(MPI_Type_struct)
 XM_WEAK(MPI_Type_create_struct)
 XM_WEAK(MPI_Type_create_resized)
+XM_WEAK(MPI_Type_create_subarray)
 XM_WEAK(MPI_Type_dup)
 XM_WEAK(MPI_Type_commit)
 XM_WEAK(MPI_Type_free)
@@ -291,6 +292,27 @@ int PMPI_Type_create_resized(MPI_Datatype old, MPI_Aint lb, MPI_Aint extent,
     MPI_Aint a[2] = {lb, extent};
     return create(MPI_COMBINER_RESIZED, 0, NULL, 2, a, 1, &old, newtype,
                   "MPI_Type_create_resized");
+}
+
+int PMPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[],
+                              const int starts[], int order, MPI_Datatype old,
+                              MPI_Datatype *newtype)
+{
+    const char *fn = "MPI_Type_create_subarray";
+    if (ndims < 1 || !sizes || !subsizes || !starts)
+        return xm_err(NULL, MPI_ERR_ARG, fn);
+    int ni = 3 * ndims + 2;
+    int *v = malloc((size_t)ni * sizeof(int));
+    if (!v)
+        return xm_err(NULL, MPI_ERR_NO_MEM, fn);
+    v[0] = ndims;
+    memcpy(v + 1, sizes, (size_t)ndims * sizeof(int));
+    memcpy(v + 1 + ndims, subsizes, (size_t)ndims * sizeof(int));
+    memcpy(v + 1 + 2 * ndims, starts, (size_t)ndims * sizeof(int));
+    v[ni - 1] = order;
+    int rc = create(MPI_COMBINER_SUBARRAY, ni, v, 0, NULL, 1, &old, newtype, fn);
+    free(v);
+    return rc;
 }
 
 int PMPI_Type_dup(MPI_Datatype dt, MPI_Datatype *newtype)

@@ -22,7 +22,9 @@
  *     to the alignment of its strictest member (as C pads a struct).
  * Caveats: a type whose flattening needs more than XM_DT_MAX_BLOCKS blocks (e.g. a huge
  *   contiguous of a non-contiguous struct) is refused with -ENOMEM: the flattened form
- *   has no repetition level above "strided block".  SUBARRAY/DARRAY are not built here.
+ *   has no repetition level above "strided block".  DARRAY is not implemented.
+ *   SUBARRAY is built as resized(hindexed(1, start offset, hvector(...contiguous))) and
+ *   keeps that type as ->inner; its own contents are the subarray arguments.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -188,9 +190,90 @@ static int flatten_piece(struct blist *l, const struct piece *p)
 static MPI_Aint amin(MPI_Aint a, MPI_Aint b) { return a < b ? a : b; }
 static MPI_Aint amax(MPI_Aint a, MPI_Aint b) { return a > b ? a : b; }
 
+static int subarray(int ni, const int *ints, int na, int nd, const MPI_Datatype *types,
+                    struct xm_dtype **out)
+{
+    int n = ni > 0 ? ints[0] : 0;
+    if (n < 1 || ni != 3 * n + 2 || na != 0 || nd != 1 || !xm_dt_get(types[0]))
+        return -EINVAL;
+    const int *sizes = ints + 1, *sub = ints + 1 + n, *start = ints + 1 + 2 * n;
+    int order = ints[1 + 3 * n];
+    if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN)
+        return -EINVAL;
+    for (int i = 0; i < n; i++)
+        if (sizes[i] < 1 || sub[i] < 1 || start[i] < 0 || start[i] > sizes[i] - sub[i])
+            return -EINVAL;
+    MPI_Aint stride = xm_dt_get(types[0])->extent, disp = 0;
+    MPI_Datatype cur = types[0];
+    struct xm_dtype *t = NULL, *prev = NULL;
+    int rc = 0;
+    for (int k = 0; k < n; k++) {
+        int d = order == MPI_ORDER_C ? n - 1 - k : k; /* fastest-varying dimension first */
+        if (k == 0) {
+            rc = xm_dt_create(MPI_COMBINER_CONTIGUOUS, 1, &sub[d], 0, NULL, 1, &cur, &t);
+        } else {
+            int v[2] = {sub[d], 1};
+            rc = xm_dt_create(MPI_COMBINER_HVECTOR, 2, v, 1, &stride, 1, &cur, &t);
+        }
+        if (rc)
+            break;
+        disp += start[d] * stride;
+        stride *= sizes[d];
+        if (prev)
+            xm_dt_unref(prev); /* t holds it now */
+        prev = t;
+        cur = t->handle;
+    }
+    if (!rc) {
+        int v[2] = {1, 1};
+        rc = xm_dt_create(MPI_COMBINER_HINDEXED, 2, v, 1, &disp, 1, &cur, &t);
+        if (!rc) {
+            xm_dt_unref(prev);
+            prev = t;
+            cur = t->handle;
+        }
+    }
+    if (!rc) {
+        MPI_Aint a[2] = {0, stride};
+        rc = xm_dt_create(MPI_COMBINER_RESIZED, 0, NULL, 2, a, 1, &cur, &t);
+    }
+    if (prev)
+        xm_dt_unref(prev); /* success: t holds the chain; failure: frees it */
+    if (rc)
+        return rc;
+    /* t = resized(...): give it the subarray's own description, keep the chain inner */
+    int *ci = malloc((size_t)ni * sizeof(int));
+    MPI_Datatype *ct = malloc(sizeof(MPI_Datatype));
+    if (!ci || !ct) {
+        free(ci);
+        free(ct);
+        xm_dt_unref(t);
+        return -ENOMEM;
+    }
+    memcpy(ci, ints, (size_t)ni * sizeof(int));
+    ct[0] = types[0];
+    t->inner = t->types[0]; /* the reference t took on it moves to ->inner */
+    free(t->ints);
+    free(t->aints);
+    free(t->types);
+    t->ints = ci;
+    t->aints = NULL;
+    t->types = ct;
+    t->nints = ni;
+    t->naints = 0;
+    t->ntypes = 1;
+    t->combiner = MPI_COMBINER_SUBARRAY;
+    xm_dt_ref(xm_dt_get(types[0]));
+    *out = t;
+    return 0;
+}
+
 int xm_dt_create(int comb, int ni, const int *ints, int na, const MPI_Aint *aints, int nd,
                  const MPI_Datatype *types, struct xm_dtype **out)
 {
+    if (comb == MPI_COMBINER_SUBARRAY)
+        return ni > 0 && ints && (!nd || types) ? subarray(ni, ints, na, nd, types, out)
+                                                : -EINVAL;
     if (ni < 0 || na < 0 || nd < 0 || (ni && !ints) || (na && !aints) || (nd && !types))
         return -EINVAL;
     int np = npieces(comb, ni, ints, na, nd);
@@ -344,6 +427,8 @@ static size_t elems_in(const struct xm_dtype *t, size_t *bytes)
         *bytes -= t->size;
         return t->nelem;
     }
+    if (t->inner)
+        return elems_in(xm_dt_get(t->inner), bytes);
     size_t first, cnt = 0;
     if (t->combiner == MPI_COMBINER_NAMED) {
         if (pair_first(t, &first) && *bytes >= first) {
@@ -387,6 +472,8 @@ static size_t bytes_in(const struct xm_dtype *t, size_t *e)
         *e -= t->nelem;
         return t->size;
     }
+    if (t->inner)
+        return bytes_in(xm_dt_get(t->inner), e);
     size_t first, bytes = 0;
     if (t->combiner == MPI_COMBINER_NAMED) {
         if (pair_first(t, &first) && *e >= 1) {

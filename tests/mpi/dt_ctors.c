@@ -208,6 +208,7 @@ int main(int argc, char **argv)
 
     /* Get_count / Get_elements / Status_set_elements through a self message */
     int five[5] = {1, 2, 3, 4, 5}, r5[6];
+    MPI_Datatype bad;
     MPI_Datatype two;
     MPI_Type_contiguous(2, MPI_INT, &two);
     MPI_Type_commit(&two);
@@ -228,6 +229,23 @@ int main(int argc, char **argv)
     MPI_Get_elements_x(&status, MPI_CHAR, &elx);
     CHECK(elx == 14);
 
+    /* subarray: rows 1..2, columns 2..4 of a 4 x 5 int matrix, packed */
+    MPI_Datatype sa;
+    int sizes[2] = {4, 5}, subs[2] = {2, 3}, starts[2] = {1, 2};
+    MPI_Type_create_subarray(2, sizes, subs, starts, MPI_ORDER_C, MPI_INT, &sa);
+    MPI_Type_commit(&sa);
+    BOUNDS(sa, 24, 0, 80, 28, 32);
+    MPI_Type_get_envelope(sa, &ni, &na, &nd, &comb);
+    CHECK(comb == MPI_COMBINER_SUBARRAY && ni == 8 && na == 0 && nd == 1);
+    pos = 0;
+    MPI_Pack(m, 1, sa, pbuf, sizeof(pbuf), &pos, MPI_COMM_WORLD);
+    CHECK(pos == 24);
+    int sav[6];
+    memcpy(sav, pbuf, sizeof(sav));
+    CHECK(sav[0] == 107 && sav[2] == 109 && sav[3] == 112 && sav[5] == 114);
+    CHECK(MPI_Type_create_subarray(2, sizes, subs, starts, 7, MPI_INT, &bad) == MPI_ERR_ARG);
+    MPI_Type_free(&sa);
+
     /* Type_match_size */
     MPI_Datatype mt;
     MPI_Type_match_size(MPI_TYPECLASS_REAL, 8, &mt);
@@ -237,7 +255,6 @@ int main(int argc, char **argv)
     CHECK(MPI_Type_match_size(MPI_TYPECLASS_INTEGER, 3, &mt) == MPI_ERR_ARG);
 
     /* errors */
-    MPI_Datatype bad;
     CHECK(MPI_Type_contiguous(-1, MPI_INT, &bad) == MPI_ERR_COUNT);
     CHECK(MPI_Type_vector(1, 1, 1, MPI_DATATYPE_NULL, &bad) == MPI_ERR_TYPE);
     MPI_Datatype pre = MPI_INT;

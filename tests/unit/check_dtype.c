@@ -382,6 +382,46 @@ START_TEST(test_dup_and_contents)
 }
 END_TEST
 
+START_TEST(test_subarray)
+{
+    /* 4 x 5 ints, rows 1..2, columns 2..4 */
+    int c[9] = {2, 4, 5, 2, 3, 1, 2, MPI_ORDER_C};
+    MPI_Datatype old = MPI_INT;
+    struct xm_dtype *t = mk(MPI_COMBINER_SUBARRAY, 8, c, 0, NULL, 1, &old);
+    check_bounds(t, 24, 0, 80, 28, 32);
+    ck_assert_int_eq(t->combiner, MPI_COMBINER_SUBARRAY);
+    ck_assert_int_eq(t->nints, 8);
+    int idx[] = {7, 8, 9, 12, 13, 14, 27, 28, 29, 32, 33, 34};
+    check_layout(t, 2, idx, 12);
+    size_t e;
+    ck_assert_int_eq(xm_dt_bytes_to_elems(t, 28, &e), 0);
+    ck_assert_uint_eq(e, 7);
+    ck_assert_uint_eq(xm_dt_elems_to_bytes(t, 7), 28);
+    xm_dt_unref(t);
+    /* the same in Fortran order: dimension 0 varies fastest, element (i,j) at i + 4j */
+    c[7] = MPI_ORDER_FORTRAN;
+    t = mk(MPI_COMBINER_SUBARRAY, 8, c, 0, NULL, 1, &old);
+    check_bounds(t, 24, 0, 80, 36, 40);
+    int idx2[] = {9, 10, 13, 14, 17, 18};
+    check_layout(t, 1, idx2, 6);
+    xm_dt_unref(t);
+    /* 3-D: 2 x 3 x 4, plane 1, rows 1..2, columns 2..3: (a,b,c) at 12a + 4b + c */
+    int d[11] = {3, 2, 3, 4, 1, 2, 2, 1, 1, 2, MPI_ORDER_C};
+    t = mk(MPI_COMBINER_SUBARRAY, 11, d, 0, NULL, 1, &old);
+    check_bounds(t, 16, 0, 96, 72, 24);
+    int idx3[] = {18, 19, 22, 23};
+    check_layout(t, 1, idx3, 4);
+    xm_dt_unref(t);
+    c[7] = 99; /* bad order */
+    ck_assert_int_eq(xm_dt_create(MPI_COMBINER_SUBARRAY, 8, c, 0, NULL, 1, &old, &t),
+                     -EINVAL);
+    c[7] = MPI_ORDER_C;
+    c[5] = 3; /* start + subsize > size */
+    ck_assert_int_eq(xm_dt_create(MPI_COMBINER_SUBARRAY, 8, c, 0, NULL, 1, &old, &t),
+                     -EINVAL);
+}
+END_TEST
+
 START_TEST(test_empty_and_invalid)
 {
     struct xm_dtype *t = contig(0, MPI_INT);
@@ -438,6 +478,7 @@ int main(void)
     tcase_add_test(tc, test_resized);
     tcase_add_test(tc, test_nested);
     tcase_add_test(tc, test_dup_and_contents);
+    tcase_add_test(tc, test_subarray);
     tcase_add_test(tc, test_empty_and_invalid);
     tcase_add_test(tc, test_large_vector);
     suite_add_tcase(s, tc);
