@@ -9,8 +9,10 @@
  *   them, as MPI-3.1 §4.1.13 says).
  * Notes: the packed format of MPI_Pack is the p2p wire format: the type map's bytes in
  *   order, no header, no padding (so Pack_size = count * Type_size).
- * Caveats: Pack_external (external32), Type_create_darray and type attributes are
- *   still stubs (api/stubs.c).
+ *   Type keyvals are handles of kind KEYVAL with index bit 22 set, so they never name a
+ *   communicator keyval (api/attr.c) and vice versa.  Attributes are copied by
+ *   Type_dup through the copy callbacks and deleted (callbacks run) by Type_free.
+ * Caveats: Pack_external (external32) and Type_create_darray are still stubs.
  */
 #include <errno.h>
 #include <limits.h>
@@ -57,6 +59,11 @@ XM_WEAK(MPI_Status_set_elements_x)
 XM_WEAK(MPI_Pack)
 XM_WEAK(MPI_Unpack)
 XM_WEAK(MPI_Pack_size)
+XM_WEAK(MPI_Type_create_keyval)
+XM_WEAK(MPI_Type_free_keyval)
+XM_WEAK(MPI_Type_set_attr)
+XM_WEAK(MPI_Type_get_attr)
+XM_WEAK(MPI_Type_delete_attr)
 
 static struct xm_dtype *get(MPI_Datatype h)
 {
@@ -67,6 +74,160 @@ static struct xm_dtype *get(MPI_Datatype h)
     struct xm_dtype *t = get(h);                                                       \
     if (!t)                                                                            \
         return xm_err(NULL, MPI_ERR_TYPE, fn)
+
+/* ---- type keyvals and attributes -------------------------------------------------- */
+
+#define TKV_BIT 0x400000
+struct tkv {
+    MPI_Type_copy_attr_function *copy;
+    MPI_Type_delete_attr_function *del;
+    void *extra;
+    int refs; /* 1 for the handle + 1 per attribute using it */
+};
+static struct tkv **tkvs; /* process state, like every handle table */
+static int ntkvs;
+
+static struct tkv *tkv_get(int h)
+{
+    if (!(h & XM_H_VALID) || XM_H_KIND(h) != XM_K_KEYVAL || !(h & XM_H_DYN) ||
+        !(XM_H_INDEX(h) & TKV_BIT))
+        return NULL;
+    int i = (int)(XM_H_INDEX(h) & ~TKV_BIT);
+    return i < ntkvs ? tkvs[i] : NULL;
+}
+
+static void tkv_unref(int h)
+{
+    struct tkv *k = tkv_get(h);
+    if (k && --k->refs == 0) {
+        tkvs[XM_H_INDEX(h) & ~TKV_BIT] = NULL;
+        free(k);
+    }
+}
+
+int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *copy_fn,
+                            MPI_Type_delete_attr_function *delete_fn, int *keyval,
+                            void *extra)
+{
+    if (!keyval)
+        return xm_err(NULL, MPI_ERR_ARG, "MPI_Type_create_keyval");
+    struct tkv *k = calloc(1, sizeof(*k));
+    struct tkv **n = realloc(tkvs, ((size_t)ntkvs + 1) * sizeof(*n));
+    if (!k || !n) {
+        free(k);
+        if (n)
+            tkvs = n;
+        return xm_err(NULL, MPI_ERR_NO_MEM, "MPI_Type_create_keyval");
+    }
+    tkvs = n;
+    *k = (struct tkv){copy_fn, delete_fn, extra, 1};
+    tkvs[ntkvs] = k;
+    *keyval = XM_H_MAKE(XM_K_KEYVAL, 1, TKV_BIT | (unsigned)ntkvs);
+    ntkvs++;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_free_keyval(int *keyval)
+{
+    if (!keyval || !tkv_get(*keyval))
+        return xm_err(NULL, MPI_ERR_KEYVAL, "MPI_Type_free_keyval");
+    tkv_unref(*keyval);
+    *keyval = MPI_KEYVAL_INVALID;
+    return MPI_SUCCESS;
+}
+
+static struct xm_attr **tattr_find(struct xm_dtype *t, int keyval)
+{
+    struct xm_attr **pp = &t->attrs;
+    while (*pp && (*pp)->keyval != keyval)
+        pp = &(*pp)->next;
+    return pp;
+}
+
+/* Run the delete callback of *pp and unlink it. */
+static int tattr_del(struct xm_dtype *t, struct xm_attr **pp)
+{
+    struct xm_attr *a = *pp;
+    struct tkv *k = tkv_get(a->keyval);
+    if (k && k->del) {
+        int rc = k->del(t->handle, a->keyval, a->val, k->extra);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    *pp = a->next;
+    tkv_unref(a->keyval);
+    free(a);
+    return MPI_SUCCESS;
+}
+
+static int tattr_set(struct xm_dtype *t, int keyval, void *val)
+{
+    struct xm_attr **pp = tattr_find(t, keyval);
+    if (*pp) {
+        int rc = tattr_del(t, pp);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    struct xm_attr *a = malloc(sizeof(*a));
+    if (!a)
+        return MPI_ERR_NO_MEM;
+    *a = (struct xm_attr){t->attrs, keyval, val};
+    t->attrs = a;
+    tkv_get(keyval)->refs++;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_set_attr(MPI_Datatype dt, int keyval, void *val)
+{
+    GET(t, dt, "MPI_Type_set_attr");
+    if (!tkv_get(keyval))
+        return xm_err(NULL, MPI_ERR_KEYVAL, "MPI_Type_set_attr");
+    int rc = tattr_set(t, keyval, val);
+    return rc == MPI_SUCCESS ? rc : xm_err(NULL, rc, "MPI_Type_set_attr");
+}
+
+int PMPI_Type_get_attr(MPI_Datatype dt, int keyval, void *attr, int *flag)
+{
+    GET(t, dt, "MPI_Type_get_attr");
+    if (!tkv_get(keyval) || !flag)
+        return xm_err(NULL, MPI_ERR_KEYVAL, "MPI_Type_get_attr");
+    struct xm_attr *a = *tattr_find(t, keyval);
+    *flag = a != NULL;
+    if (a)
+        *(void **)attr = a->val;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_delete_attr(MPI_Datatype dt, int keyval)
+{
+    GET(t, dt, "MPI_Type_delete_attr");
+    struct xm_attr **pp = tattr_find(t, keyval);
+    if (!tkv_get(keyval) || !*pp)
+        return xm_err(NULL, MPI_ERR_KEYVAL, "MPI_Type_delete_attr");
+    int rc = tattr_del(t, pp);
+    return rc == MPI_SUCCESS ? rc : xm_err(NULL, rc, "MPI_Type_delete_attr");
+}
+
+/* Type_dup: run each attribute's copy callback (NULL_COPY_FN: none, DUP_FN: the value). */
+static int tattr_copy_all(struct xm_dtype *from, struct xm_dtype *to)
+{
+    for (struct xm_attr *a = from->attrs; a; a = a->next) {
+        struct tkv *k = tkv_get(a->keyval);
+        void *nv = a->val;
+        int flag = 0, rc = MPI_SUCCESS;
+        if (!k || k->copy == MPI_TYPE_NULL_COPY_FN)
+            continue;
+        if (k->copy == MPI_TYPE_DUP_FN)
+            flag = 1;
+        else
+            rc = k->copy(from->handle, a->keyval, k->extra, a->val, &nv, &flag);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        if (flag && (rc = tattr_set(to, a->keyval, nv)) != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
 
 /* ---- queries -------------------------------------------------------------------- */
 
@@ -322,6 +483,13 @@ int PMPI_Type_dup(MPI_Datatype dt, MPI_Datatype *newtype)
         struct xm_dtype *o = get(dt), *t = xm_dt_get(*newtype);
         t->committed = o->committed;
         memcpy(t->name, o->name, sizeof(t->name));
+        if ((rc = tattr_copy_all(o, t)) != MPI_SUCCESS) {
+            while (t->attrs)
+                tattr_del(t, &t->attrs);
+            xm_dt_unref(t);
+            *newtype = MPI_DATATYPE_NULL;
+            return xm_err(NULL, rc, "MPI_Type_dup");
+        }
     }
     return rc;
 }
@@ -342,6 +510,11 @@ int PMPI_Type_free(MPI_Datatype *dt)
     GET(t, *dt, "MPI_Type_free");
     if (XM_DT_IS_PREDEF(*dt))
         return xm_err(NULL, MPI_ERR_TYPE, "MPI_Type_free");
+    while (t->attrs) {
+        int rc = tattr_del(t, &t->attrs);
+        if (rc != MPI_SUCCESS)
+            return xm_err(NULL, rc, "MPI_Type_free");
+    }
     if (t->refs == 1)
         xm_dt_destroy(t);
     else {

@@ -45,36 +45,6 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[], c
     return stub("MPI_Type_create_darray");
 }
 
-XM_WEAK(MPI_Type_create_keyval)
-int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *copy_fn, MPI_Type_delete_attr_function *delete_fn, int *keyval, void *extra_state)
-{
-    return stub("MPI_Type_create_keyval");
-}
-
-XM_WEAK(MPI_Type_free_keyval)
-int PMPI_Type_free_keyval(int *keyval)
-{
-    return stub("MPI_Type_free_keyval");
-}
-
-XM_WEAK(MPI_Type_set_attr)
-int PMPI_Type_set_attr(MPI_Datatype dt, int keyval, void *attr)
-{
-    return stub("MPI_Type_set_attr");
-}
-
-XM_WEAK(MPI_Type_get_attr)
-int PMPI_Type_get_attr(MPI_Datatype dt, int keyval, void *attr, int *flag)
-{
-    return stub("MPI_Type_get_attr");
-}
-
-XM_WEAK(MPI_Type_delete_attr)
-int PMPI_Type_delete_attr(MPI_Datatype dt, int keyval)
-{
-    return stub("MPI_Type_delete_attr");
-}
-
 XM_WEAK(MPI_Pack_external)
 int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_Datatype dt, void *outbuf, MPI_Aint outsize, MPI_Aint *position)
 {

@@ -39,6 +39,22 @@ static void bounds(MPI_Datatype t, int size, MPI_Aint lb, MPI_Aint ext, MPI_Aint
 }
 #define BOUNDS(t, s, lb, ext, tlb, text) bounds(t, s, lb, ext, tlb, text, __LINE__)
 
+static int ndeleted, ncopied;
+static int del_fn(MPI_Datatype t, int kv, void *val, void *extra)
+{
+    (void)t, (void)kv, (void)val;
+    ndeleted += *(int *)extra;
+    return MPI_SUCCESS;
+}
+static int copy_fn(MPI_Datatype t, int kv, void *extra, void *in, void *out, int *flag)
+{
+    (void)t, (void)kv, (void)extra;
+    ncopied++;
+    *(void **)out = (char *)in + 1;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
 struct gappy {
     char c;
     double d;
@@ -245,6 +261,46 @@ int main(int argc, char **argv)
     CHECK(sav[0] == 107 && sav[2] == 109 && sav[3] == 112 && sav[5] == 114);
     CHECK(MPI_Type_create_subarray(2, sizes, subs, starts, 7, MPI_INT, &bad) == MPI_ERR_ARG);
     MPI_Type_free(&sa);
+
+    /* attributes: set/get/delete, DUP_FN and a copy callback on Type_dup, delete
+     * callbacks on Type_free, a keyval freed while still in use */
+    int one = 1, kv1, kv2, flag;
+    static char vals[4];
+    void *got;
+    MPI_Type_create_keyval(MPI_TYPE_DUP_FN, del_fn, &kv1, &one);
+    MPI_Type_create_keyval(copy_fn, del_fn, &kv2, &one);
+    MPI_Datatype at, at2;
+    MPI_Type_contiguous(2, MPI_INT, &at);
+    MPI_Type_get_attr(at, kv1, &got, &flag);
+    CHECK(flag == 0);
+    MPI_Type_set_attr(at, kv1, &vals[0]);
+    MPI_Type_set_attr(at, kv2, &vals[1]);
+    MPI_Type_set_attr(at, kv1, &vals[2]); /* replaces: deletes the old value */
+    CHECK(ndeleted == 1);
+    MPI_Type_get_attr(at, kv1, &got, &flag);
+    CHECK(flag == 1 && got == &vals[2]);
+    MPI_Type_dup(at, &at2);
+    CHECK(ncopied == 1);
+    MPI_Type_get_attr(at2, kv1, &got, &flag);
+    CHECK(flag == 1 && got == &vals[2]);
+    MPI_Type_get_attr(at2, kv2, &got, &flag);
+    CHECK(flag == 1 && got == &vals[2]);
+    MPI_Type_free_keyval(&kv2);
+    CHECK(kv2 == MPI_KEYVAL_INVALID);
+    MPI_Type_delete_attr(at, kv1);
+    CHECK(ndeleted == 2);
+    MPI_Type_get_attr(at, kv1, &got, &flag);
+    CHECK(flag == 0);
+    MPI_Type_free(&at);  /* kv2's attribute: one delete */
+    CHECK(ndeleted == 3);
+    MPI_Type_free(&at2); /* two attributes */
+    CHECK(ndeleted == 5);
+    CHECK(MPI_Type_delete_attr(MPI_INT, kv1) == MPI_ERR_KEYVAL);
+    MPI_Type_set_attr(MPI_INT, kv1, &vals[3]); /* predefined types take attributes too */
+    MPI_Type_get_attr(MPI_INT, kv1, &got, &flag);
+    CHECK(flag == 1 && got == &vals[3]);
+    MPI_Type_delete_attr(MPI_INT, kv1);
+    MPI_Type_free_keyval(&kv1);
 
     /* Type_match_size */
     MPI_Datatype mt;
