@@ -9,30 +9,6 @@ static int stub(const char *fn)
     return xm_err(NULL, MPI_ERR_UNSUPPORTED_OPERATION, fn);
 }
 
-XM_WEAK(MPI_Comm_create_errhandler)
-int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *eh)
-{
-    return stub("MPI_Comm_create_errhandler");
-}
-
-XM_WEAK(MPI_Comm_call_errhandler)
-int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
-{
-    return stub("MPI_Comm_call_errhandler");
-}
-
-XM_WEAK(MPI_Errhandler_set)
-int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler eh)
-{
-    return stub("MPI_Errhandler_set");
-}
-
-XM_WEAK(MPI_Errhandler_get)
-int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *eh)
-{
-    return stub("MPI_Errhandler_get");
-}
-
 XM_WEAK(MPI_Status_set_cancelled)
 int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
 {

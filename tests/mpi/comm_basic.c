@@ -22,7 +22,15 @@ static int errs, me, p;
         }                                                                    \
     } while (0)
 
-static int copies, deletes;
+static int copies, deletes, eh_calls, eh_code;
+static MPI_Comm eh_comm;
+
+static void my_eh(MPI_Comm *c, int *code, ...)
+{
+    eh_calls++;
+    eh_code = *code;
+    eh_comm = *c;
+}
 
 static int copy_cb(MPI_Comm c, int kv, void *extra, void *in, void *out, int *flag)
 {
@@ -165,6 +173,26 @@ int main(int argc, char **argv)
     int *ub;
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
     CHECK(flag && *ub >= 32767, "TAG_UB");
+
+    /* user error handler on a dup: called with the comm and the error code */
+    {
+        MPI_Errhandler eh, got;
+        MPI_Comm ec2;
+        MPI_Comm_dup(MPI_COMM_WORLD, &ec2);
+        MPI_Comm_create_errhandler(my_eh, &eh);
+        MPI_Comm_set_errhandler(ec2, eh);
+        MPI_Comm_get_errhandler(ec2, &got);
+        CHECK(got == eh, "get_errhandler");
+        int x = 0, rc = MPI_Send(&x, 1, MPI_INT, p + 5, 0, ec2), cls = -1;
+        MPI_Error_class(rc, &cls);
+        CHECK(eh_calls == 1 && eh_comm == ec2 && cls == MPI_ERR_RANK && eh_code == rc,
+              "user errhandler calls=%d cls=%d", eh_calls, cls);
+        MPI_Comm_call_errhandler(ec2, MPI_ERR_OTHER);
+        CHECK(eh_calls == 2 && eh_code == MPI_ERR_OTHER, "call_errhandler");
+        MPI_Errhandler_free(&eh);
+        CHECK(eh == MPI_ERRHANDLER_NULL, "errhandler free");
+        MPI_Comm_free(&ec2);
+    }
 
     /* split_type shared: everybody on one node here */
     MPI_Comm sh;
