@@ -75,12 +75,6 @@ int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype dt, 
     return stub("MPI_Pack_external_size");
 }
 
-XM_WEAK(MPI_Comm_create_group)
-int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
-{
-    return stub("MPI_Comm_create_group");
-}
-
 XM_WEAK(MPI_Comm_remote_group)
 int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 {

@@ -221,6 +221,17 @@ int main(int argc, char **argv)
     } else {
         CHECK(ec == MPI_COMM_NULL, "create: non-member gets COMM_NULL");
     }
+    /* create_group: only the members call it */
+    if (me % 2 == 0) {
+        MPI_Comm cg;
+        MPI_Comm_create_group(MPI_COMM_WORLD, eg, 77, &cg);
+        int r, sum;
+        MPI_Comm_rank(cg, &r);
+        CHECK(r == ne - 1 - me / 2, "create_group rank %d", r);
+        MPI_Allreduce(&me, &sum, 1, MPI_INT, MPI_SUM, cg);
+        CHECK(sum == ne * (ne - 1), "allreduce on create_group comm %d", sum);
+        MPI_Comm_free(&cg);
+    }
     free(ev);
     MPI_Group_free(&eg);
     MPI_Group_free(&wg);
