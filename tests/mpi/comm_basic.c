@@ -194,6 +194,32 @@ int main(int argc, char **argv)
         MPI_Comm_free(&ec2);
     }
 
+    /* info objects */
+    {
+        MPI_Info in, in2;
+        char val[64], key[MPI_MAX_INFO_KEY + 1];
+        int nk, fl, vl;
+        MPI_Info_create(&in);
+        MPI_Info_set(in, "a", "one");
+        MPI_Info_set(in, "b", "two");
+        MPI_Info_set(in, "a", "uno"); /* replace keeps order */
+        MPI_Info_get_nkeys(in, &nk);
+        MPI_Info_get_nthkey(in, 0, key);
+        MPI_Info_get(in, "a", sizeof(val) - 1, val, &fl);
+        CHECK(nk == 2 && !strcmp(key, "a") && fl && !strcmp(val, "uno"), "info set/get");
+        MPI_Info_get_valuelen(in, "b", &vl, &fl);
+        CHECK(fl && vl == 3, "info valuelen");
+        MPI_Info_dup(in, &in2);
+        MPI_Info_delete(in, "a");
+        MPI_Info_get(in, "a", sizeof(val) - 1, val, &fl);
+        CHECK(!fl, "info delete");
+        MPI_Info_get(in2, "a", 2, val, &fl);
+        CHECK(fl && !strcmp(val, "un"), "info dup + truncated get '%s'", val);
+        MPI_Info_free(&in);
+        MPI_Info_free(&in2);
+        CHECK(in == MPI_INFO_NULL, "info free");
+    }
+
     /* split_type shared: everybody on one node here */
     MPI_Comm sh;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &sh);
