@@ -74,9 +74,3 @@ int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype dt, 
 {
     return stub("MPI_Pack_external_size");
 }
-
-XM_WEAK(MPI_Alltoallw)
-int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
-{
-    return stub("MPI_Alltoallw");
-}
