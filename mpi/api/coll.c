@@ -25,6 +25,7 @@ XM_WEAK(MPI_Allgather)
 XM_WEAK(MPI_Allgatherv)
 XM_WEAK(MPI_Alltoall)
 XM_WEAK(MPI_Alltoallv)
+XM_WEAK(MPI_Alltoallw)
 XM_WEAK(MPI_Reduce_scatter)
 XM_WEAK(MPI_Reduce_scatter_block)
 XM_WEAK(MPI_Scan)
@@ -356,6 +357,23 @@ int PMPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[],
 {
     return xm_capi_alltoallv(sbuf, scounts, sdispls, 0, sdt, rbuf, rcounts, rdispls, 0, rdt,
                              comm, NULL, "MPI_Alltoallv");
+}
+
+int PMPI_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[],
+                   const MPI_Datatype sdts[], void *rbuf, const int rcounts[],
+                   const int rdispls[], const MPI_Datatype rdts[], MPI_Comm comm)
+{
+    GET_COMM(c, comm, "MPI_Alltoallw");
+    for (int i = 0; i < c->size; i++) {
+        int rc = sbuf == MPI_IN_PLACE ? 0 : check(c, scounts[i], sdts[i], "MPI_Alltoallw");
+        if (!rc)
+            rc = check(c, rcounts[i], rdts[i], "MPI_Alltoallw");
+        if (rc)
+            return rc;
+    }
+    int rc = xm_icoll_alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts,
+                                c, NULL);
+    return rc < 0 ? xm_err(c, xm_errno_to_class(rc), "MPI_Alltoallw") : MPI_SUCCESS;
 }
 
 int PMPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt,

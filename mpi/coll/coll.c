@@ -376,6 +376,47 @@ int xm_icoll_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
     return xm_sched_start(s, rp);
 }
 
+/* Alltoallw: displacements in bytes, one type per peer; all exchanges at once. */
+int xm_icoll_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
+                       const MPI_Datatype *sdts, void *rbuf, const int *rcounts,
+                       const int *rdispls, const MPI_Datatype *rdts, struct xm_comm *c,
+                       struct xm_req **rp)
+{
+    int rc, p = c->size, me = c->rank;
+    struct xm_sched *s = new_sched(c, &rc);
+    if (!s)
+        return rc;
+    if (sbuf == MPI_IN_PLACE) { /* stage each of my receive blocks, packed */
+        char **tmp = malloc((size_t)p * sizeof(*tmp));
+        if (!tmp) {
+            xm_sched_free(s);
+            return -ENOMEM;
+        }
+        for (int i = 0; i < p; i++) {
+            tmp[i] = xm_sched_tmp(s, (int)(tsize(rdts[i]) * (size_t)rcounts[i]), MPI_BYTE);
+            if (tmp[i])
+                xm_sched_copy(s, (char *)rbuf + rdispls[i], rcounts[i], rdts[i], tmp[i],
+                              (int)(tsize(rdts[i]) * (size_t)rcounts[i]), MPI_BYTE);
+        }
+        for (int k = 1; k < p; k++) {
+            int to = (me + k) % p, from = (me - k + p) % p;
+            xm_sched_recv(s, (char *)rbuf + rdispls[from], rcounts[from], rdts[from], from);
+            xm_sched_send(s, tmp[to], (int)(tsize(rdts[to]) * (size_t)rcounts[to]), MPI_BYTE,
+                          to);
+        }
+        free(tmp);
+        return xm_sched_start(s, rp);
+    }
+    xm_sched_copy(s, (const char *)sbuf + sdispls[me], scounts[me], sdts[me],
+                  (char *)rbuf + rdispls[me], rcounts[me], rdts[me]);
+    for (int k = 1; k < p; k++) {
+        int to = (me + k) % p, from = (me - k + p) % p;
+        xm_sched_recv(s, (char *)rbuf + rdispls[from], rcounts[from], rdts[from], from);
+        xm_sched_send(s, (const char *)sbuf + sdispls[to], scounts[to], sdts[to], to);
+    }
+    return xm_sched_start(s, rp);
+}
+
 /* ---- reduce_scatter ------------------------------------------------------------------ */
 int xm_icoll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
                             MPI_Datatype dt, MPI_Op op, struct xm_comm *c,

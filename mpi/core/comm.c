@@ -19,7 +19,8 @@
 #include "comm.h"
 
 #define XM_NCTX_WORDS 64
-static uint32_t ctx_used[XM_NCTX_WORDS] = {3u}; /* ids 0 (world), 1 (self) */
+/* ids 0 (world), 1 (self), 2 (bootstrap of Comm_create_group, see api/comm.c) */
+static uint32_t ctx_used[XM_NCTX_WORDS] = {7u};
 
 int xm_ctx_alloc(struct xm_comm *parent, uint32_t *ctx)
 {

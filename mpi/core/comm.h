@@ -17,6 +17,7 @@
 #include "xm.h"
 
 int xm_ctx_alloc(struct xm_comm *parent, uint32_t *ctx);
+#define XM_CTX_CREATE_GROUP 4u /* reserved id 2: Comm_create_group's own allreduce */
 void xm_ctx_release(uint32_t ctx);
 struct xm_comm *xm_comm_new(int size, int *w, uint32_t ctx, struct xm_comm *parent);
 void xm_comm_release(struct xm_comm *c);

@@ -287,6 +287,32 @@ static void run(MPI_Comm comm, int big)
             for (int r = 0; r < p; r++)
                 for (int i = 0; i < rcn[r]; i++)
                     CHECK(r2[rd[r] + i] == val(r * p + me, i), "alltoallv n=%d", n);
+            /* alltoallw: same exchange, byte displacements, MPI_INT; then in place */
+            {
+                int *sdb = malloc(4 * (size_t)p * sizeof(int)), *rdb = sdb + p;
+                MPI_Datatype *ty = malloc((size_t)p * sizeof(MPI_Datatype));
+                for (int r = 0; r < p; r++) {
+                    sdb[r] = sd[r] * (int)sizeof(int);
+                    rdb[r] = rd[r] * (int)sizeof(int);
+                    ty[r] = MPI_INT;
+                }
+                for (int i = 0; i < rt; i++)
+                    r2[i] = -1;
+                MPI_Alltoallw(s2, scn, sdb, ty, r2, rcn, rdb, ty, comm);
+                for (int r = 0; r < p; r++)
+                    for (int i = 0; i < rcn[r]; i++)
+                        CHECK(r2[rd[r] + i] == val(r * p + me, i), "alltoallw n=%d", n);
+                for (int r = 0; r < p; r++)
+                    for (int i = 0; i < rcn[r]; i++)
+                        r2[rd[r] + i] = val(me * p + r, i);
+                MPI_Alltoallw(MPI_IN_PLACE, NULL, NULL, NULL, r2, rcn, rdb, ty, comm);
+                for (int r = 0; r < p; r++)
+                    for (int i = 0; i < rcn[r]; i++)
+                        CHECK(r2[rd[r] + i] == val(r * p + me, i), "alltoallw in place n=%d",
+                              n);
+                free(sdb);
+                free(ty);
+            }
             free(s2);
             free(r2);
             free(scn);

@@ -22,7 +22,15 @@ static int errs, me, p;
         }                                                                    \
     } while (0)
 
-static int copies, deletes;
+static int copies, deletes, eh_calls, eh_code;
+static MPI_Comm eh_comm;
+
+static void my_eh(MPI_Comm *c, int *code, ...)
+{
+    eh_calls++;
+    eh_code = *code;
+    eh_comm = *c;
+}
 
 static int copy_cb(MPI_Comm c, int kv, void *extra, void *in, void *out, int *flag)
 {
@@ -166,6 +174,52 @@ int main(int argc, char **argv)
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
     CHECK(flag && *ub >= 32767, "TAG_UB");
 
+    /* user error handler on a dup: called with the comm and the error code */
+    {
+        MPI_Errhandler eh, got;
+        MPI_Comm ec2;
+        MPI_Comm_dup(MPI_COMM_WORLD, &ec2);
+        MPI_Comm_create_errhandler(my_eh, &eh);
+        MPI_Comm_set_errhandler(ec2, eh);
+        MPI_Comm_get_errhandler(ec2, &got);
+        CHECK(got == eh, "get_errhandler");
+        int x = 0, rc = MPI_Send(&x, 1, MPI_INT, p + 5, 0, ec2), cls = -1;
+        MPI_Error_class(rc, &cls);
+        CHECK(eh_calls == 1 && eh_comm == ec2 && cls == MPI_ERR_RANK && eh_code == rc,
+              "user errhandler calls=%d cls=%d", eh_calls, cls);
+        MPI_Comm_call_errhandler(ec2, MPI_ERR_OTHER);
+        CHECK(eh_calls == 2 && eh_code == MPI_ERR_OTHER, "call_errhandler");
+        MPI_Errhandler_free(&eh);
+        CHECK(eh == MPI_ERRHANDLER_NULL, "errhandler free");
+        MPI_Comm_free(&ec2);
+    }
+
+    /* info objects */
+    {
+        MPI_Info in, in2;
+        char val[64], key[MPI_MAX_INFO_KEY + 1];
+        int nk, fl, vl;
+        MPI_Info_create(&in);
+        MPI_Info_set(in, "a", "one");
+        MPI_Info_set(in, "b", "two");
+        MPI_Info_set(in, "a", "uno"); /* replace keeps order */
+        MPI_Info_get_nkeys(in, &nk);
+        MPI_Info_get_nthkey(in, 0, key);
+        MPI_Info_get(in, "a", sizeof(val) - 1, val, &fl);
+        CHECK(nk == 2 && !strcmp(key, "a") && fl && !strcmp(val, "uno"), "info set/get");
+        MPI_Info_get_valuelen(in, "b", &vl, &fl);
+        CHECK(fl && vl == 3, "info valuelen");
+        MPI_Info_dup(in, &in2);
+        MPI_Info_delete(in, "a");
+        MPI_Info_get(in, "a", sizeof(val) - 1, val, &fl);
+        CHECK(!fl, "info delete");
+        MPI_Info_get(in2, "a", 2, val, &fl);
+        CHECK(fl && !strcmp(val, "un"), "info dup + truncated get '%s'", val);
+        MPI_Info_free(&in);
+        MPI_Info_free(&in2);
+        CHECK(in == MPI_INFO_NULL, "info free");
+    }
+
     /* split_type shared: everybody on one node here */
     MPI_Comm sh;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &sh);
@@ -192,6 +246,17 @@ int main(int argc, char **argv)
         MPI_Comm_free(&ec);
     } else {
         CHECK(ec == MPI_COMM_NULL, "create: non-member gets COMM_NULL");
+    }
+    /* create_group: only the members call it */
+    if (me % 2 == 0) {
+        MPI_Comm cg;
+        MPI_Comm_create_group(MPI_COMM_WORLD, eg, 77, &cg);
+        int r, sum;
+        MPI_Comm_rank(cg, &r);
+        CHECK(r == ne - 1 - me / 2, "create_group rank %d", r);
+        MPI_Allreduce(&me, &sum, 1, MPI_INT, MPI_SUM, cg);
+        CHECK(sum == ne * (ne - 1), "allreduce on create_group comm %d", sum);
+        MPI_Comm_free(&cg);
     }
     free(ev);
     MPI_Group_free(&eg);
