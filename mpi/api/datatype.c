@@ -12,7 +12,11 @@
  *   Type keyvals are handles of kind KEYVAL with index bit 22 set, so they never name a
  *   communicator keyval (api/attr.c) and vice versa.  Attributes are copied by
  *   Type_dup through the copy callbacks and deleted (callbacks run) by Type_free.
- * Caveats: Pack_external (external32) and Type_create_darray are still stubs.
+ *   Pack_external writes "external32" (MPI-3.1 §13.5.2): big-endian, MPI_LONG and
+ *   MPI_UNSIGNED_LONG as 4 bytes, MPI_WCHAR as 2, everything else at its native size.
+ * Caveats: external32 of long double types (IEEE quad) is refused with
+ *   MPI_ERR_CONVERSION; a long that does not fit 32 bits is truncated.
+ *   Type_create_darray is still a stub.
  */
 #include <errno.h>
 #include <limits.h>
@@ -59,6 +63,9 @@ XM_WEAK(MPI_Status_set_elements_x)
 XM_WEAK(MPI_Pack)
 XM_WEAK(MPI_Unpack)
 XM_WEAK(MPI_Pack_size)
+XM_WEAK(MPI_Pack_external)
+XM_WEAK(MPI_Unpack_external)
+XM_WEAK(MPI_Pack_external_size)
 XM_WEAK(MPI_Type_create_keyval)
 XM_WEAK(MPI_Type_free_keyval)
 XM_WEAK(MPI_Type_set_attr)
@@ -682,5 +689,143 @@ int PMPI_Pack_size(int incount, MPI_Datatype dt, MPI_Comm comm, int *size)
         return xm_err(NULL, MPI_ERR_COUNT, "MPI_Pack_size");
     size_t n = t->size * (size_t)incount;
     *size = n > INT_MAX ? MPI_UNDEFINED : (int)n;
+    return MPI_SUCCESS;
+}
+
+/* ---- external32 -------------------------------------------------------------------- */
+
+/* external32 size of a basic type (0: not representable here) and the size of one
+ * byte-swapped unit (complex numbers swap each half) */
+static size_t ext32_size(MPI_Datatype h, size_t *unit)
+{
+    size_t n = XM_DT_SIZE(h);
+    *unit = n;
+    switch (h) {
+    case MPI_LONG: case MPI_UNSIGNED_LONG:
+        *unit = 4;
+        return 4;
+    case MPI_WCHAR:
+        *unit = 2;
+        return 2;
+    case MPI_LONG_DOUBLE: case MPI_C_LONG_DOUBLE_COMPLEX:
+        return 0;
+    case MPI_C_COMPLEX: case MPI_C_FLOAT_COMPLEX: case MPI_C_DOUBLE_COMPLEX:
+    case MPI_COMPLEX: case MPI_DOUBLE_COMPLEX:
+        *unit = n / 2;
+        return n;
+    default:
+        return n;
+    }
+}
+
+static int is_signed_narrowed(MPI_Datatype h)
+{
+    return h == MPI_LONG;
+}
+
+struct ext32 {
+    char *stream;   /* packed side */
+    size_t pos, end;
+    int dir;        /* 0 pack, 1 unpack, 2 size only */
+};
+
+static int ext32_elem(void *vctx, char *addr, MPI_Datatype h)
+{
+    struct ext32 *x = vctx;
+    size_t unit, es = ext32_size(h, &unit), ns = XM_DT_SIZE(h);
+    if (!es)
+        return MPI_ERR_CONVERSION;
+    if (x->dir == 2) {
+        x->pos += es;
+        return 0;
+    }
+    if (x->pos + es > x->end)
+        return MPI_ERR_TRUNCATE;
+    unsigned char *s = (unsigned char *)x->stream + x->pos;
+    unsigned char *m = (unsigned char *)addr;
+    /* little-endian host (x86-64, aarch64 Linux): the low es bytes come first */
+    if (x->dir == 0) {
+        for (size_t u = 0; u < es; u += unit)
+            for (size_t b = 0; b < unit; b++)
+                s[u + b] = m[(es == ns ? u : 0) + unit - 1 - b];
+    } else {
+        for (size_t u = 0; u < es; u += unit)
+            for (size_t b = 0; b < unit; b++)
+                m[(es == ns ? u : 0) + unit - 1 - b] = s[u + b];
+        if (es < ns) /* widen: sign- or zero-extend */
+            memset(m + es, is_signed_narrowed(h) && (m[es - 1] & 0x80) ? 0xff : 0, ns - es);
+    }
+    x->pos += es;
+    return 0;
+}
+
+static int ext32_check(const char *datarep, const char *fn)
+{
+    if (!datarep || strcmp(datarep, "external32") != 0)
+        return xm_err(NULL, MPI_ERR_UNSUPPORTED_DATAREP, fn);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype dt,
+                            MPI_Aint *size)
+{
+    const char *fn = "MPI_Pack_external_size";
+    GET(t, dt, fn);
+    int rc = ext32_check(datarep, fn);
+    if (rc)
+        return rc;
+    if (incount < 0 || !size)
+        return xm_err(NULL, MPI_ERR_ARG, fn);
+    struct ext32 x = {NULL, 0, 0, 2};
+    rc = xm_dt_visit(NULL, incount, t, ext32_elem, &x);
+    if (rc)
+        return xm_err(NULL, rc, fn);
+    *size = (MPI_Aint)x.pos;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_Datatype dt,
+                       void *outbuf, MPI_Aint outsize, MPI_Aint *position)
+{
+    const char *fn = "MPI_Pack_external";
+    GET(t, dt, fn);
+    int rc = ext32_check(datarep, fn);
+    if (rc)
+        return rc;
+    if (incount < 0 || !position || *position < 0 || outsize < 0)
+        return xm_err(NULL, MPI_ERR_ARG, fn);
+    struct ext32 x = {outbuf, (size_t)*position, (size_t)outsize, 2};
+    if ((rc = xm_dt_visit(inbuf, incount, t, ext32_elem, &x)))
+        return xm_err(NULL, rc, fn);
+    if (x.pos > x.end)
+        return xm_err(NULL, MPI_ERR_TRUNCATE, fn);
+    x.pos = (size_t)*position;
+    x.dir = 0;
+    if ((rc = xm_dt_visit(inbuf, incount, t, ext32_elem, &x)))
+        return xm_err(NULL, rc, fn);
+    *position = (MPI_Aint)x.pos;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
+                         MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype dt)
+{
+    const char *fn = "MPI_Unpack_external";
+    GET(t, dt, fn);
+    int rc = ext32_check(datarep, fn);
+    if (rc)
+        return rc;
+    if (outcount < 0 || !position || *position < 0 || insize < 0)
+        return xm_err(NULL, MPI_ERR_ARG, fn);
+    struct ext32 x = {(char *)inbuf, (size_t)*position, (size_t)insize, 2};
+    if ((rc = xm_dt_visit(outbuf, outcount, t, ext32_elem, &x)))
+        return xm_err(NULL, rc, fn);
+    if (x.pos > x.end)
+        return xm_err(NULL, MPI_ERR_TRUNCATE, fn);
+    x.pos = (size_t)*position;
+    x.dir = 1;
+    if ((rc = xm_dt_visit(outbuf, outcount, t, ext32_elem, &x)))
+        return xm_err(NULL, rc, fn);
+    *position = (MPI_Aint)x.pos;
     return MPI_SUCCESS;
 }

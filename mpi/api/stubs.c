@@ -20,21 +20,3 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[], c
 {
     return stub("MPI_Type_create_darray");
 }
-
-XM_WEAK(MPI_Pack_external)
-int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_Datatype dt, void *outbuf, MPI_Aint outsize, MPI_Aint *position)
-{
-    return stub("MPI_Pack_external");
-}
-
-XM_WEAK(MPI_Unpack_external)
-int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype dt)
-{
-    return stub("MPI_Unpack_external");
-}
-
-XM_WEAK(MPI_Pack_external_size)
-int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype dt, MPI_Aint *size)
-{
-    return stub("MPI_Pack_external_size");
-}

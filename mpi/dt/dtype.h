@@ -80,5 +80,10 @@ int xm_dt_bytes_to_elems(const struct xm_dtype *t, size_t bytes, size_t *elems);
 /* Packed bytes that hold the first `elems` basic elements of a stream of t. */
 size_t xm_dt_elems_to_bytes(const struct xm_dtype *t, size_t elems);
 const char *xm_dt_predef_name(MPI_Datatype h);
+/* Call f(ctx, address, basic type) for every basic element of (buf, count, t) in
+ * type-map order (pair types are visited as their two members); stops at the first
+ * non-zero return of f and returns it, else 0. */
+int xm_dt_visit(const void *buf, int count, const struct xm_dtype *t,
+                int (*f)(void *ctx, char *addr, MPI_Datatype basic), void *ctx);
 
 #endif

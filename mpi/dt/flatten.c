@@ -506,3 +506,57 @@ size_t xm_dt_elems_to_bytes(const struct xm_dtype *t, size_t elems)
     size_t rem = elems % t->nelem;
     return elems / t->nelem * t->size + bytes_in(t, &rem);
 }
+
+/* ---- element visitor (Pack_external) ------------------------------------------------ */
+
+static int pair_members(MPI_Datatype h, MPI_Datatype *a, MPI_Datatype *b)
+{
+    *b = MPI_INT;
+    switch (h) {
+    case MPI_FLOAT_INT: *a = MPI_FLOAT; return 1;
+    case MPI_DOUBLE_INT: *a = MPI_DOUBLE; return 1;
+    case MPI_LONG_INT: *a = MPI_LONG; return 1;
+    case MPI_2INT: *a = MPI_INT; return 1;
+    case MPI_SHORT_INT: *a = MPI_SHORT; return 1;
+    case MPI_LONG_DOUBLE_INT: *a = MPI_LONG_DOUBLE; return 1;
+    case MPI_2INTEGER: *a = *b = MPI_INTEGER; return 1;
+    case MPI_2REAL: *a = *b = MPI_REAL; return 1;
+    case MPI_2DOUBLE_PRECISION: *a = *b = MPI_DOUBLE_PRECISION; return 1;
+    default: return 0;
+    }
+}
+
+int xm_dt_visit(const void *buf, int count, const struct xm_dtype *t,
+                int (*f)(void *ctx, char *addr, MPI_Datatype basic), void *ctx)
+{
+    char *origin = (char *)buf;
+    for (int e = 0; e < count; e++, origin += t->extent) {
+        int rc = 0;
+        if (t->combiner == MPI_COMBINER_NAMED) {
+            MPI_Datatype a, b;
+            if (t->size == 0)
+                continue;
+            if (pair_members(t->handle, &a, &b)) {
+                rc = f(ctx, origin, a);
+                if (!rc)
+                    rc = f(ctx, origin + (t->nblocks == 2 ? t->blocks[1].disp
+                                                          : (MPI_Aint)XM_DT_SIZE(a)), b);
+            } else {
+                rc = f(ctx, origin, t->handle);
+            }
+        } else if (t->inner) {
+            rc = xm_dt_visit(origin, 1, xm_dt_get(t->inner), f, ctx);
+        } else {
+            int np = npieces(t->combiner, t->nints, t->ints, t->naints, t->ntypes);
+            for (int i = 0; i < np && !rc; i++) {
+                struct piece p;
+                get_piece(t->combiner, t->ints, t->aints, t->types, i, &p);
+                if (p.n && p.o->size)
+                    rc = xm_dt_visit(origin + p.d, (int)p.n, p.o, f, ctx);
+            }
+        }
+        if (rc)
+            return rc;
+    }
+    return 0;
+}

@@ -302,6 +302,44 @@ int main(int argc, char **argv)
     MPI_Type_delete_attr(MPI_INT, kv1);
     MPI_Type_free_keyval(&kv1);
 
+    /* external32: big-endian, MPI_LONG as 4 bytes, structs without padding */
+    {
+        unsigned char xb[64];
+        MPI_Aint xp = 0, xs;
+        int xi = 0x01020304;
+        long xl = -2, xl2 = 0;
+        double xd = 1.0;
+        MPI_Pack_external("external32", &xi, 1, MPI_INT, xb, sizeof(xb), &xp);
+        MPI_Pack_external("external32", &xl, 1, MPI_LONG, xb, sizeof(xb), &xp);
+        MPI_Pack_external("external32", &xd, 1, MPI_DOUBLE, xb, sizeof(xb), &xp);
+        CHECK(xp == 16);
+        CHECK(xb[0] == 1 && xb[1] == 2 && xb[2] == 3 && xb[3] == 4);
+        CHECK(xb[4] == 0xff && xb[5] == 0xff && xb[6] == 0xff && xb[7] == 0xfe);
+        CHECK(xb[8] == 0x3f && xb[9] == 0xf0 && xb[10] == 0 && xb[15] == 0);
+        xp = 4;
+        MPI_Unpack_external("external32", xb, 16, &xp, &xl2, 1, MPI_LONG);
+        CHECK(xl2 == -2 && xp == 8);
+        MPI_Pack_external_size("external32", 2, st, &xs);
+        CHECK(xs == 26);
+        MPI_Pack_external_size("external32", 3, MPI_SHORT_INT, &xs);
+        CHECK(xs == 18);
+        struct gappy gx[2] = {{'x', -0.5, 7}, {'y', 2.0, -9}}, gy[2];
+        memset(gy, 0, sizeof(gy));
+        xp = 0;
+        MPI_Pack_external("external32", gx, 2, st, xb, sizeof(xb), &xp);
+        CHECK(xp == 26 && xb[0] == 'x' && xb[13] == 'y' && xb[12] == 7);
+        xp = 0;
+        MPI_Unpack_external("external32", xb, 26, &xp, gy, 2, st);
+        CHECK(gy[1].c == 'y' && gy[1].d == 2.0 && gy[1].i == -9 && gy[0].d == -0.5);
+        xp = 0;
+        CHECK(MPI_Pack_external("external32", gx, 2, st, xb, 20, &xp) == MPI_ERR_TRUNCATE);
+        CHECK(MPI_Pack_external("native", gx, 1, st, xb, 64, &xp) ==
+              MPI_ERR_UNSUPPORTED_DATAREP);
+        long double ld = 1;
+        CHECK(MPI_Pack_external("external32", &ld, 1, MPI_LONG_DOUBLE, xb, 64, &xp) ==
+              MPI_ERR_CONVERSION);
+    }
+
     /* Type_match_size */
     MPI_Datatype mt;
     MPI_Type_match_size(MPI_TYPECLASS_REAL, 8, &mt);
