@@ -16,7 +16,6 @@
  *   MPI_UNSIGNED_LONG as 4 bytes, MPI_WCHAR as 2, everything else at its native size.
  * Caveats: external32 of long double types (IEEE quad) is refused with
  *   MPI_ERR_CONVERSION; a long that does not fit 32 bits is truncated.
- *   Type_create_darray is still a stub.
  */
 #include <errno.h>
 #include <limits.h>
@@ -48,6 +47,7 @@ XM_WEAK(MPI_Type_struct)
 XM_WEAK(MPI_Type_create_struct)
 XM_WEAK(MPI_Type_create_resized)
 XM_WEAK(MPI_Type_create_subarray)
+XM_WEAK(MPI_Type_create_darray)
 XM_WEAK(MPI_Type_dup)
 XM_WEAK(MPI_Type_commit)
 XM_WEAK(MPI_Type_free)
@@ -479,6 +479,30 @@ int PMPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[]
     memcpy(v + 1 + 2 * ndims, starts, (size_t)ndims * sizeof(int));
     v[ni - 1] = order;
     int rc = create(MPI_COMBINER_SUBARRAY, ni, v, 0, NULL, 1, &old, newtype, fn);
+    free(v);
+    return rc;
+}
+
+int PMPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[],
+                            const int distribs[], const int dargs[], const int psizes[],
+                            int order, MPI_Datatype old, MPI_Datatype *newtype)
+{
+    const char *fn = "MPI_Type_create_darray";
+    if (ndims < 1 || !gsizes || !distribs || !dargs || !psizes)
+        return xm_err(NULL, MPI_ERR_ARG, fn);
+    int ni = 4 * ndims + 4;
+    int *v = malloc((size_t)ni * sizeof(int));
+    if (!v)
+        return xm_err(NULL, MPI_ERR_NO_MEM, fn);
+    v[0] = size;
+    v[1] = rank;
+    v[2] = ndims;
+    memcpy(v + 3, gsizes, (size_t)ndims * sizeof(int));
+    memcpy(v + 3 + ndims, distribs, (size_t)ndims * sizeof(int));
+    memcpy(v + 3 + 2 * ndims, dargs, (size_t)ndims * sizeof(int));
+    memcpy(v + 3 + 3 * ndims, psizes, (size_t)ndims * sizeof(int));
+    v[ni - 1] = order;
+    int rc = create(MPI_COMBINER_DARRAY, ni, v, 0, NULL, 1, &old, newtype, fn);
     free(v);
     return rc;
 }

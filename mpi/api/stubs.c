@@ -14,9 +14,3 @@ int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
 {
     return stub("MPI_Status_set_cancelled");
 }
-
-XM_WEAK(MPI_Type_create_darray)
-int PMPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[], const int distribs[], const int dargs[], const int psizes[], int order, MPI_Datatype old, MPI_Datatype *newtype)
-{
-    return stub("MPI_Type_create_darray");
-}

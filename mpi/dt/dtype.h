@@ -52,7 +52,7 @@ struct xm_dtype {
     int lb_marked, ub_marked; /* bounds set explicitly (resized, MPI_LB/MPI_UB markers) */
     MPI_Aint align;       /* alignment of the strictest basic type (struct padding) */
     size_t nelem;         /* basic elements per element (Get_elements) */
-    MPI_Datatype inner;   /* SUBARRAY: the equivalent type built from simpler ones (held) */
+    MPI_Datatype inner;   /* SUBARRAY/DARRAY: equivalent type built from simpler ones (held) */
 };
 
 struct xm_dtype *xm_dt_get(MPI_Datatype h);
@@ -69,7 +69,7 @@ void xm_dt_destroy(struct xm_dtype *t);
 /* flatten.c: build a derived type from its MPI_Type_get_contents description
  * (combiner, ints, aints, types exactly as MPI-3.1 §4.1.13 lists them for that
  * combiner: CONTIGUOUS, VECTOR, HVECTOR, INDEXED, HINDEXED, INDEXED_BLOCK,
- * HINDEXED_BLOCK, STRUCT, RESIZED, DUP, SUBARRAY).  Arguments are validated (-EINVAL: negative
+ * HINDEXED_BLOCK, STRUCT, RESIZED, DUP, SUBARRAY, DARRAY).  Arguments are validated (-EINVAL: negative
  * counts/lengths, unknown type handles, wrong array sizes); the result is registered,
  * uncommitted, holds a reference on each derived input type.  0 / -EINVAL / -ENOMEM. */
 int xm_dt_create(int combiner, int ni, const int *ints, int na, const MPI_Aint *aints,

@@ -22,9 +22,11 @@
  *     to the alignment of its strictest member (as C pads a struct).
  * Caveats: a type whose flattening needs more than XM_DT_MAX_BLOCKS blocks (e.g. a huge
  *   contiguous of a non-contiguous struct) is refused with -ENOMEM: the flattened form
- *   has no repetition level above "strided block".  DARRAY is not implemented.
- *   SUBARRAY is built as resized(hindexed(1, start offset, hvector(...contiguous))) and
- *   keeps that type as ->inner; its own contents are the subarray arguments.
+ *   has no repetition level above "strided block".
+ *   SUBARRAY is built as resized(hindexed(1, start offset, hvector(...contiguous))),
+ *   DARRAY as resized(hindexed(runs, resized(hindexed(runs, ...)))) with one level per
+ *   dimension (the runs of global indices this process owns); both keep that type as
+ *   ->inner and report their own combiner and arguments.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -190,6 +192,37 @@ static int flatten_piece(struct blist *l, const struct piece *p)
 static MPI_Aint amin(MPI_Aint a, MPI_Aint b) { return a < b ? a : b; }
 static MPI_Aint amax(MPI_Aint a, MPI_Aint b) { return a > b ? a : b; }
 
+/* t is resized(...chain...) equivalent to a SUBARRAY/DARRAY: give it that combiner and
+ * contents (ints, old) and keep the chain as ->inner. */
+static int adopt(struct xm_dtype *t, int comb, int ni, const int *ints, MPI_Datatype old,
+                 struct xm_dtype **out)
+{
+    int *ci = malloc((size_t)ni * sizeof(int));
+    MPI_Datatype *ct = malloc(sizeof(MPI_Datatype));
+    if (!ci || !ct) {
+        free(ci);
+        free(ct);
+        xm_dt_unref(t);
+        return -ENOMEM;
+    }
+    memcpy(ci, ints, (size_t)ni * sizeof(int));
+    ct[0] = old;
+    t->inner = t->types[0]; /* the reference t took on it moves to ->inner */
+    free(t->ints);
+    free(t->aints);
+    free(t->types);
+    t->ints = ci;
+    t->aints = NULL;
+    t->types = ct;
+    t->nints = ni;
+    t->naints = 0;
+    t->ntypes = 1;
+    t->combiner = comb;
+    xm_dt_ref(xm_dt_get(old));
+    *out = t;
+    return 0;
+}
+
 static int subarray(int ni, const int *ints, int na, int nd, const MPI_Datatype *types,
                     struct xm_dtype **out)
 {
@@ -241,39 +274,129 @@ static int subarray(int ni, const int *ints, int na, int nd, const MPI_Datatype 
         xm_dt_unref(prev); /* success: t holds the chain; failure: frees it */
     if (rc)
         return rc;
-    /* t = resized(...): give it the subarray's own description, keep the chain inner */
-    int *ci = malloc((size_t)ni * sizeof(int));
-    MPI_Datatype *ct = malloc(sizeof(MPI_Datatype));
-    if (!ci || !ct) {
-        free(ci);
-        free(ct);
-        xm_dt_unref(t);
-        return -ENOMEM;
+    return adopt(t, MPI_COMBINER_SUBARRAY, ni, ints, types[0], out);
+}
+
+/* One dimension of a DARRAY: the runs (start, len) of global indices this process owns. */
+static int darray_runs(int g, int distrib, int darg, int p, int c, int **runs, int *nruns)
+{
+    int b;
+    if (distrib == MPI_DISTRIBUTE_NONE) {
+        if (p != 1)
+            return -EINVAL;
+        b = g;
+    } else if (distrib == MPI_DISTRIBUTE_BLOCK) {
+        b = darg == MPI_DISTRIBUTE_DFLT_DARG ? (g + p - 1) / p : darg;
+        if (b < 1 || (long)b * p < g)
+            return -EINVAL;
+    } else if (distrib == MPI_DISTRIBUTE_CYCLIC) {
+        b = darg == MPI_DISTRIBUTE_DFLT_DARG ? 1 : darg;
+        if (b < 1)
+            return -EINVAL;
+    } else {
+        return -EINVAL;
     }
-    memcpy(ci, ints, (size_t)ni * sizeof(int));
-    ct[0] = types[0];
-    t->inner = t->types[0]; /* the reference t took on it moves to ->inner */
-    free(t->ints);
-    free(t->aints);
-    free(t->types);
-    t->ints = ci;
-    t->aints = NULL;
-    t->types = ct;
-    t->nints = ni;
-    t->naints = 0;
-    t->ntypes = 1;
-    t->combiner = MPI_COMBINER_SUBARRAY;
-    xm_dt_ref(xm_dt_get(types[0]));
-    *out = t;
+    long step = distrib == MPI_DISTRIBUTE_CYCLIC ? (long)p * b : (long)g + 1;
+    int n = 0, *r = malloc(2 * sizeof(int) * ((size_t)g / (size_t)b + 2));
+    if (!r)
+        return -ENOMEM;
+    for (long st = (long)c * b; st < g; st += step) {
+        r[2 * n] = (int)st;
+        r[2 * n + 1] = (int)(st + b > g ? g - st : b);
+        n++;
+    }
+    *runs = r;
+    *nruns = n;
     return 0;
+}
+
+static int darray(int ni, const int *ints, int na, int nd, const MPI_Datatype *types,
+                  struct xm_dtype **out)
+{
+    if (ni < 4 || na != 0 || nd != 1 || !xm_dt_get(types[0]))
+        return -EINVAL;
+    int size = ints[0], rank = ints[1], n = ints[2];
+    if (n < 1 || ni != 4 * n + 4 || size < 1 || rank < 0 || rank >= size)
+        return -EINVAL;
+    const int *gs = ints + 3, *dist = ints + 3 + n, *darg = ints + 3 + 2 * n,
+              *ps = ints + 3 + 3 * n;
+    int order = ints[3 + 4 * n];
+    if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN)
+        return -EINVAL;
+    long prod = 1;
+    for (int i = 0; i < n; i++) {
+        if (gs[i] < 1 || ps[i] < 1)
+            return -EINVAL;
+        prod *= ps[i];
+    }
+    if (prod != size)
+        return -EINVAL;
+    MPI_Aint stride = xm_dt_get(types[0])->extent;
+    MPI_Datatype cur = types[0];
+    struct xm_dtype *t = NULL, *prev = NULL;
+    int rc = 0;
+    for (int k = 0; k < n && !rc; k++) {
+        int d = order == MPI_ORDER_C ? n - 1 - k : k; /* fastest-varying first */
+        /* process grid is row-major: coordinate of rank in dimension d */
+        long below = 1;
+        for (int j = d + 1; j < n; j++)
+            below *= ps[j];
+        int coord = (int)(rank / below % ps[d]);
+        int *runs = NULL, nr = 0;
+        if ((rc = darray_runs(gs[d], dist[d], darg[d], ps[d], coord, &runs, &nr)))
+            break;
+        if (k > 0) { /* the previous level must step by one full row of this dimension */
+            MPI_Aint a[2] = {0, stride};
+            rc = xm_dt_create(MPI_COMBINER_RESIZED, 0, NULL, 2, a, 1, &cur, &t);
+            if (!rc) {
+                xm_dt_unref(prev);
+                prev = t;
+                cur = t->handle;
+            }
+        }
+        int *v = rc ? NULL : malloc(((size_t)nr + 1) * sizeof(int));
+        MPI_Aint *dd = rc ? NULL : malloc(((size_t)nr + 1) * sizeof(MPI_Aint));
+        if (!rc && (!v || !dd))
+            rc = -ENOMEM;
+        if (!rc) {
+            v[0] = nr;
+            for (int i = 0; i < nr; i++) {
+                v[1 + i] = runs[2 * i + 1];
+                dd[i] = (MPI_Aint)runs[2 * i] * stride;
+            }
+            rc = xm_dt_create(MPI_COMBINER_HINDEXED, nr + 1, v, nr, dd, 1, &cur, &t);
+        }
+        free(v);
+        free(dd);
+        free(runs);
+        if (rc)
+            break;
+        if (prev)
+            xm_dt_unref(prev);
+        prev = t;
+        cur = t->handle;
+        stride *= gs[d];
+    }
+    if (!rc) {
+        MPI_Aint a[2] = {0, stride};
+        rc = xm_dt_create(MPI_COMBINER_RESIZED, 0, NULL, 2, a, 1, &cur, &t);
+    }
+    if (prev)
+        xm_dt_unref(prev);
+    if (rc)
+        return rc;
+    return adopt(t, MPI_COMBINER_DARRAY, ni, ints, types[0], out);
 }
 
 int xm_dt_create(int comb, int ni, const int *ints, int na, const MPI_Aint *aints, int nd,
                  const MPI_Datatype *types, struct xm_dtype **out)
 {
-    if (comb == MPI_COMBINER_SUBARRAY)
-        return ni > 0 && ints && (!nd || types) ? subarray(ni, ints, na, nd, types, out)
-                                                : -EINVAL;
+    if (comb == MPI_COMBINER_SUBARRAY || comb == MPI_COMBINER_DARRAY) {
+        if (ni <= 0 || !ints || (nd && !types))
+            return -EINVAL;
+        return comb == MPI_COMBINER_SUBARRAY ? subarray(ni, ints, na, nd, types, out)
+                                             : darray(ni, ints, na, nd, types, out);
+    }
     if (ni < 0 || na < 0 || nd < 0 || (ni && !ints) || (na && !aints) || (nd && !types))
         return -EINVAL;
     int np = npieces(comb, ni, ints, na, nd);

@@ -340,6 +340,35 @@ int main(int argc, char **argv)
               MPI_ERR_CONVERSION);
     }
 
+    /* darray: 4 x 6 ints over a 2 x 2 grid (BLOCK rows, CYCLIC(2) columns): the four
+     * pieces partition the array */
+    {
+        int gs[2] = {4, 6}, di[2] = {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_CYCLIC},
+            da[2] = {MPI_DISTRIBUTE_DFLT_DARG, 2}, ps[2] = {2, 2}, tot = 0, seen[24] = {0};
+        int arr[24], out[24];
+        for (int i = 0; i < 24; i++)
+            arr[i] = i;
+        for (int r = 0; r < 4; r++) {
+            MPI_Datatype dt;
+            int sz, p2 = 0;
+            MPI_Type_create_darray(4, r, 2, gs, di, da, ps, MPI_ORDER_C, MPI_INT, &dt);
+            MPI_Type_commit(&dt);
+            MPI_Type_size(dt, &sz);
+            MPI_Type_get_extent(dt, &lb, &ub);
+            CHECK(lb == 0 && ub == 96);
+            tot += sz;
+            MPI_Pack(arr, 1, dt, out, sizeof(out), &p2, MPI_COMM_WORLD);
+            for (int k = 0; k < sz / 4; k++)
+                seen[out[k]]++;
+            MPI_Type_get_envelope(dt, &ni, &na, &nd, &comb);
+            CHECK(comb == MPI_COMBINER_DARRAY && ni == 12 && nd == 1);
+            MPI_Type_free(&dt);
+        }
+        CHECK(tot == 96);
+        for (int i = 0; i < 24; i++)
+            CHECK(seen[i] == 1);
+    }
+
     /* Type_match_size */
     MPI_Datatype mt;
     MPI_Type_match_size(MPI_TYPECLASS_REAL, 8, &mt);

@@ -422,6 +422,41 @@ START_TEST(test_subarray)
 }
 END_TEST
 
+START_TEST(test_darray)
+{
+    /* 4 x 6 ints on a 2 x 2 grid: rows BLOCK (2 each), columns CYCLIC(2) */
+    int c[20] = {4, 3, 2, 4, 6, MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_CYCLIC,
+                 MPI_DISTRIBUTE_DFLT_DARG, 2, 2, 2, MPI_ORDER_C};
+    MPI_Datatype old = MPI_INT;
+    struct xm_dtype *t = mk(MPI_COMBINER_DARRAY, 12, c, 0, NULL, 1, &old);
+    /* rank 3 = grid (1,1): rows 2..3, columns 2..3 */
+    check_bounds(t, 16, 0, 96, 56, 32);
+    ck_assert_int_eq(t->combiner, MPI_COMBINER_DARRAY);
+    int idx[] = {14, 15, 20, 21};
+    check_layout(t, 1, idx, 4);
+    xm_dt_unref(t);
+    c[1] = 0; /* grid (0,0): rows 0..1, columns 0,1,4,5 */
+    t = mk(MPI_COMBINER_DARRAY, 12, c, 0, NULL, 1, &old);
+    int idx0[] = {0, 1, 4, 5, 6, 7, 10, 11};
+    check_layout(t, 1, idx0, 8);
+    xm_dt_unref(t);
+    c[1] = 1; /* grid (0,1), Fortran order: (i,j) at i + 4j, rows 0..1, columns 2,3 */
+    c[11] = MPI_ORDER_FORTRAN;
+    t = mk(MPI_COMBINER_DARRAY, 12, c, 0, NULL, 1, &old);
+    int idxf[] = {8, 9, 12, 13};
+    check_layout(t, 1, idxf, 4);
+    ck_assert_int_eq(t->extent, 96);
+    xm_dt_unref(t);
+    c[0] = 3; /* size != product of the grid */
+    ck_assert_int_eq(xm_dt_create(MPI_COMBINER_DARRAY, 12, c, 0, NULL, 1, &old, &t),
+                     -EINVAL);
+    c[0] = 4;
+    c[7] = 1; /* BLOCK of 1 row cannot cover 4 rows on 2 processes */
+    ck_assert_int_eq(xm_dt_create(MPI_COMBINER_DARRAY, 12, c, 0, NULL, 1, &old, &t),
+                     -EINVAL);
+}
+END_TEST
+
 START_TEST(test_empty_and_invalid)
 {
     struct xm_dtype *t = contig(0, MPI_INT);
@@ -479,6 +514,7 @@ int main(void)
     tcase_add_test(tc, test_nested);
     tcase_add_test(tc, test_dup_and_contents);
     tcase_add_test(tc, test_subarray);
+    tcase_add_test(tc, test_darray);
     tcase_add_test(tc, test_empty_and_invalid);
     tcase_add_test(tc, test_large_vector);
     suite_add_tcase(s, tc);
