@@ -343,7 +343,7 @@ int main(int argc, char **argv)
     /* darray: 4 x 6 ints over a 2 x 2 grid (BLOCK rows, CYCLIC(2) columns): the four
      * pieces partition the array */
     {
-        int gs[2] = {4, 6}, di[2] = {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_CYCLIC},
+        int gs[2] = {4, 6}, dis[2] = {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_CYCLIC},
             da[2] = {MPI_DISTRIBUTE_DFLT_DARG, 2}, ps[2] = {2, 2}, tot = 0, seen[24] = {0};
         int arr[24], out[24];
         for (int i = 0; i < 24; i++)
@@ -351,7 +351,7 @@ int main(int argc, char **argv)
         for (int r = 0; r < 4; r++) {
             MPI_Datatype dt;
             int sz, p2 = 0;
-            MPI_Type_create_darray(4, r, 2, gs, di, da, ps, MPI_ORDER_C, MPI_INT, &dt);
+            MPI_Type_create_darray(4, r, 2, gs, dis, da, ps, MPI_ORDER_C, MPI_INT, &dt);
             MPI_Type_commit(&dt);
             MPI_Type_size(dt, &sz);
             MPI_Type_get_extent(dt, &lb, &ub);
