@@ -77,10 +77,12 @@ static struct xm_dtype *get(MPI_Datatype h)
     return xm_dt_get(h);
 }
 
+/* clang-format off */
 #define GET(t, h, fn)                                                                  \
     struct xm_dtype *t = get(h);                                                       \
     if (!t)                                                                            \
         return xm_err(NULL, MPI_ERR_TYPE, fn)
+/* clang-format on */
 
 /* ---- type keyvals and attributes -------------------------------------------------- */
 
@@ -215,7 +217,8 @@ int PMPI_Type_delete_attr(MPI_Datatype dt, int keyval)
     return rc == MPI_SUCCESS ? rc : xm_err(NULL, rc, "MPI_Type_delete_attr");
 }
 
-/* Type_dup: run each attribute's copy callback (NULL_COPY_FN: none, DUP_FN: the value). */
+/* Type_dup: run each attribute's copy callback (NULL_COPY_FN: none, DUP_FN: the value).
+ */
 static int tattr_copy_all(struct xm_dtype *from, struct xm_dtype *to)
 {
     for (struct xm_attr *a = from->attrs; a; a = a->next) {
@@ -307,8 +310,9 @@ int PMPI_Type_ub(MPI_Datatype dt, MPI_Aint *ub)
 
 /* ---- constructors ------------------------------------------------------------------ */
 
-static int create(int comb, int ni, const int *ints, int na, const MPI_Aint *aints, int nd,
-                  const MPI_Datatype *types, MPI_Datatype *newtype, const char *fn)
+static int create(int comb, int ni, const int *ints, int na, const MPI_Aint *aints,
+                  int nd, const MPI_Datatype *types, MPI_Datatype *newtype,
+                  const char *fn)
 {
     if (!newtype)
         return xm_err(NULL, MPI_ERR_ARG, fn);
@@ -358,8 +362,8 @@ int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype 
     return hvector(count, blocklength, stride, old, newtype, "MPI_Type_hvector");
 }
 
-int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype old,
-                             MPI_Datatype *newtype)
+int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride,
+                             MPI_Datatype old, MPI_Datatype *newtype)
 {
     return hvector(count, blocklength, stride, old, newtype, "MPI_Type_create_hvector");
 }
@@ -381,9 +385,9 @@ static int *pack_ints(int lead, int nlead, int count, const int *a, const int *b
     return v;
 }
 
-static int indexed_like(int comb, int count, int blocklength, const int *bl, const int *di,
-                        const MPI_Aint *da, int nd, const MPI_Datatype *types,
-                        MPI_Datatype *newtype, const char *fn)
+static int indexed_like(int comb, int count, int blocklength, const int *bl,
+                        const int *di, const MPI_Aint *da, int nd,
+                        const MPI_Datatype *types, MPI_Datatype *newtype, const char *fn)
 {
     if (count < 0 || blocklength < 0)
         return xm_err(NULL, MPI_ERR_COUNT, fn);
@@ -394,8 +398,8 @@ static int indexed_like(int comb, int count, int blocklength, const int *bl, con
     for (int i = 0; bl && i < count; i++)
         if (bl[i] < 0)
             return xm_err(NULL, MPI_ERR_COUNT, fn);
-    int nlead = comb == MPI_COMBINER_INDEXED_BLOCK || comb == MPI_COMBINER_HINDEXED_BLOCK
-                    ? 2 : 1;
+    int nlead =
+        comb == MPI_COMBINER_INDEXED_BLOCK || comb == MPI_COMBINER_HINDEXED_BLOCK ? 2 : 1;
     int *ints = pack_ints(blocklength, nlead, count, bl, di);
     if (!ints)
         return xm_err(NULL, MPI_ERR_NO_MEM, fn);
@@ -408,12 +412,12 @@ static int indexed_like(int comb, int count, int blocklength, const int *bl, con
 int PMPI_Type_indexed(int count, const int bl[], const int displs[], MPI_Datatype old,
                       MPI_Datatype *newtype)
 {
-    return indexed_like(MPI_COMBINER_INDEXED, count, 0, bl, displs, NULL, 1, &old, newtype,
-                        "MPI_Type_indexed");
+    return indexed_like(MPI_COMBINER_INDEXED, count, 0, bl, displs, NULL, 1, &old,
+                        newtype, "MPI_Type_indexed");
 }
 
-int PMPI_Type_hindexed(int count, const int bl[], const MPI_Aint displs[], MPI_Datatype old,
-                       MPI_Datatype *newtype)
+int PMPI_Type_hindexed(int count, const int bl[], const MPI_Aint displs[],
+                       MPI_Datatype old, MPI_Datatype *newtype)
 {
     return indexed_like(MPI_COMBINER_HINDEXED, count, 0, bl, NULL, displs, 1, &old,
                         newtype, "MPI_Type_hindexed");
@@ -429,15 +433,15 @@ int PMPI_Type_create_hindexed(int count, const int bl[], const MPI_Aint displs[]
 int PMPI_Type_create_indexed_block(int count, int blocklength, const int displs[],
                                    MPI_Datatype old, MPI_Datatype *newtype)
 {
-    return indexed_like(MPI_COMBINER_INDEXED_BLOCK, count, blocklength, NULL, displs, NULL,
-                        1, &old, newtype, "MPI_Type_create_indexed_block");
+    return indexed_like(MPI_COMBINER_INDEXED_BLOCK, count, blocklength, NULL, displs,
+                        NULL, 1, &old, newtype, "MPI_Type_create_indexed_block");
 }
 
 int PMPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint displs[],
                                     MPI_Datatype old, MPI_Datatype *newtype)
 {
-    return indexed_like(MPI_COMBINER_HINDEXED_BLOCK, count, blocklength, NULL, NULL, displs,
-                        1, &old, newtype, "MPI_Type_create_hindexed_block");
+    return indexed_like(MPI_COMBINER_HINDEXED_BLOCK, count, blocklength, NULL, NULL,
+                        displs, 1, &old, newtype, "MPI_Type_create_hindexed_block");
 }
 
 int PMPI_Type_create_struct(int count, const int bl[], const MPI_Aint displs[],
@@ -609,16 +613,27 @@ int PMPI_Type_get_name(MPI_Datatype dt, char *name, int *resultlen)
 int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *dt)
 {
     static const MPI_Datatype reals[] = {MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE};
-    static const MPI_Datatype ints[] = {MPI_INT8_T, MPI_INT16_T, MPI_INT32_T, MPI_INT64_T};
+    static const MPI_Datatype ints[] = {MPI_INT8_T, MPI_INT16_T, MPI_INT32_T,
+                                        MPI_INT64_T};
     static const MPI_Datatype cplx[] = {MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX,
                                         MPI_C_LONG_DOUBLE_COMPLEX};
     const MPI_Datatype *v;
     size_t n;
     switch (typeclass) {
-    case MPI_TYPECLASS_REAL: v = reals; n = 3; break;
-    case MPI_TYPECLASS_INTEGER: v = ints; n = 4; break;
-    case MPI_TYPECLASS_COMPLEX: v = cplx; n = 3; break;
-    default: return xm_err(NULL, MPI_ERR_ARG, "MPI_Type_match_size");
+    case MPI_TYPECLASS_REAL:
+        v = reals;
+        n = 3;
+        break;
+    case MPI_TYPECLASS_INTEGER:
+        v = ints;
+        n = 4;
+        break;
+    case MPI_TYPECLASS_COMPLEX:
+        v = cplx;
+        n = 3;
+        break;
+    default:
+        return xm_err(NULL, MPI_ERR_ARG, "MPI_Type_match_size");
     }
     for (size_t i = 0; i < n; i++)
         if ((int)XM_DT_SIZE(v[i]) == size) {
@@ -636,8 +651,8 @@ int PMPI_Get_elements_x(const MPI_Status *st, MPI_Datatype dt, MPI_Count *count)
     if (!st || st == MPI_STATUS_IGNORE || !count)
         return xm_err(NULL, MPI_ERR_ARG, "MPI_Get_elements_x");
     size_t e;
-    *count = xm_dt_bytes_to_elems(t, xm_status_bytes(st), &e) ? MPI_UNDEFINED
-                                                               : (MPI_Count)e;
+    *count =
+        xm_dt_bytes_to_elems(t, xm_status_bytes(st), &e) ? MPI_UNDEFINED : (MPI_Count)e;
     return MPI_SUCCESS;
 }
 
@@ -667,7 +682,8 @@ int PMPI_Status_set_elements(MPI_Status *st, MPI_Datatype dt, int count)
     return PMPI_Status_set_elements_x(st, dt, count);
 }
 
-/* ---- pack / unpack ------------------------------------------------------------------- */
+/* ---- pack / unpack -------------------------------------------------------------------
+ */
 
 int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype dt, void *outbuf, int outsize,
               int *position, MPI_Comm comm)
@@ -725,16 +741,21 @@ static size_t ext32_size(MPI_Datatype h, size_t *unit)
     size_t n = XM_DT_SIZE(h);
     *unit = n;
     switch (h) {
-    case MPI_LONG: case MPI_UNSIGNED_LONG:
+    case MPI_LONG:
+    case MPI_UNSIGNED_LONG:
         *unit = 4;
         return 4;
     case MPI_WCHAR:
         *unit = 2;
         return 2;
-    case MPI_LONG_DOUBLE: case MPI_C_LONG_DOUBLE_COMPLEX:
+    case MPI_LONG_DOUBLE:
+    case MPI_C_LONG_DOUBLE_COMPLEX:
         return 0;
-    case MPI_C_COMPLEX: case MPI_C_FLOAT_COMPLEX: case MPI_C_DOUBLE_COMPLEX:
-    case MPI_COMPLEX: case MPI_DOUBLE_COMPLEX:
+    case MPI_C_COMPLEX:
+    case MPI_C_FLOAT_COMPLEX:
+    case MPI_C_DOUBLE_COMPLEX:
+    case MPI_COMPLEX:
+    case MPI_DOUBLE_COMPLEX:
         *unit = n / 2;
         return n;
     default:
@@ -748,9 +769,9 @@ static int is_signed_narrowed(MPI_Datatype h)
 }
 
 struct ext32 {
-    char *stream;   /* packed side */
+    char *stream; /* packed side */
     size_t pos, end;
-    int dir;        /* 0 pack, 1 unpack, 2 size only */
+    int dir; /* 0 pack, 1 unpack, 2 size only */
 };
 
 static int ext32_elem(void *vctx, char *addr, MPI_Datatype h)
@@ -777,7 +798,8 @@ static int ext32_elem(void *vctx, char *addr, MPI_Datatype h)
             for (size_t b = 0; b < unit; b++)
                 m[(es == ns ? u : 0) + unit - 1 - b] = s[u + b];
         if (es < ns) /* widen: sign- or zero-extend */
-            memset(m + es, is_signed_narrowed(h) && (m[es - 1] & 0x80) ? 0xff : 0, ns - es);
+            memset(m + es, is_signed_narrowed(h) && (m[es - 1] & 0x80) ? 0xff : 0,
+                   ns - es);
     }
     x->pos += es;
     return 0;
@@ -808,8 +830,9 @@ int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype dt,
     return MPI_SUCCESS;
 }
 
-int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_Datatype dt,
-                       void *outbuf, MPI_Aint outsize, MPI_Aint *position)
+int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount,
+                       MPI_Datatype dt, void *outbuf, MPI_Aint outsize,
+                       MPI_Aint *position)
 {
     const char *fn = "MPI_Pack_external";
     GET(t, dt, fn);

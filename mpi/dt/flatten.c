@@ -106,7 +106,8 @@ static int npieces(int comb, int ni, const int *ints, int na, int nd)
         return n;
     case MPI_COMBINER_HINDEXED:
     case MPI_COMBINER_STRUCT:
-        if (ni < 1 || ni != n + 1 || na != n || nd != (comb == MPI_COMBINER_STRUCT ? n : 1))
+        if (ni < 1 || ni != n + 1 || na != n ||
+            nd != (comb == MPI_COMBINER_STRUCT ? n : 1))
             return -EINVAL;
         for (int i = 0; i < n; i++)
             if (ints[1 + i] < 0)
@@ -189,8 +190,14 @@ static int flatten_piece(struct blist *l, const struct piece *p)
     return 0;
 }
 
-static MPI_Aint amin(MPI_Aint a, MPI_Aint b) { return a < b ? a : b; }
-static MPI_Aint amax(MPI_Aint a, MPI_Aint b) { return a > b ? a : b; }
+static MPI_Aint amin(MPI_Aint a, MPI_Aint b)
+{
+    return a < b ? a : b;
+}
+static MPI_Aint amax(MPI_Aint a, MPI_Aint b)
+{
+    return a > b ? a : b;
+}
 
 /* t is resized(...chain...) equivalent to a SUBARRAY/DARRAY: give it that combiner and
  * contents (ints, old) and keep the chain as ->inner. */
@@ -241,7 +248,8 @@ static int subarray(int ni, const int *ints, int na, int nd, const MPI_Datatype 
     struct xm_dtype *t = NULL, *prev = NULL;
     int rc = 0;
     for (int k = 0; k < n; k++) {
-        int d = order == MPI_ORDER_C ? n - 1 - k : k; /* fastest-varying dimension first */
+        int d =
+            order == MPI_ORDER_C ? n - 1 - k : k; /* fastest-varying dimension first */
         if (k == 0) {
             rc = xm_dt_create(MPI_COMBINER_CONTIGUOUS, 1, &sub[d], 0, NULL, 1, &cur, &t);
         } else {
@@ -277,7 +285,8 @@ static int subarray(int ni, const int *ints, int na, int nd, const MPI_Datatype 
     return adopt(t, MPI_COMBINER_SUBARRAY, ni, ints, types[0], out);
 }
 
-/* One dimension of a DARRAY: the runs (start, len) of global indices this process owns. */
+/* One dimension of a DARRAY: the runs (start, len) of global indices this process owns.
+ */
 static int darray_runs(int g, int distrib, int darg, int p, int c, int **runs, int *nruns)
 {
     int b;
@@ -439,7 +448,8 @@ int xm_dt_create(int comb, int ni, const int *ints, int na, const MPI_Aint *aint
         else
             uub = have_uub++ ? amax(uub, ub) : ub;
         if (o->size) {
-            MPI_Aint a = p.d + o->true_lb + lo, z = p.d + o->true_lb + o->true_extent + hi;
+            MPI_Aint a = p.d + o->true_lb + lo,
+                     z = p.d + o->true_lb + o->true_extent + hi;
             tlb = have_data ? amin(tlb, a) : a;
             tub = have_data ? amax(tub, z) : z;
             have_data = 1;
@@ -537,7 +547,8 @@ static int pair_first(const struct xm_dtype *t, size_t *first)
     if (t->combiner != MPI_COMBINER_NAMED || t->nelem != 2)
         return 0;
     size_t second = t->handle == MPI_2DOUBLE_PRECISION ? sizeof(double)
-                    : t->handle == MPI_2REAL ? sizeof(float) : sizeof(int);
+                    : t->handle == MPI_2REAL           ? sizeof(float)
+                                                       : sizeof(int);
     *first = t->size - second;
     return 1;
 }
@@ -630,22 +641,42 @@ size_t xm_dt_elems_to_bytes(const struct xm_dtype *t, size_t elems)
     return elems / t->nelem * t->size + bytes_in(t, &rem);
 }
 
-/* ---- element visitor (Pack_external) ------------------------------------------------ */
+/* ---- element visitor (Pack_external) ------------------------------------------------
+ */
 
 static int pair_members(MPI_Datatype h, MPI_Datatype *a, MPI_Datatype *b)
 {
     *b = MPI_INT;
     switch (h) {
-    case MPI_FLOAT_INT: *a = MPI_FLOAT; return 1;
-    case MPI_DOUBLE_INT: *a = MPI_DOUBLE; return 1;
-    case MPI_LONG_INT: *a = MPI_LONG; return 1;
-    case MPI_2INT: *a = MPI_INT; return 1;
-    case MPI_SHORT_INT: *a = MPI_SHORT; return 1;
-    case MPI_LONG_DOUBLE_INT: *a = MPI_LONG_DOUBLE; return 1;
-    case MPI_2INTEGER: *a = *b = MPI_INTEGER; return 1;
-    case MPI_2REAL: *a = *b = MPI_REAL; return 1;
-    case MPI_2DOUBLE_PRECISION: *a = *b = MPI_DOUBLE_PRECISION; return 1;
-    default: return 0;
+    case MPI_FLOAT_INT:
+        *a = MPI_FLOAT;
+        return 1;
+    case MPI_DOUBLE_INT:
+        *a = MPI_DOUBLE;
+        return 1;
+    case MPI_LONG_INT:
+        *a = MPI_LONG;
+        return 1;
+    case MPI_2INT:
+        *a = MPI_INT;
+        return 1;
+    case MPI_SHORT_INT:
+        *a = MPI_SHORT;
+        return 1;
+    case MPI_LONG_DOUBLE_INT:
+        *a = MPI_LONG_DOUBLE;
+        return 1;
+    case MPI_2INTEGER:
+        *a = *b = MPI_INTEGER;
+        return 1;
+    case MPI_2REAL:
+        *a = *b = MPI_REAL;
+        return 1;
+    case MPI_2DOUBLE_PRECISION:
+        *a = *b = MPI_DOUBLE_PRECISION;
+        return 1;
+    default:
+        return 0;
     }
 }
 
@@ -662,8 +693,10 @@ int xm_dt_visit(const void *buf, int count, const struct xm_dtype *t,
             if (pair_members(t->handle, &a, &b)) {
                 rc = f(ctx, origin, a);
                 if (!rc)
-                    rc = f(ctx, origin + (t->nblocks == 2 ? t->blocks[1].disp
-                                                          : (MPI_Aint)XM_DT_SIZE(a)), b);
+                    rc = f(ctx,
+                           origin + (t->nblocks == 2 ? t->blocks[1].disp
+                                                     : (MPI_Aint)XM_DT_SIZE(a)),
+                           b);
             } else {
                 rc = f(ctx, origin, t->handle);
             }

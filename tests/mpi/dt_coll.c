@@ -10,13 +10,13 @@
 
 static int errs, rank;
 
-#define CHECK(c)                                                                       \
-    do {                                                                               \
-        if (!(c)) {                                                                    \
-            errs++;                                                                    \
-            if (errs < 10)                                                             \
-                printf("rank %d line %d: %s\n", rank, __LINE__, #c);                  \
-        }                                                                              \
+#define CHECK(c)                                                                         \
+    do {                                                                                 \
+        if (!(c)) {                                                                      \
+            errs++;                                                                      \
+            if (errs < 10)                                                               \
+                printf("rank %d line %d: %s\n", rank, __LINE__, #c);                     \
+        }                                                                                \
     } while (0)
 
 #define N 16
@@ -81,7 +81,10 @@ int main(int argc, char **argv)
         CHECK(out[i] == size * (size - 1) / 2 + size * i);
 
     /* MINLOC / MAXLOC on MPI_SHORT_INT: 6 bytes of data in an 8-byte struct */
-    struct { short v; int loc; } si[2], so[2];
+    struct {
+        short v;
+        int loc;
+    } si[2], so[2];
     si[0].v = (short)(100 - rank);
     si[0].loc = rank;
     si[1].v = (short)(rank % 3);

@@ -12,13 +12,13 @@
 
 static int errs, rank;
 
-#define CHECK(c)                                                                       \
-    do {                                                                               \
-        if (!(c)) {                                                                    \
-            errs++;                                                                    \
-            if (errs < 10)                                                             \
-                printf("rank %d line %d: %s\n", rank, __LINE__, #c);                  \
-        }                                                                              \
+#define CHECK(c)                                                                         \
+    do {                                                                                 \
+        if (!(c)) {                                                                      \
+            errs++;                                                                      \
+            if (errs < 10)                                                               \
+                printf("rank %d line %d: %s\n", rank, __LINE__, #c);                     \
+        }                                                                                \
     } while (0)
 
 static void bounds(MPI_Datatype t, int size, MPI_Aint lb, MPI_Aint ext, MPI_Aint tlb,
@@ -33,8 +33,8 @@ static void bounds(MPI_Datatype t, int size, MPI_Aint lb, MPI_Aint ext, MPI_Aint
         errs++;
         printf("rank %d line %d: size %d lb %ld extent %ld true %ld/%ld, want %d %ld %ld "
                "%ld/%ld\n",
-               rank, line, s, (long)a, (long)b, (long)c, (long)d, size, (long)lb, (long)ext,
-               (long)tlb, (long)text);
+               rank, line, s, (long)a, (long)b, (long)c, (long)d, size, (long)lb,
+               (long)ext, (long)tlb, (long)text);
     }
 }
 #define BOUNDS(t, s, lb, ext, tlb, text) bounds(t, s, lb, ext, tlb, text, __LINE__)
@@ -77,7 +77,10 @@ int main(int argc, char **argv)
     BOUNDS(MPI_SHORT_INT, 6, 0, 8, 0, 8);
     BOUNDS(MPI_FLOAT_INT, 8, 0, 8, 0, 8);
     BOUNDS(MPI_2INT, 8, 0, 8, 0, 8);
-    struct { long double a; int b; } ldi;
+    struct {
+        long double a;
+        int b;
+    } ldi;
     BOUNDS(MPI_LONG_DOUBLE_INT, (int)(sizeof(long double) + sizeof(int)), 0,
            (MPI_Aint)sizeof(ldi), 0, (MPI_Aint)(sizeof(long double) + sizeof(int)));
     char name[MPI_MAX_OBJECT_NAME];
@@ -186,7 +189,8 @@ int main(int argc, char **argv)
     CHECK(psz == 24 && psz2 == 52);
     char pbuf[128];
     int pos = 0;
-    CHECK(MPI_Pack(m + 2, 1, colt, pbuf, sizeof(pbuf), &pos, MPI_COMM_WORLD) == MPI_SUCCESS);
+    CHECK(MPI_Pack(m + 2, 1, colt, pbuf, sizeof(pbuf), &pos, MPI_COMM_WORLD) ==
+          MPI_SUCCESS);
     CHECK(pos == 24);
     CHECK(MPI_Pack(g, 4, st, pbuf, sizeof(pbuf), &pos, MPI_COMM_WORLD) == MPI_SUCCESS);
     CHECK(pos == 76);
@@ -209,7 +213,10 @@ int main(int argc, char **argv)
     pos = 60;
     CHECK(MPI_Unpack(pbuf, 76, &pos, back, 1, colt, MPI_COMM_WORLD) == MPI_ERR_TRUNCATE);
     /* pair type round trip: no padding on the packed side */
-    struct { double d; int i; } dpair[3] = {{1.0, 1}, {2.0, 2}, {3.0, 3}}, dback[3];
+    struct {
+        double d;
+        int i;
+    } dpair[3] = {{1.0, 1}, {2.0, 2}, {3.0, 3}}, dback[3];
     pos = 0;
     MPI_Pack(dpair, 3, MPI_DOUBLE_INT, pbuf, sizeof(pbuf), &pos, MPI_COMM_WORLD);
     CHECK(pos == 36);
@@ -259,7 +266,8 @@ int main(int argc, char **argv)
     int sav[6];
     memcpy(sav, pbuf, sizeof(sav));
     CHECK(sav[0] == 107 && sav[2] == 109 && sav[3] == 112 && sav[5] == 114);
-    CHECK(MPI_Type_create_subarray(2, sizes, subs, starts, 7, MPI_INT, &bad) == MPI_ERR_ARG);
+    CHECK(MPI_Type_create_subarray(2, sizes, subs, starts, 7, MPI_INT, &bad) ==
+          MPI_ERR_ARG);
     MPI_Type_free(&sa);
 
     /* attributes: set/get/delete, DUP_FN and a copy callback on Type_dup, delete
@@ -291,7 +299,7 @@ int main(int argc, char **argv)
     CHECK(ndeleted == 2);
     MPI_Type_get_attr(at, kv1, &got, &flag);
     CHECK(flag == 0);
-    MPI_Type_free(&at);  /* kv2's attribute: one delete */
+    MPI_Type_free(&at); /* kv2's attribute: one delete */
     CHECK(ndeleted == 3);
     MPI_Type_free(&at2); /* two attributes */
     CHECK(ndeleted == 5);
@@ -332,7 +340,8 @@ int main(int argc, char **argv)
         MPI_Unpack_external("external32", xb, 26, &xp, gy, 2, st);
         CHECK(gy[1].c == 'y' && gy[1].d == 2.0 && gy[1].i == -9 && gy[0].d == -0.5);
         xp = 0;
-        CHECK(MPI_Pack_external("external32", gx, 2, st, xb, 20, &xp) == MPI_ERR_TRUNCATE);
+        CHECK(MPI_Pack_external("external32", gx, 2, st, xb, 20, &xp) ==
+              MPI_ERR_TRUNCATE);
         CHECK(MPI_Pack_external("native", gx, 1, st, xb, 64, &xp) ==
               MPI_ERR_UNSUPPORTED_DATAREP);
         long double ld = 1;
@@ -344,7 +353,8 @@ int main(int argc, char **argv)
      * pieces partition the array */
     {
         int gs[2] = {4, 6}, dis[2] = {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_CYCLIC},
-            da[2] = {MPI_DISTRIBUTE_DFLT_DARG, 2}, ps[2] = {2, 2}, tot = 0, seen[24] = {0};
+            da[2] = {MPI_DISTRIBUTE_DFLT_DARG, 2}, ps[2] = {2, 2}, tot = 0,
+            seen[24] = {0};
         int arr[24], out[24];
         for (int i = 0; i < 24; i++)
             arr[i] = i;
@@ -384,7 +394,8 @@ int main(int argc, char **argv)
     CHECK(MPI_Type_free(&pre) == MPI_ERR_TYPE);
     MPI_Datatype unc;
     MPI_Type_contiguous(2, MPI_INT, &unc);
-    CHECK(MPI_Send(five, 1, unc, rank, 0, MPI_COMM_WORLD) == MPI_ERR_TYPE); /* uncommitted */
+    CHECK(MPI_Send(five, 1, unc, rank, 0, MPI_COMM_WORLD) ==
+          MPI_ERR_TYPE); /* uncommitted */
 
     /* free in an order that keeps dependants alive */
     MPI_Type_free(&vt);
