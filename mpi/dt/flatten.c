@@ -34,7 +34,7 @@
 
 #include "dtype.h"
 
-#define XM_DT_MAX_BLOCKS (1 << 24)
+#define XM_DT_MAX_BLOCKS (1 << 22) /* 4 Mi blocks = 128 MiB: refuse more */
 
 struct blist {
     struct xm_dt_block *b;
