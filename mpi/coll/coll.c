@@ -30,6 +30,7 @@
 #include "coll.h"
 
 #define SMALL_BLOCK 8192 /* bytes per block below which latency-bound algorithms win */
+#define LARGE_MSG 65536  /* Bcast/Allreduce above this: scatter-based algorithms */
 
 static MPI_Aint ext(MPI_Datatype dt)
 {
@@ -85,6 +86,36 @@ static void bcast_steps(struct xm_sched *s, struct xm_comm *c, void *buf, int co
             xm_sched_send(s, buf, count, dt, (vr + mask + root) % p);
 }
 
+static void ring_allgatherv(struct xm_sched *s, struct xm_comm *c, void *rbuf,
+                            const int *rcounts, const int *displs, MPI_Datatype rdt);
+
+/* Large Bcast (van de Geijn): the root hands block i to rank i, then a ring allgather;
+ * the root sends about 2n bytes instead of n log2 p. */
+static int bcast_scatter_ring(struct xm_sched *s, struct xm_comm *c, void *buf, int count,
+                              MPI_Datatype dt, int root)
+{
+    int p = c->size, me = c->rank;
+    int *cnt = malloc(2 * (size_t)p * sizeof(int));
+    if (!cnt)
+        return -ENOMEM;
+    for (int i = 0, off = 0; i < p; i++) {
+        cnt[i] = count / p + (i < count % p);
+        cnt[p + i] = off;
+        off += cnt[i];
+    }
+    if (me == root) {
+        for (int i = 0; i < p; i++)
+            if (i != root)
+                xm_sched_send(s, AT(buf, cnt[p + i], dt), cnt[i], dt, i);
+    } else {
+        xm_sched_recv(s, AT(buf, cnt[p + me], dt), cnt[me], dt, root);
+    }
+    xm_sched_wait(s);
+    ring_allgatherv(s, c, buf, cnt, cnt + p, dt);
+    free(cnt);
+    return 0;
+}
+
 int xm_icoll_bcast(void *buf, int count, MPI_Datatype dt, int root, struct xm_comm *c,
                    struct xm_req **rp)
 {
@@ -92,8 +123,14 @@ int xm_icoll_bcast(void *buf, int count, MPI_Datatype dt, int root, struct xm_co
     struct xm_sched *s = new_sched(c, &rc);
     if (!s)
         return rc;
-    if (c->size > 1)
+    if (c->size > 2 && count >= c->size && tsize(dt) * (size_t)count > LARGE_MSG)
+        rc = bcast_scatter_ring(s, c, buf, count, dt, root);
+    else if (c->size > 1)
         bcast_steps(s, c, buf, count, dt, root);
+    if (rc < 0) {
+        xm_sched_free(s);
+        return rc;
+    }
     return xm_sched_start(s, rp);
 }
 
@@ -153,6 +190,80 @@ int xm_icoll_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MP
 }
 
 /* ---- allreduce ------------------------------------------------------------------ */
+/* acc op= tmp over [off, off+n) keeping operand order: `lower` says tmp came from a
+ * lower rank range. */
+static void ordered_op(struct xm_sched *s, void *acc, void *tmp, MPI_Aint off, int n,
+                       MPI_Datatype dt, MPI_Op op, int lower)
+{
+    char *a = AT(acc, off, dt), *t = AT(tmp, off, dt);
+    if (lower || xm_op_commutative(op)) {
+        xm_sched_op(s, t, a, n, dt, op);
+    } else {
+        xm_sched_op(s, a, t, n, dt, op);
+        xm_sched_copy(s, t, n, dt, a, n, dt);
+    }
+}
+
+/* Rabenseifner: reduce-scatter by recursive halving, then allgather by recursive
+ * doubling, among the pof2 ranks left after folding (nr = my index among them).
+ * Block i of the vector (pof2 blocks) ends up reduced at index i, then is spread.
+ * Commutative ops only: the halving pairs ranks pof2/2 apart first, so the operands
+ * are not combined in rank order.  Returns 1 if the steps were added. */
+static int rabenseifner(struct xm_sched *s, void *acc, void *tmp, int count,
+                        MPI_Datatype dt, MPI_Op op, int pof2, int rem, int nr)
+{
+    int *cnt = malloc(2 * (size_t)pof2 * sizeof(int)), *disp;
+    if (!cnt)
+        return 0; /* caller falls back to recursive doubling */
+    disp = cnt + pof2;
+    for (int i = 0, off = 0; i < pof2; i++) {
+        cnt[i] = count / pof2 + (i < count % pof2);
+        disp[i] = off;
+        off += cnt[i];
+    }
+#define REAL(x) ((x) < rem ? (x) * 2 + 1 : (x) + rem)
+#define SUM(a, b, out) do { out = 0; for (int i_ = (a); i_ < (b); i_++) out += cnt[i_]; } while (0)
+    /* [lo, hi): the blocks I am responsible for; halve each round */
+    int lo = 0, hi = pof2;
+    for (int mask = pof2 / 2; mask > 0; mask >>= 1) {
+        int peer = nr ^ mask, mid = lo + (hi - lo) / 2, sn, rn;
+        int keep_lo = nr < peer; /* lower rank keeps the lower half */
+        int klo = keep_lo ? lo : mid, khi = keep_lo ? mid : hi;
+        int slo = keep_lo ? mid : lo, shi = keep_lo ? hi : mid;
+        SUM(klo, khi, rn);
+        SUM(slo, shi, sn);
+        xm_sched_recv(s, AT(tmp, disp[klo], dt), rn, dt, REAL(peer));
+        xm_sched_send(s, AT(acc, disp[slo], dt), sn, dt, REAL(peer));
+        ordered_op(s, acc, tmp, disp[klo], rn, dt, op, 1);
+        lo = klo;
+        hi = khi;
+    }
+    /* now block nr (lo == nr, hi == nr + 1) is complete here; double back */
+    for (int mask = 1; mask < pof2; mask <<= 1) {
+        int peer = nr ^ mask, sn, rn, plo, phi; /* partner's range: same size, adjacent */
+        if (peer < nr) {
+            plo = lo - (hi - lo);
+            phi = lo;
+        } else {
+            plo = hi;
+            phi = hi + (hi - lo);
+        }
+        SUM(lo, hi, sn);
+        SUM(plo, phi, rn);
+        xm_sched_recv(s, AT(acc, disp[plo], dt), rn, dt, REAL(peer));
+        xm_sched_send(s, AT(acc, disp[lo], dt), sn, dt, REAL(peer));
+        xm_sched_wait(s);
+        if (plo < lo)
+            lo = plo;
+        else
+            hi = phi;
+    }
+#undef REAL
+#undef SUM
+    free(cnt);
+    return 1;
+}
+
 static void allreduce_steps(struct xm_sched *s, struct xm_comm *c, void *acc, int count,
                             MPI_Datatype dt, MPI_Op op)
 {
@@ -177,7 +288,10 @@ static void allreduce_steps(struct xm_sched *s, struct xm_comm *c, void *acc, in
     } else {
         nr = me - rem;
     }
-    if (nr >= 0) {
+    if (nr >= 0 && commute && count >= pof2 && tsize(dt) * (size_t)count > LARGE_MSG &&
+        rabenseifner(s, acc, tmp, count, dt, op, pof2, rem, nr)) {
+        /* done: large vectors */
+    } else if (nr >= 0) {
         for (int mask = 1; mask < pof2; mask <<= 1) {
             int np = nr ^ mask, peer = np < rem ? np * 2 + 1 : np + rem;
             xm_sched_recv(s, tmp, count, dt, peer);
