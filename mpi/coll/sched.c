@@ -45,6 +45,7 @@ struct xm_sched {
     struct xm_req **out; /* posted, not yet reaped */
     int nout, outcap;
     void **tmp;
+    size_t *tmplen;
     int ntmp;
     int err;
     struct xm_req *req; /* nonblocking: the request that completes with the schedule */
@@ -52,6 +53,58 @@ struct xm_sched {
 };
 
 static struct xm_sched *active; /* nonblocking schedules in flight */
+
+/* Scratch reuse: large temporaries come from mmap in glibc, so a fresh one per call
+ * costs page faults every time; keep a few freed buffers (up to SCRATCH_MAX bytes
+ * each) for the next schedule. */
+#define SCRATCH_SLOTS 4
+#define SCRATCH_MAX (64u << 20)
+static struct {
+    void *p;
+    size_t len;
+} scratch[SCRATCH_SLOTS];
+
+static void *scratch_get(size_t len, size_t *got)
+{
+    int best = -1;
+    for (int i = 0; i < SCRATCH_SLOTS; i++)
+        if (scratch[i].p && scratch[i].len >= len &&
+            (best < 0 || scratch[i].len < scratch[best].len))
+            best = i;
+    if (best >= 0) {
+        void *p = scratch[best].p;
+        *got = scratch[best].len;
+        scratch[best].p = NULL;
+        return p;
+    }
+    *got = len;
+    return malloc(len);
+}
+
+static void scratch_put(void *p, size_t len)
+{
+    if (!p)
+        return;
+    if (len <= SCRATCH_MAX) {
+        int small = -1;
+        for (int i = 0; i < SCRATCH_SLOTS; i++) {
+            if (!scratch[i].p) {
+                scratch[i].p = p;
+                scratch[i].len = len;
+                return;
+            }
+            if (scratch[i].len < len && (small < 0 || scratch[i].len < scratch[small].len))
+                small = i;
+        }
+        if (small >= 0) { /* keep the larger buffer */
+            free(scratch[small].p);
+            scratch[small].p = p;
+            scratch[small].len = len;
+            return;
+        }
+    }
+    free(p);
+}
 
 struct xm_sched *xm_sched_new(struct xm_comm *c)
 {
@@ -74,7 +127,8 @@ void xm_sched_free(struct xm_sched *s)
             xm_req_free(s->out[i]);
         }
     for (int i = 0; i < s->ntmp; i++)
-        free(s->tmp[i]);
+        scratch_put(s->tmp[i], s->tmplen[i]);
+    free(s->tmplen);
     if (s->prev_active) {
         *s->prev_active = s->next_active;
         if (s->next_active)
@@ -116,16 +170,19 @@ void *xm_sched_tmp(struct xm_sched *s, int count, MPI_Datatype dt)
     size_t span = count > 0 ? (size_t)(count - 1) * (size_t)t->extent + (size_t)t->true_extent
                             : 0;
     void **n = realloc(s->tmp, (size_t)(s->ntmp + 1) * sizeof(*n));
-    char *b = malloc(span ? span : 1);
-    if (!n || !b) {
-        free(b);
-        if (n)
-            s->tmp = n;
+    if (n)
+        s->tmp = n;
+    size_t *l = n ? realloc(s->tmplen, (size_t)(s->ntmp + 1) * sizeof(*l)) : NULL;
+    if (l)
+        s->tmplen = l;
+    size_t got = 0;
+    char *b = l ? scratch_get(span ? span : 1, &got) : NULL;
+    if (!b) {
         s->err = -ENOMEM;
         return NULL;
     }
-    s->tmp = n;
-    s->tmp[s->ntmp++] = b;
+    s->tmp[s->ntmp] = b;
+    s->tmplen[s->ntmp++] = got;
     return b - t->true_lb;
 }
 
