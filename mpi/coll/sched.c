@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/comm.h"
 #include "../core/p2p.h"
 #include "../dt/dtype.h"
 #include "coll.h"
@@ -112,6 +113,7 @@ struct xm_sched *xm_sched_new(struct xm_comm *c)
     if (!s)
         return NULL;
     s->c = c;
+    c->refs++; /* a Comm_free while this runs must not free c under us */
     s->ctx = c->ctx | 1u;
     s->tag = 16 + (int)(c->coll_seq++ & 0x1fffffff);
     return s;
@@ -137,6 +139,7 @@ void xm_sched_free(struct xm_sched *s)
     free(s->tmp);
     free(s->out);
     free(s->st);
+    xm_comm_unref(s->c);
     free(s);
 }
 

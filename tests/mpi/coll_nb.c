@@ -104,6 +104,17 @@ int main(int argc, char **argv)
         }
         CHECK(late == 0 || p == 1, "ibarrier completed early");
     }
+    /* Comm_free while an I-collective on it is pending: it must still complete */
+    {
+        MPI_Comm d;
+        MPI_Request r;
+        int x = me + 1, y = 0;
+        MPI_Comm_dup(MPI_COMM_WORLD, &d);
+        MPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_SUM, d, &r);
+        MPI_Comm_free(&d);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        CHECK(y == p * (p + 1) / 2, "iallreduce on freed comm %d", y);
+    }
     int tot;
     MPI_Allreduce(&errs, &tot, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (me == 0 && tot == 0)
