@@ -352,6 +352,8 @@ static void finish_nb(struct xm_sched *s)
     struct xm_req *r = s->req;
     int err = s->err;
     r->coll_state = NULL;
+    if (s->c->refs == 1) /* the communicator was freed meanwhile and goes away now */
+        r->comm = NULL;
     xm_sched_free(s);
     if (err)
         r->status.MPI_ERROR = err == -EMSGSIZE ? MPI_ERR_TRUNCATE : MPI_ERR_OTHER;

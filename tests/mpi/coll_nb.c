@@ -112,7 +112,8 @@ int main(int argc, char **argv)
         MPI_Comm_dup(MPI_COMM_WORLD, &d);
         MPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_SUM, d, &r);
         MPI_Comm_free(&d);
-        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        MPI_Status st;
+        MPI_Wait(&r, &st);
         CHECK(y == p * (p + 1) / 2, "iallreduce on freed comm %d", y);
     }
     int tot;
