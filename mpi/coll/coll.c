@@ -51,7 +51,7 @@ static size_t tsize(MPI_Datatype dt)
     return t ? t->size : 0;
 }
 
-#define AT(buf, i, dt) ((char *)(buf) + (MPI_Aint)(i) * ext(dt))
+#define AT(buf, i, dt) ((char *)(buf) + (MPI_Aint)(i)*ext(dt))
 
 static struct xm_sched *new_sched(struct xm_comm *c, int *rc)
 {
@@ -176,8 +176,8 @@ int xm_icoll_bcast(void *buf, int count, MPI_Datatype dt, int root, struct xm_co
 /* Binomial reduction of (src) towards `root`; the result lands in `dst` at the root.
  * Non-commutative ops: tree rooted at 0 (ranges of consecutive ranks combine in order),
  * then 0 forwards to the root. */
-static void reduce_steps(struct xm_sched *s, struct xm_comm *c, const void *src, void *dst,
-                         int count, MPI_Datatype dt, MPI_Op op, int root)
+static void reduce_steps(struct xm_sched *s, struct xm_comm *c, const void *src,
+                         void *dst, int count, MPI_Datatype dt, MPI_Op op, int root)
 {
     int p = c->size, me = c->rank;
     int commute = xm_op_commutative(op);
@@ -259,8 +259,13 @@ static int rabenseifner(struct xm_sched *s, void *acc, void *tmp, int count,
         disp[i] = off;
         off += cnt[i];
     }
-#define REAL(x) ((x) < rem ? (x) * 2 + 1 : (x) + rem)
-#define SUM(a, b, out) do { out = 0; for (int i_ = (a); i_ < (b); i_++) out += cnt[i_]; } while (0)
+#define REAL(x) ((x) < rem ? (x)*2 + 1 : (x) + rem)
+#define SUM(a, b, out)                                                                   \
+    do {                                                                                 \
+        out = 0;                                                                         \
+        for (int i_ = (a); i_ < (b); i_++)                                               \
+            out += cnt[i_];                                                              \
+    } while (0)
     /* [lo, hi): the blocks I am responsible for; halve each round */
     int lo = 0, hi = pof2;
     for (int mask = pof2 / 2; mask > 0; mask >>= 1) {
@@ -351,8 +356,8 @@ static void allreduce_steps(struct xm_sched *s, struct xm_comm *c, void *acc, in
     }
 }
 
-int xm_icoll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                       struct xm_comm *c, struct xm_req **rp)
+int xm_icoll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
+                       MPI_Op op, struct xm_comm *c, struct xm_req **rp)
 {
     int rc;
     struct xm_sched *s = new_sched(c, &rc);
@@ -383,8 +388,8 @@ int xm_icoll_gatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
         for (int i = 0; i < c->size; i++) {
             if (i == me) {
                 if (sbuf != MPI_IN_PLACE)
-                    xm_sched_copy(s, sbuf, scount, sdt, AT(rbuf, displs[i], rdt), rcounts[i],
-                                  rdt);
+                    xm_sched_copy(s, sbuf, scount, sdt, AT(rbuf, displs[i], rdt),
+                                  rcounts[i], rdt);
             } else {
                 xm_sched_recv(s, AT(rbuf, displs[i], rdt), rcounts[i], rdt, i);
             }
@@ -396,8 +401,8 @@ int xm_icoll_gatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
 }
 
 int xm_icoll_scatterv(const void *sbuf, const int *scounts, const int *displs,
-                      MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt, int root,
-                      struct xm_comm *c, struct xm_req **rp)
+                      MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt,
+                      int root, struct xm_comm *c, struct xm_req **rp)
 {
     int rc, me = c->rank;
     struct xm_sched *s = new_sched(c, &rc);
@@ -407,8 +412,8 @@ int xm_icoll_scatterv(const void *sbuf, const int *scounts, const int *displs,
         for (int i = 0; i < c->size; i++) {
             if (i == me) {
                 if (rbuf != MPI_IN_PLACE)
-                    xm_sched_copy(s, AT(sbuf, displs[i], sdt), scounts[i], sdt, rbuf, rcount,
-                                  rdt);
+                    xm_sched_copy(s, AT(sbuf, displs[i], sdt), scounts[i], sdt, rbuf,
+                                  rcount, rdt);
             } else {
                 xm_sched_send(s, AT(sbuf, displs[i], sdt), scounts[i], sdt, i);
             }
@@ -447,7 +452,8 @@ int xm_icoll_allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rb
 }
 
 int xm_icoll_allgather(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
-                       int rcount, MPI_Datatype rdt, struct xm_comm *c, struct xm_req **rp)
+                       int rcount, MPI_Datatype rdt, struct xm_comm *c,
+                       struct xm_req **rp)
 {
     int rc, p = c->size, me = c->rank;
     struct xm_sched *s = new_sched(c, &rc);
@@ -470,8 +476,8 @@ int xm_icoll_allgather(const void *sbuf, int scount, MPI_Datatype sdt, void *rbu
                 xm_sched_send(s, tmp, n * rcount, rdt, (me - k + p) % p);
                 xm_sched_wait(s);
             }
-            xm_sched_copy(s, tmp, (p - me) * rcount, rdt, AT(rbuf, (MPI_Aint)me * rcount, rdt),
-                          (p - me) * rcount, rdt);
+            xm_sched_copy(s, tmp, (p - me) * rcount, rdt,
+                          AT(rbuf, (MPI_Aint)me * rcount, rdt), (p - me) * rcount, rdt);
             if (me)
                 xm_sched_copy(s, tmp + (p - me) * bl, me * rcount, rdt, rbuf, me * rcount,
                               rdt);
@@ -496,8 +502,9 @@ int xm_icoll_allgather(const void *sbuf, int scount, MPI_Datatype sdt, void *rbu
 
 /* ---- alltoall(v) ----------------------------------------------------------------- */
 int xm_icoll_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
-                       MPI_Datatype sdt, void *rbuf, const int *rcounts, const int *rdispls,
-                       MPI_Datatype rdt, struct xm_comm *c, struct xm_req **rp)
+                       MPI_Datatype sdt, void *rbuf, const int *rcounts,
+                       const int *rdispls, MPI_Datatype rdt, struct xm_comm *c,
+                       struct xm_req **rp)
 {
     int rc, p = c->size, me = c->rank;
     struct xm_sched *s = new_sched(c, &rc);
@@ -521,8 +528,8 @@ int xm_icoll_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
         if (tsize(sdt) * (size_t)scounts[i] > big)
             big = tsize(sdt) * (size_t)scounts[i];
     int pairwise = big > SMALL_BLOCK;
-    xm_sched_copy(s, AT(sbuf, sdispls[me], sdt), scounts[me], sdt, AT(rbuf, rdispls[me], rdt),
-                  rcounts[me], rdt);
+    xm_sched_copy(s, AT(sbuf, sdispls[me], sdt), scounts[me], sdt,
+                  AT(rbuf, rdispls[me], rdt), rcounts[me], rdt);
     for (int k = 1; k < p; k++) {
         int to = (me + k) % p, from = (me - k + p) % p;
         xm_sched_recv(s, AT(rbuf, rdispls[from], rdt), rcounts[from], rdt, from);
@@ -550,16 +557,18 @@ int xm_icoll_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
             return -ENOMEM;
         }
         for (int i = 0; i < p; i++) {
-            tmp[i] = xm_sched_tmp(s, (int)(tsize(rdts[i]) * (size_t)rcounts[i]), MPI_BYTE);
+            tmp[i] =
+                xm_sched_tmp(s, (int)(tsize(rdts[i]) * (size_t)rcounts[i]), MPI_BYTE);
             if (tmp[i])
                 xm_sched_copy(s, (char *)rbuf + rdispls[i], rcounts[i], rdts[i], tmp[i],
                               (int)(tsize(rdts[i]) * (size_t)rcounts[i]), MPI_BYTE);
         }
         for (int k = 1; k < p; k++) {
             int to = (me + k) % p, from = (me - k + p) % p;
-            xm_sched_recv(s, (char *)rbuf + rdispls[from], rcounts[from], rdts[from], from);
-            xm_sched_send(s, tmp[to], (int)(tsize(rdts[to]) * (size_t)rcounts[to]), MPI_BYTE,
-                          to);
+            xm_sched_recv(s, (char *)rbuf + rdispls[from], rcounts[from], rdts[from],
+                          from);
+            xm_sched_send(s, tmp[to], (int)(tsize(rdts[to]) * (size_t)rcounts[to]),
+                          MPI_BYTE, to);
         }
         free(tmp);
         return xm_sched_start(s, rp);
@@ -574,7 +583,8 @@ int xm_icoll_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
     return xm_sched_start(s, rp);
 }
 
-/* ---- reduce_scatter ------------------------------------------------------------------ */
+/* ---- reduce_scatter ------------------------------------------------------------------
+ */
 int xm_icoll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
                             MPI_Datatype dt, MPI_Op op, struct xm_comm *c,
                             struct xm_req **rp)
@@ -607,7 +617,8 @@ int xm_icoll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
     return xm_sched_start(s, rp);
 }
 
-/* ---- scan / exscan --------------------------------------------------------------------- */
+/* ---- scan / exscan
+ * --------------------------------------------------------------------- */
 int xm_icoll_scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
                   int exclusive, struct xm_comm *c, struct xm_req **rp)
 {
@@ -644,7 +655,8 @@ int xm_icoll_scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_
     return xm_sched_start(s, rp);
 }
 
-/* ---- the original blocking entry points (env.c uses barrier) -------------------------- */
+/* ---- the original blocking entry points (env.c uses barrier) --------------------------
+ */
 int xm_coll_barrier(struct xm_comm *c)
 {
     return xm_icoll_barrier(c, NULL);

@@ -94,7 +94,8 @@ static void scratch_put(void *p, size_t len)
                 scratch[i].len = len;
                 return;
             }
-            if (scratch[i].len < len && (small < 0 || scratch[i].len < scratch[small].len))
+            if (scratch[i].len < len &&
+                (small < 0 || scratch[i].len < scratch[small].len))
                 small = i;
         }
         if (small >= 0) { /* keep the larger buffer */
@@ -170,8 +171,8 @@ void *xm_sched_tmp(struct xm_sched *s, int count, MPI_Datatype dt)
         s->err = -EINVAL;
         return NULL;
     }
-    size_t span = count > 0 ? (size_t)(count - 1) * (size_t)t->extent + (size_t)t->true_extent
-                            : 0;
+    size_t span =
+        count > 0 ? (size_t)(count - 1) * (size_t)t->extent + (size_t)t->true_extent : 0;
     void **n = realloc(s->tmp, (size_t)(s->ntmp + 1) * sizeof(*n));
     if (n)
         s->tmp = n;
@@ -189,7 +190,8 @@ void *xm_sched_tmp(struct xm_sched *s, int count, MPI_Datatype dt)
     return b - t->true_lb;
 }
 
-void xm_sched_send(struct xm_sched *s, const void *buf, int count, MPI_Datatype dt, int to)
+void xm_sched_send(struct xm_sched *s, const void *buf, int count, MPI_Datatype dt,
+                   int to)
 {
     struct step *p = add(s, S_SEND);
     if (p) {
@@ -216,8 +218,8 @@ void xm_sched_wait(struct xm_sched *s)
     add(s, S_WAIT);
 }
 
-void xm_sched_op(struct xm_sched *s, const void *in, void *inout, int count, MPI_Datatype dt,
-                 MPI_Op op)
+void xm_sched_op(struct xm_sched *s, const void *in, void *inout, int count,
+                 MPI_Datatype dt, MPI_Op op)
 {
     struct step *p = add(s, S_OP);
     if (p) {

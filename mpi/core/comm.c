@@ -140,8 +140,8 @@ void xm_comm_release(struct xm_comm *c)
 /* ---- groups ---------------------------------------------------------------------- */
 static struct xm_group **groups;
 static int ngroups;
-static struct xm_group empty_group = {.handle = MPI_GROUP_EMPTY, .refs = 1,
-                                      .rank = MPI_UNDEFINED};
+static struct xm_group empty_group = {
+    .handle = MPI_GROUP_EMPTY, .refs = 1, .rank = MPI_UNDEFINED};
 
 void xm_comm_unref(struct xm_comm *c)
 {
