@@ -13,8 +13,9 @@
  *   Allreduce  recursive doubling; p not a power of two: the first 2*rem ranks fold
  *              pairwise first and get the result back at the end (MPICH's scheme).
  *              Operand order is kept, so non-commutative ops are right.
- *              Large (> 64 KiB) commutative: Rabenseifner.  Oversubscribed and small
- *              (<= 8 KiB): binomial reduce + bcast (fewer messages, as for Barrier).
+ *              Large (> 64 KiB) commutative: Rabenseifner.  Oversubscribed and
+ *              <= 64 KiB: binomial reduce + bcast (fewer messages, as for Barrier; at
+ *              64 ranks on 2 cores 64 KiB takes 7 ms instead of 15-20 ms).
  *   Gather(v), Scatter(v)  root posts everything at once (linear).
  *   Allgather  Bruck (ceil(log2 p) rounds) for small blocks, ring for large ones.
  *   Allgatherv ring.
@@ -497,7 +498,7 @@ int xm_icoll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
     if (c->size > 2 && xm_op_commutative(op) && tsize(dt) * (size_t)count <= LARGE_MSG &&
         hier_allreduce(s, c, rbuf, count, dt, op)) {
         /* node-aware */
-    } else if (c->size > 1 && prefer_tree(c) && tsize(dt) * (size_t)count <= SMALL_BLOCK) {
+    } else if (c->size > 1 && prefer_tree(c) && tsize(dt) * (size_t)count <= LARGE_MSG) {
         reduce_steps(s, c, rbuf, rbuf, count, dt, op, 0);
         xm_sched_wait(s);
         bcast_steps(s, c, rbuf, count, dt, 0);
