@@ -358,20 +358,6 @@ int xm_icoll_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MP
 }
 
 /* ---- allreduce ------------------------------------------------------------------ */
-/* acc op= tmp over [off, off+n) keeping operand order: `lower` says tmp came from a
- * lower rank range. */
-static void ordered_op(struct xm_sched *s, void *acc, void *tmp, MPI_Aint off, int n,
-                       MPI_Datatype dt, MPI_Op op, int lower)
-{
-    char *a = AT(acc, off, dt), *t = AT(tmp, off, dt);
-    if (lower || xm_op_commutative(op)) {
-        xm_sched_op(s, t, a, n, dt, op);
-    } else {
-        xm_sched_op(s, a, t, n, dt, op);
-        xm_sched_copy(s, t, n, dt, a, n, dt);
-    }
-}
-
 /* Rabenseifner: reduce-scatter by recursive halving, then allgather by recursive
  * doubling, among the pof2 ranks left after folding (nr = my index among them).
  * Block i of the vector (pof2 blocks) ends up reduced at index i, then is spread.
@@ -407,7 +393,7 @@ static int rabenseifner(struct xm_sched *s, void *acc, void *tmp, int count,
         SUM(slo, shi, sn);
         xm_sched_recv(s, AT(tmp, disp[klo], dt), rn, dt, REAL(peer));
         xm_sched_send(s, AT(acc, disp[slo], dt), sn, dt, REAL(peer));
-        ordered_op(s, acc, tmp, disp[klo], rn, dt, op, 1);
+        xm_sched_op(s, AT(tmp, disp[klo], dt), AT(acc, disp[klo], dt), rn, dt, op);
         lo = klo;
         hi = khi;
     }
