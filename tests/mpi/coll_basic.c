@@ -125,6 +125,19 @@ static void run(MPI_Comm comm, int big)
                 for (int r = 0; r < p; r++)
                     for (int i = 0; i < n; i++)
                         CHECK(rb[r * n + i] == val(r, i), "gather in place n=%d", n);
+            /* in-place scatter at the root: its own block stays where it is */
+            if (me == root) {
+                for (int r = 0; r < p; r++)
+                    for (int i = 0; i < n; i++)
+                        rb[r * n + i] = val(r, i) + 1;
+                MPI_Scatter(rb, n, MPI_INT, MPI_IN_PLACE, n, MPI_INT, root, comm);
+                for (int i = 0; i < n; i++)
+                    CHECK(rb[root * n + i] == val(root, i) + 1, "scatter in place root");
+            } else {
+                MPI_Scatter(NULL, n, MPI_INT, back, n, MPI_INT, root, comm);
+                for (int i = 0; i < n; i++)
+                    CHECK(back[i] == val(me, i) + 1, "scatter in place n=%d", n);
+            }
             free(back);
         }
         /* gatherv/scatterv with rank-dependent counts (r % 3) * n / 2, reversed displs */
