@@ -17,7 +17,8 @@
  *              <= 64 KiB: binomial reduce + bcast (fewer messages, as for Barrier; at
  *              64 ranks on 2 cores 64 KiB takes 7 ms instead of 15-20 ms).
  *   Gather(v), Scatter(v)  root posts everything at once (linear).
- *   Allgather  Bruck (ceil(log2 p) rounds) for small blocks, ring for large ones.
+ *   Allgather  Bruck (ceil(log2 p) rounds) for small blocks, ring for large ones;
+ *              oversubscribed and <= 64 KiB in all: gather to 0 + binomial bcast.
  *   Allgatherv ring.
  *   Alltoall(v) all exchanges posted at once for small blocks; pairwise
  *              (p-1 fenced rounds, (me+k, me-k)) for large.
@@ -583,7 +584,19 @@ int xm_icoll_allgather(const void *sbuf, int scount, MPI_Datatype sdt, void *rbu
         scount = rcount;
         sdt = rdt;
     }
-    if (tsize(rdt) * (size_t)rcount <= SMALL_BLOCK) {
+    if (prefer_tree(c) && tsize(rdt) * (size_t)rcount * (size_t)p <= LARGE_MSG) {
+        /* oversubscribed: gather to 0 + binomial bcast, 2(p-1) messages */
+        if (me == 0) {
+            for (int r = 1; r < p; r++)
+                xm_sched_recv(s, AT(rbuf, (MPI_Aint)r * rcount, rdt), rcount, rdt, r);
+            if (sbuf != MPI_IN_PLACE)
+                xm_sched_copy(s, sbuf, scount, sdt, rbuf, rcount, rdt);
+        } else {
+            xm_sched_send(s, mine, scount, sdt, 0);
+        }
+        xm_sched_wait(s);
+        bcast_steps(s, c, rbuf, p * rcount, rdt, 0);
+    } else if (tsize(rdt) * (size_t)rcount <= SMALL_BLOCK) {
         /* Bruck: tmp block i = block of rank (me + i) % p */
         char *tmp = xm_sched_tmp(s, p * rcount, rdt);
         if (tmp) {
