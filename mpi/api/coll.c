@@ -35,10 +35,10 @@ XM_WEAK(MPI_Op_free)
 XM_WEAK(MPI_Op_commutative)
 XM_WEAK(MPI_Reduce_local)
 
-#define GET_COMM(c, comm, fn)                  \
-    struct xm_comm *c = xm_comm_get(comm);    \
-    if (!c)                                    \
-        return xm_err(NULL, MPI_ERR_COMM, fn)
+#define GET_COMM(c, comm, fn)                                                            \
+    struct xm_comm *c = xm_comm_get(comm);                                               \
+    if (!c)                                                                              \
+    return xm_err(NULL, MPI_ERR_COMM, fn)
 
 static int check(struct xm_comm *c, int count, MPI_Datatype dt, const char *fn)
 {
@@ -188,8 +188,8 @@ int xm_capi_scatterv(const void *sbuf, const int *scounts, const int *displs, in
 }
 
 int xm_capi_allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
-                       const int *rcounts, const int *displs, int rcount, MPI_Datatype rdt,
-                       MPI_Comm comm, MPI_Request *req, const char *fn)
+                       const int *rcounts, const int *displs, int rcount,
+                       MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req, const char *fn)
 {
     GET_COMM(c, comm, fn);
     int rc = sbuf == MPI_IN_PLACE ? 0 : check(c, scount, sdt, fn);
@@ -205,10 +205,10 @@ int xm_capi_allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbu
     return done(c, rc, &r, req, fn);
 }
 
-int xm_capi_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, int scount,
-                      MPI_Datatype sdt, void *rbuf, const int *rcounts, const int *rdispls,
-                      int rcount, MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req,
-                      const char *fn)
+int xm_capi_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
+                      int scount, MPI_Datatype sdt, void *rbuf, const int *rcounts,
+                      const int *rdispls, int rcount, MPI_Datatype rdt, MPI_Comm comm,
+                      MPI_Request *req, const char *fn)
 {
     GET_COMM(c, comm, fn);
     int rc = sbuf == MPI_IN_PLACE ? 0 : check(c, scounts ? 0 : scount, sdt, fn);
@@ -231,7 +231,8 @@ int xm_capi_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, 
         rdispls = b + c->size;
     }
     struct xm_req *r = NULL;
-    rc = xm_icoll_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, c, RP);
+    rc = xm_icoll_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, c,
+                            RP);
     free(a);
     free(b);
     return done(c, rc, &r, req, fn);
@@ -274,7 +275,8 @@ int xm_capi_scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_O
     if (rc)
         return rc;
     struct xm_req *r = NULL;
-    return done(c, xm_icoll_scan(sbuf, rbuf, count, dt, op, exclusive, c, RP), &r, req, fn);
+    return done(c, xm_icoll_scan(sbuf, rbuf, count, dt, op, exclusive, c, RP), &r, req,
+                fn);
 }
 
 /* ---- blocking entry points --------------------------------------------------------- */
@@ -333,15 +335,16 @@ int PMPI_Scatterv(const void *sbuf, const int scounts[], const int displs[],
 int PMPI_Allgather(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
                    MPI_Datatype rdt, MPI_Comm comm)
 {
-    return xm_capi_allgatherv(sbuf, scount, sdt, rbuf, NULL, NULL, rcount, rdt, comm, NULL,
-                              "MPI_Allgather");
+    return xm_capi_allgatherv(sbuf, scount, sdt, rbuf, NULL, NULL, rcount, rdt, comm,
+                              NULL, "MPI_Allgather");
 }
 
 int PMPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
-                    const int rcounts[], const int displs[], MPI_Datatype rdt, MPI_Comm comm)
+                    const int rcounts[], const int displs[], MPI_Datatype rdt,
+                    MPI_Comm comm)
 {
-    return xm_capi_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, 0, rdt, comm, NULL,
-                              "MPI_Allgatherv");
+    return xm_capi_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, 0, rdt, comm,
+                              NULL, "MPI_Allgatherv");
 }
 
 int PMPI_Alltoall(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
@@ -355,8 +358,8 @@ int PMPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[],
                    MPI_Datatype sdt, void *rbuf, const int rcounts[], const int rdispls[],
                    MPI_Datatype rdt, MPI_Comm comm)
 {
-    return xm_capi_alltoallv(sbuf, scounts, sdispls, 0, sdt, rbuf, rcounts, rdispls, 0, rdt,
-                             comm, NULL, "MPI_Alltoallv");
+    return xm_capi_alltoallv(sbuf, scounts, sdispls, 0, sdt, rbuf, rcounts, rdispls, 0,
+                             rdt, comm, NULL, "MPI_Alltoallv");
 }
 
 int PMPI_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[],
@@ -365,19 +368,20 @@ int PMPI_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[],
 {
     GET_COMM(c, comm, "MPI_Alltoallw");
     for (int i = 0; i < c->size; i++) {
-        int rc = sbuf == MPI_IN_PLACE ? 0 : check(c, scounts[i], sdts[i], "MPI_Alltoallw");
+        int rc =
+            sbuf == MPI_IN_PLACE ? 0 : check(c, scounts[i], sdts[i], "MPI_Alltoallw");
         if (!rc)
             rc = check(c, rcounts[i], rdts[i], "MPI_Alltoallw");
         if (rc)
             return rc;
     }
-    int rc = xm_icoll_alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts,
-                                c, NULL);
+    int rc = xm_icoll_alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls,
+                                rdts, c, NULL);
     return rc < 0 ? xm_err(c, xm_errno_to_class(rc), "MPI_Alltoallw") : MPI_SUCCESS;
 }
 
-int PMPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt,
-                        MPI_Op op, MPI_Comm comm)
+int PMPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[],
+                        MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
     return xm_capi_reduce_scatter(sbuf, rbuf, rcounts, 0, dt, op, comm, NULL,
                                   "MPI_Reduce_scatter");
@@ -402,11 +406,13 @@ int PMPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op
     return xm_capi_scan(sbuf, rbuf, count, dt, op, 1, comm, NULL, "MPI_Exscan");
 }
 
-/* ---- operations ----------------------------------------------------------------------- */
+/* ---- operations -----------------------------------------------------------------------
+ */
 int PMPI_Op_create(MPI_User_function *fn, int commute, MPI_Op *op)
 {
     int rc = xm_op_create(fn, commute, op);
-    return rc < 0 ? xm_err(NULL, rc == -EINVAL ? MPI_ERR_ARG : MPI_ERR_NO_MEM, "MPI_Op_create")
+    return rc < 0 ? xm_err(NULL, rc == -EINVAL ? MPI_ERR_ARG : MPI_ERR_NO_MEM,
+                           "MPI_Op_create")
                   : MPI_SUCCESS;
 }
 

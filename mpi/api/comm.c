@@ -214,7 +214,7 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
         *newcomm = MPI_COMM_NULL;
         return MPI_SUCCESS;
     }
-    struct xm_comm tmp = {.handle = c->handle, .ctx = XM_CTX_CREATE_GROUP,
+    struct xm_comm tmp = {.handle = MPI_COMM_NULL, .refs = 1, .ctx = XM_CTX_CREATE_GROUP,
                           .rank = g->rank, .size = g->size, .w = g->w, .errh = c->errh,
                           .coll_seq = (uint32_t)tag};
     uint32_t ctx;
@@ -321,7 +321,7 @@ int PMPI_Comm_free(MPI_Comm *comm)
     int rc = xm_attr_delete_all(c);
     if (rc != MPI_SUCCESS)
         return xm_err(c, rc, "MPI_Comm_free");
-    xm_comm_release(c);
+    xm_comm_unref(c); /* pending nonblocking collectives hold references */
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;
 }

@@ -148,6 +148,7 @@ static int init_common(void)
         if ((rc = xm_boot_fence()) < 0)
             xm_die("PMI fence: %s", strerror(-rc));
     }
+    xm_bind_init(); /* before attaching the segment and allocating queues */
     if ((rc = shm->connect(shm)) < 0)
         xm_die("attaching the shared segment: %s", strerror(-rc));
     xm_g.shm = xm_g.nlocal > 1 ? shm : NULL;

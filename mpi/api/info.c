@@ -80,10 +80,10 @@ static struct kv **find(struct info *in, const char *key)
     return pp;
 }
 
-#define GETI(in, h, fn)                          \
-    struct info *in = get(h);                   \
-    if (!in)                                     \
-        return xm_err(NULL, MPI_ERR_INFO, fn)
+#define GETI(in, h, fn)                                                                  \
+    struct info *in = get(h);                                                            \
+    if (!in)                                                                             \
+    return xm_err(NULL, MPI_ERR_INFO, fn)
 
 int PMPI_Info_create(MPI_Info *info)
 {

@@ -125,6 +125,8 @@ struct xm_comm *xm_comm_new(int size, int *w, uint32_t ctx, struct xm_comm *pare
 
 void xm_comm_release(struct xm_comm *c)
 {
+    if (c == xm_g.world || c == xm_g.self || !(c->handle & XM_H_DYN))
+        return; /* predefined (or a temporary on the stack): never freed here */
     xm_ctx_release(c->ctx);
     xm_comm_unregister(c);
     struct inv *v = c->coll_priv;
@@ -138,8 +140,14 @@ void xm_comm_release(struct xm_comm *c)
 /* ---- groups ---------------------------------------------------------------------- */
 static struct xm_group **groups;
 static int ngroups;
-static struct xm_group empty_group = {.handle = MPI_GROUP_EMPTY, .refs = 1,
-                                      .rank = MPI_UNDEFINED};
+static struct xm_group empty_group = {
+    .handle = MPI_GROUP_EMPTY, .refs = 1, .rank = MPI_UNDEFINED};
+
+void xm_comm_unref(struct xm_comm *c)
+{
+    if (--c->refs == 0)
+        xm_comm_release(c);
+}
 
 struct xm_group *xm_group_get(MPI_Group h)
 {

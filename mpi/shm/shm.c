@@ -30,7 +30,8 @@
  *   the value it read: one side always sees the other (Dekker), so no wake-up is lost
  *   and the fast path costs the sender no atomic read-modify-write.
  * Tunables: LOOM_MPI_SHM_CELLS (cells per rank), LOOM_MPI_SHM_CELL (bytes per cell),
- *   LOOM_MPI_SHM_FBOX (bytes per fastbox, 0 = none).
+ *   LOOM_MPI_SHM_FBOX (bytes per fastbox, default 4096, 2048 above 16 local ranks;
+ *   0 = none).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -284,7 +285,7 @@ static int t_reaches(struct xm_transport *t, int r)
 static struct xm_pkt_hdr *t_alloc_n(struct xm_transport *t, int dest, size_t want,
                                     void **payload, size_t *cap)
 {
-    if (want <= S.fbox_cap) {
+    if (S.fbox_size && want <= S.fbox_cap) {
         struct fbox *fb = fbox_at(xm_g.local_rank, xm_g.local_index[dest]);
         /* acquire: pairs with the receiver's release store of 0 (it finished reading
          * the old contents before we overwrite them) */
@@ -364,9 +365,14 @@ static int t_poll(struct xm_transport *t, int max)
         uint32_t owner = c->owner;
         /* a newer packet than expected: the missing one is in owner's fastbox, already
          * visible (published before this cell was enqueued; the dequeue acquired) */
-        while (c->hdr.reserved != S.rseq[owner])
-            if (!poll_fbox((int)owner))
-                sched_yield(); /* cannot happen with a correct sender; do not spin hot */
+        for (long tries = 0; c->hdr.reserved != S.rseq[owner]; tries++) {
+            if (poll_fbox((int)owner))
+                continue;
+            if (tries > 1000000) /* cannot happen with a correct sender */
+                xm_die("shm: packet %u from local rank %u, expected %u",
+                       (unsigned)c->hdr.reserved, (unsigned)owner, (unsigned)S.rseq[owner]);
+            sched_yield();
+        }
         S.rseq[owner]++;
         xm_handle_pkt(&c->hdr, c + 1, c->paylen);
         xm_q_enq(&S.ra[owner].freeq, S.base, off);

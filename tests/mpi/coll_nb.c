@@ -104,6 +104,76 @@ int main(int argc, char **argv)
         }
         CHECK(late == 0 || p == 1, "ibarrier completed early");
     }
+    /* every other I-variant once, all outstanding together, checked */
+    {
+        enum { M = 5 };
+        int root = p / 2, in[M], red[M], gat[M * 64], sca[M], *cnt = malloc(p * sizeof(int)),
+            *dsp = malloc(p * sizeof(int)), agv[M * 64], atv[M * 64], ats[M * 64],
+            rsb[M], rs[M], scn[M], src[M * 64];
+        for (int i = 0; i < M; i++)
+            in[i] = me * 10 + i;
+        for (int r = 0; r < p; r++) {
+            cnt[r] = M;
+            dsp[r] = r * M;
+        }
+        for (int i = 0; i < M * p; i++) {
+            src[i] = 1000 + i;
+            ats[i] = me * 1000 + i;
+        }
+        int big[M * 64];
+        for (int i = 0; i < M * p; i++)
+            big[i] = me + i;
+        MPI_Request q[10];
+        MPI_Ireduce(in, red, M, MPI_INT, MPI_MAX, root, MPI_COMM_WORLD, &q[0]);
+        MPI_Igather(in, M, MPI_INT, gat, M, MPI_INT, root, MPI_COMM_WORLD, &q[1]);
+        MPI_Iscatter(src, M, MPI_INT, sca, M, MPI_INT, root, MPI_COMM_WORLD, &q[2]);
+        MPI_Iallgatherv(in, M, MPI_INT, agv, cnt, dsp, MPI_INT, MPI_COMM_WORLD, &q[3]);
+        MPI_Ialltoallv(ats, cnt, dsp, MPI_INT, atv, cnt, dsp, MPI_INT, MPI_COMM_WORLD, &q[4]);
+        MPI_Ireduce_scatter_block(big, rsb, M, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q[5]);
+        MPI_Ireduce_scatter(big, rs, cnt, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q[6]);
+        MPI_Iscan(in, scn, M, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q[7]);
+        int gv[M * 64];
+        MPI_Igatherv(in, M, MPI_INT, gv, cnt, dsp, MPI_INT, root, MPI_COMM_WORLD, &q[8]);
+        MPI_Iscatterv(src, cnt, dsp, MPI_INT, sca, M, MPI_INT, root, MPI_COMM_WORLD, &q[9]);
+        MPI_Status qs[10];
+        MPI_Waitall(3, q, qs);
+        MPI_Waitall(7, q + 3, qs + 3);
+        for (int i = 0; i < M; i++) {
+            if (me == root) {
+                CHECK(red[i] == (p - 1) * 10 + i, "ireduce");
+                for (int r = 0; r < p; r++)
+                    CHECK(gat[r * M + i] == r * 10 + i && gv[r * M + i] == r * 10 + i,
+                          "igather(v)");
+            }
+            CHECK(sca[i] == 1000 + me * M + i, "iscatter(v)");
+            for (int r = 0; r < p; r++) {
+                CHECK(atv[r * M + i] == r * 1000 + me * M + i, "ialltoallv");
+                CHECK(agv[r * M + i] == r * 10 + i, "iallgatherv");
+            }
+            long e = 0, sc = 0;
+            for (int r = 0; r < p; r++) {
+                e += r + me * M + i;
+                if (r <= me)
+                    sc += r * 10 + i;
+            }
+            CHECK(rsb[i] == e && rs[i] == e, "ireduce_scatter(_block)");
+            CHECK(scn[i] == sc, "iscan");
+        }
+        free(cnt);
+        free(dsp);
+    }
+    /* Comm_free while an I-collective on it is pending: it must still complete */
+    {
+        MPI_Comm d;
+        MPI_Request r;
+        int x = me + 1, y = 0;
+        MPI_Comm_dup(MPI_COMM_WORLD, &d);
+        MPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_SUM, d, &r);
+        MPI_Comm_free(&d);
+        MPI_Status st;
+        MPI_Wait(&r, &st);
+        CHECK(y == p * (p + 1) / 2, "iallreduce on freed comm %d", y);
+    }
     int tot;
     MPI_Allreduce(&errs, &tot, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (me == 0 && tot == 0)

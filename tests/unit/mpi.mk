@@ -24,3 +24,14 @@ check_dtype_SOURCES = check_dtype.c $(top_srcdir)/mpi/dt/dtype.c \
 	$(top_srcdir)/mpi/dt/derived.c $(top_srcdir)/mpi/dt/flatten.c
 check_dtype_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/mpi/include -I$(top_srcdir)/mpi/dt
 check_dtype_LDADD = $(CHECK_LIBS)
+
+# collectives and communicators (area B)
+#   check_coll_op: mpi/coll/op.c: every predefined op on the types it applies to,
+#                  MINLOC/MAXLOC ties, refusals, user ops, ops on a contiguous derived type
+check_PROGRAMS += check_coll_op
+TESTS += check_coll_op
+check_coll_op_SOURCES = check_coll_op.c $(top_srcdir)/mpi/coll/op.c \
+	$(top_srcdir)/mpi/dt/dtype.c $(top_srcdir)/mpi/dt/derived.c $(top_srcdir)/mpi/dt/flatten.c
+check_coll_op_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/mpi/include -I$(top_srcdir)/mpi/dt \
+	-I$(top_srcdir)/mpi/coll
+check_coll_op_LDADD = $(CHECK_LIBS)
