@@ -411,14 +411,14 @@ XM_API_(int, Mrecv, (void *buf, int count, MPI_Datatype dt, MPI_Message *msg, MP
 XM_API_(int, Imrecv, (void *buf, int count, MPI_Datatype dt, MPI_Message *msg, MPI_Request *req))
 XM_API_(int, Wait, (MPI_Request *req, MPI_Status *status))
 XM_API_(int, Test, (MPI_Request *req, int *flag, MPI_Status *status))
-XM_API_(int, Waitall, (int count, MPI_Request reqs[], MPI_Status statuses[]))
-XM_API_(int, Testall, (int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]))
+XM_API_(int, Waitall, (int count, MPI_Request reqs[], MPI_Status *statuses))
+XM_API_(int, Testall, (int count, MPI_Request reqs[], int *flag, MPI_Status *statuses))
 XM_API_(int, Waitany, (int count, MPI_Request reqs[], int *index, MPI_Status *status))
 XM_API_(int, Testany, (int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status))
 XM_API_(int, Waitsome, (int incount, MPI_Request reqs[], int *outcount, int indices[],
-                        MPI_Status statuses[]))
+                        MPI_Status *statuses))
 XM_API_(int, Testsome, (int incount, MPI_Request reqs[], int *outcount, int indices[],
-                        MPI_Status statuses[]))
+                        MPI_Status *statuses))
 XM_API_(int, Request_free, (MPI_Request *req))
 XM_API_(int, Request_get_status, (MPI_Request req, int *flag, MPI_Status *status))
 XM_API_(int, Cancel, (MPI_Request *req))
