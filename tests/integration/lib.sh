@@ -28,6 +28,7 @@ set -u
 : "${LOOM_JOB_TIMEOUT:=60}"
 
 TEST_NAME=$(basename "$0" .sh)
+unset LOOM_TEST_MARKER # never exported: only the jobs started by run_cmd carry it
 LOOM_TEST_MARKER="loomtest-$TEST_NAME-$$-$RANDOM-m"
 TEST_TMP=$(mktemp -d "${TMPDIR:-/tmp}/loom-$TEST_NAME.XXXXXX")
 _failures=0
