@@ -121,7 +121,7 @@ void fence_fail(struct psrv *s, int rank, int from_node, const char *text)
 
     if (f->state == FENCE_FAILED)
         return;
-    srv_log(s, PSRV_LOG_ERROR, "fence %u failed in state %s: %s", f->epoch,
+    srv_log(s, PSRV_LOG_DEBUG, "fence %u failed in state %s: %s", f->epoch,
             fence_state2str(f->state), text);
     f->state = FENCE_FAILED;
     f->armed = false;

@@ -76,7 +76,7 @@ void srv_abort(struct psrv *s, int rank, int exitcode, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
-    srv_log(s, PSRV_LOG_ERROR, "abort: %s", buf);
+    srv_log(s, PSRV_LOG_DEBUG, "abort: %s", buf); /* the host prints it */
     if (s->ops.abort)
         s->ops.abort(s->arg, rank, exitcode, buf);
     /* Nobody may keep waiting in a collective of a job that is going away. */

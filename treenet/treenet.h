@@ -1,0 +1,114 @@
+/* treenet.h - TCP links between the node servers of one job: a rendezvous
+ * that tells every node where the others listen, and persistent,
+ * munge-authenticated links along the k-ary fence tree.
+ *
+ * Contract:
+ *   No Slurm inside: the plugin (slurmstepd, srun) and a multi-node launcher
+ *   use the same code.  Two halves:
+ *
+ *   1. Rendezvous (once per job, off the fence path).  One process that every
+ *      node can reach (srun; the launcher) runs an rdv server in a thread of
+ *      its own.  Each node server connects once, proves who it is, sends
+ *      its nodeid and listening address, and gets back the addresses of all
+ *      nnodes nodes when the last one has arrived.  Bounded by a timeout.
+ *
+ *   2. Tree links (struct treenet, driven by the host's common/loop.h loop).
+ *      Each node listens on an ephemeral TCP port, connects to its parent
+ *      (ktree_parent over cfg.width) and accepts its children, once per job.
+ *      Messages keep their boundaries (u32 length prefix on the wire), are
+ *      queued when the socket is full (never block the loop), and arrive
+ *      through ops->recv.  A link that breaks, a peer that fails
+ *      authentication or a child that never connects is reported through
+ *      ops->lost (the host then fails the fence and aborts the job).
+ *
+ *   Authentication: with TREENET_AUTH_MUNGE every connection, in both
+ *   directions, starts with one fresh munge credential whose payload binds
+ *   "loom1 <jobkey> <from-node> <to-node>"; the receiver decodes it with
+ *   libmunge and refuses (closes, logs "refused ... : reason") unless the
+ *   credential's uid is cfg.uid (or root), the payload matches this job and
+ *   this node, and munge reports no replay.  TREENET_AUTH_NONE exists for
+ *   unit tests only.
+ *
+ * Notes:
+ *   - Sockets are SOCK_CLOEXEC and non-blocking; TCP_NODELAY on every link.
+ *   - Addresses are "ip:port" strings (IPv4 dotted quad, or [v6]:port).
+ *   - The host's address for others is the local address of its connection
+ *     to the rendezvous server (the interface that reaches it), unless
+ *     cfg.bind_addr names one.
+ */
+#ifndef LOOM_TREENET_H
+#define LOOM_TREENET_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct loop;
+
+enum treenet_auth { TREENET_AUTH_MUNGE = 0, TREENET_AUTH_NONE = 1 };
+
+#define TREENET_ADDR_MAX 64
+
+/* ---- rendezvous ------------------------------------------------------ */
+
+struct rdv_server;
+
+/* Start a rendezvous server thread for nnodes nodes of job `jobkey`, owned
+ * by uid.  It listens on bind_addr (NULL: any) port 0 and stops by itself
+ * once every node got the table, or after timeout_ms.  NULL + errno. */
+struct rdv_server *rdv_server_start(int nnodes, const char *jobkey, uid_t uid,
+                                    enum treenet_auth auth, const char *bind_addr,
+                                    int timeout_ms);
+/* The port it listens on (the host passes "host:port" to the nodes). */
+int rdv_server_port(const struct rdv_server *s);
+/* Stop (if still running) and join the thread, free everything.  Returns 0
+ * if every node was served, -ETIMEDOUT or another -errno otherwise. */
+int rdv_server_stop(struct rdv_server *s);
+
+/* Node side, blocking and bounded by timeout_ms: connect to server
+ * ("host:port"), authenticate, send (nodeid, my_port), receive the table.
+ * On success *addrs is a malloc'ed array of nnodes malloc'ed "ip:port"
+ * strings (free with rdv_addrs_free) and my_ip (if not NULL, room for
+ * TREENET_ADDR_MAX) gets this node's address as seen for the others. */
+int rdv_exchange(const char *server, const char *jobkey, int nnodes, int nodeid,
+                 int my_port, enum treenet_auth auth, int timeout_ms, char ***addrs,
+                 char *my_ip);
+void rdv_addrs_free(char **addrs, int nnodes);
+
+/* ---- tree links --------------------------------------------------------- */
+
+struct treenet;
+
+struct treenet_config {
+    int nnodes, nodeid;
+    int width;              /* children per node, as the fence tree */
+    const char *jobkey;     /* "<job>.<step>": bound into every credential */
+    uid_t uid;              /* the job's owner: peers must prove it */
+    enum treenet_auth auth;
+    const char *bind_addr;  /* listen address, NULL: any */
+    int connect_timeout_ms; /* for parent connect and children arrival */
+};
+
+struct treenet_ops {
+    /* One whole message from an adjacent node. */
+    void (*recv)(void *arg, int from, const void *buf, size_t len);
+    /* The link to `node` is gone or never came up; why is for humans. */
+    void (*lost)(void *arg, int node, const char *why);
+    /* A log line (level as enum loom_log_level); may be NULL. */
+    void (*log)(void *arg, int level, const char *msg);
+};
+
+/* Create the listening socket and register it with lp.  NULL + errno. */
+struct treenet *treenet_create(struct loop *lp, const struct treenet_config *cfg,
+                               const struct treenet_ops *ops, void *arg);
+/* The port treenet_create listens on (publish it through the rendezvous). */
+int treenet_port(const struct treenet *tn);
+/* Connect to the parent using the rendezvous table (nnodes "ip:port").
+ * Non-blocking: messages sent before the link is up are queued. */
+int treenet_start(struct treenet *tn, char *const *addrs);
+/* Queue one message to an adjacent node (parent or child).  0 or -errno
+ * (-EINVAL: not adjacent; -ENOTCONN: that link is already lost). */
+int treenet_send(struct treenet *tn, int to, const void *buf, size_t len);
+/* Close every link and the listener, unregister from the loop, free. */
+void treenet_destroy(struct treenet *tn);
+
+#endif /* LOOM_TREENET_H */
