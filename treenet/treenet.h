@@ -31,6 +31,9 @@
  *
  * Notes:
  *   - Sockets are SOCK_CLOEXEC and non-blocking; TCP_NODELAY on every link.
+ *   - treenet_* calls belong to the loop's thread.  ops->lost is called at
+ *     most once per adjacent node, never from inside treenet_send(); a lost
+ *     link stays lost.  Wire format, threat model, timeouts: doc/treenet.md.
  *   - Addresses are "ip:port" strings (IPv4 dotted quad, or [v6]:port).
  *   - The host's address for others is the local address of its connection
  *     to the rendezvous server (the interface that reaches it), unless
@@ -58,6 +61,13 @@ struct rdv_server;
 struct rdv_server *rdv_server_start(int nnodes, const char *jobkey, uid_t uid,
                                     enum treenet_auth auth, const char *bind_addr,
                                     int timeout_ms);
+/* Same, with a log callback (level as enum loom_log_level) for refusals and
+ * progress; it runs in the server thread.  log may be NULL.  (Addition.) */
+struct rdv_server *rdv_server_start_log(int nnodes, const char *jobkey, uid_t uid,
+                                        enum treenet_auth auth, const char *bind_addr,
+                                        int timeout_ms,
+                                        void (*log)(void *arg, int level, const char *msg),
+                                        void *log_arg);
 /* The port it listens on (the host passes "host:port" to the nodes). */
 int rdv_server_port(const struct rdv_server *s);
 /* Stop (if still running) and join the thread, free everything.  Returns 0
@@ -89,7 +99,7 @@ struct treenet_config {
 };
 
 struct treenet_ops {
-    /* One whole message from an adjacent node. */
+    /* One whole message from an adjacent node (buf is valid during the call). */
     void (*recv)(void *arg, int from, const void *buf, size_t len);
     /* The link to `node` is gone or never came up; why is for humans. */
     void (*lost)(void *arg, int node, const char *why);
@@ -108,7 +118,12 @@ int treenet_start(struct treenet *tn, char *const *addrs);
 /* Queue one message to an adjacent node (parent or child).  0 or -errno
  * (-EINVAL: not adjacent; -ENOTCONN: that link is already lost). */
 int treenet_send(struct treenet *tn, int to, const void *buf, size_t len);
-/* Close every link and the listener, unregister from the loop, free. */
+/* Bytes queued and not yet handed to the kernel, over all links (a host
+ * that wants to flush before destroying runs its loop until this is 0).
+ * (Addition.) */
+size_t treenet_queued(const struct treenet *tn);
+/* Close every link and the listener, unregister from the loop, free.  Not
+ * from inside an ops callback (defer it, e.g. with a loop timer). */
 void treenet_destroy(struct treenet *tn);
 
 #endif /* LOOM_TREENET_H */

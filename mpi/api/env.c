@@ -1,0 +1,378 @@
+/*
+ * env.c - MPI environment: Init/Finalize, queries, timers, Abort, error reporting.
+ *
+ * Contract: MPI_Init = PMI-2 boot (core/boot.c) -> shm put_card -> one fence -> shm
+ *   connect -> p2p engine; COMM_WORLD ctx 0, COMM_SELF ctx 2.  Finalize = barrier on
+ *   COMM_WORLD (every rank's sends drained before anyone unmaps) -> transport
+ *   finalize -> PMI2_Finalize.  MPI_THREAD_SERIALIZED is the highest level provided.
+ *   Errors: xm_err() applies the communicator's handler (ERRORS_ARE_FATAL by default:
+ *   message on stderr and PMI2_Abort of the job).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../coll/coll.h"
+#include "../core/boot.h"
+#include "../core/p2p.h"
+#include "../core/transport.h"
+#include "../dt/dtype.h"
+
+static struct xm_comm world_comm, self_comm;
+static int self_w;
+
+XM_WEAK(MPI_Init)
+XM_WEAK(MPI_Init_thread)
+XM_WEAK(MPI_Finalize)
+XM_WEAK(MPI_Initialized)
+XM_WEAK(MPI_Finalized)
+XM_WEAK(MPI_Query_thread)
+XM_WEAK(MPI_Is_thread_main)
+XM_WEAK(MPI_Abort)
+XM_WEAK(MPI_Wtime)
+XM_WEAK(MPI_Wtick)
+XM_WEAK(MPI_Get_processor_name)
+XM_WEAK(MPI_Get_version)
+XM_WEAK(MPI_Get_library_version)
+XM_WEAK(MPI_Error_string)
+XM_WEAK(MPI_Error_class)
+XM_WEAK(MPI_Comm_set_errhandler)
+XM_WEAK(MPI_Comm_get_errhandler)
+XM_WEAK(MPI_Errhandler_free)
+XM_WEAK(MPI_Comm_get_attr)
+XM_WEAK(MPI_Attr_get)
+XM_WEAK(MPI_Pcontrol)
+XM_WEAK(MPI_Alloc_mem)
+XM_WEAK(MPI_Free_mem)
+
+void xm_die(const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "loom-mpi: rank %d: %s\n", xm_g.rank, msg);
+    if (xm_g.initialized)
+        xm_boot_abort(1, msg);
+    _exit(1);
+}
+
+int xm_env_int(const char *name, int dflt)
+{
+    const char *s = getenv(name);
+    if (!s || !*s)
+        return dflt;
+    char *end;
+    long v = strtol(s, &end, 0);
+    return (*end || v < 0 || v > 1 << 30) ? dflt : (int)v;
+}
+
+int xm_errno_to_class(int e)
+{
+    switch (-e) {
+    case 0: return MPI_SUCCESS;
+    case ENOMEM: return MPI_ERR_NO_MEM;
+    case EMSGSIZE: return MPI_ERR_TRUNCATE;
+    case EINVAL: return MPI_ERR_ARG;
+    case ENOSYS: return MPI_ERR_UNSUPPORTED_OPERATION;
+    default: return MPI_ERR_OTHER;
+    }
+}
+
+int xm_err(struct xm_comm *c, int cls, const char *fn)
+{
+    if (cls == MPI_SUCCESS)
+        return MPI_SUCCESS;
+    MPI_Errhandler eh = c ? c->errh : (xm_g.world ? xm_g.world->errh : MPI_ERRORS_ARE_FATAL);
+    if (eh == MPI_ERRORS_RETURN)
+        return cls;
+    char s[MPI_MAX_ERROR_STRING];
+    int len;
+    PMPI_Error_string(cls, s, &len);
+    xm_die("%s: %s", fn, s);
+}
+
+static int init_common(void)
+{
+    if (xm_g.initialized || xm_g.finalized)
+        return xm_err(NULL, MPI_ERR_OTHER, "MPI_Init (called twice)");
+    int rc = xm_boot_init();
+    if (rc < 0) {
+        fprintf(stderr, "loom-mpi: MPI_Init: PMI-2 bootstrap failed (not started by a "
+                        "PMI-2 launcher?): %s\n", strerror(-rc));
+        return MPI_ERR_OTHER;
+    }
+    xm_g.initialized = 1;
+    int have_map = xm_boot_have_map();
+    struct xm_transport *shm = &xm_shm_transport;
+    if ((rc = shm->init(shm)) < 0)
+        xm_die("shm init: %s", strerror(-rc));
+    if (have_map && (rc = shm->put_card(shm)) < 0)
+        xm_die("creating the shared segment: %s", strerror(-rc));
+    if ((rc = xm_boot_fence()) < 0)
+        xm_die("PMI fence: %s", strerror(-rc));
+    if (!have_map) { /* hostname fallback: map known only now, second fence */
+        if ((rc = shm->put_card(shm)) < 0)
+            xm_die("creating the shared segment: %s", strerror(-rc));
+        if ((rc = xm_boot_fence()) < 0)
+            xm_die("PMI fence: %s", strerror(-rc));
+    }
+    if ((rc = shm->connect(shm)) < 0)
+        xm_die("attaching the shared segment: %s", strerror(-rc));
+    xm_g.shm = xm_g.nlocal > 1 ? shm : NULL;
+    for (int r = 0; r < xm_g.size; r++)
+        if (r != xm_g.rank && xm_g.local_index[r] < 0)
+            xm_die("rank %d is on another node: the TCP netmod is not built yet", r);
+    if ((rc = xm_p2p_init()) < 0)
+        xm_die("p2p init: %s", strerror(-rc));
+
+    world_comm = (struct xm_comm){.handle = MPI_COMM_WORLD, .refs = 1, .ctx = 0,
+                                  .rank = xm_g.rank, .size = xm_g.size,
+                                  .errh = MPI_ERRORS_ARE_FATAL};
+    snprintf(world_comm.name, sizeof(world_comm.name), "MPI_COMM_WORLD");
+    self_w = xm_g.rank;
+    self_comm = (struct xm_comm){.handle = MPI_COMM_SELF, .refs = 1, .ctx = 2, .rank = 0,
+                                 .size = 1, .w = &self_w, .errh = MPI_ERRORS_ARE_FATAL};
+    snprintf(self_comm.name, sizeof(self_comm.name), "MPI_COMM_SELF");
+    xm_g.world = &world_comm;
+    xm_g.self = &self_comm;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Init(int *argc, char ***argv)
+{
+    xm_g.thread_level = MPI_THREAD_SINGLE;
+    return init_common();
+}
+
+int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    int rc = init_common();
+    xm_g.thread_level = required > MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED
+                        : required < MPI_THREAD_SINGLE  ? MPI_THREAD_SINGLE
+                                                         : required;
+    if (provided)
+        *provided = xm_g.thread_level;
+    return rc;
+}
+
+int PMPI_Finalize(void)
+{
+    if (!xm_g.initialized || xm_g.finalized)
+        return xm_err(NULL, MPI_ERR_OTHER, "MPI_Finalize");
+    int rc = xm_coll_barrier(xm_g.world);
+    if (rc < 0)
+        return xm_err(NULL, xm_errno_to_class(rc), "MPI_Finalize");
+    if (xm_g.shm)
+        xm_g.shm->finalize(xm_g.shm);
+    xm_g.shm = NULL;
+    xm_p2p_finalize();
+    xm_boot_finalize();
+    xm_g.finalized = 1;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Initialized(int *flag)
+{
+    *flag = xm_g.initialized;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Finalized(int *flag)
+{
+    *flag = xm_g.finalized;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Query_thread(int *provided)
+{
+    *provided = xm_g.thread_level;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Is_thread_main(int *flag)
+{
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Abort(MPI_Comm comm, int errorcode)
+{
+    char msg[128];
+    snprintf(msg, sizeof(msg), "MPI_Abort(errorcode %d) called by rank %d", errorcode,
+             xm_g.rank);
+    fprintf(stderr, "loom-mpi: %s\n", msg);
+    if (xm_g.initialized && !xm_g.finalized)
+        xm_boot_abort(errorcode, msg);
+    _exit(errorcode ? errorcode : 1);
+}
+
+double PMPI_Wtime(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double PMPI_Wtick(void)
+{
+    struct timespec ts;
+    clock_getres(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int PMPI_Get_processor_name(char *name, int *resultlen)
+{
+    if (!xm_g.host[0] && gethostname(xm_g.host, sizeof(xm_g.host)) != 0)
+        snprintf(xm_g.host, sizeof(xm_g.host), "localhost");
+    xm_g.host[MPI_MAX_PROCESSOR_NAME - 1] = 0;
+    *resultlen = snprintf(name, MPI_MAX_PROCESSOR_NAME, "%s", xm_g.host);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Get_version(int *version, int *subversion)
+{
+    *version = MPI_VERSION;
+    *subversion = MPI_SUBVERSION;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Get_library_version(char *version, int *resultlen)
+{
+    *resultlen = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
+                          "Loom MPI %s (MPI %d.%d, shared memory)", LOOM_MPI_VERSION,
+                          MPI_VERSION, MPI_SUBVERSION);
+    return MPI_SUCCESS;
+}
+
+static const char *const err_text[] = {
+    [MPI_SUCCESS] = "no error",
+    [MPI_ERR_BUFFER] = "invalid buffer pointer",
+    [MPI_ERR_COUNT] = "invalid count argument",
+    [MPI_ERR_TYPE] = "invalid datatype",
+    [MPI_ERR_TAG] = "invalid tag",
+    [MPI_ERR_COMM] = "invalid communicator",
+    [MPI_ERR_RANK] = "invalid rank",
+    [MPI_ERR_REQUEST] = "invalid request",
+    [MPI_ERR_ROOT] = "invalid root",
+    [MPI_ERR_GROUP] = "invalid group",
+    [MPI_ERR_OP] = "invalid reduce operation",
+    [MPI_ERR_TOPOLOGY] = "invalid topology",
+    [MPI_ERR_DIMS] = "invalid dimension argument",
+    [MPI_ERR_ARG] = "invalid argument",
+    [MPI_ERR_UNKNOWN] = "unknown error",
+    [MPI_ERR_TRUNCATE] = "message truncated",
+    [MPI_ERR_OTHER] = "other error",
+    [MPI_ERR_INTERN] = "internal error",
+    [MPI_ERR_IN_STATUS] = "error code is in status",
+    [MPI_ERR_PENDING] = "pending request",
+    [MPI_ERR_KEYVAL] = "invalid keyval",
+    [MPI_ERR_NO_MEM] = "out of memory",
+    [MPI_ERR_INFO_KEY] = "invalid info key",
+    [MPI_ERR_INFO_VALUE] = "invalid info value",
+    [MPI_ERR_INFO_NOKEY] = "info key not defined",
+    [MPI_ERR_INFO] = "invalid info object",
+    [MPI_ERR_UNSUPPORTED_OPERATION] = "operation not supported (yet) by Loom MPI",
+};
+
+int PMPI_Error_string(int errorcode, char *string, int *resultlen)
+{
+    const char *s = NULL;
+    if (errorcode >= 0 && errorcode < (int)(sizeof(err_text) / sizeof(err_text[0])))
+        s = err_text[errorcode];
+    if (s)
+        *resultlen = snprintf(string, MPI_MAX_ERROR_STRING, "%s", s);
+    else
+        *resultlen = snprintf(string, MPI_MAX_ERROR_STRING, "MPI error %d", errorcode);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Error_class(int errorcode, int *errorclass)
+{
+    if (errorcode < 0 || errorcode > MPI_T_ERR_INVALID)
+        return xm_err(NULL, MPI_ERR_ARG, "MPI_Error_class");
+    *errorclass = errorcode;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler eh)
+{
+    struct xm_comm *c = xm_comm_get(comm);
+    if (!c)
+        return xm_err(NULL, MPI_ERR_COMM, "MPI_Comm_set_errhandler");
+    if (eh != MPI_ERRORS_ARE_FATAL && eh != MPI_ERRORS_RETURN)
+        return xm_err(c, MPI_ERR_ARG, "MPI_Comm_set_errhandler");
+    c->errh = eh;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *eh)
+{
+    struct xm_comm *c = xm_comm_get(comm);
+    if (!c)
+        return xm_err(NULL, MPI_ERR_COMM, "MPI_Comm_get_errhandler");
+    *eh = c->errh;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Errhandler_free(MPI_Errhandler *eh)
+{
+    *eh = MPI_ERRHANDLER_NULL;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attr, int *flag)
+{
+    static int tag_ub = 0x3fffffff, universe, appnum, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE,
+               wtime_global = 0;
+    struct xm_comm *c = xm_comm_get(comm);
+    if (!c)
+        return xm_err(NULL, MPI_ERR_COMM, "MPI_Comm_get_attr");
+    universe = xm_g.universe;
+    appnum = xm_g.appnum;
+    void *v = NULL;
+    switch (keyval) {
+    case MPI_TAG_UB: v = &tag_ub; break;
+    case MPI_UNIVERSE_SIZE: v = &universe; break;
+    case MPI_APPNUM: v = &appnum; break;
+    case MPI_HOST: v = &host; break;
+    case MPI_IO: v = &io; break;
+    case MPI_WTIME_IS_GLOBAL: v = &wtime_global; break;
+    default: break; /* user keyvals: communicator area */
+    }
+    *flag = v != NULL;
+    if (v)
+        *(void **)attr = v;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attr, int *flag)
+{
+    return PMPI_Comm_get_attr(comm, keyval, attr, flag);
+}
+
+int PMPI_Pcontrol(const int level, ...)
+{
+    return MPI_SUCCESS;
+}
+
+int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
+{
+    void *p = malloc(size ? (size_t)size : 1);
+    if (!p)
+        return xm_err(NULL, MPI_ERR_NO_MEM, "MPI_Alloc_mem");
+    *(void **)baseptr = p;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Free_mem(void *base)
+{
+    free(base);
+    return MPI_SUCCESS;
+}

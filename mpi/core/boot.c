@@ -1,0 +1,177 @@
+/*
+ * boot.c - PMI-2 bootstrap (see boot.h for the contract).
+ *
+ * Notes:
+ *   - Keys are "xm-<key>-<rank>"; values at most PMI2_MAX_VALLEN bytes.
+ *   - The node map comes from the PMI_process_mapping job attribute; when it is
+ *     missing or unparsable every rank puts its hostname ("xm-host-<rank>") and after
+ *     the fence reads all of them (O(size) gets per rank: a fallback only).
+ *   - Built against our include/pmi2.h or Slurm's <slurm/pmi2.h> (LOOM_PMI_SLURM).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifdef LOOM_PMI_SLURM
+#include <slurm/pmi2.h>
+#else
+#include "pmi2.h"
+#endif
+
+#include "boot.h"
+#include "xm.h"
+
+static int need_host_fallback;
+
+int xm_boot_parse_mapping(const char *s, int size, int *node_of)
+{
+    int trip[256][3];
+    int n = 0;
+    const char *p = strstr(s, "vector");
+    if (!p)
+        return -EINVAL;
+    p += 6;
+    while ((p = strchr(p, '(')) && n < 256) {
+        int a, b, c;
+        if (sscanf(p, "(%d,%d,%d)", &a, &b, &c) != 3 || a < 0 || b <= 0 || c <= 0)
+            return -EINVAL;
+        trip[n][0] = a, trip[n][1] = b, trip[n][2] = c;
+        n++;
+        p++;
+    }
+    if (n == 0)
+        return -EINVAL;
+    int r = 0;
+    while (r < size) /* blocks repeat cyclically until every rank has a node */
+        for (int i = 0; i < n && r < size; i++)
+            for (int nd = 0; nd < trip[i][1] && r < size; nd++)
+                for (int k = 0; k < trip[i][2] && r < size; k++)
+                    node_of[r++] = trip[i][0] + nd;
+    return 0;
+}
+
+static int usable_cpus(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+int xm_boot_init(void)
+{
+    int spawned = 0, size = 0, rank = 0, appnum = 0, found = 0;
+    if (PMI2_Init(&spawned, &size, &rank, &appnum) != PMI2_SUCCESS)
+        return -EIO;
+    xm_g.rank = rank;
+    xm_g.size = size;
+    xm_g.appnum = appnum;
+    xm_g.spawned = spawned;
+    xm_g.universe = size;
+    if (PMI2_Job_GetId(xm_g.jobid, sizeof(xm_g.jobid)) != PMI2_SUCCESS)
+        snprintf(xm_g.jobid, sizeof(xm_g.jobid), "nojob");
+    if (gethostname(xm_g.host, sizeof(xm_g.host)) != 0)
+        snprintf(xm_g.host, sizeof(xm_g.host), "localhost");
+    xm_g.host[sizeof(xm_g.host) - 1] = 0;
+
+    xm_g.node_of = calloc((size_t)size, sizeof(int));
+    xm_g.local_index = calloc((size_t)size, sizeof(int));
+    xm_g.local_ranks = calloc((size_t)size, sizeof(int));
+    if (!xm_g.node_of || !xm_g.local_index || !xm_g.local_ranks)
+        return -ENOMEM;
+
+    char map[PMI2_MAX_VALLEN + 1];
+    if (PMI2_Info_GetJobAttr("PMI_process_mapping", map, sizeof(map), &found) !=
+            PMI2_SUCCESS || !found || xm_boot_parse_mapping(map, size, xm_g.node_of) < 0) {
+        need_host_fallback = 1;
+        int rc = xm_boot_put("host", xm_g.host);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+static void build_local_view(void)
+{
+    int me = xm_g.node_of[xm_g.rank], n = 0;
+    for (int r = 0; r < xm_g.size; r++) {
+        xm_g.local_index[r] = -1;
+        if (xm_g.node_of[r] == me) {
+            if (r == xm_g.rank)
+                xm_g.local_rank = n;
+            xm_g.local_index[r] = n;
+            xm_g.local_ranks[n++] = r;
+        }
+    }
+    xm_g.nlocal = n;
+    xm_g.oversubscribed = n > usable_cpus();
+}
+
+int xm_boot_put(const char *key, const char *val)
+{
+    char k[PMI2_MAX_KEYLEN];
+    snprintf(k, sizeof(k), "xm-%s-%d", key, xm_g.rank);
+    return PMI2_KVS_Put(k, val) == PMI2_SUCCESS ? 0 : -EIO;
+}
+
+int xm_boot_get(int rank, const char *key, char *buf, int len)
+{
+    char k[PMI2_MAX_KEYLEN];
+    int got = 0;
+    snprintf(k, sizeof(k), "xm-%s-%d", key, rank);
+    if (PMI2_KVS_Get(xm_g.jobid, rank, k, buf, len, &got) != PMI2_SUCCESS || got < 0)
+        return -ENOENT;
+    return 0;
+}
+
+int xm_boot_fence(void)
+{
+    if (PMI2_KVS_Fence() != PMI2_SUCCESS)
+        return -EIO;
+    if (need_host_fallback) {
+        /* node id = smallest rank with the same hostname */
+        char (*hosts)[MPI_MAX_PROCESSOR_NAME] = calloc((size_t)xm_g.size, sizeof(*hosts));
+        if (!hosts)
+            return -ENOMEM;
+        for (int r = 0; r < xm_g.size; r++) {
+            if (xm_boot_get(r, "host", hosts[r], MPI_MAX_PROCESSOR_NAME) < 0) {
+                free(hosts);
+                return -EIO;
+            }
+            xm_g.node_of[r] = r;
+            for (int q = 0; q < r; q++)
+                if (strcmp(hosts[q], hosts[r]) == 0) {
+                    xm_g.node_of[r] = xm_g.node_of[q];
+                    break;
+                }
+        }
+        free(hosts);
+    }
+    build_local_view();
+    return 0;
+}
+
+/* The node map is needed before the fence (the local leader creates the segment
+ * then); with the hostname fallback it is only known after, see shm.c. */
+int xm_boot_have_map(void)
+{
+    if (!need_host_fallback)
+        build_local_view();
+    return !need_host_fallback;
+}
+
+int xm_boot_finalize(void)
+{
+    return PMI2_Finalize() == PMI2_SUCCESS ? 0 : -EIO;
+}
+
+void xm_boot_abort(int code, const char *msg)
+{
+    PMI2_Abort(1, msg);
+    _exit(code ? code : 1);
+}

@@ -1,0 +1,33 @@
+/*
+ * boot.h - PMI-2 bootstrap: who am I, who is on my node, one fence.
+ *
+ * Owns (core area): every PMI2_* call libmpi makes.
+ * Contract:
+ *   - xm_boot_init(): PMI2_Init -> xm_g.rank/size/appnum/jobid; node map from the job
+ *     attribute PMI_process_mapping ("(vector,(node,nnodes,ppn),...)"), fallback: each
+ *     rank puts its hostname, and after the fence all are read back.  Fills
+ *     xm_g.node_of/local_ranks/local_index/nlocal/local_rank/oversubscribed.
+ *   - xm_boot_put(key, val) / xm_boot_get(rank, key, buf, len): KVS under a per-rank
+ *     key prefix ("xm-<key>-<rank>"); valid before / after xm_boot_fence() respectively.
+ *   - xm_boot_fence(): one fence per MPI_Init (transports put their cards before it,
+ *     read peers' after it); the hostname fallback costs the shm transport a second.
+ *   - xm_boot_abort(code, msg) never returns.
+ */
+#ifndef XM_BOOT_H
+#define XM_BOOT_H
+
+#include <stddef.h>
+
+int xm_boot_init(void);
+int xm_boot_put(const char *key, const char *val);
+int xm_boot_fence(void);
+int xm_boot_get(int rank, const char *key, char *buf, int len);
+/* 1 if the node map is known before the fence (PMI_process_mapping): then
+ * xm_g.nlocal etc. are valid already; 0 with the hostname fallback (valid after it). */
+int xm_boot_have_map(void);
+int xm_boot_finalize(void);
+void xm_boot_abort(int code, const char *msg) __attribute__((noreturn));
+/* Parse PMI_process_mapping for `size` ranks into node_of[]; 0 or -EINVAL. */
+int xm_boot_parse_mapping(const char *s, int size, int *node_of);
+
+#endif

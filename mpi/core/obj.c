@@ -1,0 +1,128 @@
+/*
+ * obj.c - handle tables for communicators and requests; the global state xm_g.
+ *
+ * Contract: see xm.h.  Predefined communicators are slots 0 (WORLD) and 1 (SELF) of the
+ * comm table with the dynamic bit clear; everything else gets a dynamic handle.
+ * Requests are allocated individually and indexed by a growing pointer table with a
+ * free list of slots, so an xm_req pointer stays valid until xm_req_free().
+ * Notes: the table only grows; a freed slot is reused by the next allocation.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xm.h"
+
+struct xm_state xm_g;
+
+struct table {
+    void **slot;
+    int n, cap;
+    int *freelist;
+    int nfree;
+};
+
+static struct table comms, reqs;
+
+static int table_add(struct table *t, void *p)
+{
+    if (t->nfree > 0) {
+        int i = t->freelist[--t->nfree];
+        t->slot[i] = p;
+        return i;
+    }
+    if (t->n == t->cap) {
+        int cap = t->cap ? 2 * t->cap : 64;
+        void **s = realloc(t->slot, (size_t)cap * sizeof(*s));
+        int *f = realloc(t->freelist, (size_t)cap * sizeof(*f));
+        if (s)
+            t->slot = s;
+        if (f)
+            t->freelist = f;
+        if (!s || !f)
+            return -ENOMEM;
+        t->cap = cap;
+    }
+    t->slot[t->n] = p;
+    return t->n++;
+}
+
+static void table_del(struct table *t, int i)
+{
+    if (i < 0 || i >= t->n || !t->slot[i])
+        return;
+    t->slot[i] = NULL;
+    t->freelist[t->nfree++] = i;
+}
+
+static void *table_get(struct table *t, int i)
+{
+    return (i >= 0 && i < t->n) ? t->slot[i] : NULL;
+}
+
+struct xm_comm *xm_comm_get(MPI_Comm h)
+{
+    if (!(h & XM_H_VALID) || XM_H_KIND(h) != XM_K_COMM)
+        return NULL;
+    if (!(h & XM_H_DYN)) {
+        if (h == MPI_COMM_WORLD)
+            return xm_g.world;
+        if (h == MPI_COMM_SELF)
+            return xm_g.self;
+        return NULL;
+    }
+    return table_get(&comms, (int)XM_H_INDEX(h));
+}
+
+int xm_comm_register(struct xm_comm *c)
+{
+    int i = table_add(&comms, c);
+    if (i < 0)
+        return i;
+    c->handle = XM_H_MAKE(XM_K_COMM, 1, i);
+    return 0;
+}
+
+void xm_comm_unregister(struct xm_comm *c)
+{
+    if (c->handle & XM_H_DYN)
+        table_del(&comms, (int)XM_H_INDEX(c->handle));
+}
+
+struct xm_req *xm_req_new(enum xm_req_kind kind)
+{
+    struct xm_req *r = calloc(1, sizeof(*r));
+    if (!r)
+        return NULL;
+    int i = table_add(&reqs, r);
+    if (i < 0) {
+        free(r);
+        errno = ENOMEM;
+        return NULL;
+    }
+    r->handle = XM_H_MAKE(XM_K_REQ, 1, i);
+    r->kind = kind;
+    r->status.MPI_ERROR = MPI_SUCCESS;
+    return r;
+}
+
+struct xm_req *xm_req_get(MPI_Request h)
+{
+    if (!(h & XM_H_VALID) || XM_H_KIND(h) != XM_K_REQ || !(h & XM_H_DYN))
+        return NULL;
+    return table_get(&reqs, (int)XM_H_INDEX(h));
+}
+
+void xm_req_free(struct xm_req *r)
+{
+    if (!r)
+        return;
+    table_del(&reqs, (int)XM_H_INDEX(r->handle));
+    free(r->tmp);
+    free(r);
+}
+
+void xm_req_complete(struct xm_req *r)
+{
+    r->done = 1;
+}

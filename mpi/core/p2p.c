@@ -1,0 +1,561 @@
+/*
+ * p2p.c - point-to-point engine: send queues, the packet funnel, the matcher, progress
+ *         and the idle policy (contract in p2p.h).
+ *
+ * Notes:
+ *   - Matching: one posted list and one unexpected list, both in arrival order, matched
+ *     on (ctx, src, tag) with wildcards.  (Per-communicator/per-source bins are a later
+ *     optimisation; the lists are the reference behaviour.)
+ *   - A message longer than one cell is EAGER + FRAGs; while its fragments arrive the
+ *     receiving request is inflight[src].  An unexpected message is buffered whole in a
+ *     malloc'ed area (UNEXP request) and copied out when a receive matches it.
+ *   - Sends to one destination leave strictly in order (pending[dest] counts queued
+ *     sends; a new send to a dest with pending sends queues behind them).
+ *   - Control packets (SSEND_ACK) that find no free cell are queued and retried.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../dt/dtype.h"
+#include "p2p.h"
+#include "transport.h"
+
+#define F_HDR_SENT 0x100u
+#define F_ACKED 0x200u
+
+struct ctrl {
+    struct ctrl *next;
+    int dest;
+    struct xm_pkt_hdr h;
+};
+
+struct list {
+    struct xm_req *head, *tail;
+};
+
+static struct list posted, unexp, sendq;
+static struct xm_req **inflight; /* world rank -> request receiving its fragments */
+static int *pending;             /* world rank -> queued sends */
+static unsigned *pass_mark;      /* scratch for push_sends() */
+static unsigned pass_gen;
+static struct ctrl *ctrlq, **ctrlq_tail = &ctrlq;
+static int spin_max, yield_max;
+
+static void list_add(struct list *l, struct xm_req *r)
+{
+    r->next = NULL;
+    r->prev = l->tail;
+    if (l->tail)
+        l->tail->next = r;
+    else
+        l->head = r;
+    l->tail = r;
+}
+
+static void list_del(struct list *l, struct xm_req *r)
+{
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        l->head = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    else
+        l->tail = r->prev;
+    r->next = r->prev = NULL;
+}
+
+static struct xm_transport *route(int dest)
+{
+    if (xm_g.shm && xm_g.shm->reaches(xm_g.shm, dest))
+        return xm_g.shm;
+    return xm_g.net;
+}
+
+int xm_p2p_init(void)
+{
+    inflight = calloc((size_t)xm_g.size, sizeof(*inflight));
+    pending = calloc((size_t)xm_g.size, sizeof(*pending));
+    pass_mark = calloc((size_t)xm_g.size, sizeof(*pass_mark));
+    if (!inflight || !pending || !pass_mark)
+        return -ENOMEM;
+    spin_max = xm_env_int("LOOM_MPI_SPIN", xm_g.oversubscribed ? 16 : 2000);
+    yield_max = xm_env_int("LOOM_MPI_YIELD", xm_g.oversubscribed ? 8 : 64);
+    return 0;
+}
+
+void xm_p2p_finalize(void)
+{
+    free(inflight);
+    free(pending);
+    free(pass_mark);
+    inflight = NULL;
+    pending = NULL;
+    pass_mark = NULL;
+}
+
+/* ---- sending ---------------------------------------------------------------- */
+
+static void send_ctrl(int dest, int type, uint64_t cookie);
+
+/* Push as many fragments of r as cells allow: 1 = all sent, 0 = parked, <0 error. */
+static int push(struct xm_req *r)
+{
+    struct xm_transport *t = route(r->peer);
+    struct xm_dtype *dt = xm_dt_get(r->dt);
+    if (!t)
+        return -EHOSTUNREACH;
+    while (!(r->flags & F_HDR_SENT) || r->pos < r->total) {
+        void *pay;
+        size_t cap;
+        struct xm_pkt_hdr *h = t->alloc(t, r->peer, &pay, &cap);
+        if (!h)
+            return 0;
+        size_t n = r->total - r->pos < cap ? r->total - r->pos : cap;
+        h->type = (r->flags & F_HDR_SENT) ? XM_PKT_FRAG : XM_PKT_EAGER;
+        h->flags = (uint8_t)(r->flags & 0xff);
+        h->reserved = 0;
+        h->src = xm_g.rank;
+        h->tag = r->tag;
+        h->ctx = r->ctx;
+        h->len = (r->flags & F_HDR_SENT) ? n : r->total;
+        h->cookie = (uint64_t)(unsigned)r->handle;
+        if (n)
+            xm_dt_pack(r->buf, r->count, dt, r->pos, pay, n);
+        t->post(t, r->peer, h, n);
+        r->pos += n;
+        r->flags |= F_HDR_SENT;
+    }
+    if (!(r->flags & XM_PKT_F_SYNC) || (r->flags & F_ACKED))
+        xm_req_complete(r);
+    return 1;
+}
+
+static int push_sends(void)
+{
+    int n = 0;
+    struct xm_req *r = sendq.head, *nx;
+    pass_gen++;
+    for (; r; r = nx) {
+        nx = r->next;
+        if (pass_mark[r->peer] == pass_gen)
+            continue; /* an earlier send to this dest is still parked: keep order */
+        int rc = push(r);
+        if (rc == 0) {
+            pass_mark[r->peer] = pass_gen;
+            continue;
+        }
+        if (rc < 0) {
+            r->status.MPI_ERROR = MPI_ERR_OTHER;
+            xm_req_complete(r);
+        }
+        list_del(&sendq, r);
+        pending[r->peer]--;
+        n++;
+    }
+    return n;
+}
+
+int xm_isend(const void *buf, int count, MPI_Datatype dtype, int dest, int tag, uint32_t ctx,
+             struct xm_comm *comm, unsigned flags, struct xm_req **rp)
+{
+    struct xm_dtype *dt = xm_dt_get(dtype);
+    struct xm_req *r = xm_req_new(XM_REQ_SEND);
+    if (!r)
+        return -ENOMEM;
+    r->peer = dest;
+    r->tag = tag;
+    r->ctx = ctx;
+    r->comm = comm;
+    r->buf = (void *)buf;
+    r->count = count;
+    r->dt = dtype;
+    r->total = r->bytes = dt->size * (size_t)count;
+    r->flags = flags & 0xff;
+    *rp = r;
+    if (dest == xm_g.rank) {
+        /* to myself: run the message through the funnel from a staging copy */
+        struct xm_pkt_hdr h = {.type = XM_PKT_EAGER, .flags = (uint8_t)r->flags,
+                               .src = xm_g.rank, .tag = tag, .ctx = ctx, .len = r->total,
+                               .cookie = (uint64_t)(unsigned)r->handle};
+        void *tmp = malloc(r->total ? r->total : 1);
+        if (!tmp)
+            return -ENOMEM;
+        xm_dt_pack(buf, count, dt, 0, tmp, r->total);
+        r->pos = r->total;
+        r->flags |= F_HDR_SENT;
+        xm_handle_pkt(&h, tmp, r->total);
+        free(tmp);
+        if (!(r->flags & XM_PKT_F_SYNC) || (r->flags & F_ACKED))
+            xm_req_complete(r);
+        return 0;
+    }
+    if (pending[dest] == 0) {
+        int rc = push(r);
+        if (rc < 0)
+            return rc;
+        if (rc == 1)
+            return 0;
+    }
+    pending[dest]++;
+    list_add(&sendq, r);
+    return 0;
+}
+
+/* ---- receiving -------------------------------------------------------------- */
+
+static int match(const struct xm_req *r, int src, int tag, uint32_t ctx)
+{
+    return r->ctx == ctx && (r->peer == MPI_ANY_SOURCE || r->peer == src) &&
+           (r->tag == MPI_ANY_TAG || r->tag == tag);
+}
+
+static void finish_recv(struct xm_req *r)
+{
+    size_t got = r->total < r->bytes ? r->total : r->bytes;
+    xm_status_set(&r->status, r->peer, r->tag,
+                  r->total > r->bytes ? MPI_ERR_TRUNCATE : MPI_SUCCESS, got);
+    xm_req_complete(r);
+}
+
+/* Deliver n bytes of the current message into r (RECV: user buffer, UNEXP: tmp). */
+static void deliver(struct xm_req *r, const void *data, size_t n)
+{
+    if (r->kind == XM_REQ_UNEXP) {
+        memcpy((char *)r->tmp + r->pos, data, n);
+    } else if (r->pos < r->bytes) {
+        size_t m = r->bytes - r->pos < n ? r->bytes - r->pos : n;
+        xm_dt_unpack(r->buf, r->count, xm_dt_get(r->dt), r->pos, data, m);
+    }
+    r->pos += n;
+}
+
+/* An unexpected message u (complete) is consumed by receive r. */
+static void take_unexp(struct xm_req *u, struct xm_req *r)
+{
+    r->peer = u->peer;
+    r->tag = u->tag;
+    r->total = u->total;
+    r->pos = 0;
+    deliver(r, u->tmp, u->total);
+    finish_recv(r);
+    if (u->flags & XM_PKT_F_SYNC)
+        send_ctrl(u->peer, XM_PKT_SSEND_ACK, u->cookie_ack);
+    xm_req_free(u);
+}
+
+static void msg_complete(struct xm_req *r)
+{
+    if (r->kind == XM_REQ_UNEXP) {
+        if (r->match)
+            take_unexp(r, r->match);
+        /* else: stays on the unexpected list, complete */
+        else
+            r->done = 1;
+    } else {
+        finish_recv(r);
+    }
+}
+
+void xm_handle_pkt(const struct xm_pkt_hdr *h, const void *payload, size_t paylen)
+{
+    int src = h->src;
+    struct xm_req *r;
+    switch (h->type) {
+    case XM_PKT_EAGER:
+        for (r = posted.head; r; r = r->next)
+            if (match(r, src, h->tag, h->ctx))
+                break;
+        if (r) {
+            list_del(&posted, r);
+            r->peer = src;
+            r->tag = h->tag;
+            r->total = h->len;
+            r->pos = 0;
+            if (h->flags & XM_PKT_F_SYNC)
+                send_ctrl(src, XM_PKT_SSEND_ACK, h->cookie);
+        } else {
+            r = xm_req_new(XM_REQ_UNEXP);
+            if (!r || !(r->tmp = malloc(h->len ? h->len : 1)))
+                xm_die("out of memory buffering an unexpected %llu-byte message",
+                       (unsigned long long)h->len);
+            r->peer = src;
+            r->tag = h->tag;
+            r->ctx = h->ctx;
+            r->total = h->len;
+            r->flags = h->flags;
+            r->cookie_ack = h->cookie;
+            list_add(&unexp, r);
+        }
+        deliver(r, payload, paylen);
+        if (r->pos >= r->total)
+            msg_complete(r);
+        else
+            inflight[src] = r;
+        break;
+    case XM_PKT_FRAG:
+        r = inflight[src];
+        if (!r)
+            xm_die("protocol error: fragment from rank %d without a message", src);
+        deliver(r, payload, paylen);
+        if (r->pos >= r->total) {
+            inflight[src] = NULL;
+            msg_complete(r);
+        }
+        break;
+    case XM_PKT_SSEND_ACK:
+        r = xm_req_get((MPI_Request)h->cookie);
+        if (r) {
+            r->flags |= F_ACKED;
+            if ((r->flags & F_HDR_SENT) && r->pos >= r->total)
+                xm_req_complete(r);
+        }
+        break;
+    default:
+        xm_die("protocol error: packet type %d from rank %d", h->type, src);
+    }
+}
+
+int xm_irecv(void *buf, int count, MPI_Datatype dtype, int src, int tag, uint32_t ctx,
+             struct xm_comm *comm, struct xm_req **rp)
+{
+    struct xm_dtype *dt = xm_dt_get(dtype);
+    struct xm_req *r = xm_req_new(XM_REQ_RECV);
+    if (!r)
+        return -ENOMEM;
+    r->peer = src;
+    r->tag = tag;
+    r->ctx = ctx;
+    r->comm = comm;
+    r->buf = buf;
+    r->count = count;
+    r->dt = dtype;
+    r->bytes = dt->size * (size_t)count;
+    *rp = r;
+    for (struct xm_req *u = unexp.head; u; u = u->next) {
+        if (!match(r, u->peer, u->tag, u->ctx))
+            continue;
+        list_del(&unexp, u);
+        if (u->done) {
+            take_unexp(u, r);
+        } else {
+            u->match = r; /* finishes in msg_complete() */
+            r->peer = u->peer;
+            r->tag = u->tag;
+        }
+        return 0;
+    }
+    list_add(&posted, r);
+    return 0;
+}
+
+int xm_cancel_recv(struct xm_req *r)
+{
+    for (struct xm_req *p = posted.head; p; p = p->next)
+        if (p == r) {
+            list_del(&posted, r);
+            r->cancelled = 1;
+            xm_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
+            r->status.xm_count_hi_cncl |= 1;
+            xm_req_complete(r);
+            return 1;
+        }
+    return 0;
+}
+
+int xm_iprobe(int src, int tag, uint32_t ctx, MPI_Status *st)
+{
+    struct xm_req probe = {.peer = src, .tag = tag, .ctx = ctx};
+    for (struct xm_req *u = unexp.head; u; u = u->next)
+        if (match(&probe, u->peer, u->tag, u->ctx)) {
+            if (st)
+                xm_status_set(st, u->peer, u->tag, MPI_SUCCESS, u->total);
+            return 1;
+        }
+    return 0;
+}
+
+/* ---- control packets --------------------------------------------------------- */
+
+static int try_ctrl(int dest, const struct xm_pkt_hdr *src_h)
+{
+    if (dest == xm_g.rank) {
+        xm_handle_pkt(src_h, NULL, 0);
+        return 1;
+    }
+    struct xm_transport *t = route(dest);
+    void *pay;
+    size_t cap;
+    struct xm_pkt_hdr *h = t ? t->alloc(t, dest, &pay, &cap) : NULL;
+    if (!h)
+        return 0;
+    *h = *src_h;
+    t->post(t, dest, h, 0);
+    return 1;
+}
+
+static void send_ctrl(int dest, int type, uint64_t cookie)
+{
+    struct xm_pkt_hdr h = {.type = (uint8_t)type, .src = xm_g.rank, .cookie = cookie};
+    if (!ctrlq && try_ctrl(dest, &h))
+        return;
+    struct ctrl *c = malloc(sizeof(*c));
+    if (!c)
+        xm_die("out of memory queueing a control packet");
+    c->next = NULL;
+    c->dest = dest;
+    c->h = h;
+    *ctrlq_tail = c;
+    ctrlq_tail = &c->next;
+}
+
+static int push_ctrl(void)
+{
+    int n = 0;
+    while (ctrlq && try_ctrl(ctrlq->dest, &ctrlq->h)) {
+        struct ctrl *c = ctrlq;
+        ctrlq = c->next;
+        if (!ctrlq)
+            ctrlq_tail = &ctrlq;
+        free(c);
+        n++;
+    }
+    return n;
+}
+
+/* ---- progress and waiting ----------------------------------------------------- */
+
+int xm_progress(void)
+{
+    int n = 0;
+    if (xm_g.shm)
+        n += xm_g.shm->poll(xm_g.shm, 64);
+    if (xm_g.net)
+        n += xm_g.net->poll(xm_g.net, 64);
+    if (ctrlq)
+        n += push_ctrl();
+    if (sendq.head)
+        n += push_sends();
+    return n;
+}
+
+void xm_idle(int *spins)
+{
+    int s = (*spins)++;
+    if (s < spin_max) {
+        __asm__ __volatile__("" ::: "memory");
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    } else if (s < spin_max + yield_max) {
+        sched_yield();
+    } else if (xm_g.shm) {
+        xm_g.shm->block(xm_g.shm, 20);
+    } else {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+void xm_wait(struct xm_req *r)
+{
+    int spins = 0;
+    while (!r->done) {
+        if (r->kind == XM_REQ_COLL && r->coll_step) {
+            int rc = r->coll_step(r);
+            if (rc != 0) {
+                if (rc < 0)
+                    r->status.MPI_ERROR = MPI_ERR_OTHER;
+                xm_req_complete(r);
+                break;
+            }
+        }
+        if (xm_progress() > 0)
+            spins = 0;
+        else if (!r->done)
+            xm_idle(&spins);
+    }
+}
+
+int xm_wait_any(int n, struct xm_req **rs)
+{
+    int spins = 0, live = 0;
+    for (int i = 0; i < n; i++)
+        live += rs[i] != NULL;
+    if (!live)
+        return -1;
+    for (;;) {
+        for (int i = 0; i < n; i++)
+            if (rs[i] && rs[i]->done)
+                return i;
+        if (xm_progress() > 0)
+            spins = 0;
+        else
+            xm_idle(&spins);
+    }
+}
+
+void xm_req_status(const struct xm_req *r, MPI_Status *st)
+{
+    if (!st || st == MPI_STATUS_IGNORE)
+        return;
+    *st = r->status;
+    if (r->comm && r->comm->w && st->MPI_SOURCE >= 0) {
+        for (int i = 0; i < r->comm->size; i++)
+            if (r->comm->w[i] == st->MPI_SOURCE) {
+                st->MPI_SOURCE = i;
+                break;
+            }
+    }
+}
+
+/* ---- blocking helpers (collectives) -------------------------------------------- */
+
+int xm_send(const void *buf, int count, MPI_Datatype dt, int dest, int tag, uint32_t ctx)
+{
+    struct xm_req *r;
+    int rc = xm_isend(buf, count, dt, dest, tag, ctx, NULL, 0, &r);
+    if (rc < 0)
+        return rc;
+    xm_wait(r);
+    rc = r->status.MPI_ERROR == MPI_SUCCESS ? 0 : -EIO;
+    xm_req_free(r);
+    return rc;
+}
+
+int xm_recv(void *buf, int count, MPI_Datatype dt, int src, int tag, uint32_t ctx,
+            MPI_Status *st)
+{
+    struct xm_req *r;
+    int rc = xm_irecv(buf, count, dt, src, tag, ctx, NULL, &r);
+    if (rc < 0)
+        return rc;
+    xm_wait(r);
+    if (st && st != MPI_STATUS_IGNORE)
+        *st = r->status;
+    rc = r->status.MPI_ERROR == MPI_SUCCESS ? 0 : -EMSGSIZE;
+    xm_req_free(r);
+    return rc;
+}
+
+int xm_sendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dest, void *rbuf,
+                int rcount, MPI_Datatype rdt, int src, int tag, uint32_t ctx)
+{
+    struct xm_req *rr, *sr;
+    int rc = xm_irecv(rbuf, rcount, rdt, src, tag, ctx, NULL, &rr);
+    if (rc < 0)
+        return rc;
+    rc = xm_isend(sbuf, scount, sdt, dest, tag, ctx, NULL, 0, &sr);
+    if (rc < 0)
+        return rc;
+    xm_wait(sr);
+    xm_wait(rr);
+    rc = rr->status.MPI_ERROR == MPI_SUCCESS ? 0 : -EMSGSIZE;
+    xm_req_free(sr);
+    xm_req_free(rr);
+    return rc;
+}

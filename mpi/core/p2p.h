@@ -1,0 +1,64 @@
+/*
+ * p2p.h - the point-to-point engine: what api/ and coll/ call to move messages.
+ *
+ * Owns (core area): matching (posted + unexpected queues), send queues per destination,
+ * fragmenting through the transports, the one packet funnel xm_handle_pkt(), progress
+ * and the idle/wait policy.
+ * Contract:
+ *   - Ranks are WORLD ranks; ctx is the full context (comm->ctx for user p2p,
+ *     comm->ctx|1 for collectives).  Tags >= 0 (MPI_ANY_TAG only on receives).
+ *     src may be MPI_ANY_SOURCE; MPI_PROC_NULL is handled by the caller (api/).
+ *   - xm_isend/xm_irecv return 0 and a request in *rp, or -errno (-ENOMEM).  The request
+ *     completes through progress; the caller frees it with xm_req_free() after
+ *     completion (api/ does that in Wait/Test).  `comm` is recorded for status
+ *     translation (status.MPI_SOURCE is a comm rank) and may be NULL for world ranks.
+ *   - Eager sends complete once every byte left the user buffer; XM_PKT_F_SYNC
+ *     (Ssend) completes on the receiver's match acknowledgement.
+ *   - Receives: status.MPI_ERROR = MPI_ERR_TRUNCATE when the message is longer than
+ *     the buffer (the buffer is filled up to its size).
+ *   - xm_progress(): polls every transport once and retries parked sends; returns
+ *     the number of events (>0 means "something happened").
+ *   - xm_wait(r): progress until r->done, following the idle policy: spin
+ *     (LOOM_MPI_SPIN polls, fewer when oversubscribed), then sched_yield()
+ *     (LOOM_MPI_YIELD times), then transport->block() (futex) with a short timeout.
+ *   - Everything is single-threaded (THREAD_SERIALIZED).
+ */
+#ifndef XM_P2P_H
+#define XM_P2P_H
+
+#include "xm.h"
+#include "pkt.h"
+
+int xm_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, uint32_t ctx,
+             struct xm_comm *comm, unsigned flags, struct xm_req **rp);
+int xm_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, uint32_t ctx,
+             struct xm_comm *comm, struct xm_req **rp);
+/* Blocking helpers for collectives: send/recv and wait, freeing the request. */
+int xm_send(const void *buf, int count, MPI_Datatype dt, int dest, int tag, uint32_t ctx);
+int xm_recv(void *buf, int count, MPI_Datatype dt, int src, int tag, uint32_t ctx,
+            MPI_Status *st);
+int xm_sendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dest,
+                void *rbuf, int rcount, MPI_Datatype rdt, int src, int tag, uint32_t ctx);
+/* Probe: find an unexpected message (does not remove it).  1 found / 0 not. */
+int xm_iprobe(int src, int tag, uint32_t ctx, MPI_Status *st);
+
+/* Cancel a posted receive: 1 cancelled (request completes, flagged), 0 too late. */
+int xm_cancel_recv(struct xm_req *r);
+
+int xm_progress(void);
+void xm_wait(struct xm_req *r);
+/* One step of the idle policy (callers that poll by hand, e.g. Probe); *spins = 0 first. */
+void xm_idle(int *spins);
+/* Wait until any of n requests completes (entries may be NULL); returns its index. */
+int xm_wait_any(int n, struct xm_req **rs);
+
+/* The one funnel: every transport hands every incoming packet here. */
+void xm_handle_pkt(const struct xm_pkt_hdr *h, const void *payload, size_t paylen);
+
+/* Status of a completed request, translated for the user (source as comm rank). */
+void xm_req_status(const struct xm_req *r, MPI_Status *st);
+
+int xm_p2p_init(void);
+void xm_p2p_finalize(void);
+
+#endif

@@ -1,0 +1,40 @@
+/*
+ * pkt.h - the wire header every transport carries in front of a message fragment.
+ *
+ * Owns: packet types and header layout (same on shm cells and, later, TCP streams).
+ * Contract:
+ *   - A message of `len` bytes travels as one XM_PKT_EAGER fragment carrying the
+ *     envelope and the first bytes, followed by XM_PKT_FRAG fragments from the same
+ *     source, in order, with no other message from that source in between (the sender
+ *     serialises per destination; transports keep per-source FIFO order).
+ *   - Rendezvous (RTS/CTS/CMA/FIN) and SSEND_ACK are reserved for the shm-performance
+ *     area: xm_handle_pkt() dispatches them through core/p2p.c.
+ */
+#ifndef XM_PKT_H
+#define XM_PKT_H
+
+#include <stdint.h>
+
+enum xm_pkt_type {
+    XM_PKT_EAGER = 1, /* envelope + first fragment */
+    XM_PKT_FRAG = 2,  /* continuation of the current message from this source */
+    XM_PKT_RTS = 3,   /* reserved: rendezvous request (address, pid for CMA) */
+    XM_PKT_CTS = 4,   /* reserved */
+    XM_PKT_FIN = 5,   /* reserved: receiver done reading (CMA) */
+    XM_PKT_SSEND_ACK = 6, /* synchronous-send match acknowledgement */
+};
+
+#define XM_PKT_F_SYNC 0x1 /* sender wants XM_PKT_SSEND_ACK when matched */
+
+struct xm_pkt_hdr {
+    uint8_t type;
+    uint8_t flags;
+    uint16_t reserved;
+    int32_t src;       /* world rank of the sender */
+    int32_t tag;
+    uint32_t ctx;      /* context id (comm ctx, or ctx|1 for collectives) */
+    uint64_t len;      /* total message length in bytes (EAGER); fragment length (FRAG) */
+    uint64_t cookie;   /* sender's request handle (SSEND_ACK/RTS), else 0 */
+};
+
+#endif

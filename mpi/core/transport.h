@@ -1,0 +1,44 @@
+/*
+ * transport.h - the ops table behind which every transport sits (shm now, TCP later).
+ *
+ * Owns: struct xm_transport.  Implemented by mpi/shm/shm.c (xm_shm_transport) and later
+ * mpi/netmod/tcp/ (same table).
+ * Contract:
+ *   - init(): called by MPI_Init after boot (xm_g filled, before the PMI fence it may
+ *     put_card(); after the fence connect()).  Returns 0 or -errno.
+ *   - alloc(dest, &payload, &cap): reserve one outgoing packet to world rank `dest`;
+ *     returns a pointer to its header (payload follows in *payload, at most *cap bytes)
+ *     or NULL with -EAGAIN semantics (no free cell: the caller parks and retries from
+ *     progress, never errors).  post(dest, hdr, paylen) sends it.  The caller fills
+ *     the payload in place (pack straight into the cell: no extra copy).
+ *   - poll(max): drain up to `max` incoming packets, calling xm_handle_pkt() for each
+ *     (the one funnel); returns the number handled.
+ *   - block(timeout_ms): sleep until something may have arrived for me (futex on shm),
+ *     or the timeout passes.  Only called by the idle policy in core/progress.c.
+ *   - finalize(): release everything; after it no other op is called.
+ *   Order of fragments from one sender to one receiver is preserved.
+ */
+#ifndef XM_TRANSPORT_H
+#define XM_TRANSPORT_H
+
+#include <stddef.h>
+#include "pkt.h"
+
+struct xm_transport {
+    const char *name;
+    int (*init)(struct xm_transport *t);
+    int (*finalize)(struct xm_transport *t);
+    int (*put_card)(struct xm_transport *t);      /* before the fence; may be NULL */
+    int (*connect)(struct xm_transport *t);       /* after the fence; may be NULL */
+    int (*reaches)(struct xm_transport *t, int world_rank);
+    struct xm_pkt_hdr *(*alloc)(struct xm_transport *t, int dest, void **payload,
+                                size_t *cap);
+    int (*post)(struct xm_transport *t, int dest, struct xm_pkt_hdr *h, size_t paylen);
+    int (*poll)(struct xm_transport *t, int max);
+    int (*block)(struct xm_transport *t, int timeout_ms);
+    void *priv;
+};
+
+extern struct xm_transport xm_shm_transport;
+
+#endif

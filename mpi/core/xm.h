@@ -1,0 +1,185 @@
+/*
+ * xm.h - libmpi object model: handles, communicators, groups, requests, ops,
+ *        error handlers, keyvals, and the process-wide state (struct xm_state).
+ *
+ * Owns: the in-memory representation of every MPI object and the handle <-> object
+ * mapping.  Everything else in mpi/ includes this header.
+ * Contract:
+ *   - Handles are ints (see include/mpi.h): bit 30 valid, bits 24..29 kind (enum
+ *     xm_kind), bit 23 dynamic, low 23 bits index.  xm_*_get() turn a handle into an
+ *     object pointer or NULL (wrong kind, freed, out of range); they never crash.
+ *   - Predefined datatypes carry their byte size in the handle (XM_DT_SIZE()).
+ *   - Communicators: ctx is even; ctx is the point-to-point context, ctx|1 the
+ *     collective context (so a collective never matches user p2p traffic).  A comm maps
+ *     comm rank -> world rank through w[] (NULL = identity, i.e. COMM_WORLD).
+ *   - Requests live in a slab table (pointers stay valid until xm_req_free()).
+ *     A request is complete when ->done is non-zero; ->status is then filled.
+ * Ownership by area (see mpi/DESIGN.md):
+ *   core (p2p/progress): struct xm_req, xm_state, xm_req_* ;
+ *   comm+group+coll area: struct xm_comm, xm_group, keyvals/attributes, context ids;
+ *   datatype area: struct xm_dtype (mpi/dt/dtype.h), ops (mpi/coll/op.c).
+ * Caveats: MPI_THREAD_SERIALIZED at most: no locks anywhere (one thread at a time).
+ */
+#ifndef XM_H
+#define XM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "mpi.h"
+
+#define XM_EXPORT __attribute__((visibility("default")))
+/* Define PMPI_name (exported) and MPI_name as a weak alias of it: write
+ *   XM_WEAK(MPI_Send)  then  int PMPI_Send(...) { ... }  in an api/ file. */
+#define XM_WEAK(name) \
+    extern __typeof__(P##name) name __attribute__((weak, alias("P" #name)));
+
+/* ---- handles --------------------------------------------------------------- */
+enum xm_kind {
+    XM_K_COMM = 1, XM_K_GROUP = 2, XM_K_DTYPE = 3, XM_K_OP = 5, XM_K_ERRH = 6,
+    XM_K_REQ = 7, XM_K_INFO = 8, XM_K_KEYVAL = 9, XM_K_MSG = 10, XM_K_WIN = 11,
+};
+#define XM_H_VALID 0x40000000
+#define XM_H_DYN 0x00800000
+#define XM_H_KIND(h) (((unsigned)(h) >> 24) & 0x3f)
+#define XM_H_INDEX(h) ((unsigned)(h) & 0x007fffff)
+#define XM_H_MAKE(kind, dyn, idx) \
+    ((int)(XM_H_VALID | ((unsigned)(kind) << 24) | ((dyn) ? XM_H_DYN : 0) | (unsigned)(idx)))
+/* predefined datatype: dyn bit clear, size in bits 8..15, index in bits 0..7 */
+#define XM_DT_IS_PREDEF(h) (((h) & 0xff800000) == 0x43000000)
+#define XM_DT_SIZE(h) (((unsigned)(h) >> 8) & 0xff)
+#define XM_DT_IDX(h) ((unsigned)(h) & 0xff)
+
+/* ---- groups (comm/group area) ---------------------------------------------- */
+struct xm_group {
+    int handle;
+    int refs;
+    int size;
+    int rank;   /* my rank in the group or MPI_UNDEFINED */
+    int *w;     /* group rank -> world rank (size entries) */
+};
+
+/* ---- attributes and keyvals (comm/group area) ------------------------------- */
+struct xm_attr {
+    struct xm_attr *next;
+    int keyval;
+    void *val;
+};
+
+/* ---- error handlers --------------------------------------------------------- */
+struct xm_errh {
+    int handle;
+    int refs;
+    MPI_Comm_errhandler_function *fn; /* NULL for the predefined ones */
+};
+
+/* ---- communicators (comm/group area) ---------------------------------------- */
+struct xm_comm {
+    int handle;
+    int refs;
+    uint32_t ctx;       /* even; p2p uses ctx, collectives ctx|1 */
+    int rank, size;
+    int *w;             /* comm rank -> world rank; NULL = identity (COMM_WORLD) */
+    MPI_Errhandler errh;
+    struct xm_attr *attrs;
+    uint32_t coll_seq;  /* collective sequence number (for nonblocking collectives' tags) */
+    char name[MPI_MAX_OBJECT_NAME];
+    void *coll_priv;    /* owned by mpi/coll/: cached trees, node maps */
+};
+
+static inline int xm_comm_world_rank(const struct xm_comm *c, int r)
+{
+    return c->w ? c->w[r] : r;
+}
+
+/* ---- requests (core area) ---------------------------------------------------- */
+enum xm_req_kind {
+    XM_REQ_SEND, XM_REQ_RECV, XM_REQ_UNEXP, /* unexpected message held by the matcher */
+    XM_REQ_COLL,  /* nonblocking collective: ->coll_step() drives it */
+    XM_REQ_GREQ,  /* generalized / already complete */
+};
+struct xm_dtype;
+struct xm_req {
+    int handle;
+    enum xm_req_kind kind;
+    volatile int done;           /* set once, by the progress engine */
+    int persistent;              /* MPI_*_init request (not freed by Wait) */
+    int cancelled;
+    MPI_Status status;           /* filled when done; count in bytes (xm_status_*) */
+    /* message envelope: world ranks, context */
+    int peer;                    /* world rank (or MPI_ANY_SOURCE for a posted recv) */
+    int tag;
+    uint32_t ctx;
+    struct xm_comm *comm;        /* for error handler + rank translation in status */
+    /* user buffer */
+    void *buf;
+    int count;
+    MPI_Datatype dt;
+    size_t bytes;                /* packed size of (count, dt) */
+    size_t pos;                  /* bytes transferred so far */
+    size_t total;                /* message length (recv: sender's length) */
+    unsigned flags;              /* XM_PKT_F_* of the message */
+    /* matcher / send queues */
+    struct xm_req *next;
+    struct xm_req *prev;
+    void *tmp;                   /* UNEXP: malloc'ed payload; SEND: staging */
+    struct xm_req *match;        /* UNEXP -> RECV link while fragments still arrive */
+    uint64_t cookie_ack;         /* UNEXP: sender's cookie for XM_PKT_SSEND_ACK */
+    /* nonblocking collectives (coll area) */
+    int (*coll_step)(struct xm_req *r);  /* 1 = finished, 0 = pending, <0 = -errno */
+    void *coll_state;
+};
+
+/* ---- process-wide state (core area) ------------------------------------------- */
+struct xm_transport;
+struct xm_state {
+    int initialized, finalized;
+    int thread_level;
+    int rank, size, appnum, universe;
+    int spawned;
+    char jobid[64];
+    char host[MPI_MAX_PROCESSOR_NAME];
+    /* node-local view, from boot.c */
+    int nlocal;          /* ranks on my node */
+    int local_rank;      /* my index among them */
+    int *local_ranks;    /* local index -> world rank */
+    int *local_index;    /* world rank -> local index or -1 (size entries) */
+    int *node_of;        /* world rank -> node id */
+    int oversubscribed;  /* nlocal > usable CPUs */
+    struct xm_transport *shm; /* transport reaching node-local peers (NULL if alone) */
+    struct xm_transport *net; /* netmod (later) */
+    struct xm_comm *world, *self;
+};
+extern struct xm_state xm_g;   /* the one global (an MPI process has one library state) */
+
+/* ---- object tables (core/obj.c) -------------------------------------------------- */
+struct xm_comm *xm_comm_get(MPI_Comm h);
+int xm_comm_register(struct xm_comm *c);            /* assigns c->handle; 0 / -ENOMEM */
+void xm_comm_unregister(struct xm_comm *c);
+struct xm_req *xm_req_new(enum xm_req_kind kind);   /* NULL + errno */
+struct xm_req *xm_req_get(MPI_Request h);
+void xm_req_free(struct xm_req *r);
+void xm_req_complete(struct xm_req *r);             /* done = 1, after status is set */
+
+/* status helpers: count is stored in bytes */
+static inline void xm_status_set(MPI_Status *s, int src, int tag, int err, size_t bytes)
+{
+    s->MPI_SOURCE = src;
+    s->MPI_TAG = tag;
+    s->MPI_ERROR = err;
+    s->xm_count_lo = (int)(bytes & 0xffffffffu);
+    s->xm_count_hi_cncl = (int)((bytes >> 32) << 1);
+}
+static inline size_t xm_status_bytes(const MPI_Status *s)
+{
+    return (size_t)(unsigned)s->xm_count_lo |
+           ((size_t)((unsigned)s->xm_count_hi_cncl >> 1) << 32);
+}
+
+/* ---- errors (api/err.c): MPI error classes are produced only in mpi/api/ ------------- */
+int xm_err(struct xm_comm *c, int errclass, const char *fn); /* runs the error handler */
+int xm_errno_to_class(int neg_errno);
+void xm_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+int xm_env_int(const char *name, int dflt);         /* LOOM_MPI_* tunables */
+
+#endif /* XM_H */

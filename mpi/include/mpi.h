@@ -1,0 +1,673 @@
+/*
+ * mpi.h - Loom's MPI-3.1 C binding (the only header applications include).
+ *
+ * Contract:
+ *   - MPI_VERSION 3, MPI_SUBVERSION 1; C bindings of the environment, point-to-point,
+ *     datatype, group/communicator/attribute, collective (blocking and I-variants),
+ *     info and error-handler chapters.  Every MPI_X has a PMPI_X twin (profiling
+ *     interface); in libmpi.so MPI_X is a weak alias of PMPI_X.
+ *   - Handles are plain ints (MPICH-style), not pointers to structs.  Why:
+ *       * predefined handles are compile-time constants, usable in static initialisers,
+ *         switch labels and #if-free comparisons, and they need no exported data symbol
+ *         (libmpi exports MPI_* and PMPI_* functions only; Open MPI's pointer handles need
+ *         exported ompi_mpi_* objects);
+ *       * MPI_Comm_f2c/c2f are the identity;
+ *       * the bits carry a kind tag, so a handle of the wrong kind is detected at run
+ *         time, and a predefined datatype carries its size (the p2p fast path needs no
+ *         table lookup).
+ *     Layout (mpi/core/obj.h decodes it): bit 30 = valid, bits 24..29 = kind,
+ *     bit 23 = dynamic object (index into a table), low bits = index; predefined
+ *     datatypes have their byte size in bits 8..15.
+ *   - MPI_Status has the public fields MPI_SOURCE, MPI_TAG, MPI_ERROR; the count and
+ *     the cancelled flag live in private fields.
+ * Caveats: no one-sided (RMA), MPI-IO, dynamic processes or Fortran bindings yet; the
+ *   MPI_Win/MPI_File types and their null handles exist so that code mentioning them
+ *   compiles.
+ */
+#ifndef LOOM_MPI_H
+#define LOOM_MPI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MPI_VERSION 3
+#define MPI_SUBVERSION 1
+#define LOOM_MPI 1
+#define LOOM_MPI_VERSION "0.1.0"
+
+/* ---- handle types ---------------------------------------------------------- */
+typedef int MPI_Comm;
+typedef int MPI_Group;
+typedef int MPI_Datatype;
+typedef int MPI_Op;
+typedef int MPI_Errhandler;
+typedef int MPI_Request;
+typedef int MPI_Message;
+typedef int MPI_Info;
+typedef int MPI_Win;
+typedef struct xm_file *MPI_File;
+
+typedef intptr_t MPI_Aint;
+typedef long long MPI_Offset;
+typedef long long MPI_Count;
+typedef int MPI_Fint;
+
+typedef struct MPI_Status {
+    int xm_count_lo;      /* private: received byte count, low 32 bits */
+    int xm_count_hi_cncl; /* private: bit 0 = cancelled, bits 1.. = count high bits */
+    int MPI_SOURCE;
+    int MPI_TAG;
+    int MPI_ERROR;
+} MPI_Status;
+
+/* ---- null and predefined handles ------------------------------------------ */
+#define MPI_COMM_NULL       ((MPI_Comm)0x01000000)
+#define MPI_COMM_WORLD      ((MPI_Comm)0x41000000)
+#define MPI_COMM_SELF       ((MPI_Comm)0x41000001)
+
+#define MPI_GROUP_NULL      ((MPI_Group)0x02000000)
+#define MPI_GROUP_EMPTY     ((MPI_Group)0x42000000)
+
+#define MPI_REQUEST_NULL    ((MPI_Request)0x07000000)
+#define MPI_MESSAGE_NULL    ((MPI_Message)0x0a000000)
+#define MPI_MESSAGE_NO_PROC ((MPI_Message)0x4a000000)
+#define MPI_INFO_NULL       ((MPI_Info)0x08000000)
+#define MPI_INFO_ENV        ((MPI_Info)0x48000000)
+#define MPI_WIN_NULL        ((MPI_Win)0x0b000000)
+#define MPI_FILE_NULL       ((MPI_File)0)
+
+#define MPI_ERRHANDLER_NULL  ((MPI_Errhandler)0x06000000)
+#define MPI_ERRORS_ARE_FATAL ((MPI_Errhandler)0x46000000)
+#define MPI_ERRORS_RETURN    ((MPI_Errhandler)0x46000001)
+
+#define MPI_OP_NULL    ((MPI_Op)0x05000000)
+#define MPI_MAX        ((MPI_Op)0x45000001)
+#define MPI_MIN        ((MPI_Op)0x45000002)
+#define MPI_SUM        ((MPI_Op)0x45000003)
+#define MPI_PROD       ((MPI_Op)0x45000004)
+#define MPI_LAND       ((MPI_Op)0x45000005)
+#define MPI_BAND       ((MPI_Op)0x45000006)
+#define MPI_LOR        ((MPI_Op)0x45000007)
+#define MPI_BOR        ((MPI_Op)0x45000008)
+#define MPI_LXOR       ((MPI_Op)0x45000009)
+#define MPI_BXOR       ((MPI_Op)0x4500000a)
+#define MPI_MINLOC     ((MPI_Op)0x4500000b)
+#define MPI_MAXLOC     ((MPI_Op)0x4500000c)
+#define MPI_REPLACE    ((MPI_Op)0x4500000d)
+#define MPI_NO_OP      ((MPI_Op)0x4500000e)
+
+/* Predefined datatypes: 0x43000000 | size << 8 | index (index unique, < 256). */
+#define XM_DT_(size, idx) ((MPI_Datatype)(0x43000000 | ((size) << 8) | (idx)))
+#define MPI_DATATYPE_NULL     ((MPI_Datatype)0x03000000)
+#define MPI_CHAR              XM_DT_(1, 0x01)
+#define MPI_SIGNED_CHAR       XM_DT_(1, 0x02)
+#define MPI_UNSIGNED_CHAR     XM_DT_(1, 0x03)
+#define MPI_BYTE              XM_DT_(1, 0x04)
+#define MPI_WCHAR             XM_DT_(4, 0x05)
+#define MPI_SHORT             XM_DT_(2, 0x06)
+#define MPI_UNSIGNED_SHORT    XM_DT_(2, 0x07)
+#define MPI_INT               XM_DT_(4, 0x08)
+#define MPI_UNSIGNED          XM_DT_(4, 0x09)
+#define MPI_LONG              XM_DT_(8, 0x0a)
+#define MPI_UNSIGNED_LONG     XM_DT_(8, 0x0b)
+#define MPI_LONG_LONG_INT     XM_DT_(8, 0x0c)
+#define MPI_LONG_LONG         MPI_LONG_LONG_INT
+#define MPI_UNSIGNED_LONG_LONG XM_DT_(8, 0x0d)
+#define MPI_FLOAT             XM_DT_(4, 0x0e)
+#define MPI_DOUBLE            XM_DT_(8, 0x0f)
+#define MPI_LONG_DOUBLE       XM_DT_(16, 0x10)
+#define MPI_PACKED            XM_DT_(1, 0x11)
+#define MPI_C_BOOL            XM_DT_(1, 0x12)
+#define MPI_INT8_T            XM_DT_(1, 0x13)
+#define MPI_INT16_T           XM_DT_(2, 0x14)
+#define MPI_INT32_T           XM_DT_(4, 0x15)
+#define MPI_INT64_T           XM_DT_(8, 0x16)
+#define MPI_UINT8_T           XM_DT_(1, 0x17)
+#define MPI_UINT16_T          XM_DT_(2, 0x18)
+#define MPI_UINT32_T          XM_DT_(4, 0x19)
+#define MPI_UINT64_T          XM_DT_(8, 0x1a)
+#define MPI_C_COMPLEX         XM_DT_(8, 0x1b)
+#define MPI_C_FLOAT_COMPLEX   XM_DT_(8, 0x1c)
+#define MPI_C_DOUBLE_COMPLEX  XM_DT_(16, 0x1d)
+#define MPI_C_LONG_DOUBLE_COMPLEX XM_DT_(32, 0x1e)
+#define MPI_AINT              XM_DT_(8, 0x1f)
+#define MPI_OFFSET            XM_DT_(8, 0x20)
+#define MPI_COUNT             XM_DT_(8, 0x21)
+/* pair types for MINLOC/MAXLOC (size = sizeof the C struct) */
+#define MPI_FLOAT_INT         XM_DT_(8, 0x22)
+#define MPI_DOUBLE_INT        XM_DT_(16, 0x23)
+#define MPI_LONG_INT          XM_DT_(16, 0x24)
+#define MPI_2INT              XM_DT_(8, 0x25)
+#define MPI_SHORT_INT         XM_DT_(8, 0x26)
+#define MPI_LONG_DOUBLE_INT   XM_DT_(32, 0x27)
+/* deprecated bound markers (size 0) and Fortran-named types usable from C */
+#define MPI_LB                XM_DT_(0, 0x28)
+#define MPI_UB                XM_DT_(0, 0x29)
+#define MPI_INTEGER           XM_DT_(4, 0x2a)
+#define MPI_REAL              XM_DT_(4, 0x2b)
+#define MPI_DOUBLE_PRECISION  XM_DT_(8, 0x2c)
+#define MPI_LOGICAL           XM_DT_(4, 0x2d)
+#define MPI_CHARACTER         XM_DT_(1, 0x2e)
+#define MPI_2INTEGER          XM_DT_(8, 0x2f)
+#define MPI_2REAL             XM_DT_(8, 0x30)
+#define MPI_2DOUBLE_PRECISION XM_DT_(16, 0x31)
+#define MPI_COMPLEX           XM_DT_(8, 0x32)
+#define MPI_DOUBLE_COMPLEX    XM_DT_(16, 0x33)
+#define MPI_CXX_BOOL          XM_DT_(1, 0x34)
+#define XM_DT_LAST_PREDEFINED 0x34
+
+/* ---- constants --------------------------------------------------------------- */
+#define MPI_SUCCESS 0
+#define MPI_ERR_BUFFER 1
+#define MPI_ERR_COUNT 2
+#define MPI_ERR_TYPE 3
+#define MPI_ERR_TAG 4
+#define MPI_ERR_COMM 5
+#define MPI_ERR_RANK 6
+#define MPI_ERR_REQUEST 7
+#define MPI_ERR_ROOT 8
+#define MPI_ERR_GROUP 9
+#define MPI_ERR_OP 10
+#define MPI_ERR_TOPOLOGY 11
+#define MPI_ERR_DIMS 12
+#define MPI_ERR_ARG 13
+#define MPI_ERR_UNKNOWN 14
+#define MPI_ERR_TRUNCATE 15
+#define MPI_ERR_OTHER 16
+#define MPI_ERR_INTERN 17
+#define MPI_ERR_IN_STATUS 18
+#define MPI_ERR_PENDING 19
+#define MPI_ERR_KEYVAL 20
+#define MPI_ERR_NO_MEM 21
+#define MPI_ERR_BASE 22
+#define MPI_ERR_INFO_KEY 23
+#define MPI_ERR_INFO_VALUE 24
+#define MPI_ERR_INFO_NOKEY 25
+#define MPI_ERR_SPAWN 26
+#define MPI_ERR_PORT 27
+#define MPI_ERR_SERVICE 28
+#define MPI_ERR_NAME 29
+#define MPI_ERR_WIN 30
+#define MPI_ERR_SIZE 31
+#define MPI_ERR_DISP 32
+#define MPI_ERR_INFO 33
+#define MPI_ERR_LOCKTYPE 34
+#define MPI_ERR_ASSERT 35
+#define MPI_ERR_RMA_CONFLICT 36
+#define MPI_ERR_RMA_SYNC 37
+#define MPI_ERR_FILE 38
+#define MPI_ERR_NOT_SAME 39
+#define MPI_ERR_AMODE 40
+#define MPI_ERR_UNSUPPORTED_DATAREP 41
+#define MPI_ERR_UNSUPPORTED_OPERATION 42
+#define MPI_ERR_NO_SUCH_FILE 43
+#define MPI_ERR_FILE_EXISTS 44
+#define MPI_ERR_BAD_FILE 45
+#define MPI_ERR_ACCESS 46
+#define MPI_ERR_NO_SPACE 47
+#define MPI_ERR_QUOTA 48
+#define MPI_ERR_READ_ONLY 49
+#define MPI_ERR_FILE_IN_USE 50
+#define MPI_ERR_DUP_DATAREP 51
+#define MPI_ERR_CONVERSION 52
+#define MPI_ERR_IO 53
+#define MPI_ERR_RMA_RANGE 54
+#define MPI_ERR_RMA_ATTACH 55
+#define MPI_ERR_RMA_SHARED 56
+#define MPI_ERR_RMA_FLAVOR 57
+#define MPI_T_ERR_INVALID 58
+#define MPI_ERR_LASTCODE 0x3fffffff
+
+#define MPI_PROC_NULL   (-1)
+#define MPI_ANY_SOURCE  (-2)
+#define MPI_ROOT        (-3)
+#define MPI_ANY_TAG     (-1)
+#define MPI_UNDEFINED   (-32766)
+#define MPI_KEYVAL_INVALID 0x09000000
+
+#define MPI_BOTTOM      ((void *)0)
+#define MPI_IN_PLACE    ((void *)-1)
+#define MPI_STATUS_IGNORE   ((MPI_Status *)1)
+#define MPI_STATUSES_IGNORE ((MPI_Status *)1)
+#define MPI_ERRCODES_IGNORE ((int *)0)
+#define MPI_ARGV_NULL   ((char **)0)
+#define MPI_ARGVS_NULL  ((char ***)0)
+#define MPI_UNWEIGHTED  ((int *)1)
+#define MPI_WEIGHTS_EMPTY ((int *)2)
+
+#define MPI_MAX_PROCESSOR_NAME 256
+#define MPI_MAX_ERROR_STRING 512
+#define MPI_MAX_OBJECT_NAME 128
+#define MPI_MAX_LIBRARY_VERSION_STRING 256
+#define MPI_MAX_INFO_KEY 255
+#define MPI_MAX_INFO_VAL 1024
+#define MPI_MAX_PORT_NAME 256
+#define MPI_MAX_DATAREP_STRING 128
+#define MPI_BSEND_OVERHEAD 96
+
+/* predefined attribute keys (on MPI_COMM_WORLD) */
+#define MPI_TAG_UB          0x49000001
+#define MPI_HOST            0x49000002
+#define MPI_IO              0x49000003
+#define MPI_WTIME_IS_GLOBAL 0x49000004
+#define MPI_UNIVERSE_SIZE   0x49000005
+#define MPI_LASTUSEDCODE    0x49000006
+#define MPI_APPNUM          0x49000007
+
+/* comparison results */
+#define MPI_IDENT 0
+#define MPI_CONGRUENT 1
+#define MPI_SIMILAR 2
+#define MPI_UNEQUAL 3
+
+/* thread levels */
+#define MPI_THREAD_SINGLE 0
+#define MPI_THREAD_FUNNELED 1
+#define MPI_THREAD_SERIALIZED 2
+#define MPI_THREAD_MULTIPLE 3
+
+/* topologies and split types */
+#define MPI_GRAPH 1
+#define MPI_CART 2
+#define MPI_DIST_GRAPH 3
+#define MPI_COMM_TYPE_SHARED 1
+
+/* datatype combiners */
+#define MPI_COMBINER_NAMED 1
+#define MPI_COMBINER_DUP 2
+#define MPI_COMBINER_CONTIGUOUS 3
+#define MPI_COMBINER_VECTOR 4
+#define MPI_COMBINER_HVECTOR_INTEGER 5
+#define MPI_COMBINER_HVECTOR 6
+#define MPI_COMBINER_INDEXED 7
+#define MPI_COMBINER_HINDEXED_INTEGER 8
+#define MPI_COMBINER_HINDEXED 9
+#define MPI_COMBINER_INDEXED_BLOCK 10
+#define MPI_COMBINER_STRUCT_INTEGER 11
+#define MPI_COMBINER_STRUCT 12
+#define MPI_COMBINER_SUBARRAY 13
+#define MPI_COMBINER_DARRAY 14
+#define MPI_COMBINER_F90_REAL 15
+#define MPI_COMBINER_F90_COMPLEX 16
+#define MPI_COMBINER_F90_INTEGER 17
+#define MPI_COMBINER_RESIZED 18
+#define MPI_COMBINER_HINDEXED_BLOCK 19
+
+#define MPI_ORDER_C 56
+#define MPI_ORDER_FORTRAN 57
+#define MPI_DISTRIBUTE_BLOCK 121
+#define MPI_DISTRIBUTE_CYCLIC 122
+#define MPI_DISTRIBUTE_NONE 123
+#define MPI_DISTRIBUTE_DFLT_DARG (-49767)
+
+#define MPI_TYPECLASS_REAL 1
+#define MPI_TYPECLASS_INTEGER 2
+#define MPI_TYPECLASS_COMPLEX 3
+
+/* ---- callback types and predefined callbacks ---------------------------------- */
+typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Datatype *dt);
+typedef int MPI_Comm_copy_attr_function(MPI_Comm oldcomm, int keyval, void *extra_state,
+                                        void *attr_in, void *attr_out, int *flag);
+typedef int MPI_Comm_delete_attr_function(MPI_Comm comm, int keyval, void *attr,
+                                          void *extra_state);
+typedef int MPI_Type_copy_attr_function(MPI_Datatype oldtype, int keyval, void *extra_state,
+                                        void *attr_in, void *attr_out, int *flag);
+typedef int MPI_Type_delete_attr_function(MPI_Datatype type, int keyval, void *attr,
+                                          void *extra_state);
+typedef int MPI_Copy_function(MPI_Comm oldcomm, int keyval, void *extra_state,
+                              void *attr_in, void *attr_out, int *flag);
+typedef int MPI_Delete_function(MPI_Comm comm, int keyval, void *attr, void *extra_state);
+typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *err, ...);
+typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn;
+typedef void MPI_Handler_function(MPI_Comm *comm, int *err, ...);
+
+/* Sentinels recognised by the library (no exported data or helper symbols needed). */
+#define MPI_COMM_NULL_COPY_FN   ((MPI_Comm_copy_attr_function *)0)
+#define MPI_COMM_DUP_FN         ((MPI_Comm_copy_attr_function *)1)
+#define MPI_COMM_NULL_DELETE_FN ((MPI_Comm_delete_attr_function *)0)
+#define MPI_TYPE_NULL_COPY_FN   ((MPI_Type_copy_attr_function *)0)
+#define MPI_TYPE_DUP_FN         ((MPI_Type_copy_attr_function *)1)
+#define MPI_TYPE_NULL_DELETE_FN ((MPI_Type_delete_attr_function *)0)
+#define MPI_NULL_COPY_FN        ((MPI_Copy_function *)0)
+#define MPI_DUP_FN              ((MPI_Copy_function *)1)
+#define MPI_NULL_DELETE_FN      ((MPI_Delete_function *)0)
+
+/* ---- prototypes: XM_API_(ret, Name, args) declares MPI_Name and PMPI_Name ------ */
+#define XM_API_(ret, name, args) ret MPI_##name args; ret PMPI_##name args;
+
+/* environment */
+XM_API_(int, Init, (int *argc, char ***argv))
+XM_API_(int, Init_thread, (int *argc, char ***argv, int required, int *provided))
+XM_API_(int, Finalize, (void))
+XM_API_(int, Initialized, (int *flag))
+XM_API_(int, Finalized, (int *flag))
+XM_API_(int, Query_thread, (int *provided))
+XM_API_(int, Is_thread_main, (int *flag))
+XM_API_(int, Abort, (MPI_Comm comm, int errorcode))
+XM_API_(double, Wtime, (void))
+XM_API_(double, Wtick, (void))
+XM_API_(int, Get_processor_name, (char *name, int *resultlen))
+XM_API_(int, Get_version, (int *version, int *subversion))
+XM_API_(int, Get_library_version, (char *version, int *resultlen))
+XM_API_(int, Error_string, (int errorcode, char *string, int *resultlen))
+XM_API_(int, Error_class, (int errorcode, int *errorclass))
+XM_API_(int, Pcontrol, (const int level, ...))
+XM_API_(int, Alloc_mem, (MPI_Aint size, MPI_Info info, void *baseptr))
+XM_API_(int, Free_mem, (void *base))
+XM_API_(int, Comm_create_errhandler, (MPI_Comm_errhandler_function *fn, MPI_Errhandler *eh))
+XM_API_(int, Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler eh))
+XM_API_(int, Comm_get_errhandler, (MPI_Comm comm, MPI_Errhandler *eh))
+XM_API_(int, Comm_call_errhandler, (MPI_Comm comm, int errorcode))
+XM_API_(int, Errhandler_free, (MPI_Errhandler *eh))
+XM_API_(int, Errhandler_set, (MPI_Comm comm, MPI_Errhandler eh))
+XM_API_(int, Errhandler_get, (MPI_Comm comm, MPI_Errhandler *eh))
+
+/* point-to-point */
+XM_API_(int, Send, (const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm))
+XM_API_(int, Ssend, (const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm))
+XM_API_(int, Rsend, (const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm))
+XM_API_(int, Bsend, (const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm))
+XM_API_(int, Recv, (void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+                    MPI_Status *status))
+XM_API_(int, Isend, (const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+                     MPI_Comm comm, MPI_Request *req))
+XM_API_(int, Issend, (const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+                      MPI_Comm comm, MPI_Request *req))
+XM_API_(int, Irsend, (const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+                      MPI_Comm comm, MPI_Request *req))
+XM_API_(int, Ibsend, (const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+                      MPI_Comm comm, MPI_Request *req))
+XM_API_(int, Irecv, (void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+                     MPI_Request *req))
+XM_API_(int, Send_init, (const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+                         MPI_Comm comm, MPI_Request *req))
+XM_API_(int, Ssend_init, (const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+                          MPI_Comm comm, MPI_Request *req))
+XM_API_(int, Rsend_init, (const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+                          MPI_Comm comm, MPI_Request *req))
+XM_API_(int, Bsend_init, (const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+                          MPI_Comm comm, MPI_Request *req))
+XM_API_(int, Recv_init, (void *buf, int count, MPI_Datatype dt, int source, int tag,
+                         MPI_Comm comm, MPI_Request *req))
+XM_API_(int, Start, (MPI_Request *req))
+XM_API_(int, Startall, (int count, MPI_Request reqs[]))
+XM_API_(int, Buffer_attach, (void *buffer, int size))
+XM_API_(int, Buffer_detach, (void *buffer_addr, int *size))
+XM_API_(int, Sendrecv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                        int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                        int source, int recvtag, MPI_Comm comm, MPI_Status *status))
+XM_API_(int, Sendrecv_replace, (void *buf, int count, MPI_Datatype dt, int dest, int sendtag,
+                                int source, int recvtag, MPI_Comm comm, MPI_Status *status))
+XM_API_(int, Probe, (int source, int tag, MPI_Comm comm, MPI_Status *status))
+XM_API_(int, Iprobe, (int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status))
+XM_API_(int, Mprobe, (int source, int tag, MPI_Comm comm, MPI_Message *msg, MPI_Status *status))
+XM_API_(int, Improbe, (int source, int tag, MPI_Comm comm, int *flag, MPI_Message *msg,
+                       MPI_Status *status))
+XM_API_(int, Mrecv, (void *buf, int count, MPI_Datatype dt, MPI_Message *msg, MPI_Status *status))
+XM_API_(int, Imrecv, (void *buf, int count, MPI_Datatype dt, MPI_Message *msg, MPI_Request *req))
+XM_API_(int, Wait, (MPI_Request *req, MPI_Status *status))
+XM_API_(int, Test, (MPI_Request *req, int *flag, MPI_Status *status))
+XM_API_(int, Waitall, (int count, MPI_Request reqs[], MPI_Status statuses[]))
+XM_API_(int, Testall, (int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]))
+XM_API_(int, Waitany, (int count, MPI_Request reqs[], int *index, MPI_Status *status))
+XM_API_(int, Testany, (int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status))
+XM_API_(int, Waitsome, (int incount, MPI_Request reqs[], int *outcount, int indices[],
+                        MPI_Status statuses[]))
+XM_API_(int, Testsome, (int incount, MPI_Request reqs[], int *outcount, int indices[],
+                        MPI_Status statuses[]))
+XM_API_(int, Request_free, (MPI_Request *req))
+XM_API_(int, Request_get_status, (MPI_Request req, int *flag, MPI_Status *status))
+XM_API_(int, Cancel, (MPI_Request *req))
+XM_API_(int, Test_cancelled, (const MPI_Status *status, int *flag))
+XM_API_(int, Get_count, (const MPI_Status *status, MPI_Datatype dt, int *count))
+XM_API_(int, Get_elements, (const MPI_Status *status, MPI_Datatype dt, int *count))
+XM_API_(int, Get_elements_x, (const MPI_Status *status, MPI_Datatype dt, MPI_Count *count))
+XM_API_(int, Status_set_elements, (MPI_Status *status, MPI_Datatype dt, int count))
+XM_API_(int, Status_set_elements_x, (MPI_Status *status, MPI_Datatype dt, MPI_Count count))
+XM_API_(int, Status_set_cancelled, (MPI_Status *status, int flag))
+
+/* datatypes */
+XM_API_(int, Type_size, (MPI_Datatype dt, int *size))
+XM_API_(int, Type_size_x, (MPI_Datatype dt, MPI_Count *size))
+XM_API_(int, Type_get_extent, (MPI_Datatype dt, MPI_Aint *lb, MPI_Aint *extent))
+XM_API_(int, Type_get_extent_x, (MPI_Datatype dt, MPI_Count *lb, MPI_Count *extent))
+XM_API_(int, Type_get_true_extent, (MPI_Datatype dt, MPI_Aint *lb, MPI_Aint *extent))
+XM_API_(int, Type_get_true_extent_x, (MPI_Datatype dt, MPI_Count *lb, MPI_Count *extent))
+XM_API_(int, Type_extent, (MPI_Datatype dt, MPI_Aint *extent))
+XM_API_(int, Type_lb, (MPI_Datatype dt, MPI_Aint *lb))
+XM_API_(int, Type_ub, (MPI_Datatype dt, MPI_Aint *ub))
+XM_API_(int, Type_contiguous, (int count, MPI_Datatype old, MPI_Datatype *newtype))
+XM_API_(int, Type_vector, (int count, int blocklength, int stride, MPI_Datatype old,
+                           MPI_Datatype *newtype))
+XM_API_(int, Type_hvector, (int count, int blocklength, MPI_Aint stride, MPI_Datatype old,
+                            MPI_Datatype *newtype))
+XM_API_(int, Type_create_hvector, (int count, int blocklength, MPI_Aint stride,
+                                   MPI_Datatype old, MPI_Datatype *newtype))
+XM_API_(int, Type_indexed, (int count, const int blocklengths[], const int displs[],
+                            MPI_Datatype old, MPI_Datatype *newtype))
+XM_API_(int, Type_hindexed, (int count, const int blocklengths[], const MPI_Aint displs[],
+                             MPI_Datatype old, MPI_Datatype *newtype))
+XM_API_(int, Type_create_hindexed, (int count, const int blocklengths[], const MPI_Aint displs[],
+                                    MPI_Datatype old, MPI_Datatype *newtype))
+XM_API_(int, Type_create_indexed_block, (int count, int blocklength, const int displs[],
+                                         MPI_Datatype old, MPI_Datatype *newtype))
+XM_API_(int, Type_create_hindexed_block, (int count, int blocklength, const MPI_Aint displs[],
+                                          MPI_Datatype old, MPI_Datatype *newtype))
+XM_API_(int, Type_struct, (int count, const int blocklengths[], const MPI_Aint displs[],
+                           const MPI_Datatype types[], MPI_Datatype *newtype))
+XM_API_(int, Type_create_struct, (int count, const int blocklengths[], const MPI_Aint displs[],
+                                  const MPI_Datatype types[], MPI_Datatype *newtype))
+XM_API_(int, Type_create_resized, (MPI_Datatype old, MPI_Aint lb, MPI_Aint extent,
+                                   MPI_Datatype *newtype))
+XM_API_(int, Type_create_subarray, (int ndims, const int sizes[], const int subsizes[],
+                                    const int starts[], int order, MPI_Datatype old,
+                                    MPI_Datatype *newtype))
+XM_API_(int, Type_create_darray, (int size, int rank, int ndims, const int gsizes[],
+                                  const int distribs[], const int dargs[], const int psizes[],
+                                  int order, MPI_Datatype old, MPI_Datatype *newtype))
+XM_API_(int, Type_dup, (MPI_Datatype dt, MPI_Datatype *newtype))
+XM_API_(int, Type_commit, (MPI_Datatype *dt))
+XM_API_(int, Type_free, (MPI_Datatype *dt))
+XM_API_(int, Type_get_envelope, (MPI_Datatype dt, int *num_integers, int *num_addresses,
+                                 int *num_datatypes, int *combiner))
+XM_API_(int, Type_get_contents, (MPI_Datatype dt, int max_integers, int max_addresses,
+                                 int max_datatypes, int integers[], MPI_Aint addresses[],
+                                 MPI_Datatype datatypes[]))
+XM_API_(int, Type_set_name, (MPI_Datatype dt, const char *name))
+XM_API_(int, Type_get_name, (MPI_Datatype dt, char *name, int *resultlen))
+XM_API_(int, Type_match_size, (int typeclass, int size, MPI_Datatype *dt))
+XM_API_(int, Type_create_keyval, (MPI_Type_copy_attr_function *copy_fn,
+                                  MPI_Type_delete_attr_function *delete_fn, int *keyval,
+                                  void *extra_state))
+XM_API_(int, Type_free_keyval, (int *keyval))
+XM_API_(int, Type_set_attr, (MPI_Datatype dt, int keyval, void *attr))
+XM_API_(int, Type_get_attr, (MPI_Datatype dt, int keyval, void *attr, int *flag))
+XM_API_(int, Type_delete_attr, (MPI_Datatype dt, int keyval))
+XM_API_(int, Get_address, (const void *location, MPI_Aint *address))
+XM_API_(int, Address, (void *location, MPI_Aint *address))
+XM_API_(MPI_Aint, Aint_add, (MPI_Aint base, MPI_Aint disp))
+XM_API_(MPI_Aint, Aint_diff, (MPI_Aint addr1, MPI_Aint addr2))
+XM_API_(int, Pack, (const void *inbuf, int incount, MPI_Datatype dt, void *outbuf, int outsize,
+                    int *position, MPI_Comm comm))
+XM_API_(int, Unpack, (const void *inbuf, int insize, int *position, void *outbuf, int outcount,
+                      MPI_Datatype dt, MPI_Comm comm))
+XM_API_(int, Pack_size, (int incount, MPI_Datatype dt, MPI_Comm comm, int *size))
+XM_API_(int, Pack_external, (const char datarep[], const void *inbuf, int incount,
+                             MPI_Datatype dt, void *outbuf, MPI_Aint outsize,
+                             MPI_Aint *position))
+XM_API_(int, Unpack_external, (const char datarep[], const void *inbuf, MPI_Aint insize,
+                               MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype dt))
+XM_API_(int, Pack_external_size, (const char datarep[], int incount, MPI_Datatype dt,
+                                  MPI_Aint *size))
+
+/* groups */
+XM_API_(int, Comm_group, (MPI_Comm comm, MPI_Group *group))
+XM_API_(int, Group_size, (MPI_Group group, int *size))
+XM_API_(int, Group_rank, (MPI_Group group, int *rank))
+XM_API_(int, Group_translate_ranks, (MPI_Group g1, int n, const int ranks1[], MPI_Group g2,
+                                     int ranks2[]))
+XM_API_(int, Group_compare, (MPI_Group g1, MPI_Group g2, int *result))
+XM_API_(int, Group_union, (MPI_Group g1, MPI_Group g2, MPI_Group *newgroup))
+XM_API_(int, Group_intersection, (MPI_Group g1, MPI_Group g2, MPI_Group *newgroup))
+XM_API_(int, Group_difference, (MPI_Group g1, MPI_Group g2, MPI_Group *newgroup))
+XM_API_(int, Group_incl, (MPI_Group group, int n, const int ranks[], MPI_Group *newgroup))
+XM_API_(int, Group_excl, (MPI_Group group, int n, const int ranks[], MPI_Group *newgroup))
+XM_API_(int, Group_range_incl, (MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup))
+XM_API_(int, Group_range_excl, (MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup))
+XM_API_(int, Group_free, (MPI_Group *group))
+
+/* communicators */
+XM_API_(int, Comm_size, (MPI_Comm comm, int *size))
+XM_API_(int, Comm_rank, (MPI_Comm comm, int *rank))
+XM_API_(int, Comm_compare, (MPI_Comm c1, MPI_Comm c2, int *result))
+XM_API_(int, Comm_dup, (MPI_Comm comm, MPI_Comm *newcomm))
+XM_API_(int, Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm))
+XM_API_(int, Comm_idup, (MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *req))
+XM_API_(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm))
+XM_API_(int, Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm))
+XM_API_(int, Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm *newcomm))
+XM_API_(int, Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_Info info,
+                               MPI_Comm *newcomm))
+XM_API_(int, Comm_free, (MPI_Comm *comm))
+XM_API_(int, Comm_test_inter, (MPI_Comm comm, int *flag))
+XM_API_(int, Comm_remote_size, (MPI_Comm comm, int *size))
+XM_API_(int, Comm_remote_group, (MPI_Comm comm, MPI_Group *group))
+XM_API_(int, Comm_set_name, (MPI_Comm comm, const char *name))
+XM_API_(int, Comm_get_name, (MPI_Comm comm, char *name, int *resultlen))
+XM_API_(int, Comm_set_info, (MPI_Comm comm, MPI_Info info))
+XM_API_(int, Comm_get_info, (MPI_Comm comm, MPI_Info *info))
+XM_API_(int, Comm_create_keyval, (MPI_Comm_copy_attr_function *copy_fn,
+                                  MPI_Comm_delete_attr_function *delete_fn, int *keyval,
+                                  void *extra_state))
+XM_API_(int, Comm_free_keyval, (int *keyval))
+XM_API_(int, Comm_set_attr, (MPI_Comm comm, int keyval, void *attr))
+XM_API_(int, Comm_get_attr, (MPI_Comm comm, int keyval, void *attr, int *flag))
+XM_API_(int, Comm_delete_attr, (MPI_Comm comm, int keyval))
+XM_API_(int, Keyval_create, (MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn,
+                             int *keyval, void *extra_state))
+XM_API_(int, Keyval_free, (int *keyval))
+XM_API_(int, Attr_put, (MPI_Comm comm, int keyval, void *attr))
+XM_API_(int, Attr_get, (MPI_Comm comm, int keyval, void *attr, int *flag))
+XM_API_(int, Attr_delete, (MPI_Comm comm, int keyval))
+XM_API_(int, Topo_test, (MPI_Comm comm, int *status))
+
+/* info */
+XM_API_(int, Info_create, (MPI_Info *info))
+XM_API_(int, Info_dup, (MPI_Info info, MPI_Info *newinfo))
+XM_API_(int, Info_free, (MPI_Info *info))
+XM_API_(int, Info_set, (MPI_Info info, const char *key, const char *value))
+XM_API_(int, Info_get, (MPI_Info info, const char *key, int valuelen, char *value, int *flag))
+XM_API_(int, Info_delete, (MPI_Info info, const char *key))
+XM_API_(int, Info_get_nkeys, (MPI_Info info, int *nkeys))
+XM_API_(int, Info_get_nthkey, (MPI_Info info, int n, char *key))
+XM_API_(int, Info_get_valuelen, (MPI_Info info, const char *key, int *valuelen, int *flag))
+
+/* operations */
+XM_API_(int, Op_create, (MPI_User_function *fn, int commute, MPI_Op *op))
+XM_API_(int, Op_free, (MPI_Op *op))
+XM_API_(int, Op_commutative, (MPI_Op op, int *commute))
+XM_API_(int, Reduce_local, (const void *inbuf, void *inoutbuf, int count, MPI_Datatype dt,
+                            MPI_Op op))
+
+/* collectives */
+XM_API_(int, Barrier, (MPI_Comm comm))
+XM_API_(int, Bcast, (void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm))
+XM_API_(int, Reduce, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+                      int root, MPI_Comm comm))
+XM_API_(int, Allreduce, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
+                         MPI_Op op, MPI_Comm comm))
+XM_API_(int, Gather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm))
+XM_API_(int, Gatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                       const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                       int root, MPI_Comm comm))
+XM_API_(int, Scatter, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                       int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm))
+XM_API_(int, Scatterv, (const void *sendbuf, const int sendcounts[], const int displs[],
+                        MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                        MPI_Datatype recvtype, int root, MPI_Comm comm))
+XM_API_(int, Allgather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm))
+XM_API_(int, Allgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, const int recvcounts[], const int displs[],
+                          MPI_Datatype recvtype, MPI_Comm comm))
+XM_API_(int, Alltoall, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm))
+XM_API_(int, Alltoallv, (const void *sendbuf, const int sendcounts[], const int sdispls[],
+                         MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                         const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm))
+XM_API_(int, Alltoallw, (const void *sendbuf, const int sendcounts[], const int sdispls[],
+                         const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                         const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm))
+XM_API_(int, Reduce_scatter, (const void *sendbuf, void *recvbuf, const int recvcounts[],
+                              MPI_Datatype dt, MPI_Op op, MPI_Comm comm))
+XM_API_(int, Reduce_scatter_block, (const void *sendbuf, void *recvbuf, int recvcount,
+                                    MPI_Datatype dt, MPI_Op op, MPI_Comm comm))
+XM_API_(int, Scan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+                    MPI_Comm comm))
+XM_API_(int, Exscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+                      MPI_Comm comm))
+XM_API_(int, Ibarrier, (MPI_Comm comm, MPI_Request *req))
+XM_API_(int, Ibcast, (void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
+                      MPI_Request *req))
+XM_API_(int, Ireduce, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+                       int root, MPI_Comm comm, MPI_Request *req))
+XM_API_(int, Iallreduce, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
+                          MPI_Op op, MPI_Comm comm, MPI_Request *req))
+XM_API_(int, Igather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                       int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                       MPI_Request *req))
+XM_API_(int, Igatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                        int root, MPI_Comm comm, MPI_Request *req))
+XM_API_(int, Iscatter, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                        MPI_Request *req))
+XM_API_(int, Iscatterv, (const void *sendbuf, const int sendcounts[], const int displs[],
+                         MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                         MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *req))
+XM_API_(int, Iallgather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                          MPI_Request *req))
+XM_API_(int, Iallgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, const int recvcounts[], const int displs[],
+                           MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req))
+XM_API_(int, Ialltoall, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                         MPI_Request *req))
+XM_API_(int, Ialltoallv, (const void *sendbuf, const int sendcounts[], const int sdispls[],
+                          MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                          const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                          MPI_Request *req))
+XM_API_(int, Ireduce_scatter, (const void *sendbuf, void *recvbuf, const int recvcounts[],
+                               MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *req))
+XM_API_(int, Ireduce_scatter_block, (const void *sendbuf, void *recvbuf, int recvcount,
+                                     MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                                     MPI_Request *req))
+XM_API_(int, Iscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+                     MPI_Comm comm, MPI_Request *req))
+XM_API_(int, Iexscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+                       MPI_Comm comm, MPI_Request *req))
+
+/* handle conversion (C side; Fortran handles equal C handles) */
+XM_API_(MPI_Fint, Comm_c2f, (MPI_Comm comm))
+XM_API_(MPI_Comm, Comm_f2c, (MPI_Fint comm))
+XM_API_(MPI_Fint, Type_c2f, (MPI_Datatype dt))
+XM_API_(MPI_Datatype, Type_f2c, (MPI_Fint dt))
+XM_API_(MPI_Fint, Request_c2f, (MPI_Request req))
+XM_API_(MPI_Request, Request_f2c, (MPI_Fint req))
+XM_API_(MPI_Fint, Op_c2f, (MPI_Op op))
+XM_API_(MPI_Op, Op_f2c, (MPI_Fint op))
+XM_API_(MPI_Fint, Group_c2f, (MPI_Group group))
+XM_API_(MPI_Group, Group_f2c, (MPI_Fint group))
+
+#undef XM_API_
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LOOM_MPI_H */

@@ -1,0 +1,301 @@
+/*
+ * shm.c - the node's shared segment and the nemesis-style cell transport.
+ *
+ * Contract: implements struct xm_transport (core/transport.h) for node-local peers.
+ *   Segment layout (offsets from the segment base; all shared):
+ *     [struct seg_hdr][struct rank_area x nlocal][cells: nlocal x ncells x cell_size]
+ *   Each local rank owns ncells cells, kept in its free queue.  To send, a rank takes a
+ *   cell from its OWN free queue, fills header + payload in place and enqueues it on
+ *   the receiver's receive queue.  The receiver hands the payload to xm_handle_pkt()
+ *   and enqueues the cell back on the owner's free queue.  Both queues are MPSC
+ *   (shm_queue.h).  No free cell: alloc() returns NULL and the engine parks the send.
+ *   Lifetime: the local leader (lowest world rank on the node) creates the segment
+ *   (O_EXCL, mode 0600) before the PMI fence and publishes its name in the KVS; the
+ *   others attach after the fence; the rank whose attach completes the count unlinks
+ *   the name, so /dev/shm is clean as soon as everyone is attached.
+ *   Sleeping: each rank has a futex word `seq` in its rank_area.  Anyone who makes work
+ *   for rank r (a packet in r's receive queue, a cell back in r's free queue) bumps
+ *   r's seq and, if r advertised `sleeping`, calls FUTEX_WAKE.  block() re-checks the
+ *   receive queue after advertising, so a wake-up is never lost (see comments).
+ * Tunables: LOOM_MPI_SHM_CELLS (cells per rank), LOOM_MPI_SHM_CELL (bytes per cell).
+ * Caveats: fastboxes, CMA single-copy and the pipelined large-message path are the
+ *   shm-performance area's next steps (reserved packet types in pkt.h).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../core/boot.h"
+#include "../core/p2p.h"
+#include "../core/transport.h"
+#include "shm_queue.h"
+
+#define SEG_MAGIC 0x4c6f6f6d53484d31ull /* "LoomSHM1" */
+
+struct seg_hdr {
+    uint64_t magic;
+    uint64_t size;
+    uint32_t nlocal, ncells, cell_size, pad;
+    _Atomic uint32_t attached;
+};
+
+struct rank_area {
+    struct xm_q recvq;
+    struct xm_q freeq;
+    _Alignas(64) _Atomic uint32_t seq;  /* futex word: bumped for every wake-worthy event */
+    _Atomic uint32_t sleeping;         /* 1 while the owner is (about to be) in FUTEX_WAIT */
+};
+
+struct cell {
+    struct xm_cell_link link; /* must be first: queue offsets point here */
+    uint32_t owner;           /* local index of the owning rank (free queue to return to) */
+    uint32_t paylen;
+    struct xm_pkt_hdr hdr;
+    /* payload follows */
+};
+
+static struct {
+    char *base;
+    size_t size;
+    struct seg_hdr *hdr;
+    struct rank_area *ra;      /* nlocal entries */
+    size_t cells_off, cell_size, cap;
+    uint32_t ncells;
+    char name[128];
+    int creator;
+} S;
+
+static struct cell *cell_at(uint64_t off)
+{
+    return (struct cell *)(S.base + off);
+}
+
+static size_t seg_layout(int nlocal, uint32_t ncells, size_t cell_size, size_t *cells_off)
+{
+    size_t off = (sizeof(struct seg_hdr) + 63) & ~(size_t)63;
+    off += (size_t)nlocal * sizeof(struct rank_area);
+    off = (off + 4095) & ~(size_t)4095;
+    *cells_off = off;
+    return off + (size_t)nlocal * ncells * cell_size;
+}
+
+static void wake(int lidx)
+{
+    struct rank_area *a = &S.ra[lidx];
+    /* seq_cst RMW then seq_cst load: with the sleeper's seq_cst store of `sleeping`
+     * followed by its check, either we see sleeping == 1 (and wake it) or its
+     * FUTEX_WAIT sees the new seq value (and does not sleep). */
+    atomic_fetch_add_explicit(&a->seq, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(&a->sleeping, memory_order_seq_cst))
+        syscall(SYS_futex, &a->seq, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
+static int shm_create(void)
+{
+    size_t cells_off;
+    int nl = xm_g.nlocal;
+    S.ncells = (uint32_t)xm_env_int("LOOM_MPI_SHM_CELLS", nl <= 8 ? 64 : 32);
+    S.cell_size = (size_t)xm_env_int("LOOM_MPI_SHM_CELL", 16384);
+    if (S.ncells < 2 || S.cell_size < 256 || (S.cell_size & 63))
+        return -EINVAL;
+    S.size = seg_layout(nl, S.ncells, S.cell_size, &cells_off);
+    S.cells_off = cells_off;
+    char job[40];
+    int j = 0;
+    for (const char *p = xm_g.jobid; *p && j < 39; p++)
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9'))
+            job[j++] = *p;
+    job[j] = 0;
+    snprintf(S.name, sizeof(S.name), "/loom-mpi-%s-%d-%ld", job, xm_g.rank, (long)getpid());
+    int fd = shm_open(S.name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0)
+        return -errno;
+    if (ftruncate(fd, (off_t)S.size) < 0) {
+        int e = errno;
+        close(fd);
+        shm_unlink(S.name);
+        return -e;
+    }
+    S.base = mmap(NULL, S.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (S.base == MAP_FAILED) {
+        shm_unlink(S.name);
+        return -ENOMEM;
+    }
+    S.creator = 1;
+    S.hdr = (struct seg_hdr *)S.base;
+    S.ra = (struct rank_area *)(S.base + ((sizeof(struct seg_hdr) + 63) & ~(size_t)63));
+    for (int i = 0; i < nl; i++) {
+        xm_q_init(&S.ra[i].recvq);
+        xm_q_init(&S.ra[i].freeq);
+        atomic_init(&S.ra[i].seq, 0);
+        atomic_init(&S.ra[i].sleeping, 0);
+        for (uint32_t k = 0; k < S.ncells; k++) {
+            uint64_t off = S.cells_off + ((size_t)i * S.ncells + k) * S.cell_size;
+            cell_at(off)->owner = (uint32_t)i;
+            xm_q_enq(&S.ra[i].freeq, S.base, off);
+        }
+    }
+    S.hdr->size = S.size;
+    S.hdr->nlocal = (uint32_t)nl;
+    S.hdr->ncells = S.ncells;
+    S.hdr->cell_size = (uint32_t)S.cell_size;
+    atomic_init(&S.hdr->attached, 1);
+    /* the others map the segment only after the PMI fence, which orders all of the
+     * above before their reads; magic last for a cheap sanity check */
+    S.hdr->magic = SEG_MAGIC;
+    return xm_boot_put("shm", S.name);
+}
+
+static int shm_attach(void)
+{
+    char name[128];
+    int leader = xm_g.local_ranks[0];
+    int rc = xm_boot_get(leader, "shm", name, sizeof(name));
+    if (rc < 0)
+        return rc;
+    int fd = shm_open(name, O_RDWR, 0);
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    if (fstat(fd, &st) < 0 || (size_t)st.st_size < sizeof(struct seg_hdr)) {
+        close(fd);
+        return -EINVAL;
+    }
+    S.size = (size_t)st.st_size;
+    S.base = mmap(NULL, S.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (S.base == MAP_FAILED)
+        return -ENOMEM;
+    S.hdr = (struct seg_hdr *)S.base;
+    if (S.hdr->magic != SEG_MAGIC || S.hdr->nlocal != (uint32_t)xm_g.nlocal)
+        return -EPROTO;
+    S.ncells = S.hdr->ncells;
+    S.cell_size = S.hdr->cell_size;
+    seg_layout(xm_g.nlocal, S.ncells, S.cell_size, &S.cells_off);
+    S.ra = (struct rank_area *)(S.base + ((sizeof(struct seg_hdr) + 63) & ~(size_t)63));
+    snprintf(S.name, sizeof(S.name), "%s", name);
+    /* acq_rel: the last one to attach unlinks; nobody needs the name after that */
+    if (atomic_fetch_add_explicit(&S.hdr->attached, 1, memory_order_acq_rel) + 1 ==
+        S.hdr->nlocal)
+        shm_unlink(S.name);
+    return 0;
+}
+
+static int t_put_card(struct xm_transport *t)
+{
+    if (xm_g.nlocal < 2 || xm_g.local_rank != 0)
+        return 0;
+    return shm_create();
+}
+
+static int t_connect(struct xm_transport *t)
+{
+    if (xm_g.nlocal < 2)
+        return 0;
+    int rc = S.creator ? 0 : shm_attach();
+    if (rc == 0)
+        S.cap = S.cell_size - sizeof(struct cell);
+    return rc;
+}
+
+static int t_init(struct xm_transport *t)
+{
+    return 0;
+}
+
+static int t_finalize(struct xm_transport *t)
+{
+    if (S.base && S.base != MAP_FAILED)
+        munmap(S.base, S.size);
+    S.base = NULL;
+    return 0;
+}
+
+static int t_reaches(struct xm_transport *t, int r)
+{
+    return S.base && xm_g.local_index[r] >= 0;
+}
+
+static struct xm_pkt_hdr *t_alloc(struct xm_transport *t, int dest, void **payload,
+                                  size_t *cap)
+{
+    uint64_t off = xm_q_deq(&S.ra[xm_g.local_rank].freeq, S.base);
+    if (!off)
+        return NULL;
+    struct cell *c = cell_at(off);
+    *payload = c + 1;
+    *cap = S.cap;
+    return &c->hdr;
+}
+
+static int t_post(struct xm_transport *t, int dest, struct xm_pkt_hdr *h, size_t paylen)
+{
+    struct cell *c = (struct cell *)((char *)h - offsetof(struct cell, hdr));
+    int li = xm_g.local_index[dest];
+    c->paylen = (uint32_t)paylen;
+    /* the enqueue's release publishes hdr + payload written above */
+    xm_q_enq(&S.ra[li].recvq, S.base, (uint64_t)((char *)c - S.base));
+    wake(li);
+    return 0;
+}
+
+static int t_poll(struct xm_transport *t, int max)
+{
+    int n = 0;
+    struct rank_area *me = &S.ra[xm_g.local_rank];
+    while (n < max) {
+        uint64_t off = xm_q_deq(&me->recvq, S.base);
+        if (!off)
+            break;
+        struct cell *c = cell_at(off);
+        xm_handle_pkt(&c->hdr, c + 1, c->paylen);
+        uint32_t owner = c->owner;
+        xm_q_enq(&S.ra[owner].freeq, S.base, off);
+        /* the owner may be parked waiting for a free cell */
+        if (owner != (uint32_t)xm_g.local_rank)
+            wake((int)owner);
+        n++;
+    }
+    return n;
+}
+
+static int t_block(struct xm_transport *t, int timeout_ms)
+{
+    struct rank_area *me = &S.ra[xm_g.local_rank];
+    /* acquire: everything the waker did before its seq bump is visible if we read it */
+    uint32_t s = atomic_load_explicit(&me->seq, memory_order_acquire);
+    /* seq_cst: ordered against the waker's seq_cst bump + load (see wake()) */
+    atomic_store_explicit(&me->sleeping, 1, memory_order_seq_cst);
+    if (xm_q_empty(&me->recvq)) {
+        struct timespec ts = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L};
+        /* returns at once (EAGAIN) if seq moved since we read s */
+        syscall(SYS_futex, &me->seq, FUTEX_WAIT, s, &ts, NULL, 0);
+    }
+    /* relaxed: only a hint for wakers; a spurious wake costs one syscall */
+    atomic_store_explicit(&me->sleeping, 0, memory_order_relaxed);
+    return 0;
+}
+
+struct xm_transport xm_shm_transport = {
+    .name = "shm",
+    .init = t_init,
+    .finalize = t_finalize,
+    .put_card = t_put_card,
+    .connect = t_connect,
+    .reaches = t_reaches,
+    .alloc = t_alloc,
+    .post = t_post,
+    .poll = t_poll,
+    .block = t_block,
+};

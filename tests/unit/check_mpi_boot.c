@@ -1,0 +1,76 @@
+/*
+ * check_mpi_boot.c - PMI_process_mapping parsing in mpi/core/boot.c
+ *   (xm_boot_parse_mapping): block, cyclic, repeated vectors, malformed input.
+ */
+#include <check.h>
+#include <errno.h>
+
+#include "boot.h"
+
+START_TEST(test_block)
+{
+    int n[4];
+    ck_assert_int_eq(xm_boot_parse_mapping("(vector,(0,2,2))", 4, n), 0);
+    ck_assert_int_eq(n[0], 0);
+    ck_assert_int_eq(n[1], 0);
+    ck_assert_int_eq(n[2], 1);
+    ck_assert_int_eq(n[3], 1);
+}
+END_TEST
+
+START_TEST(test_single_node)
+{
+    int n[64];
+    ck_assert_int_eq(xm_boot_parse_mapping("(vector,(0,1,64))", 64, n), 0);
+    for (int i = 0; i < 64; i++)
+        ck_assert_int_eq(n[i], 0);
+}
+END_TEST
+
+START_TEST(test_cyclic)
+{
+    /* 3 nodes, 1 per node, 7 ranks: the vector repeats */
+    int n[7], want[7] = {0, 1, 2, 0, 1, 2, 0};
+    ck_assert_int_eq(xm_boot_parse_mapping("(vector,(0,3,1))", 7, n), 0);
+    for (int i = 0; i < 7; i++)
+        ck_assert_int_eq(n[i], want[i]);
+}
+END_TEST
+
+START_TEST(test_multi_block)
+{
+    int n[5], want[5] = {0, 0, 0, 1, 2};
+    ck_assert_int_eq(xm_boot_parse_mapping("(vector,(0,1,3),(1,2,1))", 5, n), 0);
+    for (int i = 0; i < 5; i++)
+        ck_assert_int_eq(n[i], want[i]);
+}
+END_TEST
+
+START_TEST(test_malformed)
+{
+    int n[4];
+    ck_assert_int_eq(xm_boot_parse_mapping("", 4, n), -EINVAL);
+    ck_assert_int_eq(xm_boot_parse_mapping("(vector)", 4, n), -EINVAL);
+    ck_assert_int_eq(xm_boot_parse_mapping("(vector,(0,0,2))", 4, n), -EINVAL);
+    ck_assert_int_eq(xm_boot_parse_mapping("(vector,(0,x,2))", 4, n), -EINVAL);
+    ck_assert_int_eq(xm_boot_parse_mapping("(block,(0,1,2))", 4, n), -EINVAL);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("mpi_boot");
+    TCase *tc = tcase_create("mapping");
+    tcase_set_timeout(tc, 10);
+    tcase_add_test(tc, test_block);
+    tcase_add_test(tc, test_single_node);
+    tcase_add_test(tc, test_cyclic);
+    tcase_add_test(tc, test_multi_block);
+    tcase_add_test(tc, test_malformed);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,1000 @@
+/* links.c - the tree links of one node: listener, parent connection,
+ * children, framing and send queues, driven by a common/loop.h loop.
+ *
+ * Contract: see treenet.h (treenet_*) and doc/treenet.md (wire format).
+ *
+ * Design:
+ *   A "slot" is one adjacent node (the parent, or one child): its state
+ *   (waiting, up, lost), its send queue and, once a connection is bound to
+ *   it, that connection.  A "conn" is one TCP socket: accepted sockets live
+ *   unbound until their credential names a child of ours; the parent conn
+ *   is bound from the start.  Queues live on the slot, so messages queued
+ *   before the link is up survive connect retries.
+ *
+ *   Handshake, per connection: the connecting side (child) sends one frame
+ *   with its credential (from = child, to = parent), then waits; the
+ *   accepting side (parent) checks it, answers with its own credential
+ *   (from = parent, to = child) and is up; the child checks that answer
+ *   and is up.  The child sends nothing else before the parent proved who
+ *   it is, so a stranger squatting on the parent's port learns nothing.
+ *
+ *   Received bytes go into a 64 KiB staging buffer; whole frames are
+ *   handed to ops->recv straight from it, larger ones are assembled in a
+ *   buffer of their own.  Sends try the socket at once (sendmsg with
+ *   MSG_NOSIGNAL) and queue what does not fit; LOOP_WRITE interest is on
+ *   only while something is queued.
+ *
+ * Caveats:
+ *   - Closed conns are freed by a zero-delay timer, never inside their own
+ *     callback.  treenet_destroy() must not be called from inside an ops
+ *     callback (the host defers it, e.g. to a loop timer).
+ *   - A write error is not reported from treenet_send(): LOOP_WRITE interest
+ *     is turned on and the loop callback meets the (sticky) error again and
+ *     reports it, so ops->lost never runs inside treenet_send().
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "ktree.h"
+#include "log.h"
+#include "loop.h"
+#include "tn_int.h"
+
+#define STAGE_SIZE (64 * 1024)
+#define MAX_PENDING 64 /* accepted, not yet authenticated connections */
+#define BACKOFF_MIN_MS 10
+#define BACKOFF_MAX_MS 500
+#define IOV_MAX_BATCH 32
+#define LISTEN_PAUSE_MS 100 /* after accept fails for lack of fds or memory */
+
+struct txmsg {
+    struct txmsg *next;
+    size_t len, off; /* len includes the 4-byte header */
+    uint8_t data[];
+};
+
+enum slot_state { SLOT_WAIT, SLOT_UP, SLOT_LOST };
+enum conn_state { C_CONNECTING, C_HS, C_UP, C_DEAD };
+
+struct conn;
+
+struct slot {
+    int node;
+    bool is_parent;
+    enum slot_state st;
+    struct conn *conn;
+    struct txmsg *qhead, *qtail;
+    size_t queued;
+    struct loop_timer *retry; /* parent: next connect attempt */
+    int backoff_ms;
+    char why_last[TN_WHY_MAX]; /* parent: last connect failure */
+};
+
+struct conn {
+    struct treenet *tn;
+    struct conn *next; /* all conns, for cleanup */
+    int fd;
+    struct loop_watch *w;
+    enum conn_state st;
+    struct slot *slot; /* NULL until authenticated (accepted side) */
+    char peer[TREENET_ADDR_MAX];
+    struct loop_timer *hs_timer; /* accepted side: handshake deadline */
+    /* handshake frame to send first (credential) */
+    char *hs;
+    size_t hslen, hsoff;
+    /* receive side */
+    uint8_t *stage;
+    size_t have;
+    uint8_t *big; /* a frame larger than the staging buffer */
+    size_t big_len, big_got;
+};
+
+struct treenet {
+    struct loop *lp;
+    struct treenet_config cfg;
+    char jobkey[TN_JOBKEY_MAX + 1];
+    char bind_addr[TREENET_ADDR_MAX];
+    struct treenet_ops ops;
+    void *arg;
+    char me[16];
+    int lfd, port;
+    struct loop_watch *lw;
+    struct slot parent; /* node -1 if root */
+    struct slot *kids;
+    int nkids;
+    struct conn *conns;
+    int npending;
+    struct loop_timer *reaper, *kids_timer, *parent_deadline, *listen_pause;
+    char **addrs; /* copy of the rendezvous table (parent address used) */
+    bool started;
+};
+
+static void tn_log(struct treenet *tn, int level, const char *fmt, ...) LOOM_PRINTF(3, 4);
+
+static void tn_log(struct treenet *tn, int level, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+
+    if (!tn->ops.log)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    tn->ops.log(tn->arg, level, line);
+}
+
+static void conn_read_cb(struct loop *lp, struct loop_watch *w, int fd, int revents,
+                         void *arg);
+static void parent_connect(struct treenet *tn);
+
+/* ---- slots ------------------------------------------------------------ */
+
+static struct slot *slot_of(struct treenet *tn, int node)
+{
+    if (node < 0)
+        return NULL;
+    if (tn->parent.node >= 0 && node == tn->parent.node)
+        return &tn->parent;
+    for (int i = 0; i < tn->nkids; i++)
+        if (tn->kids[i].node == node)
+            return &tn->kids[i];
+    return NULL;
+}
+
+static void queue_free(struct slot *s)
+{
+    struct txmsg *m = s->qhead;
+    while (m) {
+        struct txmsg *n = m->next;
+        free(m);
+        m = n;
+    }
+    s->qhead = s->qtail = NULL;
+    s->queued = 0;
+}
+
+static void reap_cb(struct loop *lp, struct loop_timer *t, void *arg)
+{
+    struct treenet *tn = arg;
+    struct conn **pp = &tn->conns;
+
+    tn->reaper = NULL;
+    while (*pp) {
+        struct conn *c = *pp;
+        if (c->st == C_DEAD) {
+            *pp = c->next;
+            free(c->stage);
+            free(c->big);
+            free(c->hs);
+            free(c);
+        } else {
+            pp = &c->next;
+        }
+    }
+}
+
+/* Close a conn's socket now; its memory goes at the next reaper run. */
+static void conn_close(struct conn *c)
+{
+    struct treenet *tn = c->tn;
+
+    if (c->st == C_DEAD)
+        return;
+    if (c->w)
+        loop_watch_remove(tn->lp, c->w);
+    c->w = NULL;
+    if (c->hs_timer)
+        loop_timer_cancel(tn->lp, c->hs_timer);
+    c->hs_timer = NULL;
+    if (c->fd >= 0)
+        close(c->fd);
+    c->fd = -1;
+    if (!c->slot)
+        tn->npending--;
+    c->st = C_DEAD;
+    if (!tn->reaper)
+        tn->reaper = loop_timer_add(tn->lp, 0, reap_cb, tn);
+}
+
+/* The link to s->node is gone for good: close, drop the queue, tell the host. */
+static void slot_lost(struct slot *s, struct treenet *tn, const char *why)
+{
+    if (s->st == SLOT_LOST)
+        return;
+    s->st = SLOT_LOST;
+    if (s->conn) {
+        s->conn->slot = NULL;
+        tn->npending++; /* conn_close() decrements for unbound conns */
+        conn_close(s->conn);
+        s->conn = NULL;
+    }
+    if (s->retry)
+        loop_timer_cancel(tn->lp, s->retry);
+    s->retry = NULL;
+    queue_free(s);
+    tn_log(tn, LOOM_LOG_DEBUG, "treenet: link to node %d lost: %s", s->node, why);
+    if (tn->ops.lost)
+        tn->ops.lost(tn->arg, s->node, why);
+}
+
+/* A conn failed: if it carries a link, the link is lost; else just refuse. */
+static void conn_fail(struct conn *c, const char *why)
+{
+    struct treenet *tn = c->tn;
+
+    if (c->slot) {
+        struct slot *s = c->slot;
+        if (s->is_parent && c->st != C_UP && s->st == SLOT_WAIT) {
+            /* parent not reachable yet: parent_retry decides */
+            snprintf(s->why_last, sizeof(s->why_last), "%s", why);
+            s->conn = NULL;
+            c->slot = NULL;
+            tn->npending++;
+            conn_close(c);
+            parent_connect(tn);
+            return;
+        }
+        slot_lost(s, tn, why);
+        return;
+    }
+    tn_log(tn, LOOM_LOG_WARN, "treenet: refused connection from %s: %s", c->peer, why);
+    conn_close(c);
+}
+
+/* ---- sending ------------------------------------------------------------ */
+
+static void conn_update_interest(struct conn *c)
+{
+    int ev = LOOP_READ;
+
+    if (!c->w)
+        return;
+    if (c->st == C_CONNECTING)
+        ev = LOOP_WRITE;
+    else if (c->hsoff < c->hslen || (c->st == C_UP && c->slot && c->slot->qhead))
+        ev |= LOOP_WRITE;
+    if (loop_watch_events(c->w) != ev)
+        loop_watch_set(c->w, ev);
+}
+
+/* Write what can be written.  0, or -errno on a hard socket error. */
+static int conn_flush(struct conn *c)
+{
+    while (c->hsoff < c->hslen) {
+        ssize_t n = send(c->fd, c->hs + c->hsoff, c->hslen - c->hsoff, MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                goto out;
+            return -errno;
+        }
+        c->hsoff += n;
+    }
+    if (c->st != C_UP || !c->slot)
+        goto out;
+    while (c->slot->qhead) {
+        struct iovec iov[IOV_MAX_BATCH];
+        struct msghdr mh;
+        int k = 0;
+        ssize_t n;
+
+        for (struct txmsg *m = c->slot->qhead; m && k < IOV_MAX_BATCH; m = m->next, k++) {
+            iov[k].iov_base = m->data + m->off;
+            iov[k].iov_len = m->len - m->off;
+        }
+        memset(&mh, 0, sizeof(mh));
+        mh.msg_iov = iov;
+        mh.msg_iovlen = k;
+        n = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                break;
+            return -errno;
+        }
+        while (n > 0) {
+            struct txmsg *m = c->slot->qhead;
+            size_t left = m->len - m->off;
+            if ((size_t)n < left) {
+                m->off += n;
+                c->slot->queued -= n;
+                n = 0;
+                break;
+            }
+            n -= left;
+            c->slot->queued -= left;
+            c->slot->qhead = m->next;
+            if (!m->next)
+                c->slot->qtail = NULL;
+            free(m);
+        }
+    }
+out:
+    conn_update_interest(c);
+    return 0;
+}
+
+int treenet_send(struct treenet *tn, int to, const void *buf, size_t len)
+{
+    struct slot *s = tn ? slot_of(tn, to) : NULL;
+    struct txmsg *m;
+
+    if (!s || (len && !buf))
+        return -EINVAL;
+    if (s->st == SLOT_LOST)
+        return -ENOTCONN;
+    if (len > TN_MSG_MAX)
+        return -EMSGSIZE;
+    m = malloc(sizeof(*m) + 4 + len);
+    if (!m)
+        return -ENOMEM;
+    m->next = NULL;
+    m->len = 4 + len;
+    m->off = 0;
+    tn_put_u32(m->data, (uint32_t)len);
+    if (len)
+        memcpy(m->data + 4, buf, len);
+    if (s->qtail)
+        s->qtail->next = m;
+    else
+        s->qhead = m;
+    s->qtail = m;
+    s->queued += m->len;
+    if (s->conn && s->conn->st == C_UP && conn_flush(s->conn) < 0 && s->conn->w)
+        loop_watch_set(s->conn->w, LOOP_READ | LOOP_WRITE); /* reported by the loop */
+    return 0;
+}
+
+size_t treenet_queued(const struct treenet *tn)
+{
+    size_t n = 0;
+
+    if (!tn)
+        return 0;
+    n += tn->parent.queued;
+    for (int i = 0; i < tn->nkids; i++)
+        n += tn->kids[i].queued;
+    return n;
+}
+
+/* ---- receiving ----------------------------------------------------------- */
+
+/* The peer's credential frame arrived on c. */
+static int conn_got_cred(struct conn *c, const uint8_t *p, size_t len)
+{
+    struct treenet *tn = c->tn;
+    char from[32], why[TN_WHY_MAX], *end;
+    long node;
+    struct slot *s;
+
+    if (tn_cred_check(tn->cfg.auth, p, len, tn->cfg.uid, tn->jobkey, tn->me, from,
+                      sizeof(from), why) < 0) {
+        conn_fail(c, why);
+        return -1;
+    }
+    errno = 0;
+    node = strtol(from, &end, 10);
+    if (errno || *end || end == from || node < 0 || node >= tn->cfg.nnodes) {
+        conn_fail(c, "credential names no node of this job");
+        return -1;
+    }
+    if (c->slot) { /* we connected to the parent: this is its answer */
+        if (node != c->slot->node) {
+            conn_fail(c, "answer from the wrong node");
+            return -1;
+        }
+        s = c->slot;
+        if (s->retry)
+            loop_timer_cancel(tn->lp, s->retry);
+        s->retry = NULL;
+        if (tn->parent_deadline)
+            loop_timer_cancel(tn->lp, tn->parent_deadline);
+        tn->parent_deadline = NULL;
+        c->st = C_UP;
+        s->st = SLOT_UP;
+        tn_log(tn, LOOM_LOG_DEBUG, "treenet: link to parent %d up (%s)", s->node,
+               c->peer);
+        if (conn_flush(c) < 0 && c->w)
+            loop_watch_set(c->w, LOOP_READ | LOOP_WRITE);
+        return 0;
+    }
+    /* accepted side: must be one of our children, not yet connected */
+    s = slot_of(tn, (int)node);
+    if (!s || s->is_parent) {
+        char w[64];
+        snprintf(w, sizeof(w), "node %ld is not a child of node %s", node, tn->me);
+        conn_fail(c, w);
+        return -1;
+    }
+    if (s->st != SLOT_WAIT || s->conn) {
+        char w[64];
+        snprintf(w, sizeof(w), "node %ld already %s", node,
+                 s->st == SLOT_LOST ? "lost" : "connected");
+        conn_fail(c, w);
+        return -1;
+    }
+    {
+        char *cred = NULL, to[16];
+        int rc;
+        snprintf(to, sizeof(to), "%ld", node);
+        rc = tn_cred_make(tn->cfg.auth, tn->jobkey, tn->me, to, &cred);
+        if (rc < 0) {
+            conn_fail(c, "cannot make a credential (munge)");
+            return -1;
+        }
+        free(c->hs);
+        c->hs = malloc(4 + strlen(cred));
+        if (!c->hs) {
+            free(cred);
+            conn_fail(c, "out of memory");
+            return -1;
+        }
+        tn_put_u32((uint8_t *)c->hs, strlen(cred));
+        memcpy(c->hs + 4, cred, strlen(cred));
+        c->hslen = 4 + strlen(cred);
+        c->hsoff = 0;
+        free(cred);
+    }
+    if (c->hs_timer)
+        loop_timer_cancel(tn->lp, c->hs_timer);
+    c->hs_timer = NULL;
+    tn->npending--;
+    c->slot = s;
+    s->conn = c;
+    c->st = C_UP;
+    s->st = SLOT_UP;
+    tn_keepalive(c->fd);
+    tn_log(tn, LOOM_LOG_DEBUG, "treenet: link to child %d up (%s)", s->node, c->peer);
+    if (conn_flush(c) < 0 && c->w)
+        loop_watch_set(c->w, LOOP_READ | LOOP_WRITE);
+    return 0;
+}
+
+/* Deliver one frame.  Returns -1 if c is closed meanwhile. */
+static int conn_frame(struct conn *c, const uint8_t *p, size_t len)
+{
+    struct treenet *tn = c->tn;
+
+    if (c->st != C_UP)
+        return conn_got_cred(c, p, len) < 0 || c->st == C_DEAD ? -1 : 0;
+    if (tn->ops.recv)
+        tn->ops.recv(tn->arg, c->slot->node, p, len);
+    return c->st == C_DEAD ? -1 : 0;
+}
+
+static size_t frame_max(const struct conn *c)
+{
+    return c->st == C_UP ? TN_MSG_MAX : TN_CRED_MAX;
+}
+
+/* Parse whole frames out of the staging buffer. */
+static int conn_parse(struct conn *c)
+{
+    size_t pos = 0;
+
+    while (c->have - pos >= 4) {
+        uint32_t len = tn_get_u32(c->stage + pos);
+        if (len > frame_max(c)) {
+            char w[128];
+            if (c->st == C_UP)
+                snprintf(w, sizeof(w), "frame of %u bytes exceeds the limit", len);
+            else
+                snprintf(w, sizeof(w),
+                         "handshake frame of %u bytes exceeds the limit (not a treenet "
+                         "peer?)",
+                         len);
+            conn_fail(c, w);
+            return -1;
+        }
+        if (c->have - pos - 4 >= len) {
+            if (conn_frame(c, c->stage + pos + 4, len) < 0)
+                return -1;
+            pos += 4 + len;
+            continue;
+        }
+        if (4 + (size_t)len > STAGE_SIZE) { /* assemble in a buffer of its own */
+            size_t part = c->have - pos - 4;
+            c->big = malloc(len);
+            if (!c->big) {
+                conn_fail(c, "out of memory for a message");
+                return -1;
+            }
+            c->big_len = len;
+            memcpy(c->big, c->stage + pos + 4, part);
+            c->big_got = part;
+            pos = c->have;
+        }
+        break;
+    }
+    if (pos) {
+        memmove(c->stage, c->stage + pos, c->have - pos);
+        c->have -= pos;
+    }
+    return 0;
+}
+
+static void conn_readable(struct conn *c)
+{
+    for (int rounds = 0; rounds < 16 && c->st != C_DEAD; rounds++) {
+        ssize_t n;
+
+        if (c->big) {
+            n = recv(c->fd, c->big + c->big_got, c->big_len - c->big_got, 0);
+        } else {
+            n = recv(c->fd, c->stage + c->have, STAGE_SIZE - c->have, 0);
+        }
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return;
+            char w[96];
+            snprintf(w, sizeof(w), "receive: %s", strerror(errno));
+            conn_fail(c, w);
+            return;
+        }
+        if (n == 0) {
+            conn_fail(c, c->have || c->big ? "connection closed in the middle of a frame"
+                                           : "connection closed by peer");
+            return;
+        }
+        if (c->big) {
+            c->big_got += n;
+            if (c->big_got == c->big_len) {
+                uint8_t *b = c->big;
+                size_t bl = c->big_len;
+                c->big = NULL;
+                c->big_len = c->big_got = 0;
+                int r = conn_frame(c, b, bl);
+                free(b);
+                if (r < 0)
+                    return;
+            }
+            continue;
+        }
+        c->have += n;
+        if (conn_parse(c) < 0)
+            return;
+    }
+}
+
+static void conn_connected(struct conn *c)
+{
+    struct treenet *tn = c->tn;
+    int err = 0;
+    socklen_t el = sizeof(err);
+    char *cred = NULL, to[16];
+
+    if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &el) < 0)
+        err = errno;
+    if (err) {
+        char w[96];
+        snprintf(w, sizeof(w), "connect to %s: %s", c->peer, strerror(err));
+        conn_fail(c, w);
+        return;
+    }
+    snprintf(to, sizeof(to), "%d", c->slot->node);
+    if (tn_cred_make(tn->cfg.auth, tn->jobkey, tn->me, to, &cred) < 0) {
+        slot_lost(c->slot, tn, "cannot make a credential (munge)");
+        return;
+    }
+    c->hs = malloc(4 + strlen(cred));
+    if (!c->hs) {
+        free(cred);
+        slot_lost(c->slot, tn, "out of memory");
+        return;
+    }
+    tn_put_u32((uint8_t *)c->hs, strlen(cred));
+    memcpy(c->hs + 4, cred, strlen(cred));
+    c->hslen = 4 + strlen(cred);
+    free(cred);
+    c->st = C_HS;
+    tn_nodelay(c->fd);
+    tn_keepalive(c->fd);
+    if (conn_flush(c) < 0) {
+        conn_fail(c, "send of the credential failed");
+        return;
+    }
+}
+
+static void conn_read_cb(struct loop *lp, struct loop_watch *w, int fd, int revents,
+                         void *arg)
+{
+    struct conn *c = arg;
+
+    if (c->st == C_CONNECTING) {
+        conn_connected(c);
+        return;
+    }
+    if (revents & (LOOP_READ | LOOP_ERROR)) {
+        conn_readable(c);
+        if (c->st == C_DEAD)
+            return;
+    }
+    if (revents & (LOOP_WRITE | LOOP_ERROR)) {
+        int rc = conn_flush(c);
+        if (rc < 0) {
+            char why[96];
+            snprintf(why, sizeof(why), "send: %s", strerror(-rc));
+            conn_fail(c, why);
+        }
+    }
+}
+
+/* ---- accepting ------------------------------------------------------------- */
+
+static void hs_timeout_cb(struct loop *lp, struct loop_timer *t, void *arg)
+{
+    struct conn *c = arg;
+    c->hs_timer = NULL;
+    conn_fail(c, "no credential before the timeout");
+}
+
+static struct conn *conn_new(struct treenet *tn, int fd)
+{
+    struct conn *c = calloc(1, sizeof(*c));
+
+    if (!c)
+        return NULL;
+    c->stage = malloc(STAGE_SIZE);
+    if (!c->stage) {
+        free(c);
+        return NULL;
+    }
+    c->tn = tn;
+    c->fd = fd;
+    c->next = tn->conns;
+    tn->conns = c;
+    return c;
+}
+
+static void listen_resume_cb(struct loop *lp, struct loop_timer *t, void *arg)
+{
+    struct treenet *tn = arg;
+    tn->listen_pause = NULL;
+    loop_watch_set(tn->lw, LOOP_READ);
+}
+
+static void listen_cb(struct loop *lp, struct loop_watch *w, int fd, int revents,
+                      void *arg)
+{
+    struct treenet *tn = arg;
+
+    for (int i = 0; i < 64; i++) {
+        struct sockaddr_storage ss;
+        socklen_t sl = sizeof(ss);
+        char peer[TREENET_ADDR_MAX];
+        struct conn *c;
+        int cfd = accept4(fd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+        if (cfd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK) {
+                /* EMFILE and friends: the pending connection stays in the
+                 * backlog and would wake us at once; pause the listener */
+                tn_log(tn, LOOM_LOG_WARN, "treenet: accept: %s (pausing %d ms)",
+                       strerror(errno), LISTEN_PAUSE_MS);
+                if (!tn->listen_pause) {
+                    tn->listen_pause =
+                        loop_timer_add(lp, LISTEN_PAUSE_MS, listen_resume_cb, tn);
+                    if (tn->listen_pause)
+                        loop_watch_set(tn->lw, 0);
+                }
+            }
+            return;
+        }
+        tn_addr_format((struct sockaddr *)&ss, 1, peer, sizeof(peer));
+        if (tn->npending >= MAX_PENDING) {
+            tn_log(tn, LOOM_LOG_WARN,
+                   "treenet: refused connection from %s: too many unauthenticated "
+                   "connections",
+                   peer);
+            close(cfd);
+            continue;
+        }
+        c = conn_new(tn, cfd);
+        if (!c) {
+            close(cfd);
+            continue;
+        }
+        snprintf(c->peer, sizeof(c->peer), "%s", peer);
+        c->st = C_HS;
+        tn->npending++;
+        tn_nodelay(cfd);
+        c->w = loop_watch_add(lp, cfd, LOOP_READ, conn_read_cb, c);
+        c->hs_timer = loop_timer_add(lp, tn->cfg.connect_timeout_ms, hs_timeout_cb, c);
+        if (!c->w || !c->hs_timer) {
+            conn_fail(c, "out of memory");
+            continue;
+        }
+        tn_log(tn, LOOM_LOG_TRACE, "treenet: connection from %s", peer);
+    }
+}
+
+/* ---- connecting to the parent ------------------------------------------------ */
+
+static void parent_deadline_cb(struct loop *lp, struct loop_timer *t, void *arg)
+{
+    struct treenet *tn = arg;
+    char why[TN_WHY_MAX + 64];
+
+    tn->parent_deadline = NULL;
+    if (tn->parent.st != SLOT_WAIT)
+        return;
+    snprintf(why, sizeof(why), "no authenticated link to the parent within %d ms%s%s",
+             tn->cfg.connect_timeout_ms, tn->parent.why_last[0] ? " (last: " : "",
+             tn->parent.why_last[0] ? tn->parent.why_last : "");
+    if (tn->parent.why_last[0])
+        strcat(why, ")");
+    slot_lost(&tn->parent, tn, why);
+}
+
+static void parent_retry_cb(struct loop *lp, struct loop_timer *t, void *arg)
+{
+    struct treenet *tn = arg;
+    struct slot *s = &tn->parent;
+    struct sockaddr_storage sa;
+    socklen_t sl;
+    struct conn *c;
+    int fd;
+
+    s->retry = NULL;
+    if (s->st != SLOT_WAIT)
+        return;
+    if (tn_addr_parse(tn->addrs[s->node], &sa, &sl) < 0) {
+        slot_lost(s, tn, "bad parent address in the rendezvous table");
+        return;
+    }
+    fd = socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) {
+        snprintf(s->why_last, sizeof(s->why_last), "socket: %s", strerror(errno));
+        parent_connect(tn);
+        return;
+    }
+    c = conn_new(tn, fd);
+    if (!c) {
+        close(fd);
+        parent_connect(tn);
+        return;
+    }
+    snprintf(c->peer, sizeof(c->peer), "%s", tn->addrs[s->node]);
+    c->slot = s;
+    s->conn = c;
+    c->st = C_CONNECTING;
+    if (connect(fd, (struct sockaddr *)&sa, sl) < 0 && errno != EINPROGRESS) {
+        char w[96];
+        snprintf(w, sizeof(w), "connect to %s: %s", c->peer, strerror(errno));
+        conn_fail(c, w);
+        return;
+    }
+    c->w = loop_watch_add(tn->lp, fd, LOOP_WRITE, conn_read_cb, c);
+    if (!c->w)
+        conn_fail(c, "out of memory");
+}
+
+/* Schedule the next connect attempt with backoff (the deadline timer ends it). */
+static void parent_connect(struct treenet *tn)
+{
+    struct slot *s = &tn->parent;
+    int delay = s->backoff_ms;
+
+    if (s->st != SLOT_WAIT || s->retry)
+        return;
+    s->backoff_ms = s->backoff_ms ? s->backoff_ms * 2 : BACKOFF_MIN_MS;
+    if (s->backoff_ms > BACKOFF_MAX_MS)
+        s->backoff_ms = BACKOFF_MAX_MS;
+    s->retry = loop_timer_add(tn->lp, delay, parent_retry_cb, tn);
+    if (!s->retry)
+        slot_lost(s, tn, "out of memory");
+}
+
+static void kids_timeout_cb(struct loop *lp, struct loop_timer *t, void *arg)
+{
+    struct treenet *tn = arg;
+    char why[96];
+
+    tn->kids_timer = NULL;
+    snprintf(why, sizeof(why), "child never connected within %d ms",
+             tn->cfg.connect_timeout_ms);
+    for (int i = 0; i < tn->nkids; i++)
+        if (tn->kids[i].st == SLOT_WAIT)
+            slot_lost(&tn->kids[i], tn, why);
+}
+
+/* ---- life cycle ------------------------------------------------------------ */
+
+struct treenet *treenet_create(struct loop *lp, const struct treenet_config *cfg,
+                               const struct treenet_ops *ops, void *arg)
+{
+    struct treenet *tn;
+    struct sockaddr_storage sa;
+    socklen_t sl;
+    int kids[64], rc, one = 1;
+
+    if (!lp || !cfg || !ops || cfg->nnodes < 1 || cfg->nodeid < 0 ||
+        cfg->nodeid >= cfg->nnodes || cfg->width < 1 || cfg->width > 64 ||
+        tn_jobkey_ok(cfg->jobkey) < 0 || cfg->connect_timeout_ms <= 0) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if ((rc = tn_auth_supported(cfg->auth)) < 0) {
+        errno = -rc;
+        return NULL;
+    }
+    tn = calloc(1, sizeof(*tn));
+    if (!tn)
+        return NULL;
+    tn->lp = lp;
+    tn->cfg = *cfg;
+    snprintf(tn->jobkey, sizeof(tn->jobkey), "%s", cfg->jobkey);
+    tn->cfg.jobkey = tn->jobkey;
+    if (cfg->bind_addr) {
+        snprintf(tn->bind_addr, sizeof(tn->bind_addr), "%s", cfg->bind_addr);
+        tn->cfg.bind_addr = tn->bind_addr;
+    }
+    tn->ops = *ops;
+    tn->arg = arg;
+    tn->lfd = -1;
+    snprintf(tn->me, sizeof(tn->me), "%d", cfg->nodeid);
+    tn->parent.node = ktree_parent(cfg->width, cfg->nnodes, cfg->nodeid);
+    tn->parent.is_parent = true;
+    tn->nkids = ktree_children(cfg->width, cfg->nnodes, cfg->nodeid, kids);
+    if (tn->nkids > 0) {
+        tn->kids = calloc(tn->nkids, sizeof(*tn->kids));
+        if (!tn->kids)
+            goto fail;
+        for (int i = 0; i < tn->nkids; i++)
+            tn->kids[i].node = kids[i];
+    }
+    /* listener */
+    memset(&sa, 0, sizeof(sa));
+    if (cfg->bind_addr && *cfg->bind_addr) {
+        char tmp[TREENET_ADDR_MAX + 4];
+        if (strchr(cfg->bind_addr, ':') && cfg->bind_addr[0] != '[')
+            snprintf(tmp, sizeof(tmp), "[%s]:0", cfg->bind_addr);
+        else
+            snprintf(tmp, sizeof(tmp), "%s:0", cfg->bind_addr);
+        if (tn_addr_parse(tmp, &sa, &sl) < 0) {
+            errno = EINVAL;
+            goto fail;
+        }
+    } else {
+        struct sockaddr_in *a = (struct sockaddr_in *)&sa;
+        a->sin_family = AF_INET;
+        a->sin_addr.s_addr = htonl(INADDR_ANY);
+        sl = sizeof(*a);
+    }
+    tn->lfd = socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (tn->lfd < 0)
+        goto fail;
+    (void)setsockopt(tn->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (bind(tn->lfd, (struct sockaddr *)&sa, sl) < 0 || listen(tn->lfd, 128) < 0)
+        goto fail;
+    sl = sizeof(sa);
+    if (getsockname(tn->lfd, (struct sockaddr *)&sa, &sl) < 0)
+        goto fail;
+    tn->port = ntohs(sa.ss_family == AF_INET ? ((struct sockaddr_in *)&sa)->sin_port
+                                             : ((struct sockaddr_in6 *)&sa)->sin6_port);
+    tn->lw = loop_watch_add(lp, tn->lfd, LOOP_READ, listen_cb, tn);
+    if (!tn->lw)
+        goto fail;
+    return tn;
+fail:
+    rc = errno ? errno : ENOMEM;
+    if (tn->lfd >= 0)
+        close(tn->lfd);
+    free(tn->kids);
+    free(tn);
+    errno = rc;
+    return NULL;
+}
+
+int treenet_port(const struct treenet *tn)
+{
+    return tn ? tn->port : -EINVAL;
+}
+
+int treenet_start(struct treenet *tn, char *const *addrs)
+{
+    int n;
+
+    if (!tn || tn->started)
+        return -EINVAL;
+    if (tn->parent.node >= 0) {
+        struct sockaddr_storage sa;
+        socklen_t sl;
+        if (!addrs || !addrs[tn->parent.node] ||
+            tn_addr_parse(addrs[tn->parent.node], &sa, &sl) < 0)
+            return -EINVAL;
+    }
+    n = tn->cfg.nnodes;
+    if (addrs) {
+        tn->addrs = calloc(n, sizeof(char *));
+        if (!tn->addrs)
+            return -ENOMEM;
+        for (int i = 0; i < n; i++) {
+            tn->addrs[i] = strdup(addrs[i] ? addrs[i] : "");
+            if (!tn->addrs[i])
+                return -ENOMEM; /* freed by treenet_destroy */
+        }
+    }
+    if (tn->nkids > 0) {
+        bool waiting = false;
+        for (int i = 0; i < tn->nkids; i++)
+            waiting |= tn->kids[i].st == SLOT_WAIT;
+        if (waiting) {
+            tn->kids_timer =
+                loop_timer_add(tn->lp, tn->cfg.connect_timeout_ms, kids_timeout_cb, tn);
+            if (!tn->kids_timer)
+                return -ENOMEM;
+        }
+    }
+    if (tn->parent.node >= 0) {
+        tn->parent_deadline =
+            loop_timer_add(tn->lp, tn->cfg.connect_timeout_ms, parent_deadline_cb, tn);
+        if (!tn->parent_deadline)
+            return -ENOMEM;
+        parent_connect(tn);
+    }
+    tn->started = true;
+    return 0;
+}
+
+void treenet_destroy(struct treenet *tn)
+{
+    if (!tn)
+        return;
+    for (struct conn *c = tn->conns; c; c = c->next) {
+        if (c->st != C_DEAD) {
+            if (c->w)
+                loop_watch_remove(tn->lp, c->w);
+            if (c->hs_timer)
+                loop_timer_cancel(tn->lp, c->hs_timer);
+            if (c->fd >= 0)
+                close(c->fd);
+            c->st = C_DEAD;
+            c->w = NULL;
+            c->hs_timer = NULL;
+        }
+    }
+    if (tn->reaper)
+        loop_timer_cancel(tn->lp, tn->reaper);
+    tn->reaper = NULL;
+    reap_cb(tn->lp, NULL, tn);
+    if (tn->listen_pause)
+        loop_timer_cancel(tn->lp, tn->listen_pause);
+    if (tn->kids_timer)
+        loop_timer_cancel(tn->lp, tn->kids_timer);
+    if (tn->parent_deadline)
+        loop_timer_cancel(tn->lp, tn->parent_deadline);
+    if (tn->parent.retry)
+        loop_timer_cancel(tn->lp, tn->parent.retry);
+    queue_free(&tn->parent);
+    for (int i = 0; i < tn->nkids; i++)
+        queue_free(&tn->kids[i]);
+    if (tn->lw)
+        loop_watch_remove(tn->lp, tn->lw);
+    if (tn->lfd >= 0)
+        close(tn->lfd);
+    if (tn->addrs) {
+        for (int i = 0; i < tn->cfg.nnodes; i++)
+            free(tn->addrs[i]);
+        free(tn->addrs);
+    }
+    free(tn->kids);
+    free(tn);
+}

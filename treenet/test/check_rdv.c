@@ -1,0 +1,324 @@
+/* check_rdv.c - unit tests of the rendezvous (treenet/rdv.c): N nodes as
+ * threads arriving in scrambled order with AUTH_NONE and AUTH_MUNGE,
+ * hostile and half-done connections that must be refused while the real
+ * nodes are served, a node that re-registers, and the timeout.  All on
+ * 127.0.0.1.  The munge cases are skipped, with a message, when munged
+ * does not answer.
+ */
+#include "config.h"
+
+#include <check.h>
+
+#include "tn_test.h"
+#include "treenet.h"
+
+#define JOB "77.3"
+
+static int munge_ok;
+
+struct node_arg {
+    int port; /* server port */
+    int nnodes, id;
+    int my_port;
+    int delay_ms;
+    enum treenet_auth auth;
+    int timeout_ms;
+    int rc;
+    char **addrs;
+    char ip[TREENET_ADDR_MAX];
+};
+
+static void *node_main(void *p)
+{
+    struct node_arg *a = p;
+    char server[64];
+
+    usleep(a->delay_ms * 1000);
+    snprintf(server, sizeof(server), "127.0.0.1:%d", a->port);
+    a->rc = rdv_exchange(server, JOB, a->nnodes, a->id, a->my_port, a->auth,
+                         a->timeout_ms, &a->addrs, a->ip);
+    return NULL;
+}
+
+/* Run n nodes (ids listed in order[] start with increasing delays). */
+static void run_nodes(int port, int n, enum treenet_auth auth, struct node_arg *args,
+                      int timeout_ms, int only)
+{
+    pthread_t th[64];
+    for (int i = 0; i < n; i++) {
+        int id = (i * 5 + 3) % n; /* scrambled arrival order */
+        args[id] = (struct node_arg){.port = port,
+                                     .nnodes = n,
+                                     .id = id,
+                                     .my_port = 20000 + id,
+                                     .delay_ms = (i * 15) % 400,
+                                     .auth = auth,
+                                     .timeout_ms = timeout_ms};
+    }
+    for (int i = 0; i < only; i++)
+        ck_assert_int_eq(pthread_create(&th[i], NULL, node_main, &args[i]), 0);
+    for (int i = 0; i < only; i++)
+        pthread_join(th[i], NULL);
+}
+
+static void check_tables(struct node_arg *args, int n)
+{
+    for (int i = 0; i < n; i++) {
+        ck_assert_msg(args[i].rc == 0, "node %d: rc %d", i, args[i].rc);
+        ck_assert_str_eq(args[i].ip, "127.0.0.1");
+        for (int j = 0; j < n; j++) {
+            char want[64];
+            snprintf(want, sizeof(want), "127.0.0.1:%d", 20000 + j);
+            ck_assert_str_eq(args[i].addrs[j], want);
+        }
+        rdv_addrs_free(args[i].addrs, n);
+    }
+}
+
+static void rdv_n(enum treenet_auth auth, int n)
+{
+    struct logcap cap;
+    struct node_arg args[64];
+    struct rdv_server *s;
+
+    cap_init(&cap);
+    s = rdv_server_start_log(n, JOB, getuid(), auth, "127.0.0.1", 10000, cap_log, &cap);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_int_gt(rdv_server_port(s), 0);
+    run_nodes(rdv_server_port(s), n, auth, args, 10000, n);
+    check_tables(args, n);
+    ck_assert_int_eq(rdv_server_stop(s), 0);
+    ck_assert_int_eq(cap_count(&cap, "refused"), 0);
+    cap_free(&cap);
+}
+
+START_TEST(test_rdv_none)
+{
+    rdv_n(TREENET_AUTH_NONE, 8);
+    rdv_n(TREENET_AUTH_NONE, 1);
+    rdv_n(TREENET_AUTH_NONE, 64);
+}
+END_TEST
+
+START_TEST(test_rdv_munge)
+{
+    rdv_n(TREENET_AUTH_MUNGE, 8);
+}
+END_TEST
+
+/* A registration as a node would send it, over a raw socket. */
+static int raw_register(int port, const char *payload, int node_port)
+{
+    char reg[32];
+    int fd = raw_connect(port);
+    if (fd < 0)
+        return -1;
+    snprintf(reg, sizeof(reg), "port %d", node_port);
+    /* a send may fail when the server already refused us: that is for the
+     * caller to see, the socket is returned anyway */
+    if (raw_frame(fd, payload, strlen(payload)) == 0)
+        (void)raw_frame(fd, reg, strlen(reg));
+    return fd;
+}
+
+START_TEST(test_rdv_hostile)
+{
+    struct logcap cap;
+    struct node_arg args[3];
+    struct rdv_server *s;
+    int port, fd, keep;
+    const char http[] = "GET / HTTP/1.0\r\n\r\n";
+
+    cap_init(&cap);
+    s = rdv_server_start_log(3, JOB, getuid(), TREENET_AUTH_NONE, "127.0.0.1", 10000,
+                             cap_log, &cap);
+    ck_assert_ptr_nonnull(s);
+    port = rdv_server_port(s);
+
+    /* a port scanner: connect and go */
+    fd = raw_connect(port);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    /* garbage: an HTTP request */
+    fd = raw_connect(port);
+    ck_assert_int_eq(raw_send(fd, http, strlen(http)), 0);
+    ck_assert(raw_closed_within(fd, 5000));
+    close(fd);
+    /* another job, a node out of range, a payload for a node, not rdv */
+    fd = raw_register(port, "loom1 99.0 0 rdv", 1);
+    ck_assert(raw_closed_within(fd, 5000));
+    close(fd);
+    fd = raw_register(port, "loom1 " JOB " 7 rdv", 1);
+    ck_assert(raw_closed_within(fd, 5000));
+    close(fd);
+    fd = raw_register(port, "loom1 " JOB " 0 1", 1);
+    ck_assert(raw_closed_within(fd, 5000));
+    close(fd);
+    ck_assert(cap_wait(&cap, "refused", 5));
+    ck_assert_int_ge(cap_count(&cap, "another job"), 1);
+    ck_assert_int_ge(cap_count(&cap, "no node of this job"), 1);
+    ck_assert_int_ge(cap_count(&cap, "another node"), 1);
+
+    /* node 1 registers and goes away before the table: forgotten */
+    fd = raw_register(port, "loom1 " JOB " 1 rdv", 9);
+    ck_assert(cap_wait(&cap, "node 1 registered", 1));
+    close(fd);
+    ck_assert(cap_wait(&cap, "went away", 1));
+    /* node 2 registers at a stale port, then its real self comes back */
+    keep = raw_register(port, "loom1 " JOB " 2 rdv", 9);
+    ck_assert(cap_wait(&cap, "node 2 registered", 1));
+
+    run_nodes(port, 3, TREENET_AUTH_NONE, args, 10000, 3);
+    check_tables(args, 3);
+    ck_assert_int_ge(cap_count(&cap, "node 2 reconnected"), 1);
+    ck_assert(raw_closed_within(keep, 5000));
+    close(keep);
+    ck_assert_int_eq(rdv_server_stop(s), 0);
+    cap_free(&cap);
+}
+END_TEST
+
+START_TEST(test_rdv_munge_replay)
+{
+    struct logcap cap;
+    struct node_arg args[2];
+    struct rdv_server *s;
+    int port, fd;
+    char *cred = NULL;
+
+    cap_init(&cap);
+    s = rdv_server_start_log(2, JOB, getuid(), TREENET_AUTH_MUNGE, "127.0.0.1", 10000,
+                             cap_log, &cap);
+    ck_assert_ptr_nonnull(s);
+    port = rdv_server_port(s);
+#ifdef HAVE_MUNGE
+    const char *pl = "loom1 " JOB " 0 rdv";
+    ck_assert_int_eq(munge_encode(&cred, NULL, pl, strlen(pl)), EMUNGE_SUCCESS);
+#endif
+    /* first use registers node 0 (then it leaves), second use is a replay */
+    fd = raw_register(port, cred, 9);
+    ck_assert(cap_wait(&cap, "node 0 registered", 1));
+    close(fd);
+    fd = raw_register(port, cred, 9);
+    ck_assert(raw_closed_within(fd, 5000));
+    close(fd);
+    ck_assert(cap_wait(&cap, "replayed", 1));
+    /* plain text is not a munge credential */
+    fd = raw_register(port, "loom1 " JOB " 1 rdv", 9);
+    ck_assert(raw_closed_within(fd, 5000));
+    close(fd);
+    ck_assert(cap_wait(&cap, "refused", 2));
+    free(cred);
+
+    run_nodes(port, 2, TREENET_AUTH_MUNGE, args, 10000, 2);
+    check_tables(args, 2);
+    ck_assert_int_eq(rdv_server_stop(s), 0);
+    cap_free(&cap);
+}
+END_TEST
+
+START_TEST(test_rdv_timeout)
+{
+    struct node_arg args[3];
+    struct rdv_server *s =
+        rdv_server_start(3, JOB, getuid(), TREENET_AUTH_NONE, "127.0.0.1", 500);
+    ck_assert_ptr_nonnull(s);
+    /* only two of three nodes ever come */
+    run_nodes(rdv_server_port(s), 3, TREENET_AUTH_NONE, args, 1500, 2);
+    ck_assert_int_eq(args[0].rc, -ETIMEDOUT);
+    ck_assert_int_eq(args[1].rc, -ETIMEDOUT);
+    ck_assert_ptr_null(args[0].addrs);
+    ck_assert_int_eq(rdv_server_stop(s), -ETIMEDOUT);
+}
+END_TEST
+
+START_TEST(test_rdv_no_server)
+{
+    char **addrs = NULL;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port;
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    socklen_t sl = sizeof(a);
+    char server[64];
+
+    /* a port nobody listens on: refused until the deadline */
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &sl), 0);
+    port = ntohs(a.sin_port);
+    close(fd);
+    snprintf(server, sizeof(server), "127.0.0.1:%d", port);
+    ck_assert_int_eq(
+        rdv_exchange(server, JOB, 2, 0, 1234, TREENET_AUTH_NONE, 300, &addrs, NULL),
+        -ETIMEDOUT);
+    ck_assert_ptr_null(addrs);
+}
+END_TEST
+
+START_TEST(test_rdv_args)
+{
+    char **addrs = NULL;
+    ck_assert_int_eq(
+        rdv_exchange("nocolon", JOB, 2, 0, 1, TREENET_AUTH_NONE, 100, &addrs, NULL),
+        -EINVAL);
+    ck_assert_int_eq(rdv_exchange("127.0.0.1:1", "bad key", 2, 0, 1, TREENET_AUTH_NONE,
+                                  100, &addrs, NULL),
+                     -EINVAL);
+    ck_assert_int_eq(
+        rdv_exchange("127.0.0.1:1", JOB, 2, 2, 1, TREENET_AUTH_NONE, 100, &addrs, NULL),
+        -EINVAL);
+    errno = 0;
+    ck_assert_ptr_null(rdv_server_start(0, JOB, 0, TREENET_AUTH_NONE, NULL, 100));
+    ck_assert_int_eq(errno, EINVAL);
+    ck_assert_ptr_null(rdv_server_start(2, "a b", 0, TREENET_AUTH_NONE, NULL, 100));
+#ifndef HAVE_MUNGE
+    ck_assert_int_eq(rdv_exchange("127.0.0.1:1", JOB, 2, 0, 1, TREENET_AUTH_MUNGE, 100,
+                                  &addrs, NULL),
+                     -ENOTSUP);
+    errno = 0;
+    ck_assert_ptr_null(rdv_server_start(2, JOB, 0, TREENET_AUTH_MUNGE, NULL, 100));
+    ck_assert_int_eq(errno, ENOTSUP);
+#endif
+    rdv_addrs_free(NULL, 3);
+}
+END_TEST
+
+static Suite *rdv_suite(void)
+{
+    Suite *s = suite_create("rdv");
+    TCase *tc = tcase_create("core");
+    char why[256];
+
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_rdv_none);
+    tcase_add_test(tc, test_rdv_hostile);
+    tcase_add_test(tc, test_rdv_timeout);
+    tcase_add_test(tc, test_rdv_no_server);
+    tcase_add_test(tc, test_rdv_args);
+    munge_ok = munge_usable(why, sizeof(why));
+    if (munge_ok) {
+        tcase_add_test(tc, test_rdv_munge);
+        tcase_add_test(tc, test_rdv_munge_replay);
+    } else {
+        fprintf(stderr, "%s: SKIP munge tests: %s%s\n", "check_rdv", why,
+#ifdef HAVE_MUNGE
+                " (start munged: mkdir -p /run/munge; chown munge /run/munge; "
+                "su -s /bin/sh munge -c /usr/sbin/munged)"
+#else
+                ""
+#endif
+        );
+    }
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(rdv_suite());
+    int failed;
+
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
