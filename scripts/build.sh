@@ -5,13 +5,25 @@
 # or a Makefile.am; configure runs only when build/config.status is missing or the
 # configure flags changed; make always runs (and does nothing when up to date).
 # Environment: LOOM_BUILD_DIR (default: build), LOOM_CONFIGURE_FLAGS (extra ./configure
-# arguments, e.g. "--with-pmix=no"), MAKE_JOBS (default 2).
+# arguments, e.g. "--with-pmix=no"), MAKE_JOBS (default 2), LOOM_WITH_PLUGIN=no to skip
+# the Slurm plugin (otherwise scripts/slurm-source.sh fetches the Slurm source for it;
+# LOOM_SLURM_SOURCE=DIR uses a tree you have).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$(pwd)
 bdir=${LOOM_BUILD_DIR:-build}
 jobs=${MAKE_JOBS:-2}
 flags=${LOOM_CONFIGURE_FLAGS:-}
+
+# The Slurm mpi plugin needs the source of the installed Slurm: fetch it (best effort)
+# unless LOOM_WITH_PLUGIN=no or the flags already name one.
+if [ "${LOOM_WITH_PLUGIN:-auto}" != no ] && [[ "$flags" != *--with-slurm-source* ]]; then
+    if ssrc=$(./scripts/slurm-source.sh); then
+        flags="${flags:+$flags }--with-slurm-source=$ssrc"
+    else
+        echo "build.sh: no Slurm source: building without the Slurm plugin"
+    fi
+fi
 
 regen=0
 if [ ! -x configure ]; then
