@@ -19,7 +19,7 @@ flags=${LOOM_CONFIGURE_FLAGS:-}
 # unless LOOM_WITH_PLUGIN=no or the flags already name one.
 if [ "${LOOM_WITH_PLUGIN:-auto}" != no ] && [[ "$flags" != *--with-slurm-source* ]]; then
     if ssrc=$(./scripts/slurm-source.sh); then
-        flags="${flags:+$flags }--with-slurm-source=$ssrc"
+        flags="${flags:+$flags }--with-slurm-source=$ssrc --enable-slurm-pmi2-dropin"
     else
         echo "build.sh: no Slurm source: building without the Slurm plugin"
     fi
