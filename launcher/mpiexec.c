@@ -1159,7 +1159,7 @@ static int run_srun(struct mpx_opts *o, const char *srun)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
     sigaction(SIGALRM, &sa, NULL);
-    signal(SIGINT, SIG_IGN); /* srun gets the terminal's SIGINT itself */
+    sigaction(SIGINT, &sa, NULL); /* twice within 1 s: srun kills the step */
     if (o->timeout_s > 0)
         alarm((unsigned)o->timeout_s);
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {

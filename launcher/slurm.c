@@ -254,8 +254,10 @@ int mpx_srun_build(const struct mpx_opts *o, mpx_getenv_fn ge, void *gearg,
         char range[32];
         if (has_newline(ap->argv)) {
             free(t.p);
-            rc = fail(err, errlen, "application %d: an argument with a newline cannot go "
-                      "into srun's --multi-prog file", k + 1);
+            rc = fail(err, errlen,
+                      "application %d: an argument with a newline cannot go "
+                      "into srun's --multi-prog file",
+                      k + 1);
             goto out;
         }
         snprintf(range, sizeof(range), "%d-%d ", first, first + ap->np - 1);

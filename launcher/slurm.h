@@ -47,9 +47,9 @@ int mpx_slurm_decide(const struct mpx_opts *o, mpx_getenv_fn ge, void *gearg,
                      int srun_found, char *err, size_t errlen);
 
 struct mpx_srun {
-    struct mpx_strv argv;     /* srun ... (NULL terminated) */
-    struct mpx_strv env;      /* "K=V" to set in srun's environment */
-    char *multiprog;          /* multi-prog file text (MPMD), else NULL */
+    struct mpx_strv argv; /* srun ... (NULL terminated) */
+    struct mpx_strv env;  /* "K=V" to set in srun's environment */
+    char *multiprog;      /* multi-prog file text (MPMD), else NULL */
 };
 
 /* srun: the srun path for argv[0]; multiprog_path: the file name to put

@@ -299,14 +299,16 @@ START_TEST(slurm_decide)
     ck_assert_int_eq(mpx_slurm_decide(&o, fake_getenv, slurm, 1, err, sizeof(err)), 1);
     ck_assert_int_eq(mpx_slurm_decide(&o, fake_getenv, slurm, 0, err, sizeof(err)),
                      -EINVAL);
-    ck_assert_int_eq(mpx_slurm_decide(&o, fake_getenv, bad, 1, err, sizeof(err)), -EINVAL);
+    ck_assert_int_eq(mpx_slurm_decide(&o, fake_getenv, bad, 1, err, sizeof(err)),
+                     -EINVAL);
     ck_assert_ptr_nonnull(strstr(err, "'ssh'"));
     o.launcher = MPX_LAUNCHER_FORK; /* -launcher fork, --no-slurm */
     ck_assert_int_eq(mpx_slurm_decide(&o, fake_getenv, job, 1, err, sizeof(err)), 0);
     ck_assert_int_eq(mpx_slurm_decide(&o, fake_getenv, slurm, 1, err, sizeof(err)), 0);
     o.launcher = MPX_LAUNCHER_SLURM; /* -launcher slurm: no job needed, srun is */
     ck_assert_int_eq(mpx_slurm_decide(&o, fake_getenv, jobfork, 1, err, sizeof(err)), 1);
-    ck_assert_int_eq(mpx_slurm_decide(&o, fake_getenv, none, 0, err, sizeof(err)), -EINVAL);
+    ck_assert_int_eq(mpx_slurm_decide(&o, fake_getenv, none, 0, err, sizeof(err)),
+                     -EINVAL);
 }
 END_TEST
 
@@ -356,9 +358,10 @@ END_TEST
 
 START_TEST(srun_full_mapping)
 {
-    const char *a[] = {"-n", "4", "-wdir", "/w", "-genv", "A", "1", "-x", "B", "-x", "C=3",
-                       "-env", "D", "4", "-l", "-bind-to", "core", "--fence-timeout", "9",
-                       "--timeout", "30", "prog", "x y", NULL};
+    const char *a[] = {"-n", "4",         "-wdir", "/w",       "-genv", "A",
+                       "1",  "-x",        "B",     "-x",       "C=3",   "-env",
+                       "D",  "4",         "-l",    "-bind-to", "core",  "--fence-timeout",
+                       "9",  "--timeout", "30",    "prog",     "x y",   NULL};
     char *env[] = {"B=from env", "LOOM_MPI_TYPE=pmi2", NULL};
     struct mpx_opts o;
     struct mpx_srun s;
@@ -378,8 +381,10 @@ END_TEST
 
 START_TEST(srun_bind_export)
 {
-    const char *a[] = {"--mpi=pmix", "-gwdir", "/g", "-bind-to", "none", "--report-bindings",
-                       "-genvnone", "-x", "U", "-x", "V=2", "p", NULL};
+    const char *a[] = {
+        "--mpi=pmix", "-gwdir", "/g", "-bind-to", "none", "--report-bindings",
+        "-genvnone",  "-x",     "U",  "-x",       "V=2",  "p",
+        NULL};
     const char *b[] = {"-genvnone", "--report-bindings", "p", NULL};
     char *env[] = {"U=u", "LOOM_MPI_TYPE=pmi2", NULL};
     struct mpx_opts o;
@@ -400,8 +405,9 @@ END_TEST
 
 START_TEST(srun_mpmd)
 {
-    const char *a[] = {"-genv", "G", "1", "-n", "2", "-env", "E", "a b", "./a", "it's", "%t",
-                       ":", "-wdir", "/d", "./b", ":", "-n", "3", "./c", NULL};
+    const char *a[] = {"-genv", "G",   "1",    "-n", "2",   "-env",  "E",
+                       "a b",   "./a", "it's", "%t", ":",   "-wdir", "/d",
+                       "./b",   ":",   "-n",   "3",  "./c", NULL};
     char *env[] = {NULL};
     struct mpx_opts o;
     struct mpx_srun s;
@@ -410,10 +416,11 @@ START_TEST(srun_mpmd)
     ck_assert_str_eq(joined(s.argv.v),
                      "srun|--mpi=loom|--kill-on-bad-exit=1|-n6|--multi-prog|/tmp/mp");
     ck_assert_str_eq(joined(s.env.v), "G=1");
-    ck_assert_str_eq(s.multiprog, "# mpiexec MPMD job (Loom): ranks  program and arguments\n"
-                                  "0-1 env 'E=a b' './a' 'it'\\''s' '%t'\n"
-                                  "2-2 env -C '/d' './b'\n"
-                                  "3-5 './c'\n");
+    ck_assert_str_eq(s.multiprog,
+                     "# mpiexec MPMD job (Loom): ranks  program and arguments\n"
+                     "0-1 env 'E=a b' './a' 'it'\\''s' '%t'\n"
+                     "2-2 env -C '/d' './b'\n"
+                     "3-5 './c'\n");
     mpx_srun_free(&s);
     mpx_args_free(&o);
 }
