@@ -10,8 +10,9 @@
 # a PMI-2 + PMI-1 job of 8); -l gives srun's "N: " labels; -genv and -wdir reach the
 # ranks; a rank exiting 3 makes mpiexec exit non-zero; -v prints the srun command; and
 # `-launcher fork` (and LOOM_MPIEXEC_LAUNCHER=fork) inside the allocation runs the ranks
-# locally (no SLURM_STEP_ID, PMI served by mpiexec itself). Each salloc is bounded by
-# T_TIMEOUT (default 60 s).
+# locally (no SLURM_STEP_ID, PMI served by mpiexec itself). Also a batch job (sbatch
+# --wait) whose script runs mpiexec twice (two steps, 8 and 4 ranks). Each salloc and
+# the batch job are bounded by T_TIMEOUT (default 60 s).
 me=t-loom-mpiexec
 . "$(dirname "$0")/lib.sh"
 need_plugin
@@ -110,4 +111,24 @@ export LOOM_MPIEXEC_LAUNCHER=fork
 ok_sorted "LOOM_MPIEXEC_LAUNCHER=fork runs locally" \
     "$(printf 'step=none rank=%d size=2\n' 0 1)" -n 2 sh -c "$step"
 unset LOOM_MPIEXEC_LAUNCHER
+
+cat >"$cdir/job.sh" <<JOB
+#!/bin/sh
+"$mpiexec" "$prog/pmi1_kvstest" -r 3 || exit 1
+"$mpiexec" -n 4 "$prog/pmi2_kvstest_loom" -r 3 || exit 2
+echo "batch: SLURM_JOB_ID set, mpiexec steps done"
+JOB
+_t0=$(date +%s)
+timeout -k 5 "$T_TIMEOUT" sbatch --wait -N 2 -n 8 -o "$cdir/job.out" "$cdir/job.sh" \
+    >"$out.stdout" 2>"$out.stderr" </dev/null
+rc=$?
+dt=$(($(date +%s) - _t0))
+if [ $rc -eq 0 ] && grep -qxF "pmi1_kvstest: 8 ranks, 3 rounds OK" "$cdir/job.out" &&
+    grep -qxF "pmi2_kvstest: 4 ranks, 3 rounds OK" "$cdir/job.out" &&
+    grep -qxF "batch: SLURM_JOB_ID set, mpiexec steps done" "$cdir/job.out"; then
+    pass "sbatch: a batch script with two mpiexec steps"
+else
+    sed 's/^/  job.out: /' "$cdir/job.out" 2>/dev/null | tail -n 10
+    fail "sbatch --wait: exit code $rc or missing OK lines" "(in a batch script)"
+fi
 finish
