@@ -1100,6 +1100,15 @@ static int run_srun(struct mpx_opts *o, const char *srun)
             return 1;
         }
     }
+    if (o->genv_none) {
+        /* --export without PATH: the stepd cannot search for the program */
+        for (int k = 0; k < o->napps; k++) {
+            char pbuf[4096];
+            const char *p = find_program(o->apps[k].argv[0], pbuf, sizeof(pbuf));
+            if (p == pbuf && (p = strdup(pbuf)) != NULL)
+                o->apps[k].argv[0] = (char *)p; /* not freed: we exit soon */
+        }
+    }
     rc = mpx_srun_build(o, env_get, NULL, srun, mp, &s, err, sizeof(err));
     if (rc < 0) {
         fprintf(stderr, "mpiexec: %s\n", rc == -ENOMEM ? "out of memory" : err);

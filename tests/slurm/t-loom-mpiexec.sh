@@ -8,7 +8,7 @@
 # without -n the allocation's 8 tasks run; PMI works (Slurm-libpmi2, our PMI-1 and PMI-2
 # clients: the OK lines); MPMD through --multi-prog (ranks 0-1 one program, 2-3 another;
 # a PMI-2 + PMI-1 job of 8); -l gives srun's "N: " labels; -genv and -wdir reach the
-# ranks; a rank exiting 3 makes mpiexec exit non-zero; -v prints the srun command; and
+# ranks (and -genvnone keeps the rest out); a rank exiting 3 makes mpiexec exit non-zero; -v prints the srun command; and
 # `-launcher fork` (and LOOM_MPIEXEC_LAUNCHER=fork) inside the allocation runs the ranks
 # locally (no SLURM_STEP_ID, PMI served by mpiexec itself). Also a batch job (sbatch
 # --wait) whose script runs mpiexec twice (two steps, 8 and 4 ranks). Each salloc and
@@ -88,6 +88,12 @@ ok_sorted "-l labels lines with srun's 'N: '" "$(printf '0: hi\n1: hi\n2: hi')" 
     -n 3 -l sh -c 'echo hi'
 ok_sorted "-genv and -wdir reach the ranks" "$(printf '/ bar\n/ bar')" \
     -n 2 -wdir / -genv FOO bar sh -c 'echo $PWD $FOO'
+export LOOM_T_OUTER=outer
+ok_sorted "-genvnone -x FOO=1: only FOO reaches the ranks" "$(printf '1 unset\n1 unset')" \
+    -genvnone -x FOO=1 -n 2 sh -c 'echo ${FOO:-unset} ${LOOM_T_OUTER:-unset}'
+ok_sorted "without -genvnone mpiexec's environment reaches the ranks" \
+    "$(printf 'outer\nouter')" -n 2 sh -c 'echo ${LOOM_T_OUTER:-unset}'
+unset LOOM_T_OUTER
 
 run_alloc -n 4 sh -c '[ "$PMI_RANK" = 2 ] && exit 3; exit 0'
 if [ $hung -eq 0 ] && [ $rc -ne 0 ]; then
