@@ -9,6 +9,7 @@
 # clients: the OK lines); MPMD through --multi-prog (ranks 0-1 one program, 2-3 another;
 # a PMI-2 + PMI-1 job of 8); -l gives srun's "N: " labels; -genv and -wdir reach the
 # ranks (and -genvnone keeps the rest out); a rank exiting 3 makes mpiexec exit non-zero; -v prints the srun command; and
+# --timeout kills srun (exit 255); `-launcher slurm` without salloc lets srun allocate;
 # `-launcher fork` (and LOOM_MPIEXEC_LAUNCHER=fork) inside the allocation runs the ranks
 # locally (no SLURM_STEP_ID, PMI served by mpiexec itself). Also a batch job (sbatch
 # --wait) whose script runs mpiexec twice (two steps, 8 and 4 ranks). Each salloc and
@@ -107,6 +108,27 @@ if [ $rc -eq 0 ] && grep -q "srun --mpi=$mpi --kill-on-bad-exit=1 -n2 true" "$ou
     pass "-v prints the srun command"
 else
     fail "-v: exit code $rc or no srun command line on stderr" "-v -n 2 true"
+fi
+
+run_alloc --timeout 2 -n 2 sleep 30
+if [ $hung -eq 0 ] && [ $rc -eq 255 ] && grep -q "timeout after 2 s" "$out.stderr" &&
+    awk -v d="$dt" 'BEGIN { exit !(d < 15) }'; then
+    pass "--timeout 2: srun killed, mpiexec exits 255"
+else
+    fail "--timeout 2: exit code $rc after ${dt}s, want 255 within 15 s" "--timeout 2 -n 2 sleep 30"
+fi
+
+# -launcher slurm without an allocation: srun makes one for the step.
+_t0=$(date +%s)
+timeout -k 5 "$T_TIMEOUT" "$mpiexec" -launcher slurm -n 3 sh -c "$step" \
+    >"$out.stdout" 2>"$out.stderr" </dev/null
+rc=$?
+dt=$(($(date +%s) - _t0))
+if [ $rc -eq 0 ] && [ "$(sort "$out.stdout")" = "$(printf 'step=0 rank=%d size=3\n' 0 1 2)" ]
+then
+    pass "-launcher slurm outside an allocation: srun allocates"
+else
+    fail "-launcher slurm: exit code $rc" "(no salloc) -launcher slurm -n 3"
 fi
 
 ok_sorted "-launcher fork inside the allocation runs locally" \
