@@ -8,9 +8,9 @@
 # without -n the allocation's 8 tasks run; PMI works (Slurm-libpmi2, our PMI-1 and PMI-2
 # clients: the OK lines); MPMD through --multi-prog (ranks 0-1 one program, 2-3 another;
 # a PMI-2 + PMI-1 job of 8); -l gives srun's "N: " labels; -genv and -wdir reach the
-# ranks (and -genvnone keeps the rest out); a rank exiting 3 makes mpiexec exit non-zero; -v prints the srun command; and
-# --timeout kills srun (exit 255); `-launcher slurm` without salloc lets srun allocate;
-# `-launcher fork` (and LOOM_MPIEXEC_LAUNCHER=fork) inside the allocation runs the ranks
+# ranks (and -genvnone keeps the rest out); a rank exiting 3 makes mpiexec exit non-zero;
+# -v prints the srun command; --timeout kills srun (exit 255); `-launcher slurm` without
+# salloc lets srun allocate; and `-launcher fork` (and LOOM_MPIEXEC_LAUNCHER=fork) inside the allocation runs the ranks
 # locally (no SLURM_STEP_ID, PMI served by mpiexec itself). Also a batch job (sbatch
 # --wait) whose script runs mpiexec twice (two steps, 8 and 4 ranks). Each salloc and
 # the batch job are bounded by T_TIMEOUT (default 60 s).
