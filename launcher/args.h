@@ -19,6 +19,8 @@
  *     value is stored as "VAR" and resolved by the launcher from its own
  *     environment (it is exported anyway: ranks inherit mpiexec's
  *     environment, as with hydra's default -genvall).
+ *   - launcher, mpi_type, np_set and bind_set only matter inside a Slurm
+ *     allocation, where mpiexec runs srun (slurm.h maps the options).
  */
 #ifndef LOOM_LAUNCHER_ARGS_H
 #define LOOM_LAUNCHER_ARGS_H
