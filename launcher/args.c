@@ -42,6 +42,9 @@ enum opt_id {
     O_VERSION,
     O_GENVALL,
     O_GENVNONE,
+    O_LAUNCHER,
+    O_NO_SLURM,
+    O_MPI,
 };
 
 struct opt_def {
@@ -76,13 +79,18 @@ static const struct opt_def opts[] = {
     {"h", O_HELP, 0},
     {"help", O_HELP, 0},
     {"version", O_VERSION, 0},
+    {"launcher", O_LAUNCHER, 1},
+    {"bootstrap", O_LAUNCHER, 1},
+    {"no-slurm", O_NO_SLURM, 0},
+    {"mpi", O_MPI, 1},
 };
 
 static const char usage[] =
     "Usage: mpiexec [global options] [-n N] [app options] PROGRAM [ARGS...]\n"
     "               [: [-n N] [app options] PROGRAM2 [ARGS...] ...]\n"
     "\n"
-    "Run N copies of PROGRAM on this host, serving PMI-1 and PMI-2 to them.\n"
+    "Run N copies of PROGRAM on this host, serving PMI-1 and PMI-2 to them;\n"
+    "inside a Slurm allocation, run them with srun --mpi=loom instead.\n"
     "\n"
     "Per-application options (apply to the segment they appear in):\n"
     "  -n, -np N             number of ranks (default 1)\n"
@@ -321,6 +329,7 @@ int mpx_args_parse(int argc, char **argv, struct mpx_opts *o, char *err, size_t 
                 return fail(err, errlen,
                             "option '%s': '%s' is not a number of ranks (1..%d)", arg, v1,
                             MPX_MAX_RANKS);
+            app->np_set = 1;
             break;
         case O_ENV:
         case O_GENV:
@@ -372,6 +381,7 @@ int mpx_args_parse(int argc, char **argv, struct mpx_opts *o, char *err, size_t 
                 return fail(err, errlen,
                             "option '%s': unsupported binding '%s' (use core or none)",
                             arg, v1);
+            o->bind_set = 1;
             break;
         case O_REPORT:
             o->report_bindings = 1;
@@ -391,6 +401,24 @@ int mpx_args_parse(int argc, char **argv, struct mpx_opts *o, char *err, size_t 
             break;
         case O_GENVNONE:
             o->genv_none = 1;
+            break;
+        case O_LAUNCHER:
+            if (strcmp(v1, "fork") == 0)
+                o->launcher = MPX_LAUNCHER_FORK;
+            else if (strcmp(v1, "slurm") == 0)
+                o->launcher = MPX_LAUNCHER_SLURM;
+            else
+                return fail(err, errlen,
+                            "option '%s': unknown launcher '%s' (use fork or slurm)", arg,
+                            v1);
+            break;
+        case O_NO_SLURM:
+            o->launcher = MPX_LAUNCHER_FORK;
+            break;
+        case O_MPI:
+            if (!*v1 || strpbrk(v1, " \t,="))
+                return fail(err, errlen, "option '%s': bad MPI type '%s'", arg, v1);
+            o->mpi_type = v1;
             break;
         case O_VERBOSE:
             o->verbose = 1;

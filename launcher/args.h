@@ -19,6 +19,8 @@
  *     value is stored as "VAR" and resolved by the launcher from its own
  *     environment (it is exported anyway: ranks inherit mpiexec's
  *     environment, as with hydra's default -genvall).
+ *   - launcher, mpi_type, np_set and bind_set only matter inside a Slurm
+ *     allocation, where mpiexec runs srun (slurm.h maps the options).
  */
 #ifndef LOOM_LAUNCHER_ARGS_H
 #define LOOM_LAUNCHER_ARGS_H
@@ -27,6 +29,9 @@
 
 enum mpx_bind_kind { MPX_BIND_NONE = 0, MPX_BIND_CORE = 1 };
 
+/* -launcher: AUTO uses srun inside a Slurm allocation (see slurm.h). */
+enum mpx_launcher_kind { MPX_LAUNCHER_AUTO = 0, MPX_LAUNCHER_FORK, MPX_LAUNCHER_SLURM };
+
 struct mpx_strv {
     char **v;
     int n;
@@ -34,6 +39,7 @@ struct mpx_strv {
 
 struct mpx_app {
     int np;      /* ranks of this app (default 1) */
+    int np_set;  /* -n/-np was given for this app */
     char **argv; /* program and its arguments, NULL terminated */
     int argc;
     struct mpx_strv env; /* "K=V" from -env / -envlist */
@@ -50,6 +56,9 @@ struct mpx_opts {
     const char *gwdir;    /* -gwdir: default working directory */
     int tag_output;       /* -l, --tag-output, -prepend-rank */
     enum mpx_bind_kind bind;
+    int bind_set;         /* -bind-to was given */
+    enum mpx_launcher_kind launcher; /* -launcher fork|slurm, --no-slurm */
+    const char *mpi_type; /* --mpi TYPE: srun's --mpi (NULL: LOOM_MPI_TYPE or loom) */
     int report_bindings;
     int timeout_s;       /* --timeout; 0 = none */
     int fence_timeout_s; /* --fence-timeout; 0 = none */

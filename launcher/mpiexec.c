@@ -29,6 +29,8 @@
  *
  * Caveats:
  *   - Single host only (nnodes = 1); the tree callbacks are never used.
+ *     Inside a Slurm allocation run_srun() hands the job to
+ *     "srun --mpi=loom" instead (slurm.h has the option mapping).
  *   - If mpiexec itself is SIGKILLed the ranks are not killed; they see
  *     their PMI socket close.
  */
@@ -55,6 +57,7 @@
 #include "log.h"
 #include "loop.h"
 #include "pmiserv.h"
+#include "slurm.h"
 
 extern char **environ;
 
@@ -1044,6 +1047,150 @@ static int env_int(const char *name, int dflt)
     return (int)v;
 }
 
+/* ---- inside a Slurm allocation: srun --mpi=loom ------------------------ */
+
+static const char *env_get(void *arg, const char *name)
+{
+    (void)arg;
+    return getenv(name);
+}
+
+/* srun in PATH (or LOOM_SRUN, for tests); path in buf, or NULL. */
+static const char *find_srun(char *buf, size_t len)
+{
+    const char *s = getenv("LOOM_SRUN");
+
+    if (s && *s)
+        return access(s, X_OK) == 0 ? s : NULL;
+    s = find_program("srun", buf, len);
+    return strchr(s, '/') ? s : NULL;
+}
+
+static volatile sig_atomic_t srun_pid;
+static volatile sig_atomic_t srun_alarm;
+
+static void srun_forward(int sig)
+{
+    if (sig == SIGALRM) {
+        srun_alarm++;
+        sig = srun_alarm == 1 ? SIGTERM : SIGKILL;
+        if (srun_alarm == 1)
+            alarm(KILL_GRACE_MS / 100); /* srun needs a moment to kill the step */
+    }
+    if (srun_pid > 0)
+        kill((pid_t)srun_pid, sig);
+}
+
+/* Runs the job with srun; returns mpiexec's exit code. */
+static int run_srun(struct mpx_opts *o, const char *srun)
+{
+    char err[512], mp[64] = "";
+    struct mpx_srun s;
+    int rc, fd = -1, status = 0;
+    pid_t pid;
+
+    const char *tmp = getenv("TMPDIR");
+    if (o->napps > 1) {
+        snprintf(mp, sizeof(mp), "%s/loom-mpmd.XXXXXX",
+                 (tmp && *tmp && strlen(tmp) < 40) ? tmp : "/tmp");
+        fd = mkstemp(mp);
+        if (fd < 0) {
+            fprintf(stderr, "mpiexec: cannot create the --multi-prog file %s: %s\n", mp,
+                    strerror(errno));
+            return 1;
+        }
+    }
+    if (o->genv_none) {
+        /* --export without PATH: the stepd cannot search for the program */
+        for (int k = 0; k < o->napps; k++) {
+            char pbuf[4096];
+            const char *p = find_program(o->apps[k].argv[0], pbuf, sizeof(pbuf));
+            if (p == pbuf && (p = strdup(pbuf)) != NULL)
+                o->apps[k].argv[0] = (char *)p; /* not freed: we exit soon */
+        }
+    }
+    rc = mpx_srun_build(o, env_get, NULL, srun, mp, &s, err, sizeof(err));
+    if (rc < 0) {
+        fprintf(stderr, "mpiexec: %s\n", rc == -ENOMEM ? "out of memory" : err);
+        if (fd >= 0) {
+            close(fd);
+            unlink(mp);
+        }
+        return EXIT_USAGE;
+    }
+    if (fd >= 0) {
+        rc = fdio_write_full(fd, s.multiprog, strlen(s.multiprog));
+        close(fd);
+        if (rc < 0) {
+            fprintf(stderr, "mpiexec: cannot write %s: %s\n", mp, strerror(-rc));
+            unlink(mp);
+            mpx_srun_free(&s);
+            return 1;
+        }
+    }
+    for (int i = 0; i < s.env.n; i++)
+        putenv(s.env.v[i]); /* s.env lives until exit */
+    if (o->verbose) {
+        char *line = mpx_srun_cmdline(s.argv.v);
+        fprintf(stderr, "mpiexec: inside Slurm job %s: ", getenv("SLURM_JOB_ID"));
+        for (int i = 0; i < s.env.n; i++)
+            fprintf(stderr, "%s ", s.env.v[i]);
+        fprintf(stderr, "%s\n", line ? line : "srun ...");
+        free(line);
+        if (s.multiprog)
+            fprintf(stderr, "mpiexec: %s:\n%s", mp, s.multiprog);
+    }
+    fflush(stdout);
+    fflush(stderr);
+    if (o->timeout_s == 0 && !s.multiprog) {
+        execv(s.argv.v[0], s.argv.v);
+        fprintf(stderr, "mpiexec: cannot run %s: %s\n", s.argv.v[0], strerror(errno));
+        return EXIT_LAUNCH;
+    }
+
+    /* Stay around: the timer, and the multi-prog file to remove. */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = srun_forward;
+    sigemptyset(&sa.sa_mask);
+    pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "mpiexec: fork: %s\n", strerror(errno));
+        rc = EXIT_LAUNCH;
+        goto done;
+    }
+    if (pid == 0) {
+        execv(s.argv.v[0], s.argv.v);
+        fprintf(stderr, "mpiexec: cannot run %s: %s\n", s.argv.v[0], strerror(errno));
+        _exit(EXIT_LAUNCH);
+    }
+    srun_pid = pid;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    sigaction(SIGALRM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL); /* twice within 1 s: srun kills the step */
+    if (o->timeout_s > 0)
+        alarm((unsigned)o->timeout_s);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    alarm(0);
+    if (srun_alarm) {
+        fprintf(stderr, "mpiexec: timeout after %d s: srun killed\n", o->timeout_s);
+        rc = EXIT_TIMEOUT;
+    } else if (WIFEXITED(status)) {
+        rc = WEXITSTATUS(status);
+    } else {
+        rc = 128 + WTERMSIG(status);
+    }
+    if (o->verbose)
+        fprintf(stderr, "mpiexec: srun ended, exit code %d\n", rc);
+done:
+    if (mp[0])
+        unlink(mp);
+    mpx_srun_free(&s);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     struct mpx_opts o;
@@ -1073,6 +1220,21 @@ int main(int argc, char **argv)
     }
     if (o.timeout_s == 0)
         o.timeout_s = env_int("MPIEXEC_TIMEOUT", 0);
+    {
+        char sbuf[4096];
+        const char *srun = find_srun(sbuf, sizeof(sbuf));
+        rc = mpx_slurm_decide(&o, env_get, NULL, srun != NULL, err, sizeof(err));
+        if (rc < 0) {
+            msg(&job, "%s", err);
+            mpx_args_free(&o);
+            return EXIT_LAUNCH;
+        }
+        if (rc == 1) {
+            rc = run_srun(&o, srun);
+            mpx_args_free(&o);
+            return rc;
+        }
+    }
     job.o = &o;
     job.n = o.nranks;
 

@@ -5,6 +5,9 @@
 # The integration suite (tests/integration) is the real test; this is for
 # launcher development.
 M=${1:-./mpiexec}
+# These checks are of the local launcher, also when run inside a Slurm job.
+LOOM_MPIEXEC_LAUNCHER=fork
+export LOOM_MPIEXEC_LAUNCHER
 fails=0
 out=$(mktemp) err=$(mktemp)
 trap 'rm -f "$out" "$err"' EXIT

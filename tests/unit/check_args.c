@@ -4,7 +4,9 @@
  * segments with per-app and global environment, -x with and without a
  * value, lists, binding and timeout values, and every error the parser
  * reports (unknown option, missing value, bad numbers, no program, stray
- * ':').
+ * ':').  And launcher/slurm.c: when mpiexec hands the job to srun
+ * (SLURM_JOB_ID, -launcher, --no-slurm, LOOM_MPIEXEC_LAUNCHER) and the exact
+ * srun argv, environment and --multi-prog text each option maps to.
  */
 #include "config.h"
 
@@ -14,6 +16,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "slurm.h"
 
 static char err[256];
 
@@ -221,6 +224,8 @@ static const struct bad bads[] = {
     {{"-l=1", "prog"}, "does not take '=VALUE'"},
     {{"-wdir", "", "prog"}, "empty directory"},
     {{"--", ":"}, "no program after '--'"},
+    {{"-launcher", "ssh", "prog"}, "unknown launcher 'ssh'"},
+    {{"--mpi=a,b", "prog"}, "bad MPI type"},
 };
 
 START_TEST(errors)
@@ -236,6 +241,200 @@ START_TEST(errors)
     ck_assert_int_eq(mpx_args_parse(n, v, &o, err, sizeof(err)), -EINVAL);
     ck_assert_msg(strstr(err, b->msg) != NULL, "case %d: got '%s', want '%s'", _i, err,
                   b->msg);
+    mpx_args_free(&o);
+}
+END_TEST
+
+/* A fake environment: NULL-terminated "K=V" list. */
+static const char *fake_getenv(void *arg, const char *name)
+{
+    size_t n = strlen(name);
+
+    for (char **p = arg; *p; p++)
+        if (strncmp(*p, name, n) == 0 && (*p)[n] == '=')
+            return *p + n + 1;
+    return NULL;
+}
+
+static char *joined(char **v)
+{
+    static char buf[1024];
+
+    buf[0] = '\0';
+    for (int i = 0; v && v[i]; i++) {
+        if (i)
+            strcat(buf, "|");
+        strcat(buf, v[i]);
+    }
+    return buf;
+}
+
+/* Parse args (NULL terminated, without argv[0]) and build srun's argv. */
+static int build(const char **args, char **env, struct mpx_opts *o, struct mpx_srun *s)
+{
+    char *v[32] = {"mpiexec"};
+    int n = 1;
+
+    for (int k = 0; args[k]; k++)
+        v[n++] = (char *)args[k];
+    v[n] = NULL;
+    ck_assert_int_eq(mpx_args_parse(n, v, o, err, sizeof(err)), 0);
+    return mpx_srun_build(o, fake_getenv, env, "srun", "/tmp/mp", s, err, sizeof(err));
+}
+
+START_TEST(slurm_decide)
+{
+    char *none[] = {NULL};
+    char *job[] = {"SLURM_JOB_ID=12", NULL};
+    char *jobfork[] = {"SLURM_JOB_ID=12", "LOOM_MPIEXEC_LAUNCHER=fork", NULL};
+    char *slurm[] = {"LOOM_MPIEXEC_LAUNCHER=slurm", NULL};
+    char *bad[] = {"LOOM_MPIEXEC_LAUNCHER=ssh", NULL};
+    struct mpx_opts o;
+
+    memset(&o, 0, sizeof(o));
+    ck_assert_int_eq(mpx_slurm_decide(&o, fake_getenv, none, 1, err, sizeof(err)), 0);
+    ck_assert_int_eq(mpx_slurm_decide(&o, fake_getenv, job, 1, err, sizeof(err)), 1);
+    ck_assert_int_eq(mpx_slurm_decide(&o, fake_getenv, job, 0, err, sizeof(err)), 0);
+    ck_assert_int_eq(mpx_slurm_decide(&o, fake_getenv, jobfork, 1, err, sizeof(err)), 0);
+    ck_assert_int_eq(mpx_slurm_decide(&o, fake_getenv, slurm, 1, err, sizeof(err)), 1);
+    ck_assert_int_eq(mpx_slurm_decide(&o, fake_getenv, slurm, 0, err, sizeof(err)),
+                     -EINVAL);
+    ck_assert_int_eq(mpx_slurm_decide(&o, fake_getenv, bad, 1, err, sizeof(err)),
+                     -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "'ssh'"));
+    o.launcher = MPX_LAUNCHER_FORK; /* -launcher fork, --no-slurm */
+    ck_assert_int_eq(mpx_slurm_decide(&o, fake_getenv, job, 1, err, sizeof(err)), 0);
+    ck_assert_int_eq(mpx_slurm_decide(&o, fake_getenv, slurm, 1, err, sizeof(err)), 0);
+    o.launcher = MPX_LAUNCHER_SLURM; /* -launcher slurm: no job needed, srun is */
+    ck_assert_int_eq(mpx_slurm_decide(&o, fake_getenv, jobfork, 1, err, sizeof(err)), 1);
+    ck_assert_int_eq(mpx_slurm_decide(&o, fake_getenv, none, 0, err, sizeof(err)),
+                     -EINVAL);
+}
+END_TEST
+
+START_TEST(slurm_options_parse)
+{
+    const char *a1[] = {"-launcher", "fork", "p", NULL};
+    const char *a2[] = {"--no-slurm", "p", NULL};
+    const char *a3[] = {"-bootstrap=slurm", "--mpi", "pmi2", "p", NULL};
+    struct mpx_opts o;
+    char *v[8] = {"mpiexec"};
+
+    for (int k = 0; a1[k]; k++)
+        v[k + 1] = (char *)a1[k];
+    ck_assert_int_eq(mpx_args_parse(4, v, &o, err, sizeof(err)), 0);
+    ck_assert_int_eq(o.launcher, MPX_LAUNCHER_FORK);
+    mpx_args_free(&o);
+    for (int k = 0; a2[k]; k++)
+        v[k + 1] = (char *)a2[k];
+    ck_assert_int_eq(mpx_args_parse(3, v, &o, err, sizeof(err)), 0);
+    ck_assert_int_eq(o.launcher, MPX_LAUNCHER_FORK);
+    mpx_args_free(&o);
+    for (int k = 0; a3[k]; k++)
+        v[k + 1] = (char *)a3[k];
+    ck_assert_int_eq(mpx_args_parse(5, v, &o, err, sizeof(err)), 0);
+    ck_assert_int_eq(o.launcher, MPX_LAUNCHER_SLURM);
+    ck_assert_str_eq(o.mpi_type, "pmi2");
+    ck_assert_int_eq(o.apps[0].np_set, 0);
+    mpx_args_free(&o);
+}
+END_TEST
+
+START_TEST(srun_default_np)
+{
+    const char *a[] = {"./app", "-n", "3", NULL}; /* -n after the program is its arg */
+    char *env[] = {NULL};
+    struct mpx_opts o;
+    struct mpx_srun s;
+
+    ck_assert_int_eq(build(a, env, &o, &s), 0);
+    ck_assert_str_eq(joined(s.argv.v), "srun|--mpi=loom|--kill-on-bad-exit=1|./app|-n|3");
+    ck_assert_int_eq(s.env.n, 0);
+    ck_assert_ptr_null(s.multiprog);
+    mpx_srun_free(&s);
+    mpx_args_free(&o);
+}
+END_TEST
+
+START_TEST(srun_full_mapping)
+{
+    const char *a[] = {"-n", "4",         "-wdir", "/w",       "-genv", "A",
+                       "1",  "-x",        "B",     "-x",       "C=3",   "-env",
+                       "D",  "4",         "-l",    "-bind-to", "core",  "--fence-timeout",
+                       "9",  "--timeout", "30",    "prog",     "x y",   NULL};
+    char *env[] = {"B=from env", "LOOM_MPI_TYPE=pmi2", NULL};
+    struct mpx_opts o;
+    struct mpx_srun s;
+
+    ck_assert_int_eq(build(a, env, &o, &s), 0);
+    ck_assert_str_eq(joined(s.argv.v), "srun|--mpi=pmi2|--kill-on-bad-exit=1|-n4|"
+                                       "--chdir=/w|--label|--cpu-bind=cores|prog|x y");
+    ck_assert_str_eq(joined(s.env.v), "A=1|B=from env|C=3|D=4|LOOM_FENCE_TIMEOUT=9");
+    char *line = mpx_srun_cmdline(s.argv.v);
+    ck_assert_str_eq(line, "srun --mpi=pmi2 --kill-on-bad-exit=1 -n4 --chdir=/w --label "
+                           "--cpu-bind=cores prog 'x y'");
+    free(line);
+    mpx_srun_free(&s);
+    mpx_args_free(&o);
+}
+END_TEST
+
+START_TEST(srun_bind_export)
+{
+    const char *a[] = {
+        "--mpi=pmix", "-gwdir", "/g", "-bind-to", "none", "--report-bindings",
+        "-genvnone",  "-x",     "U",  "-x",       "V=2",  "p",
+        NULL};
+    const char *b[] = {"-genvnone", "--report-bindings", "p", NULL};
+    char *env[] = {"U=u", "LOOM_MPI_TYPE=pmi2", NULL};
+    struct mpx_opts o;
+    struct mpx_srun s;
+
+    ck_assert_int_eq(build(a, env, &o, &s), 0);
+    ck_assert_str_eq(joined(s.argv.v), "srun|--mpi=pmix|--kill-on-bad-exit=1|--chdir=/g|"
+                                       "--cpu-bind=verbose,none|--export=U,V|p");
+    mpx_srun_free(&s);
+    mpx_args_free(&o);
+    ck_assert_int_eq(build(b, env, &o, &s), 0);
+    ck_assert_str_eq(joined(s.argv.v), "srun|--mpi=pmi2|--kill-on-bad-exit=1|"
+                                       "--cpu-bind=verbose|--export=NONE|p");
+    mpx_srun_free(&s);
+    mpx_args_free(&o);
+}
+END_TEST
+
+START_TEST(srun_mpmd)
+{
+    const char *a[] = {"-genv", "G",   "1",    "-n", "2",   "-env",  "E",
+                       "a b",   "./a", "it's", "%t", ":",   "-wdir", "/d",
+                       "./b",   ":",   "-n",   "3",  "./c", NULL};
+    char *env[] = {NULL};
+    struct mpx_opts o;
+    struct mpx_srun s;
+
+    ck_assert_int_eq(build(a, env, &o, &s), 0);
+    ck_assert_str_eq(joined(s.argv.v),
+                     "srun|--mpi=loom|--kill-on-bad-exit=1|-n6|--multi-prog|/tmp/mp");
+    ck_assert_str_eq(joined(s.env.v), "G=1");
+    ck_assert_str_eq(s.multiprog,
+                     "# mpiexec MPMD job (Loom): ranks  program and arguments\n"
+                     "0-1 env 'E=a b' './a' 'it'\\''s' '%t'\n"
+                     "2-2 env -C '/d' './b'\n"
+                     "3-5 './c'\n");
+    mpx_srun_free(&s);
+    mpx_args_free(&o);
+}
+END_TEST
+
+START_TEST(srun_mpmd_newline)
+{
+    const char *a[] = {"./a", ":", "./b", "x\ny", NULL};
+    char *env[] = {NULL};
+    struct mpx_opts o;
+    struct mpx_srun s;
+
+    ck_assert_int_eq(build(a, env, &o, &s), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "newline"));
     mpx_args_free(&o);
 }
 END_TEST
@@ -256,6 +455,16 @@ static Suite *args_suite(void)
     tcase_add_test(tc, flags_and_values);
     tcase_add_test(tc, help_and_version);
     tcase_add_loop_test(tc, errors, 0, (int)(sizeof(bads) / sizeof(bads[0])));
+    suite_add_tcase(s, tc);
+    tc = tcase_create("slurm");
+    tcase_set_timeout(tc, 10);
+    tcase_add_test(tc, slurm_decide);
+    tcase_add_test(tc, slurm_options_parse);
+    tcase_add_test(tc, srun_default_np);
+    tcase_add_test(tc, srun_full_mapping);
+    tcase_add_test(tc, srun_bind_export);
+    tcase_add_test(tc, srun_mpmd);
+    tcase_add_test(tc, srun_mpmd_newline);
     suite_add_tcase(s, tc);
     return s;
 }
