@@ -11,6 +11,8 @@ done
 [ -f "$LOOM_BUILDDIR/plugin/.libs/mpi_loom.so" ] ||
     skip "the Slurm plugin was not built (configure --with-slurm-source=DIR)"
 
+# t-loom-mpiexec.sh checks that mpiexec goes through srun inside an allocation.
+unset LOOM_MPIEXEC_LAUNCHER
 ran=0
 for script in "$LOOM_SRCDIR"/tests/slurm/t-loom-*.sh; do
     name=$(basename "$script" .sh)
