@@ -61,6 +61,7 @@ static unsigned *pass_mark;      /* scratch for push_sends() */
 static unsigned pass_gen;
 static struct ctrl *ctrlq, **ctrlq_tail = &ctrlq;
 static int spin_max, yield_max;
+static int spin_cur; /* adaptive spin budget, 16 .. spin_max (see xm_idle()) */
 
 static void list_add(struct list *l, struct xm_req *r)
 {
@@ -102,6 +103,7 @@ int xm_p2p_init(void)
         return -ENOMEM;
     spin_max = xm_env_int("LOOM_MPI_SPIN", xm_g.oversubscribed ? 16 : 2000);
     yield_max = xm_env_int("LOOM_MPI_YIELD", xm_g.oversubscribed ? 8 : 64);
+    spin_cur = spin_max;
     eager_max = (size_t)xm_env_int("LOOM_MPI_EAGER_MAX", 65536);
     cma_mode = xm_env_int("LOOM_MPI_CMA", -1);
     const char *lmt = getenv("LOOM_SHM_LMT");
@@ -710,16 +712,48 @@ int xm_progress(void)
     return n;
 }
 
+/* The spin budget adapts to who wants our CPU.  A sched_yield() that takes more than a
+ * few microseconds ran another task on this CPU: the CPU is shared (more ranks than
+ * free cores, or a noisy neighbour), the peer we wait for may be the one that needs it,
+ * so spinning only delays it: halve the budget (down to 16).  A yield that returns at
+ * once means nobody else wants the CPU, and a wait that ended while spinning means
+ * spinning paid: double it back towards LOOM_MPI_SPIN.  This lives in xm_idle so every
+ * waiter (p2p waits, collective schedules, probes) shares it. */
+static int last_spin_step = -1;
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
+}
+
+static void spin_grow(void)
+{
+    if (spin_cur < spin_max)
+        spin_cur = spin_cur * 2 < spin_max ? spin_cur * 2 : spin_max;
+}
+
 void xm_idle(int *spins)
 {
     int s = (*spins)++;
-    if (s < spin_max) {
+    if (s == 0 && last_spin_step >= 0 && last_spin_step < spin_cur)
+        spin_grow(); /* the previous wait ended while spinning */
+    last_spin_step = s;
+    if (s < spin_cur) {
         __asm__ __volatile__("" ::: "memory");
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
 #endif
-    } else if (s < spin_max + yield_max) {
+    } else if (s < spin_cur + yield_max) {
+        double t = now_us();
         sched_yield();
+        if (now_us() - t > 3.0) {
+            if (spin_cur > 16)
+                spin_cur /= 2;
+        } else {
+            spin_grow();
+        }
     } else if (xm_g.shm) {
         xm_g.shm->block(xm_g.shm, 20);
     } else {
@@ -743,8 +777,9 @@ void xm_wait(struct xm_req *r)
         }
         if (xm_progress() > 0)
             spins = 0;
-        else if (!r->done)
+        else if (!r->done) {
             xm_idle(&spins);
+        }
     }
 }
 
