@@ -25,12 +25,12 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
-#include <sys/prctl.h>
-#include <sys/uio.h>
-#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/uio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../dt/dtype.h"
 #include "p2p.h"
@@ -141,8 +141,8 @@ static void complete(struct xm_req *r)
 
 static void send_ctrl(int dest, int type, uint64_t cookie, uint64_t len);
 
-static struct xm_pkt_hdr *get_pkt(struct xm_transport *t, int dest, size_t want, void **pay,
-                                  size_t *cap)
+static struct xm_pkt_hdr *get_pkt(struct xm_transport *t, int dest, size_t want,
+                                  void **pay, size_t *cap)
 {
     return t->alloc_n ? t->alloc_n(t, dest, want, pay, cap) : t->alloc(t, dest, pay, cap);
 }
@@ -178,9 +178,13 @@ static int push_rdv(struct xm_req *r, struct xm_transport *t, struct xm_dtype *d
         struct xm_pkt_hdr *h = get_pkt(t, r->peer, sizeof(rts), &pay, &cap);
         if (!h)
             return 0;
-        *h = (struct xm_pkt_hdr){.type = XM_PKT_RTS, .flags = (uint8_t)(r->flags & 0xff),
-                                 .src = xm_g.rank, .tag = r->tag, .ctx = r->ctx,
-                                 .len = r->total, .cookie = (uint64_t)(unsigned)r->handle};
+        *h = (struct xm_pkt_hdr){.type = XM_PKT_RTS,
+                                 .flags = (uint8_t)(r->flags & 0xff),
+                                 .src = xm_g.rank,
+                                 .tag = r->tag,
+                                 .ctx = r->ctx,
+                                 .len = r->total,
+                                 .cookie = (uint64_t)(unsigned)r->handle};
         memcpy(pay, &rts, sizeof(rts));
         t->post(t, r->peer, h, sizeof(rts));
         r->flags |= F_HDR_SENT;
@@ -191,8 +195,8 @@ static int push_rdv(struct xm_req *r, struct xm_transport *t, struct xm_dtype *d
         if (!h)
             return 0;
         size_t n = r->total - r->pos < cap ? r->total - r->pos : cap;
-        *h = (struct xm_pkt_hdr){.type = XM_PKT_RDATA, .src = xm_g.rank, .len = n,
-                                 .cookie = r->cookie_ack};
+        *h = (struct xm_pkt_hdr){
+            .type = XM_PKT_RDATA, .src = xm_g.rank, .len = n, .cookie = r->cookie_ack};
         if (r->tmp)
             memcpy(pay, (char *)r->tmp + r->pos, n);
         else
@@ -264,8 +268,8 @@ static int push_sends(void)
     return n;
 }
 
-int xm_isend(const void *buf, int count, MPI_Datatype dtype, int dest, int tag, uint32_t ctx,
-             struct xm_comm *comm, unsigned flags, struct xm_req **rp)
+int xm_isend(const void *buf, int count, MPI_Datatype dtype, int dest, int tag,
+             uint32_t ctx, struct xm_comm *comm, unsigned flags, struct xm_req **rp)
 {
     struct xm_dtype *dt = xm_dt_get(dtype);
     struct xm_req *r = xm_req_new(XM_REQ_SEND);
@@ -284,8 +288,12 @@ int xm_isend(const void *buf, int count, MPI_Datatype dtype, int dest, int tag, 
     *rp = r;
     if (dest == xm_g.rank) {
         /* to myself: run the message through the funnel from a staging copy */
-        struct xm_pkt_hdr h = {.type = XM_PKT_EAGER, .flags = (uint8_t)r->flags,
-                               .src = xm_g.rank, .tag = tag, .ctx = ctx, .len = r->total,
+        struct xm_pkt_hdr h = {.type = XM_PKT_EAGER,
+                               .flags = (uint8_t)r->flags,
+                               .src = xm_g.rank,
+                               .tag = tag,
+                               .ctx = ctx,
+                               .len = r->total,
                                .cookie = (uint64_t)(unsigned)r->handle};
         void *tmp = malloc(r->total ? r->total : 1);
         if (!tmp)
@@ -623,8 +631,8 @@ struct xm_req *xm_improbe(int src, int tag, uint32_t ctx, MPI_Status *st)
     return NULL;
 }
 
-int xm_mrecv(struct xm_req *u, void *buf, int count, MPI_Datatype dtype, struct xm_comm *comm,
-             struct xm_req **rp)
+int xm_mrecv(struct xm_req *u, void *buf, int count, MPI_Datatype dtype,
+             struct xm_comm *comm, struct xm_req **rp)
 {
     struct xm_dtype *dt = xm_dt_get(dtype);
     struct xm_req *r = xm_req_new(XM_REQ_RECV);
@@ -668,8 +676,8 @@ static int try_ctrl(int dest, const struct xm_pkt_hdr *src_h)
 
 static void send_ctrl(int dest, int type, uint64_t cookie, uint64_t len)
 {
-    struct xm_pkt_hdr h = {.type = (uint8_t)type, .src = xm_g.rank, .cookie = cookie,
-                           .len = len};
+    struct xm_pkt_hdr h = {
+        .type = (uint8_t)type, .src = xm_g.rank, .cookie = cookie, .len = len};
     if (!ctrlq && try_ctrl(dest, &h))
         return;
     struct ctrl *c = malloc(sizeof(*c));

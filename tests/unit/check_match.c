@@ -61,7 +61,10 @@ static void teardown(void)
 
 static void eager(int src, int tag, uint32_t ctx, const int *data, int n)
 {
-    struct xm_pkt_hdr h = {.type = XM_PKT_EAGER, .src = src, .tag = tag, .ctx = ctx,
+    struct xm_pkt_hdr h = {.type = XM_PKT_EAGER,
+                           .src = src,
+                           .tag = tag,
+                           .ctx = ctx,
                            .len = (uint64_t)n * sizeof(int)};
     xm_handle_pkt(&h, data, (size_t)n * sizeof(int));
 }
@@ -151,8 +154,8 @@ START_TEST(test_fragments)
     for (int i = 0; i < 8; i++)
         data[i] = 50 + i;
     /* unexpected EAGER with the first 3 ints, receive posted, then the rest */
-    struct xm_pkt_hdr h = {.type = XM_PKT_EAGER, .src = 3, .tag = 4, .ctx = 0,
-                           .len = sizeof(data)};
+    struct xm_pkt_hdr h = {
+        .type = XM_PKT_EAGER, .src = 3, .tag = 4, .ctx = 0, .len = sizeof(data)};
     xm_handle_pkt(&h, data, 3 * sizeof(int));
     struct xm_req *r = recv(out, 8, 3, 4, 0);
     ck_assert(!r->done);
@@ -171,8 +174,12 @@ START_TEST(test_rendezvous_unexpected)
     for (size_t i = 0; i < n; i++)
         src[i] = (int)(i * 3);
     struct xm_rts rts = {.pid = (uint64_t)getpid(), .addr = (uint64_t)(uintptr_t)src};
-    struct xm_pkt_hdr h = {.type = XM_PKT_RTS, .src = 1, .tag = 8, .ctx = 0,
-                           .len = n * sizeof(int), .cookie = 12345};
+    struct xm_pkt_hdr h = {.type = XM_PKT_RTS,
+                           .src = 1,
+                           .tag = 8,
+                           .ctx = 0,
+                           .len = n * sizeof(int),
+                           .cookie = 12345};
     xm_handle_pkt(&h, &rts, sizeof(rts));
     MPI_Status st;
     ck_assert_int_eq(xm_iprobe(1, 8, 0, &st), 1);
