@@ -105,7 +105,8 @@ int xm_p2p_init(void)
     yield_max = xm_env_int("LOOM_MPI_YIELD", xm_g.oversubscribed ? 8 : 64);
     spin_cur = spin_max;
     eager_max = (size_t)xm_env_int("LOOM_MPI_EAGER_MAX", 65536);
-    cma_mode = xm_env_int("LOOM_MPI_CMA", -1);
+    const char *cma = getenv("LOOM_MPI_CMA"); /* 0 | 1 | auto */
+    cma_mode = cma && (*cma == '0' || *cma == '1') ? *cma - '0' : -1;
     const char *lmt = getenv("LOOM_SHM_LMT");
     if (lmt && strcmp(lmt, "cma") == 0)
         cma_mode = 1;
