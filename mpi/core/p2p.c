@@ -62,6 +62,7 @@ static unsigned pass_gen;
 static struct ctrl *ctrlq, **ctrlq_tail = &ctrlq;
 static int spin_max, yield_max;
 static int spin_cur; /* adaptive spin budget, 16 .. spin_max (see xm_idle()) */
+static int spin_adapt; /* LOOM_MPI_SPIN_ADAPT=0 keeps the budget at spin_max */
 
 static void list_add(struct list *l, struct xm_req *r)
 {
@@ -104,6 +105,7 @@ int xm_p2p_init(void)
     spin_max = xm_env_int("LOOM_MPI_SPIN", xm_g.oversubscribed ? 16 : 2000);
     yield_max = xm_env_int("LOOM_MPI_YIELD", xm_g.oversubscribed ? 8 : 64);
     spin_cur = spin_max;
+    spin_adapt = xm_env_int("LOOM_MPI_SPIN_ADAPT", 1);
     eager_max = (size_t)xm_env_int("LOOM_MPI_EAGER_MAX", 65536);
     const char *cma = getenv("LOOM_MPI_CMA"); /* 0 | 1 | auto */
     cma_mode = cma && (*cma == '0' || *cma == '1') ? *cma - '0' : -1;
@@ -758,7 +760,7 @@ void xm_idle(int *spins)
         double t = now_us();
         sched_yield();
         if (now_us() - t > 3.0) {
-            if (spin_cur > 16)
+            if (spin_cur > 16 && spin_adapt)
                 spin_cur /= 2;
         } else {
             spin_grow();
