@@ -22,8 +22,7 @@
  *     (LOOM_MPI_SPIN polls at most, fewer when oversubscribed; the budget adapts: it
  *     halves when sched_yield() shows another task wants this CPU and doubles back when
  *     spinning pays; LOOM_MPI_SPIN_ADAPT=0 turns that off), then sched_yield()
- *     (LOOM_MPI_YIELD times), then
- *     transport->block() (futex) with a short timeout.
+ *     (LOOM_MPI_YIELD times), then transport->block() (futex) with a short timeout.
  *   - Messages above LOOM_MPI_EAGER_MAX (64 KiB) go by rendezvous (pkt.h): the send
  *     completes when the receiver has the bytes (CMA read + FIN, or the last RDATA
  *     packet left); an unexpected one holds only its envelope.
