@@ -65,10 +65,10 @@ XM_WEAK(MPI_Imrecv)
 
 #define F_BSEND 0x10000u /* persistent holder: buffered-mode send */
 
-#define CHECK_COMM(c, comm, fn)                              \
-    struct xm_comm *c = xm_comm_get(comm);                  \
-    if (!c)                                                  \
-        return xm_err(NULL, MPI_ERR_COMM, fn)
+#define CHECK_COMM(c, comm, fn)                                                          \
+    struct xm_comm *c = xm_comm_get(comm);                                               \
+    if (!c)                                                                              \
+    return xm_err(NULL, MPI_ERR_COMM, fn)
 
 static int check_buf(struct xm_comm *c, int count, MPI_Datatype dt, const char *fn)
 {
@@ -114,8 +114,8 @@ static int isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
     return MPI_SUCCESS;
 }
 
-int PMPI_Isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-               MPI_Request *req)
+int PMPI_Isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+               MPI_Comm comm, MPI_Request *req)
 {
     return isend(buf, count, dt, dest, tag, comm, 0, req, "MPI_Isend");
 }
@@ -304,21 +304,24 @@ int PMPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *st)
     return err ? xm_err(c, err, "MPI_Waitany") : MPI_SUCCESS;
 }
 
-int PMPI_Send(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+int PMPI_Send(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+              MPI_Comm comm)
 {
     MPI_Request r;
     int rc = isend(buf, count, dt, dest, tag, comm, 0, &r, "MPI_Send");
     return rc ? rc : PMPI_Wait(&r, MPI_STATUS_IGNORE);
 }
 
-int PMPI_Ssend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+int PMPI_Ssend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+               MPI_Comm comm)
 {
     MPI_Request r;
     int rc = isend(buf, count, dt, dest, tag, comm, XM_PKT_F_SYNC, &r, "MPI_Ssend");
     return rc ? rc : PMPI_Wait(&r, MPI_STATUS_IGNORE);
 }
 
-int PMPI_Rsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+int PMPI_Rsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+               MPI_Comm comm)
 {
     return PMPI_Send(buf, count, dt, dest, tag, comm);
 }
@@ -332,8 +335,8 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm 
 }
 
 int PMPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dest, int stag,
-                  void *rbuf, int rcount, MPI_Datatype rdt, int src, int rtag, MPI_Comm comm,
-                  MPI_Status *st)
+                  void *rbuf, int rcount, MPI_Datatype rdt, int src, int rtag,
+                  MPI_Comm comm, MPI_Status *st)
 {
     MPI_Request rr, sr;
     int rc = PMPI_Irecv(rbuf, rcount, rdt, src, rtag, comm, &rr);
@@ -424,11 +427,12 @@ int PMPI_Get_count(const MPI_Status *st, MPI_Datatype dt, int *count)
     return MPI_SUCCESS;
 }
 
-/* ---- Waitsome / Testsome / Testany / Request_get_status ----------------------------- */
+/* ---- Waitsome / Testsome / Testany / Request_get_status -----------------------------
+ */
 
 /* Collect every completed active request; *out = MPI_UNDEFINED if none is active. */
-static int some(int n, MPI_Request reqs[], int *out, int idx[], MPI_Status sts[], int wait,
-                const char *fn)
+static int some(int n, MPI_Request reqs[], int *out, int idx[], MPI_Status sts[],
+                int wait, const char *fn)
 {
     int spins = 0;
     for (;;) {
@@ -527,10 +531,11 @@ int PMPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *st)
     return MPI_SUCCESS;
 }
 
-/* ---- Sendrecv_replace ----------------------------------------------------------------- */
+/* ---- Sendrecv_replace -----------------------------------------------------------------
+ */
 
-int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int stag, int src,
-                          int rtag, MPI_Comm comm, MPI_Status *st)
+int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int stag,
+                          int src, int rtag, MPI_Comm comm, MPI_Status *st)
 {
     CHECK_COMM(c, comm, "MPI_Sendrecv_replace");
     int rc = check_buf(c, count, dt, "MPI_Sendrecv_replace");
@@ -545,7 +550,8 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int s
     MPI_Request rr, sr;
     rc = PMPI_Irecv(buf, count, dt, src, rtag, comm, &rr);
     if (rc == MPI_SUCCESS) {
-        rc = isend(tmp, (int)n, MPI_BYTE, dest, stag, comm, 0, &sr, "MPI_Sendrecv_replace");
+        rc = isend(tmp, (int)n, MPI_BYTE, dest, stag, comm, 0, &sr,
+                   "MPI_Sendrecv_replace");
         if (rc == MPI_SUCCESS) {
             rc = PMPI_Wait(&sr, MPI_STATUS_IGNORE);
             int rc2 = PMPI_Wait(&rr, st);
@@ -556,12 +562,13 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int s
     return rc;
 }
 
-/* ---- buffered mode ---------------------------------------------------------------------- */
+/* ---- buffered mode
+ * ---------------------------------------------------------------------- */
 
 struct bregion {
     struct bregion *next; /* sorted by offset */
     size_t off, len;
-    struct xm_req *req;   /* the send using it */
+    struct xm_req *req; /* the send using it */
 };
 
 static struct {
@@ -618,8 +625,8 @@ int PMPI_Buffer_detach(void *buffer_addr, int *size)
 }
 
 /* Copy the message into the attached buffer and start sending it from there. */
-static int bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-                 const char *fn)
+static int bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+                 MPI_Comm comm, const char *fn)
 {
     CHECK_COMM(c, comm, fn);
     int rc = check_buf(c, count, dt, fn);
@@ -664,13 +671,14 @@ static int bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
     return MPI_SUCCESS;
 }
 
-int PMPI_Bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+int PMPI_Bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+               MPI_Comm comm)
 {
     return bsend(buf, count, dt, dest, tag, comm, "MPI_Bsend");
 }
 
-int PMPI_Ibsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-                MPI_Request *req)
+int PMPI_Ibsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+                MPI_Comm comm, MPI_Request *req)
 {
     int rc = bsend(buf, count, dt, dest, tag, comm, "MPI_Ibsend");
     if (rc == MPI_SUCCESS)
@@ -678,10 +686,12 @@ int PMPI_Ibsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, 
     return rc;
 }
 
-/* ---- persistent requests ------------------------------------------------------------------ */
+/* ---- persistent requests
+ * ------------------------------------------------------------------ */
 
-static int pinit(const void *buf, int count, MPI_Datatype dt, int peer, int tag, MPI_Comm comm,
-                 int kind, unsigned flags, MPI_Request *req, const char *fn)
+static int pinit(const void *buf, int count, MPI_Datatype dt, int peer, int tag,
+                 MPI_Comm comm, int kind, unsigned flags, MPI_Request *req,
+                 const char *fn)
 {
     CHECK_COMM(c, comm, fn);
     int rc = check_buf(c, count, dt, fn);
@@ -759,7 +769,8 @@ int PMPI_Start(MPI_Request *req)
     }
     int rc;
     if (r->pkind == XM_REQ_RECV) {
-        int w = r->peer == MPI_ANY_SOURCE ? MPI_ANY_SOURCE : xm_comm_world_rank(c, r->peer);
+        int w =
+            r->peer == MPI_ANY_SOURCE ? MPI_ANY_SOURCE : xm_comm_world_rank(c, r->peer);
         rc = xm_irecv(r->buf, r->count, r->dt, w, r->tag, c->ctx, c, &r->inner);
     } else if (r->pflags & F_BSEND) {
         rc = bsend(r->buf, r->count, r->dt, r->peer, r->tag, c->handle, "MPI_Start");
@@ -790,11 +801,13 @@ int PMPI_Startall(int n, MPI_Request reqs[])
     return MPI_SUCCESS;
 }
 
-/* ---- matched probe / receive -------------------------------------------------------------- */
+/* ---- matched probe / receive
+ * -------------------------------------------------------------- */
 
 static MPI_Message msg_handle(struct xm_req *u)
 {
-    return (MPI_Message)(((unsigned)u->handle & ~(0x3fu << 24)) | ((unsigned)XM_K_MSG << 24));
+    return (MPI_Message)(((unsigned)u->handle & ~(0x3fu << 24)) |
+                         ((unsigned)XM_K_MSG << 24));
 }
 
 static struct xm_req *msg_get(MPI_Message m)

@@ -123,7 +123,8 @@ int xm_bind_init(void)
         o = spread_core(t, i);
     } else {
         int npk = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PACKAGE);
-        o = npk > 0 ? hwloc_get_obj_by_type(t, HWLOC_OBJ_PACKAGE, (unsigned)(i % npk)) : NULL;
+        o = npk > 0 ? hwloc_get_obj_by_type(t, HWLOC_OBJ_PACKAGE, (unsigned)(i % npk))
+                    : NULL;
     }
     if (!o) {
         report("not bound (no %s in the topology)", want_core ? "core" : "package");
@@ -131,8 +132,8 @@ int xm_bind_init(void)
         return 0;
     }
     pk = hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_PACKAGE, o);
-    int pkidx = pk ? (int)pk->logical_index : (o->type == HWLOC_OBJ_PACKAGE
-                                                   ? (int)o->logical_index : 0);
+    int pkidx = pk ? (int)pk->logical_index
+                   : (o->type == HWLOC_OBJ_PACKAGE ? (int)o->logical_index : 0);
     char *cpus = NULL;
     hwloc_bitmap_list_asprintf(&cpus, o->cpuset);
     if (!dry && hwloc_set_cpubind(t, o->cpuset, HWLOC_CPUBIND_PROCESS) < 0) {

@@ -25,12 +25,12 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
-#include <sys/prctl.h>
-#include <sys/uio.h>
-#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/uio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../dt/dtype.h"
 #include "p2p.h"
@@ -61,6 +61,8 @@ static unsigned *pass_mark;      /* scratch for push_sends() */
 static unsigned pass_gen;
 static struct ctrl *ctrlq, **ctrlq_tail = &ctrlq;
 static int spin_max, yield_max;
+static int spin_cur; /* adaptive spin budget, 16 .. spin_max (see xm_idle()) */
+static int spin_adapt; /* LOOM_MPI_SPIN_ADAPT=0 keeps the budget at spin_max */
 
 static void list_add(struct list *l, struct xm_req *r)
 {
@@ -102,8 +104,11 @@ int xm_p2p_init(void)
         return -ENOMEM;
     spin_max = xm_env_int("LOOM_MPI_SPIN", xm_g.oversubscribed ? 16 : 2000);
     yield_max = xm_env_int("LOOM_MPI_YIELD", xm_g.oversubscribed ? 8 : 64);
+    spin_cur = spin_max;
+    spin_adapt = xm_env_int("LOOM_MPI_SPIN_ADAPT", 1);
     eager_max = (size_t)xm_env_int("LOOM_MPI_EAGER_MAX", 65536);
-    cma_mode = xm_env_int("LOOM_MPI_CMA", -1);
+    const char *cma = getenv("LOOM_MPI_CMA"); /* 0 | 1 | auto */
+    cma_mode = cma && (*cma == '0' || *cma == '1') ? *cma - '0' : -1;
     const char *lmt = getenv("LOOM_SHM_LMT");
     if (lmt && strcmp(lmt, "cma") == 0)
         cma_mode = 1;
@@ -139,8 +144,8 @@ static void complete(struct xm_req *r)
 
 static void send_ctrl(int dest, int type, uint64_t cookie, uint64_t len);
 
-static struct xm_pkt_hdr *get_pkt(struct xm_transport *t, int dest, size_t want, void **pay,
-                                  size_t *cap)
+static struct xm_pkt_hdr *get_pkt(struct xm_transport *t, int dest, size_t want,
+                                  void **pay, size_t *cap)
 {
     return t->alloc_n ? t->alloc_n(t, dest, want, pay, cap) : t->alloc(t, dest, pay, cap);
 }
@@ -176,9 +181,13 @@ static int push_rdv(struct xm_req *r, struct xm_transport *t, struct xm_dtype *d
         struct xm_pkt_hdr *h = get_pkt(t, r->peer, sizeof(rts), &pay, &cap);
         if (!h)
             return 0;
-        *h = (struct xm_pkt_hdr){.type = XM_PKT_RTS, .flags = (uint8_t)(r->flags & 0xff),
-                                 .src = xm_g.rank, .tag = r->tag, .ctx = r->ctx,
-                                 .len = r->total, .cookie = (uint64_t)(unsigned)r->handle};
+        *h = (struct xm_pkt_hdr){.type = XM_PKT_RTS,
+                                 .flags = (uint8_t)(r->flags & 0xff),
+                                 .src = xm_g.rank,
+                                 .tag = r->tag,
+                                 .ctx = r->ctx,
+                                 .len = r->total,
+                                 .cookie = (uint64_t)(unsigned)r->handle};
         memcpy(pay, &rts, sizeof(rts));
         t->post(t, r->peer, h, sizeof(rts));
         r->flags |= F_HDR_SENT;
@@ -189,8 +198,8 @@ static int push_rdv(struct xm_req *r, struct xm_transport *t, struct xm_dtype *d
         if (!h)
             return 0;
         size_t n = r->total - r->pos < cap ? r->total - r->pos : cap;
-        *h = (struct xm_pkt_hdr){.type = XM_PKT_RDATA, .src = xm_g.rank, .len = n,
-                                 .cookie = r->cookie_ack};
+        *h = (struct xm_pkt_hdr){
+            .type = XM_PKT_RDATA, .src = xm_g.rank, .len = n, .cookie = r->cookie_ack};
         if (r->tmp)
             memcpy(pay, (char *)r->tmp + r->pos, n);
         else
@@ -262,8 +271,8 @@ static int push_sends(void)
     return n;
 }
 
-int xm_isend(const void *buf, int count, MPI_Datatype dtype, int dest, int tag, uint32_t ctx,
-             struct xm_comm *comm, unsigned flags, struct xm_req **rp)
+int xm_isend(const void *buf, int count, MPI_Datatype dtype, int dest, int tag,
+             uint32_t ctx, struct xm_comm *comm, unsigned flags, struct xm_req **rp)
 {
     struct xm_dtype *dt = xm_dt_get(dtype);
     struct xm_req *r = xm_req_new(XM_REQ_SEND);
@@ -282,8 +291,12 @@ int xm_isend(const void *buf, int count, MPI_Datatype dtype, int dest, int tag, 
     *rp = r;
     if (dest == xm_g.rank) {
         /* to myself: run the message through the funnel from a staging copy */
-        struct xm_pkt_hdr h = {.type = XM_PKT_EAGER, .flags = (uint8_t)r->flags,
-                               .src = xm_g.rank, .tag = tag, .ctx = ctx, .len = r->total,
+        struct xm_pkt_hdr h = {.type = XM_PKT_EAGER,
+                               .flags = (uint8_t)r->flags,
+                               .src = xm_g.rank,
+                               .tag = tag,
+                               .ctx = ctx,
+                               .len = r->total,
                                .cookie = (uint64_t)(unsigned)r->handle};
         void *tmp = malloc(r->total ? r->total : 1);
         if (!tmp)
@@ -621,8 +634,8 @@ struct xm_req *xm_improbe(int src, int tag, uint32_t ctx, MPI_Status *st)
     return NULL;
 }
 
-int xm_mrecv(struct xm_req *u, void *buf, int count, MPI_Datatype dtype, struct xm_comm *comm,
-             struct xm_req **rp)
+int xm_mrecv(struct xm_req *u, void *buf, int count, MPI_Datatype dtype,
+             struct xm_comm *comm, struct xm_req **rp)
 {
     struct xm_dtype *dt = xm_dt_get(dtype);
     struct xm_req *r = xm_req_new(XM_REQ_RECV);
@@ -666,8 +679,8 @@ static int try_ctrl(int dest, const struct xm_pkt_hdr *src_h)
 
 static void send_ctrl(int dest, int type, uint64_t cookie, uint64_t len)
 {
-    struct xm_pkt_hdr h = {.type = (uint8_t)type, .src = xm_g.rank, .cookie = cookie,
-                           .len = len};
+    struct xm_pkt_hdr h = {
+        .type = (uint8_t)type, .src = xm_g.rank, .cookie = cookie, .len = len};
     if (!ctrlq && try_ctrl(dest, &h))
         return;
     struct ctrl *c = malloc(sizeof(*c));
@@ -710,16 +723,48 @@ int xm_progress(void)
     return n;
 }
 
+/* The spin budget adapts to who wants our CPU.  A sched_yield() that takes more than a
+ * few microseconds ran another task on this CPU: the CPU is shared (more ranks than
+ * free cores, or a noisy neighbour), the peer we wait for may be the one that needs it,
+ * so spinning only delays it: halve the budget (down to 16).  A yield that returns at
+ * once means nobody else wants the CPU, and a wait that ended while spinning means
+ * spinning paid: double it back towards LOOM_MPI_SPIN.  This lives in xm_idle so every
+ * waiter (p2p waits, collective schedules, probes) shares it. */
+static int last_spin_step = -1;
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
+}
+
+static void spin_grow(void)
+{
+    if (spin_cur < spin_max)
+        spin_cur = spin_cur * 2 < spin_max ? spin_cur * 2 : spin_max;
+}
+
 void xm_idle(int *spins)
 {
     int s = (*spins)++;
-    if (s < spin_max) {
+    if (s == 0 && last_spin_step >= 0 && last_spin_step < spin_cur)
+        spin_grow(); /* the previous wait ended while spinning */
+    last_spin_step = s;
+    if (s < spin_cur) {
         __asm__ __volatile__("" ::: "memory");
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
 #endif
-    } else if (s < spin_max + yield_max) {
+    } else if (s < spin_cur + yield_max) {
+        double t = now_us();
         sched_yield();
+        if (now_us() - t > 3.0) {
+            if (spin_cur > 16 && spin_adapt)
+                spin_cur /= 2;
+        } else {
+            spin_grow();
+        }
     } else if (xm_g.shm) {
         xm_g.shm->block(xm_g.shm, 20);
     } else {
@@ -743,8 +788,9 @@ void xm_wait(struct xm_req *r)
         }
         if (xm_progress() > 0)
             spins = 0;
-        else if (!r->done)
+        else if (!r->done) {
             xm_idle(&spins);
+        }
     }
 }
 

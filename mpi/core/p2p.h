@@ -19,8 +19,14 @@
  *   - xm_progress(): polls every transport once and retries parked sends; returns
  *     the number of events (>0 means "something happened").
  *   - xm_wait(r): progress until r->done, following the idle policy: spin
- *     (LOOM_MPI_SPIN polls, fewer when oversubscribed), then sched_yield()
+ *     (LOOM_MPI_SPIN polls at most, fewer when oversubscribed; the budget adapts: it
+ *     halves when sched_yield() shows another task wants this CPU and doubles back when
+ *     spinning pays; LOOM_MPI_SPIN_ADAPT=0 turns that off), then sched_yield()
  *     (LOOM_MPI_YIELD times), then transport->block() (futex) with a short timeout.
+ *   - Messages above LOOM_MPI_EAGER_MAX (64 KiB) go by rendezvous (pkt.h): the send
+ *     completes when the receiver has the bytes (CMA read + FIN, or the last RDATA
+ *     packet left); an unexpected one holds only its envelope.
+ *   - xm_improbe()/xm_mrecv(): matched probe (the message leaves the matcher).
  *   - Everything is single-threaded (THREAD_SERIALIZED).
  */
 #ifndef XM_P2P_H

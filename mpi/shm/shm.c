@@ -64,8 +64,9 @@ struct seg_hdr {
 struct rank_area {
     struct xm_q recvq;
     struct xm_q freeq;
-    _Alignas(64) _Atomic uint32_t seq;  /* futex word: bumped for every wake-worthy event */
-    _Atomic uint32_t sleeping;         /* 1 while the owner is (about to be) in FUTEX_WAIT */
+    _Alignas(
+        64) _Atomic uint32_t seq; /* futex word: bumped for every wake-worthy event */
+    _Atomic uint32_t sleeping;    /* 1 while the owner is (about to be) in FUTEX_WAIT */
 };
 
 /* One fastbox (sender -> receiver); header in the first cache line, payload after. */
@@ -79,7 +80,7 @@ struct fbox {
 
 struct cell {
     struct xm_cell_link link; /* must be first: queue offsets point here */
-    uint32_t owner;           /* local index of the owning rank (free queue to return to) */
+    uint32_t owner; /* local index of the owning rank (free queue to return to) */
     uint32_t paylen;
     struct xm_pkt_hdr hdr;
     /* payload follows */
@@ -89,12 +90,12 @@ static struct {
     char *base;
     size_t size;
     struct seg_hdr *hdr;
-    struct rank_area *ra;      /* nlocal entries */
+    struct rank_area *ra; /* nlocal entries */
     size_t cells_off, cell_size, cap;
     size_t fbox_off, fbox_size, fbox_cap;
     uint32_t ncells;
-    uint16_t *sseq, *rseq;     /* per local peer: next sequence number to send/accept */
-    int want_cell;             /* an alloc failed: block() also watches the free queue */
+    uint16_t *sseq, *rseq; /* per local peer: next sequence number to send/accept */
+    int want_cell;         /* an alloc failed: block() also watches the free queue */
     char name[128];
     int creator;
 } S;
@@ -119,7 +120,8 @@ static size_t seg_layout(int nlocal, uint32_t ncells, size_t cell_size, size_t f
 
 static struct fbox *fbox_at(int s, int r)
 {
-    return (struct fbox *)(S.base + S.fbox_off + ((size_t)s * xm_g.nlocal + r) * S.fbox_size);
+    return (struct fbox *)(S.base + S.fbox_off +
+                           ((size_t)s * xm_g.nlocal + r) * S.fbox_size);
 }
 
 /* Called after publishing work for rank lidx (fastbox flag or queue link). */
@@ -156,10 +158,12 @@ static int shm_create(void)
     char job[40];
     int j = 0;
     for (const char *p = xm_g.jobid; *p && j < 39; p++)
-        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9'))
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+            (*p >= '0' && *p <= '9'))
             job[j++] = *p;
     job[j] = 0;
-    snprintf(S.name, sizeof(S.name), "/loom-mpi-%s-%d-%ld", job, xm_g.rank, (long)getpid());
+    snprintf(S.name, sizeof(S.name), "/loom-mpi-%s-%d-%ld", job, xm_g.rank,
+             (long)getpid());
     int fd = shm_open(S.name, O_CREAT | O_EXCL | O_RDWR, 0600);
     if (fd < 0)
         return -errno;
@@ -370,7 +374,8 @@ static int t_poll(struct xm_transport *t, int max)
                 continue;
             if (tries > 1000000) /* cannot happen with a correct sender */
                 xm_die("shm: packet %u from local rank %u, expected %u",
-                       (unsigned)c->hdr.reserved, (unsigned)owner, (unsigned)S.rseq[owner]);
+                       (unsigned)c->hdr.reserved, (unsigned)owner,
+                       (unsigned)S.rseq[owner]);
             sched_yield();
         }
         S.rseq[owner]++;

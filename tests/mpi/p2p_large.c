@@ -1,6 +1,6 @@
 /*
- * p2p_large.c - large messages (rendezvous): a >= 64 MiB message both ways checked byte by
- *   byte, an unexpected large message (sent before the receive is posted), a large
+ * p2p_large.c - large messages (rendezvous): a >= 64 MiB message both ways checked byte
+ * by byte, an unexpected large message (sent before the receive is posted), a large
  *   vector-typed receive, a large truncated receive with MPI_ERRORS_RETURN, and a large
  *   Issend that must not complete before the receive is posted.  Run with
  *   LOOM_SHM_LMT=cma and =copy to cover both transfer paths.  Ranks >= 2 only join the

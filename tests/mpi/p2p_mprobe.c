@@ -31,7 +31,8 @@ int main(int argc, char **argv)
                 MPI_Mprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &msg, &st);
             } else {
                 while (!flag)
-                    MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &msg, &st);
+                    MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &msg,
+                                &st);
             }
             MPI_Get_count(&st, MPI_INT, &cnt);
             int src = st.MPI_SOURCE, k = st.MPI_TAG;

@@ -64,13 +64,14 @@ int main(int argc, char **argv)
             for (int m = 0; m < NMSG * (size - 1); m++) {
                 MPI_Status st;
                 int cnt = 0;
-                MPI_Recv(b, maxn, MPI_INT, MPI_ANY_SOURCE, 5 + phase, MPI_COMM_WORLD, &st);
+                MPI_Recv(b, maxn, MPI_INT, MPI_ANY_SOURCE, 5 + phase, MPI_COMM_WORLD,
+                         &st);
                 MPI_Get_count(&st, MPI_INT, &cnt);
                 int s = st.MPI_SOURCE, i = next[s]++;
                 if (cnt != msg_len(i) || check(b, cnt, s, i)) {
                     if (errs < 5)
-                        printf("phase %d: from %d message %d: count %d (want %d)\n", phase,
-                               s, i, cnt, msg_len(i));
+                        printf("phase %d: from %d message %d: count %d (want %d)\n",
+                               phase, s, i, cnt, msg_len(i));
                     errs++;
                 }
             }

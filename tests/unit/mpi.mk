@@ -35,3 +35,15 @@ check_coll_op_SOURCES = check_coll_op.c $(top_srcdir)/mpi/coll/op.c \
 check_coll_op_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/mpi/include -I$(top_srcdir)/mpi/dt \
 	-I$(top_srcdir)/mpi/coll
 check_coll_op_LDADD = $(CHECK_LIBS)
+
+# matcher (area C)
+#   check_match: mpi/core/p2p.c driven through xm_handle_pkt() without a transport
+#                (order, wildcards, contexts, truncation, fragments, RTS + CMA, cancel,
+#                matched probe)
+check_PROGRAMS += check_match
+TESTS += check_match
+check_match_SOURCES = check_match.c $(top_srcdir)/mpi/core/p2p.c \
+	$(top_srcdir)/mpi/core/obj.c $(top_srcdir)/mpi/dt/dtype.c \
+	$(top_srcdir)/mpi/dt/derived.c $(top_srcdir)/mpi/dt/flatten.c
+check_match_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/mpi/include -I$(top_srcdir)/mpi/core
+check_match_LDADD = $(CHECK_LIBS)

@@ -1,0 +1,234 @@
+/*
+ * check_match.c - the matcher of mpi/core/p2p.c, driven directly through the packet
+ *   funnel xm_handle_pkt() with no transport: posted vs unexpected order, wildcards,
+ *   context separation, truncation, EAGER+FRAG reassembly (also when the receive is
+ *   posted between fragments), rendezvous RTS held as an envelope only and read with
+ *   CMA from this very process, Cancel, Iprobe, Improbe/Mrecv.
+ *   This process plays world rank 0 of 4; packets claim to come from ranks 1..3.
+ */
+#define _GNU_SOURCE
+#include <check.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "p2p.h"
+
+/* what api/env.c provides in the library */
+void xm_die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    abort();
+}
+
+int xm_env_int(const char *name, int dflt)
+{
+    const char *v = getenv(name);
+    return v && *v ? atoi(v) : dflt;
+}
+
+int xm_err(struct xm_comm *c, int cls, const char *fn)
+{
+    (void)c;
+    (void)fn;
+    return cls;
+}
+
+int xm_errno_to_class(int e)
+{
+    (void)e;
+    return MPI_ERR_OTHER;
+}
+
+static void setup(void)
+{
+    memset(&xm_g, 0, sizeof(xm_g));
+    xm_g.rank = 0;
+    xm_g.size = 4;
+    setenv("LOOM_SHM_LMT", "cma", 1);
+    ck_assert_int_eq(xm_p2p_init(), 0);
+}
+
+static void teardown(void)
+{
+    xm_p2p_finalize();
+}
+
+static void eager(int src, int tag, uint32_t ctx, const int *data, int n)
+{
+    struct xm_pkt_hdr h = {.type = XM_PKT_EAGER,
+                           .src = src,
+                           .tag = tag,
+                           .ctx = ctx,
+                           .len = (uint64_t)n * sizeof(int)};
+    xm_handle_pkt(&h, data, (size_t)n * sizeof(int));
+}
+
+static struct xm_req *recv(int *buf, int n, int src, int tag, uint32_t ctx)
+{
+    struct xm_req *r = NULL;
+    ck_assert_int_eq(xm_irecv(buf, n, MPI_INT, src, tag, ctx, NULL, &r), 0);
+    return r;
+}
+
+START_TEST(test_posted_order_and_wildcards)
+{
+    int a = -1, b = -1, c = -1, v;
+    struct xm_req *ra = recv(&a, 1, MPI_ANY_SOURCE, 5, 0);
+    struct xm_req *rb = recv(&b, 1, 2, MPI_ANY_TAG, 0);
+    struct xm_req *rc = recv(&c, 1, MPI_ANY_SOURCE, MPI_ANY_TAG, 0);
+    v = 10;
+    eager(2, 5, 0, &v, 1); /* matches both ra and rb: the first posted wins */
+    ck_assert(ra->done && !rb->done && !rc->done);
+    ck_assert_int_eq(a, 10);
+    ck_assert_int_eq(ra->status.MPI_SOURCE, 2);
+    v = 11;
+    eager(3, 7, 0, &v, 1); /* not rb (source 2): goes to rc */
+    ck_assert(rc->done && !rb->done);
+    ck_assert_int_eq(c, 11);
+    ck_assert_int_eq(rc->status.MPI_TAG, 7);
+    v = 12;
+    eager(2, 9, 2, &v, 1); /* other context: unexpected, rb untouched */
+    ck_assert(!rb->done);
+    eager(2, 9, 0, &v, 1);
+    ck_assert(rb->done);
+    ck_assert_int_eq(b, 12);
+    MPI_Status st;
+    ck_assert_int_eq(xm_iprobe(2, 9, 2, &st), 1); /* the ctx-2 one waits */
+    xm_req_free(ra);
+    xm_req_free(rb);
+    xm_req_free(rc);
+}
+END_TEST
+
+START_TEST(test_unexpected_order)
+{
+    /* per-source order with interleaved sources; wildcard receives take arrival order */
+    for (int i = 0; i < 6; i++) {
+        int v = 100 + i;
+        eager(1 + i % 3, i % 2, 0, &v, 1);
+    }
+    int got;
+    struct xm_req *r = recv(&got, 1, 2, MPI_ANY_TAG, 0); /* first from 2: i = 1 */
+    ck_assert(r->done);
+    ck_assert_int_eq(got, 101);
+    xm_req_free(r);
+    r = recv(&got, 1, MPI_ANY_SOURCE, 0, 0); /* first tag 0: i = 0 */
+    ck_assert_int_eq(got, 100);
+    xm_req_free(r);
+    r = recv(&got, 1, MPI_ANY_SOURCE, 0, 0); /* next tag 0: i = 2 */
+    ck_assert_int_eq(got, 102);
+    xm_req_free(r);
+    r = recv(&got, 1, MPI_ANY_SOURCE, MPI_ANY_TAG, 0); /* i = 3 */
+    ck_assert_int_eq(got, 103);
+    ck_assert_int_eq(r->status.MPI_SOURCE, 1);
+    xm_req_free(r);
+    MPI_Status st;
+    ck_assert_int_eq(xm_iprobe(MPI_ANY_SOURCE, 1, 0, &st), 1);
+    ck_assert_int_eq(st.MPI_SOURCE, 3); /* i = 5 (tag 1); i = 4 is tag 0 */
+}
+END_TEST
+
+START_TEST(test_truncate)
+{
+    int data[4] = {1, 2, 3, 4}, small[2] = {0, 0};
+    struct xm_req *r = recv(small, 2, 1, 0, 0);
+    eager(1, 0, 0, data, 4);
+    ck_assert(r->done);
+    ck_assert_int_eq(r->status.MPI_ERROR, MPI_ERR_TRUNCATE);
+    ck_assert_int_eq((int)xm_status_bytes(&r->status), 8);
+    ck_assert_int_eq(small[0], 1);
+    ck_assert_int_eq(small[1], 2);
+    xm_req_free(r);
+}
+END_TEST
+
+START_TEST(test_fragments)
+{
+    int data[8], out[8] = {0};
+    for (int i = 0; i < 8; i++)
+        data[i] = 50 + i;
+    /* unexpected EAGER with the first 3 ints, receive posted, then the rest */
+    struct xm_pkt_hdr h = {
+        .type = XM_PKT_EAGER, .src = 3, .tag = 4, .ctx = 0, .len = sizeof(data)};
+    xm_handle_pkt(&h, data, 3 * sizeof(int));
+    struct xm_req *r = recv(out, 8, 3, 4, 0);
+    ck_assert(!r->done);
+    struct xm_pkt_hdr f = {.type = XM_PKT_FRAG, .src = 3, .len = 5 * sizeof(int)};
+    xm_handle_pkt(&f, data + 3, 5 * sizeof(int));
+    ck_assert(r->done);
+    ck_assert_int_eq(memcmp(out, data, sizeof(data)), 0);
+    xm_req_free(r);
+}
+END_TEST
+
+START_TEST(test_rendezvous_unexpected)
+{
+    size_t n = 1 << 20;
+    int *src = malloc(n * sizeof(int)), *dst = calloc(n, sizeof(int));
+    for (size_t i = 0; i < n; i++)
+        src[i] = (int)(i * 3);
+    struct xm_rts rts = {.pid = (uint64_t)getpid(), .addr = (uint64_t)(uintptr_t)src};
+    struct xm_pkt_hdr h = {.type = XM_PKT_RTS,
+                           .src = 1,
+                           .tag = 8,
+                           .ctx = 0,
+                           .len = n * sizeof(int),
+                           .cookie = 12345};
+    xm_handle_pkt(&h, &rts, sizeof(rts));
+    MPI_Status st;
+    ck_assert_int_eq(xm_iprobe(1, 8, 0, &st), 1);
+    ck_assert(xm_status_bytes(&st) == n * sizeof(int));
+    struct xm_req *r = recv(dst, (int)n, 1, 8, 0); /* reads the "sender" with CMA */
+    ck_assert(r->done);
+    ck_assert_int_eq(r->status.MPI_ERROR, MPI_SUCCESS);
+    ck_assert_int_eq(memcmp(src, dst, n * sizeof(int)), 0);
+    xm_req_free(r);
+    free(src);
+    free(dst);
+}
+END_TEST
+
+START_TEST(test_cancel_and_mprobe)
+{
+    int x = 0, v = 77;
+    struct xm_req *r = recv(&x, 1, 2, 3, 0);
+    ck_assert_int_eq(xm_cancel_recv(r), 1);
+    ck_assert(r->done && r->cancelled);
+    xm_req_free(r);
+    eager(2, 3, 0, &v, 1); /* the cancelled receive must not take it */
+    MPI_Status st;
+    struct xm_req *u = xm_improbe(2, 3, 0, &st);
+    ck_assert_ptr_nonnull(u);
+    ck_assert_int_eq(xm_iprobe(2, 3, 0, &st), 0); /* removed from the matcher */
+    ck_assert_int_eq(xm_mrecv(u, &x, 1, MPI_INT, NULL, &r), 0);
+    ck_assert(r->done);
+    ck_assert_int_eq(x, 77);
+    xm_req_free(r);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("match");
+    TCase *tc = tcase_create("core");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 20);
+    tcase_add_test(tc, test_posted_order_and_wildcards);
+    tcase_add_test(tc, test_unexpected_order);
+    tcase_add_test(tc, test_truncate);
+    tcase_add_test(tc, test_fragments);
+    tcase_add_test(tc, test_rendezvous_unexpected);
+    tcase_add_test(tc, test_cancel_and_mprobe);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
