@@ -19,6 +19,7 @@
 
 #include "../coll/coll.h"
 #include "../core/boot.h"
+#include "../core/comm.h"
 #include "../core/p2p.h"
 #include "../core/transport.h"
 #include "../dt/dtype.h"
@@ -192,6 +193,9 @@ int PMPI_Finalize(void)
 {
     if (!xm_g.initialized || xm_g.finalized)
         return xm_err(NULL, MPI_ERR_OTHER, "MPI_Finalize");
+    /* MPI-3.1 8.7.1: COMM_SELF's attributes are deleted first, so libraries can hang
+     * their clean-up on it. */
+    xm_attr_delete_all(xm_g.self);
     int rc = xm_coll_barrier(xm_g.world);
     if (rc < 0)
         return xm_err(NULL, xm_errno_to_class(rc), "MPI_Finalize");

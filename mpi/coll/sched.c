@@ -12,9 +12,8 @@
  * Tags: every schedule takes the next comm->coll_seq, so overlapping collectives on one
  * communicator never match each other's messages (all ranks start collectives in the
  * same order, so they agree on the sequence number).
- * Caveats: active nonblocking schedules advance only from Wait (coll_step) and from
- *   xm_coll_progress(); core/p2p.c's xm_progress() should call the latter so that
- *   MPI_Test on an I-collective makes progress (request to area C).
+ * Active nonblocking schedules advance from Wait (coll_step) and from every
+ *   xm_progress(), through xm_progress_hook, so MPI_Test loops make progress.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -413,6 +412,7 @@ int xm_sched_start(struct xm_sched *s, struct xm_req **rp)
     r->coll_state = s;
     r->coll_step = req_step;
     s->req = r;
+    xm_progress_hook = xm_coll_progress; /* MPI_Test loops advance schedules too */
     s->next_active = active;
     if (active)
         active->prev_active = &s->next_active;

@@ -709,8 +709,11 @@ static int push_ctrl(void)
 
 /* ---- progress and waiting ----------------------------------------------------- */
 
+int (*xm_progress_hook)(void);
+
 int xm_progress(void)
 {
+    static int in_hook; /* the hook may post p2p operations: never re-enter it */
     int n = 0;
     if (xm_g.shm)
         n += xm_g.shm->poll(xm_g.shm, 64);
@@ -720,6 +723,11 @@ int xm_progress(void)
         n += push_ctrl();
     if (sendq.head)
         n += push_sends();
+    if (xm_progress_hook && !in_hook) {
+        in_hook = 1;
+        n += xm_progress_hook();
+        in_hook = 0;
+    }
     return n;
 }
 

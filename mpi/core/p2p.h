@@ -58,6 +58,10 @@ int xm_mrecv(struct xm_req *u, void *buf, int count, MPI_Datatype dt, struct xm_
 int xm_cancel_recv(struct xm_req *r);
 
 int xm_progress(void);
+/* Called by xm_progress() when set: the collectives register their engine here when
+ * the first nonblocking collective starts, so MPI_Test loops advance it (a hook, so
+ * the p2p engine links without the collectives, as in check_match). */
+extern int (*xm_progress_hook)(void);
 void xm_wait(struct xm_req *r);
 /* One step of the idle policy (callers that poll by hand, e.g. Probe); *spins = 0 first. */
 void xm_idle(int *spins);

@@ -4,9 +4,8 @@
  *             match each other's messages), overlapped with point-to-point traffic on
  *             the same communicator, completed in reverse order with Wait and with
  *             Waitall; an Ibarrier that cannot complete before every rank arrived.
- * Caveat: a Test loop on an I-collective needs core/p2p.c's xm_progress() to call
- *   xm_coll_progress() (requested from area C); set LOOM_MPI_TEST_NB_TESTLOOP=1 to
- *   exercise it.
+ * LOOM_MPI_TEST_NB_TESTLOOP=1 completes the I-collectives with MPI_Test loops instead
+ *   (progress must then come from xm_progress()).
  * Rank 0 prints "No Errors" when every rank found none.
  */
 #include <mpi.h>
