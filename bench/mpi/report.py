@@ -20,8 +20,12 @@ for line in open(raw):
     if test == "FAIL":
         fails[(m, job)] = val
         continue
-    if m.endswith("-srun"):
+    if m == "loompmi2-srun":  # Loom built --with-pmi=slurm under Slurm's own pmi2
+        test, m = "hello-pmi2-srun", "loom"
+    elif m.endswith("-srun"):
         test, m = test + "-srun", m[: -len("-srun")]
+        if m == "mpich":  # the peer of the row above, too
+            cells[("hello-pmi2-srun", int(np_), int(nbytes))][m].append(float(val))
     cells[(test, int(np_), int(nbytes))][m].append(float(val))
 
 JOB_OF = {"lat": "p2p", "bw": "p2p"}
@@ -54,9 +58,10 @@ def fmt(x):
 def cell(test, np_, nbytes, m):
     v = cells[(test, np_, nbytes)].get(m, [])
     job = job_of(test.replace("-srun", ""), np_)
-    if test.endswith("-srun"):
-        job = "hello64"
-        key = (m + "-srun", job)
+    if test == "hello-pmi2-srun":
+        key = ("loompmi2-srun" if m == "loom" else m + "-srun", "hello64")
+    elif test.endswith("-srun"):
+        key = (m + "-srun", "hello64")
     else:
         key = (m, job)
     if not v:
@@ -171,7 +176,9 @@ def goal_hello(label, vals, best):
 
 HELLO = [("hello, N = 8, own launcher", "hello", 8, 0),
          ("hello, N = 64, own launcher", "hello", 64, 0),
-         ("hello, N = 64, srun (loom / pmi2 / pmix)", "hello-srun", 64, 0)]
+         ("hello, N = 64, srun (loom / pmi2 / pmix)", "hello-srun", 64, 0),
+         ("hello, N = 64, srun --mpi=pmi2 (Loom built --with-pmi=slurm)", "hello-pmi2-srun",
+          64, 0)]
 table("Launch to exit (s): hello = MPI_Init + MPI_Allreduce + MPI_Finalize", HELLO, False,
       goal_hello)
 floor = cells[("hello-srun", 64, 0)].get("floor", [])
@@ -205,5 +212,5 @@ short = [("AR8B/2", ("allreduce", 2, 8)), ("AR64K/2", ("allreduce", 2, 65536)),
          ("Bc64K/2", ("bcast", 2, 65536))]
 tsv(base + "_coll.tsv", short, COLS)
 hs = [("hello8", ("hello", 8, 0)), ("hello64", ("hello", 64, 0)),
-      ("srun64", ("hello-srun", 64, 0))]
+      ("srun64", ("hello-srun", 64, 0)), ("srun64-pmi2", ("hello-pmi2-srun", 64, 0))]
 tsv(base + "_hello.tsv", hs, COLS)

@@ -24,7 +24,9 @@
 # when LOOM_SLURM_PLUGINDIR holds mpi_loom.so (a private cluster is then started with
 # tests/slurm/cluster.sh and stopped at the end): hello at N = 64 under
 # `srun --mpi=loom` (Loom), `--mpi=pmi2` (MPICH), `--mpi=pmix` (Open MPI) and the floor
-# `srun --mpi=none /bin/true`.
+# `srun --mpi=none /bin/true`. With LOOM_SLURM_BUILD_DIR (a Loom build configured
+# `--with-pm=none --with-pmi=slurm`), Loom's hello built by that mpicc also runs under
+# Debian's own `srun --mpi=pmi2` (row "Loom built --with-pmi=slurm").
 #
 # Environment: BENCH_TIMEOUT (seconds per launch, default 120), BENCH_BUDGET (seconds
 # per repetition of one case inside mpibench, default 0.02), HYDRA (mpiexec.hydra),
@@ -91,6 +93,15 @@ done
 [ ${#mpis[@]} -gt 0 ] || { log "no MPI could build the benchmark"; exit 1; }
 
 ompi_root=()
+if [ -n "${LOOM_SLURM_BUILD_DIR:-}" ]; then
+    case $LOOM_SLURM_BUILD_DIR in /*) ;; *) LOOM_SLURM_BUILD_DIR=$PWD/$LOOM_SLURM_BUILD_DIR ;; esac
+    if ! "$LOOM_SLURM_BUILD_DIR/mpi/mpicc" -O2 -o "$tmp/hello.loompmi2" "$here/hello.c" \
+        2>"$tmp/cc.loompmi2.log"; then
+        log "cannot build hello with $LOOM_SLURM_BUILD_DIR/mpi/mpicc:"
+        cat "$tmp/cc.loompmi2.log" >&2
+    fi
+fi
+
 [ "$(id -u)" = 0 ] && ompi_root=(--allow-run-as-root)
 
 # launch MPI NP PROG ARGS... : run under MPI's launcher (ompi-yield = ompi + yielding)
@@ -211,6 +222,10 @@ if [ -z "$slurm_note" ]; then
             hello_cell "$m-srun" 64 timeout -k 5 "$TMO" srun --mpi="${SMPI[$m]}" -n 64 \
                 "$tmp/hello.$m"
         done
+        if [ -x "$tmp/hello.loompmi2" ]; then
+            hello_cell loompmi2-srun 64 timeout -k 5 "$TMO" srun --mpi=pmi2 -n 64 \
+                "$tmp/hello.loompmi2"
+        fi
     done
     slurm_note="ran on SLURM_CONF=$(basename "$(dirname "$SLURM_CONF")")/slurm.conf"
 fi
