@@ -227,7 +227,11 @@ if [ -z "$slurm_note" ]; then
                 "$tmp/hello.loompmi2"
         fi
     done
-    slurm_note="ran on SLURM_CONF=$(basename "$(dirname "$SLURM_CONF")")/slurm.conf"
+    if [ -n "$cluster" ]; then
+        slurm_note="a private one-node cluster started by tests/slurm/cluster.sh, mpi/loom from LOOM_SLURM_PLUGINDIR, Debian's mpi/pmi2 and mpi/pmix"
+    else
+        slurm_note="the cluster of SLURM_CONF"
+    fi
 fi
 t_total=$(elapsed "$t_start" "$(now)")
 
