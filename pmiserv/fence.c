@@ -11,7 +11,8 @@
  *   - Dead or finalized local clients make a fence fail as soon as it needs
  *     them: at once if one is in progress, else at its first event.
  *   - The deadline is armed at the first event of an epoch and covers the
- *     whole fence, up and down.
+ *     whole fence, up and down; nodes that only wait on others get a short
+ *     grace so the node that can name the culprit reports (graces_allowed).
  *   - FENCE_FAIL is honoured whatever its epoch: a node only sends it when
  *     the job is lost, so every node aborts and answers its waiting ranks.
  */
@@ -43,6 +44,7 @@ struct fence {
     struct pack up; /* children's blobs, appended */
     bool armed;
     uint64_t deadline;
+    int graces; /* extensions granted to this epoch's deadline */
     struct held *held; /* FENCE_UP for epoch + 1 */
     int broken_node;   /* a link broke while idle, or -1 */
 };
@@ -218,6 +220,7 @@ static bool start_epoch(struct psrv *s)
     if (s->cfg.fence_timeout_ms > 0) {
         f->armed = true;
         f->deadline = srv_now(s) + (uint64_t)s->cfg.fence_timeout_ms;
+        f->graces = 0;
     }
     srv_log(s, PSRV_LOG_DEBUG, "fence %u: COLLECT", f->epoch);
     if (f->broken_node >= 0) {
@@ -521,12 +524,41 @@ int fence_tree_input(struct psrv *s, const struct msg *m)
     return -EPROTO;
 }
 
+/* How many grace periods a node may add before it reports a timeout
+ * itself.  The node that knows the culprit (a local rank that never entered)
+ * reports at once; a node waiting only on its children waits one grace so
+ * the child below, which knows more, reports first; a node waiting only on
+ * its parent waits two.  The first report floods the tree, so the message
+ * the user sees names the rank whenever one is to blame. */
+static int graces_allowed(const struct psrv *s)
+{
+    const struct fence *f = s->fence;
+
+    for (int i = 0; i < s->cfg.local_count; i++)
+        if (!s->cl[i].in_fence)
+            return 0;
+    for (int i = 0; i < s->nchildren; i++)
+        if (!f->child_in[i])
+            return 1;
+    return 2;
+}
+
+static uint64_t grace_ms(const struct psrv *s)
+{
+    uint64_t g = (uint64_t)s->cfg.fence_timeout_ms / 10;
+    return g < 200 ? 200 : g > 5000 ? 5000 : g;
+}
+
 int fence_tick(struct psrv *s, uint64_t now)
 {
     struct fence *f = s->fence;
 
     if (!f->armed || f->state == FENCE_FAILED)
         return -1;
+    if (now >= f->deadline && f->graces < graces_allowed(s)) {
+        f->graces++;
+        f->deadline = now + grace_ms(s);
+    }
     if (now < f->deadline) {
         uint64_t d = f->deadline - now;
         return d > 0x7fffffff ? 0x7fffffff : (int)d;

@@ -239,12 +239,19 @@ static void lose_one(struct ft *ft, int type, int from, int to)
     ck_assert_int_eq(ft->dropped, 1);
     int total;
     ck_assert_int_eq(ft_first_abort(ft, &total), -1);
-    /* nothing happens before the deadline */
+    /* nothing happens before the deadline, nor at it: the nodes that only
+     * wait on others grant a grace (500 ms for a 5 s timeout) so the node
+     * that knows most reports; at most two graces later someone has. */
     ft_advance(ft, 4999);
     ck_assert_int_eq(ft_first_abort(ft, &total), -1);
     ft_advance(ft, 1);
-    ft_run(ft, FT_FIFO); /* FENCE_FAIL floods the tree */
-    ck_assert_int_ge(total = 0, 0);
+    ft_run(ft, FT_FIFO);
+    ck_assert_int_eq(ft_first_abort(ft, &total), -1);
+    for (int i = 0; i < 2 && ft_first_abort(ft, &total) == -1; i++) {
+        ft_advance(ft, 500);
+        ft_run(ft, FT_FIFO); /* FENCE_FAIL floods the tree */
+    }
+    total = 0;
     ft_first_abort(ft, &total);
     ck_assert_int_gt(total, 0);
     /* nobody hangs: every rank got an answer, rc != 0 below `to` */
@@ -269,8 +276,9 @@ START_TEST(lost_up_message)
     ck_assert_msg(strstr(p->abort_msg, "timed out") &&
                       strstr(p->abort_msg, "no contribution from child node(s): 5"),
                   "%s", p->abort_msg);
-    ck_assert_msg(strstr(ft->nodes[5].abort_msg, "no answer from parent node 2"), "%s",
-                  ft->nodes[5].abort_msg);
+    /* node 5 waited on its parent only: it learns the parent's reason */
+    ck_assert_msg(strstr(ft->nodes[5].abort_msg, "no contribution from child node(s): 5"),
+                  "%s", ft->nodes[5].abort_msg);
     ft_destroy(ft);
 }
 END_TEST
@@ -297,11 +305,12 @@ START_TEST(timeout_names_missing_ranks)
             fence(ft, r);
     ft_run(ft, FT_FIFO);
     ft_advance(ft, 5000);
-    /* rank 9 lives on node 4 */
-    ck_assert_msg(strstr(ft->nodes[4].abort_msg, "ranks not entered: 9"), "%s",
-                  ft->nodes[4].abort_msg);
-    ck_assert_msg(strstr(ft->nodes[1].abort_msg, "child node(s): 4"), "%s",
-                  ft->nodes[1].abort_msg);
+    ft_run(ft, FT_FIFO);
+    /* rank 9 lives on node 4, which reports at the deadline; the others are
+     * still in their grace and learn node 4's reason, naming the rank */
+    for (int n = 0; n < ft->nnodes; n++)
+        ck_assert_msg(strstr(ft->nodes[n].abort_msg, "ranks not entered: 9"), "node %d: %s",
+                      n, ft->nodes[n].abort_msg);
     ft_destroy(ft);
 }
 END_TEST

@@ -1,0 +1,562 @@
+/* agent.c - the slurmstepd thread that serves PMI: one common/loop.h loop over
+ * the task sockets and the tree links, driving the server core (psrv_*).
+ *
+ * Contract:
+ *   loom_agent_start() (in slurmstepd_prefork, before the tasks fork) creates
+ *   the psrv and the loop, registers the stepd end of every task socket and
+ *   starts the thread.  The thread first joins the tree when the step spans
+ *   several nodes (treenet_create, rdv_exchange with srun's rendezvous server,
+ *   treenet_start), then runs the loop until loom_agent_stop() (from fini(),
+ *   after all tasks ended) stops it with loop_stop + loop_wake and JOINS it.
+ *   Only this thread calls psrv_* after the start.
+ *
+ *   psrv callbacks: client_send queues bytes per task socket (MSG_NOSIGNAL,
+ *   LOOP_WRITE while something is queued); tree_send -> treenet_send;
+ *   abort -> error() naming the rank (slurmstepd's error lines reach srun's
+ *   stderr) and slurm_kill_job_step(job, step, SIGKILL), once; log ->
+ *   error() for errors and warnings, info() for everything else (so the
+ *   slurmd/stepd log shows trace lines at the default SlurmdDebug=info).
+ *
+ * Notes:
+ *   - The stepd keeps its copy of the task ends until the first byte from any
+ *     task arrives: by then Slurm has forked every task (tasks are released
+ *     together), so closing them makes a dead task's socket report EOF, which
+ *     psrv turns into "rank R exited without finalize" when others wait.
+ *   - Everything waits with a bound: the rendezvous and the links by
+ *     LoomConnectTimeout, fences by LoomFenceTimeout (psrv_tick through the
+ *     loop's prepare hook).
+ *   - A slurmstepd serves one step, hence one global agent (g_agent).
+ */
+
+#include "slurm_glue.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "ktree.h"
+#include "log.h"
+#include "loom_plugin.h"
+#include "loop.h"
+#include "pmiserv.h"
+#ifndef LOOM_PLUGIN_NO_TREENET
+#include "treenet.h"
+#endif
+
+struct client {
+    struct agent *a;
+    int idx;
+    int fd;
+    struct loop_watch *w;
+    int inited, finalized; /* sent something / psrv said it finalized */
+    char *out;             /* queued output: out[off..len) */
+    size_t len, off, cap;
+};
+
+struct agent {
+    struct loom_step *st;
+    struct loop *lp;
+    struct psrv *srv;
+#ifndef LOOM_PLUGIN_NO_TREENET
+    struct treenet *tn;
+#endif
+    struct client *cl;
+    pthread_t thr;
+    int started;
+    int task_ends_closed;
+    int killed;
+    int in_psrv;
+};
+
+static struct agent *g_agent;
+
+/* ---- helpers ------------------------------------------------------------ */
+
+#define KILL_DELAY_MS 100
+
+static void kill_now(struct loop *lp, struct loop_timer *t, void *arg)
+{
+    struct agent *a = arg;
+    struct loom_step *st = a->st;
+
+    if (slurm_kill_job_step(st->job_id, st->step_id, SIGKILL) != SLURM_SUCCESS)
+        error("%s: step %s: slurm_kill_job_step: %m", loom_plugin_tag, st->jobid);
+}
+
+/* The job must end.  psrv floods an abort to every node, so every stepd gets
+ * here: only node 0 and the culprit's node say it on srun's stderr (error());
+ * the others write it to their stepd log.  Every node asks slurmctld to kill
+ * the step (once), so it dies even if node 0 is cut off. */
+static void kill_step(struct agent *a, int rank, const char *msg)
+{
+    struct loom_step *st = a->st;
+    int loud = st->nodeid == 0 ||
+               (rank >= 0 && rank < st->size && st->rank_node[rank] == st->nodeid);
+    char who[32];
+
+    if (a->killed)
+        return;
+    a->killed = 1;
+    snprintf(who, sizeof(who), "rank %d", rank);
+    if (loud && rank >= 0 && !strstr(msg, who))
+        error("%s: step %s: rank %d: %s; killing the step", loom_plugin_tag, st->jobid,
+              rank, msg);
+    else if (loud)
+        error("%s: step %s: %s; killing the step", loom_plugin_tag, st->jobid, msg);
+    else
+        info("%s: step %s node %d: %s; killing the step", loom_plugin_tag, st->jobid,
+             st->nodeid, msg);
+    /* psrv floods the abort over the tree after this callback returns: let
+     * that reach the other nodes before slurmctld's SIGKILL does, so their
+     * ranks' hang-ups are known as the consequence, not as new failures. */
+    if (!loop_timer_add(a->lp, KILL_DELAY_MS, kill_now, a))
+        kill_now(a->lp, NULL, a);
+}
+
+static void close_task_ends(struct agent *a)
+{
+    struct loom_step *st = a->st;
+    int i;
+
+    if (a->task_ends_closed)
+        return;
+    a->task_ends_closed = 1;
+    for (i = 0; i < st->local_count; i++) {
+        if (st->task_fd[i] >= 0)
+            close(st->task_fd[i]);
+        st->task_fd[i] = -1;
+    }
+}
+
+static void client_close(struct client *c)
+{
+    if (c->w)
+        loop_watch_remove(c->a->lp, c->w);
+    c->w = NULL;
+    if (c->fd >= 0)
+        close(c->fd);
+    c->fd = -1;
+    c->a->st->stepd_fd[c->idx] = -1;
+    free(c->out);
+    c->out = NULL;
+    c->len = c->off = c->cap = 0;
+}
+
+/* Write what the socket takes.  0, or -errno on a broken socket. */
+static int client_flush(struct client *c)
+{
+    while (c->off < c->len) {
+        ssize_t n = send(c->fd, c->out + c->off, c->len - c->off, MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                break;
+            return -errno;
+        }
+        c->off += (size_t)n;
+    }
+    if (c->off == c->len)
+        c->off = c->len = 0;
+    loop_watch_set(c->w, LOOP_READ | (c->len ? LOOP_WRITE : 0));
+    return 0;
+}
+
+/* ---- psrv callbacks ----------------------------------------------------- */
+
+static int op_client_send(void *arg, int client, const char *buf, size_t len)
+{
+    struct agent *a = arg;
+    struct client *c;
+
+    if (client < 0 || client >= a->st->local_count)
+        return -EINVAL;
+    c = &a->cl[client];
+    if (c->fd < 0)
+        return -EPIPE;
+    if (c->len + len > c->cap) {
+        size_t cap = c->cap ? c->cap : 4096;
+        char *p;
+        if (c->off) { /* compact first */
+            memmove(c->out, c->out + c->off, c->len - c->off);
+            c->len -= c->off;
+            c->off = 0;
+        }
+        while (cap < c->len + len)
+            cap *= 2;
+        if (cap != c->cap) {
+            if (!(p = realloc(c->out, cap)))
+                return -ENOMEM;
+            c->out = p;
+            c->cap = cap;
+        }
+    }
+    memcpy(c->out + c->len, buf, len);
+    c->len += len;
+    return client_flush(c);
+}
+
+static int op_tree_send(void *arg, int to, const void *buf, size_t len)
+{
+#ifndef LOOM_PLUGIN_NO_TREENET
+    struct agent *a = arg;
+    if (!a->tn)
+        return -ENOTCONN;
+    return treenet_send(a->tn, to, buf, len);
+#else
+    return -ENOTSUP;
+#endif
+}
+
+static void op_abort(void *arg, int rank, int exitcode, const char *msg)
+{
+    kill_step(arg, rank, msg && *msg ? msg : "PMI abort");
+}
+
+/* Once the step is being killed, or every local rank has finalized, links
+ * closing and ranks hanging up are the normal end: no more error lines. */
+static int step_ending(struct agent *a)
+{
+    return a->killed || (a->srv && psrv_clients_finalized(a->srv) >= a->st->local_count);
+}
+
+static void op_log(void *arg, enum psrv_log_level level, const char *msg)
+{
+    struct agent *a = arg;
+    struct loom_step *st = a->st;
+
+    /* psrv's errors end in ops->abort, whose message kill_step shows on srun's
+     * stderr once; the details stay in the stepd log.  Only with LoomDebug at
+     * debug or above do they reach srun's stderr as well. */
+    if (level == PSRV_LOG_ERROR && !step_ending(a) && st->conf.debug >= PSRV_LOG_DEBUG)
+        error("%s: step %s node %d: %s", loom_plugin_tag, st->jobid, st->nodeid, msg);
+    else
+        info("%s: step %s node %d: %s%s", loom_plugin_tag, st->jobid, st->nodeid,
+             level == PSRV_LOG_ERROR   ? "error: "
+             : level == PSRV_LOG_WARN  ? "warning: "
+             : level == PSRV_LOG_TRACE ? "trace: "
+                                       : "",
+             msg);
+}
+
+/* ---- loop callbacks ------------------------------------------------------ */
+
+static void on_client(struct loop *lp, struct loop_watch *w, int fd, int revents,
+                      void *arg)
+{
+    struct client *c = arg;
+    struct agent *a = c->a;
+    char buf[65536];
+    ssize_t n;
+    int rc;
+
+    if (revents & LOOP_WRITE) {
+        if (client_flush(c) < 0) {
+            client_close(c);
+            a->in_psrv = 1;
+            psrv_client_gone(a->srv, c->idx);
+            a->in_psrv = 0;
+            return;
+        }
+    }
+    if (!(revents & (LOOP_READ | LOOP_ERROR)))
+        return;
+    n = recv(fd, buf, sizeof(buf), 0);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return;
+    if (n <= 0) {
+        /* Say it here: psrv fails a fence for it only where one is in progress,
+         * and a node with no other rank may never see that fence. */
+        if (c->inited && !c->finalized && !step_ending(a))
+            error("%s: step %s: rank %d exited without PMI finalize", loom_plugin_tag,
+                  a->st->jobid, a->st->local_ranks[c->idx]);
+        client_close(c);
+        a->in_psrv = 1;
+        psrv_client_gone(a->srv, c->idx);
+        a->in_psrv = 0;
+        return;
+    }
+    /* Every task has been forked by now (see the notes above). */
+    close_task_ends(a);
+    c->inited = 1;
+    a->in_psrv = 1;
+    rc = psrv_client_input(a->srv, c->idx, buf, (size_t)n);
+    a->in_psrv = 0;
+    if (rc == 1)
+        c->finalized = 1;
+    if (rc < 0 && c->fd >= 0)
+        client_close(c);
+}
+
+static int on_prepare(struct loop *lp, void *arg)
+{
+    struct agent *a = arg;
+    int ms;
+
+    a->in_psrv = 1;
+    ms = psrv_tick(a->srv);
+    a->in_psrv = 0;
+    return ms;
+}
+
+#ifndef LOOM_PLUGIN_NO_TREENET
+static void tn_recv(void *arg, int from, const void *buf, size_t len)
+{
+    struct agent *a = arg;
+    a->in_psrv = 1;
+    psrv_tree_input(a->srv, from, buf, len);
+    a->in_psrv = 0;
+}
+
+/* A link that closes is normal at the end of a step (a node whose ranks
+ * finished tears its stepd down first); one that matters fails the fence in
+ * progress, and psrv then aborts the step with a message naming the node.  So
+ * the loss itself goes to the stepd log only. */
+static void tn_lost(void *arg, int node, const char *why)
+{
+    struct agent *a = arg;
+
+    info("%s: step %s node %d: link to node %d closed: %s", loom_plugin_tag, a->st->jobid,
+         a->st->nodeid, node, why ? why : "?");
+    if (a->in_psrv) /* treenet promises not to, but never re-enter psrv */
+        return;
+    a->in_psrv = 1;
+    psrv_tree_gone(a->srv, node);
+    a->in_psrv = 0;
+}
+
+static void tn_log(void *arg, int level, const char *msg)
+{
+    struct agent *a = arg;
+    int max = a->st->conf.trace ? PSRV_LOG_TRACE : a->st->conf.debug;
+
+    if (level > max)
+        return;
+
+    /* Refused connections (WARN) are worth srun's stderr; lost links are
+     * reported by tn_lost. */
+    if (level <= LOOM_LOG_WARN && !strstr(msg, " lost: ") && !step_ending(a))
+        error("%s: step %s node %d: %s", loom_plugin_tag, a->st->jobid, a->st->nodeid,
+              msg);
+    else
+        op_log(arg, level <= LOOM_LOG_WARN ? PSRV_LOG_WARN : (enum psrv_log_level)level,
+               msg);
+}
+
+/* Join the tree: listen, meet the others at srun's rendezvous, connect. */
+static int join_tree(struct agent *a)
+{
+    struct loom_step *st = a->st;
+    struct treenet_config cfg = {
+        .nnodes = st->nnodes,
+        .nodeid = st->nodeid,
+        .width = (int)st->conf.tree_width,
+        .jobkey = st->jobid,
+        .uid = st->uid,
+        .auth = TREENET_AUTH_MUNGE,
+        .bind_addr = NULL,
+        .connect_timeout_ms = (int)st->conf.connect_timeout_s * 1000,
+    };
+    static const struct treenet_ops ops = {
+        .recv = tn_recv,
+        .lost = tn_lost,
+        .log = tn_log,
+    };
+    char **addrs = NULL;
+    char my_ip[TREENET_ADDR_MAX];
+    char why[256];
+    int rc;
+
+    a->tn = treenet_create(a->lp, &cfg, &ops, a);
+    if (!a->tn) {
+        snprintf(why, sizeof(why), "cannot listen for tree links: %s", strerror(errno));
+        kill_step(a, -1, why);
+        return -1;
+    }
+    rc = rdv_exchange(st->rdv_server, st->jobid, st->nnodes, st->nodeid,
+                      treenet_port(a->tn), TREENET_AUTH_MUNGE,
+                      (int)st->conf.connect_timeout_s * 1000, &addrs, my_ip);
+    if (rc < 0) {
+        snprintf(why, sizeof(why), "node %d: rendezvous with srun at %s failed: %s",
+                 st->nodeid, st->rdv_server, strerror(-rc));
+        kill_step(a, -1, why);
+        return -1;
+    }
+    rc = treenet_start(a->tn, addrs);
+    rdv_addrs_free(addrs, st->nnodes);
+    if (rc < 0) {
+        snprintf(why, sizeof(why), "node %d: cannot start tree links: %s", st->nodeid,
+                 strerror(-rc));
+        kill_step(a, -1, why);
+        return -1;
+    }
+    if (st->conf.debug >= PSRV_LOG_DEBUG)
+        info("%s: step %s node %d: tree up (%s, width %u)", loom_plugin_tag, st->jobid,
+             st->nodeid, my_ip, st->conf.tree_width);
+    return 0;
+}
+#endif
+
+static void *agent_main(void *arg)
+{
+    struct agent *a = arg;
+
+#ifndef LOOM_PLUGIN_NO_TREENET
+    if (a->st->nnodes > 1 && join_tree(a) < 0) {
+        /* The step is being killed; keep serving (fences fail at once since
+         * psrv is told the parent/children are gone) until fini(). */
+        int i, kids[1024], nk;
+        int w = (int)a->st->conf.tree_width;
+        int p = ktree_parent(w, a->st->nnodes, a->st->nodeid);
+        a->in_psrv = 1;
+        if (p >= 0)
+            psrv_tree_gone(a->srv, p);
+        nk = w <= 1024 ? ktree_children(w, a->st->nnodes, a->st->nodeid, kids) : 0;
+        for (i = 0; i < nk; i++)
+            psrv_tree_gone(a->srv, kids[i]);
+        a->in_psrv = 0;
+    }
+#endif
+    loop_run(a->lp);
+    return NULL;
+}
+
+/* ---- public -------------------------------------------------------------- */
+
+static void agent_free(struct agent *a)
+{
+    int i;
+
+    if (!a)
+        return;
+    for (i = 0; a->cl && i < a->st->local_count; i++)
+        if (a->cl[i].w || a->cl[i].fd >= 0)
+            client_close(&a->cl[i]);
+#ifndef LOOM_PLUGIN_NO_TREENET
+    if (a->tn)
+        treenet_destroy(a->tn);
+#endif
+    if (a->srv)
+        psrv_destroy(a->srv);
+    if (a->lp)
+        loop_destroy(a->lp);
+    free(a->cl);
+    loom_step_free(a->st);
+    free(a);
+}
+
+int loom_agent_start(struct loom_step *st)
+{
+    struct agent *a;
+    struct psrv_config cfg;
+    static const struct psrv_ops ops = {
+        .client_send = op_client_send,
+        .tree_send = op_tree_send,
+        .abort = op_abort,
+        .log = op_log,
+        .now_ms = NULL,
+    };
+    int i, rc;
+
+    if (g_agent) {
+        loom_step_free(st);
+        return -EBUSY;
+    }
+#ifdef LOOM_PLUGIN_NO_TREENET
+    if (st->nnodes > 1) {
+        error("%s: step %s: this build has no tree links: single-node steps only",
+              loom_plugin_tag, st->jobid);
+        loom_step_free(st);
+        return -ENOTSUP;
+    }
+#endif
+    if (!(a = calloc(1, sizeof(*a)))) {
+        loom_step_free(st);
+        return -ENOMEM;
+    }
+    a->st = st;
+    a->cl = calloc((size_t)st->local_count, sizeof(*a->cl));
+    for (i = 0; a->cl && i < st->local_count; i++)
+        a->cl[i].fd = -1;
+    if (!a->cl || !(a->lp = loop_create())) {
+        rc = -ENOMEM;
+        goto fail;
+    }
+
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.jobid = st->jobid;
+    cfg.size = st->size;
+    cfg.nnodes = st->nnodes;
+    cfg.nodeid = st->nodeid;
+    cfg.local_count = st->local_count;
+    cfg.local_ranks = st->local_ranks;
+    cfg.rank_node = st->rank_node;
+    cfg.rank_appnum = st->rank_appnum;
+    cfg.tree_width = (int)st->conf.tree_width;
+    cfg.fence_timeout_ms = (int)st->conf.fence_timeout_s * 1000;
+    cfg.log_level = st->conf.trace ? PSRV_LOG_TRACE : (enum psrv_log_level)st->conf.debug;
+    if (!(a->srv = psrv_create(&cfg, &ops, a))) {
+        rc = errno ? -errno : -EINVAL;
+        goto fail;
+    }
+    for (i = 0; i < st->local_count; i++) {
+        struct client *c = &a->cl[i];
+        c->a = a;
+        c->idx = i;
+        c->fd = st->stepd_fd[i];
+        c->w = loop_watch_add(a->lp, c->fd, LOOP_READ, on_client, c);
+        if (!c->w) {
+            rc = -errno;
+            goto fail;
+        }
+    }
+    loop_set_prepare(a->lp, on_prepare, a);
+    if (st->conf.debug >= PSRV_LOG_INFO || st->conf.trace)
+        info("%s: step %s: node %d of %d, %d of %d ranks here, tree width %u, "
+             "fence timeout %u s%s",
+             loom_plugin_tag, st->jobid, st->nodeid, st->nnodes, st->local_count,
+             st->size, st->conf.tree_width, st->conf.fence_timeout_s,
+             st->conf.trace ? ", tracing PMI" : "");
+
+    g_agent = a;
+    if ((rc = pthread_create(&a->thr, NULL, agent_main, a)) != 0) {
+        g_agent = NULL;
+        rc = -rc;
+        goto fail;
+    }
+    a->started = 1;
+    return 0;
+fail:
+    /* Keep the clients' fds owned by st (closed by loom_step_free). */
+    for (i = 0; a->cl && i < st->local_count; i++) {
+        if (a->cl[i].w)
+            loop_watch_remove(a->lp, a->cl[i].w);
+        a->cl[i].w = NULL;
+        a->cl[i].fd = -1;
+    }
+    agent_free(a);
+    return rc;
+}
+
+struct loom_step *loom_agent_step(void)
+{
+    return g_agent ? g_agent->st : NULL;
+}
+
+void loom_agent_stop(void)
+{
+    struct agent *a = g_agent;
+
+    if (!a)
+        return;
+    if (a->started) {
+        loop_stop(a->lp, 0);
+        loop_wake(a->lp);
+        pthread_join(a->thr, NULL);
+    }
+    g_agent = NULL;
+    agent_free(a);
+}

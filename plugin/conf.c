@@ -1,0 +1,125 @@
+/* conf.c - mpi.conf options of the plugin: parsed by slurmd, shipped to the
+ * slurmstepd of every step, shown by `scontrol show config`.
+ *
+ * Contract:
+ *   Options (all optional, in mpi.conf next to slurm.conf):
+ *     LoomTreeWidth=N        children per stepd in the fence tree (default 16)
+ *     LoomFenceTimeout=S     seconds a fence may wait for its last rank; then the
+ *                            step is killed naming the missing ranks (default 600)
+ *     LoomConnectTimeout=S   seconds for the rendezvous and the tree links (60)
+ *     LoomDebug=LEVEL        error|warn|info|debug|trace or 0-4 (default warn)
+ *     LoomTrace=yes|no       log every PMI request and reply (default no)
+ *   mpi_p_conf_options / conf_set / conf_get / conf_get_printable implement
+ *   Slurm's four conf hooks over the global struct loom_conf.
+ *
+ * Notes:
+ *   - The drop-in mpi_pmi2.so declares the same keys; when both plugins are
+ *     installed slurmd gives each its own copy of the values.
+ *   - A job can override some values through its environment (see
+ *     loom_plugin.h, LOOM_ENV_*); setup.c applies them in the stepd.
+ */
+#include "slurm_glue.h"
+
+#include "log.h"
+#include "loom_plugin.h"
+
+#define LOOM_EXPORT __attribute__((visibility("default")))
+
+struct loom_conf loom_conf;
+
+static s_p_options_t loom_options[] = {
+    {"LoomTreeWidth", S_P_UINT32},      {"LoomFenceTimeout", S_P_UINT32},
+    {"LoomConnectTimeout", S_P_UINT32}, {"LoomDebug", S_P_STRING},
+    {"LoomTrace", S_P_BOOLEAN},         {NULL},
+};
+
+void loom_conf_reset(void)
+{
+    loom_conf.tree_width = LOOM_DEFAULT_TREE_WIDTH;
+    loom_conf.fence_timeout_s = LOOM_DEFAULT_FENCE_TIMEOUT;
+    loom_conf.connect_timeout_s = LOOM_DEFAULT_CONNECT_TIMEOUT;
+    loom_conf.debug = LOOM_DEFAULT_DEBUG;
+    loom_conf.trace = 0;
+}
+
+LOOM_EXPORT void mpi_p_conf_options(s_p_options_t **full_options, int *full_opt_cnt);
+LOOM_EXPORT void mpi_p_conf_set(s_p_hashtbl_t *tbl);
+LOOM_EXPORT s_p_hashtbl_t *mpi_p_conf_get(void);
+LOOM_EXPORT List mpi_p_conf_get_printable(void);
+
+LOOM_EXPORT void mpi_p_conf_options(s_p_options_t **full_options, int *full_opt_cnt)
+{
+    transfer_s_p_options(full_options, loom_options, full_opt_cnt);
+}
+
+LOOM_EXPORT void mpi_p_conf_set(s_p_hashtbl_t *tbl)
+{
+    uint32_t u;
+    bool b;
+    char *s = NULL;
+
+    loom_conf_reset();
+    if (!tbl)
+        return;
+    if (s_p_get_uint32(&u, "LoomTreeWidth", tbl)) {
+        if (u >= 1 && u <= 1024)
+            loom_conf.tree_width = u;
+        else
+            error("%s: mpi.conf: LoomTreeWidth=%u out of range 1..1024, using %u",
+                  loom_plugin_tag, u, loom_conf.tree_width);
+    }
+    if (s_p_get_uint32(&u, "LoomFenceTimeout", tbl))
+        loom_conf.fence_timeout_s = u;
+    if (s_p_get_uint32(&u, "LoomConnectTimeout", tbl) && u > 0)
+        loom_conf.connect_timeout_s = u;
+    if (s_p_get_string(&s, "LoomDebug", tbl)) {
+        int lvl = loom_log_level_parse(s);
+        if (lvl >= 0)
+            loom_conf.debug = lvl;
+        else
+            error("%s: mpi.conf: LoomDebug=%s is not error|warn|info|debug|trace",
+                  loom_plugin_tag, s);
+        xfree(s);
+    }
+    if (s_p_get_boolean(&b, "LoomTrace", tbl))
+        loom_conf.trace = b;
+}
+
+LOOM_EXPORT s_p_hashtbl_t *mpi_p_conf_get(void)
+{
+    s_p_hashtbl_t *tbl = s_p_hashtbl_create(loom_options);
+    char *v;
+
+    v = xstrdup_printf("%u", loom_conf.tree_width);
+    s_p_parse_pair(tbl, "LoomTreeWidth", v);
+    xfree(v);
+    v = xstrdup_printf("%u", loom_conf.fence_timeout_s);
+    s_p_parse_pair(tbl, "LoomFenceTimeout", v);
+    xfree(v);
+    v = xstrdup_printf("%u", loom_conf.connect_timeout_s);
+    s_p_parse_pair(tbl, "LoomConnectTimeout", v);
+    xfree(v);
+    s_p_parse_pair(tbl, "LoomDebug", (char *)loom_log_level_name(loom_conf.debug));
+    s_p_parse_pair(tbl, "LoomTrace", loom_conf.trace ? "yes" : "no");
+    return tbl;
+}
+
+static void add_pair(List l, const char *name, char *value)
+{
+    config_key_pair_t *kp = xmalloc(sizeof(*kp));
+    kp->name = xstrdup(name);
+    kp->value = value;
+    list_append(l, kp);
+}
+
+LOOM_EXPORT List mpi_p_conf_get_printable(void)
+{
+    List l = list_create(destroy_config_key_pair);
+
+    add_pair(l, "LoomConnectTimeout", xstrdup_printf("%u", loom_conf.connect_timeout_s));
+    add_pair(l, "LoomDebug", xstrdup(loom_log_level_name(loom_conf.debug)));
+    add_pair(l, "LoomFenceTimeout", xstrdup_printf("%u", loom_conf.fence_timeout_s));
+    add_pair(l, "LoomTrace", xstrdup(loom_conf.trace ? "yes" : "no"));
+    add_pair(l, "LoomTreeWidth", xstrdup_printf("%u", loom_conf.tree_width));
+    return l;
+}

@@ -1,0 +1,95 @@
+/* loom_plugin.h - internal interface between the files of the Slurm mpi plugin.
+ *
+ * Contract:
+ *   Nothing declared here is exported from mpi_loom.so: the plugin is built
+ *   with -fvisibility=hidden and an export list that names only Slurm's
+ *   required symbols (mpi_loom.c).  Files:
+ *     mpi_loom.c  the symbols Slurm looks up, dispatching to the others
+ *     conf.c      mpi.conf options (LoomTreeWidth, ...), shipped to the stepd
+ *     setup.c     stepd_step_rec_t -> struct psrv_config, task sockets, env
+ *     agent.c     the stepd thread: loop over task fds and tree links, psrv
+ *     srun.c      srun side: rendezvous server for steps on several nodes
+ *
+ * Notes:
+ *   - The plugin keeps per-process global state (struct loom_conf, the one
+ *     step of a slurmstepd): Slurm's plugin API passes no context to init(),
+ *     fini() or the conf hooks, and a slurmstepd serves exactly one step.
+ *   - Environment variables the plugin passes from srun to the stepds:
+ *     SLURM_LOOM_RDV_PORT (rendezvous port in srun; host from
+ *     SLURM_SRUN_COMM_HOST, else SLURM_LOOM_RDV_HOST).
+ */
+#ifndef LOOM_PLUGIN_H
+#define LOOM_PLUGIN_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "pmiserv.h"
+
+/* Environment variables (job env) understood by the plugin. */
+#define LOOM_ENV_RDV_PORT "SLURM_LOOM_RDV_PORT"
+#define LOOM_ENV_RDV_HOST "SLURM_LOOM_RDV_HOST"
+#define LOOM_ENV_TRACE "LOOM_PMI_TRACE"             /* 1: trace every PMI request */
+#define LOOM_ENV_DEBUG "LOOM_PMI_DEBUG"             /* log level name or 0-4 */
+#define LOOM_ENV_FENCE_TIMEOUT "LOOM_FENCE_TIMEOUT" /* seconds, overrides mpi.conf */
+#define LOOM_ENV_TREE_WIDTH "LOOM_TREE_WIDTH"       /* overrides mpi.conf */
+
+/* Settings from mpi.conf (conf.c), overridable per job through the env. */
+struct loom_conf {
+    uint32_t tree_width;        /* LoomTreeWidth, children per stepd */
+    uint32_t fence_timeout_s;   /* LoomFenceTimeout */
+    uint32_t connect_timeout_s; /* LoomConnectTimeout: rendezvous and links */
+    int debug;                  /* LoomDebug, enum psrv_log_level */
+    int trace;                  /* LoomTrace (bool) */
+};
+
+#define LOOM_DEFAULT_TREE_WIDTH 16
+#define LOOM_DEFAULT_FENCE_TIMEOUT 600
+#define LOOM_DEFAULT_CONNECT_TIMEOUT 60
+#define LOOM_DEFAULT_DEBUG PSRV_LOG_WARN
+
+extern struct loom_conf loom_conf;
+void loom_conf_reset(void);
+
+/* The plugin's name for log lines: "mpi/loom" or "mpi/pmi2". */
+extern const char loom_plugin_tag[];
+
+/* ---- stepd side (setup.c, agent.c) ---------------------------------- */
+
+/* What setup.c derives from the step record; owned by the agent. */
+struct loom_step {
+    uint32_t job_id, step_id; /* job id (het leader for het steps), step id */
+    char jobid[64];           /* "<job>.<step>" */
+    uid_t uid;
+    int size, nnodes, nodeid, local_count;
+    int *local_ranks; /* [local_count] */
+    int *rank_node;   /* [size] */
+    int *rank_appnum; /* [size] or NULL */
+    int *task_fd;     /* [local_count] task end of each socketpair */
+    int *stepd_fd;    /* [local_count] stepd end */
+    char *rdv_server; /* "host:port" or NULL (single node) */
+    struct loom_conf conf;
+};
+
+/* Fill st from the step record and job env; create the task sockets and
+ * set the step-wide env (PMI_SIZE, PMI_JOBID, MPI_LOCALNRANKS).
+ * Returns 0 or -errno (and logs why). */
+int loom_setup_stepd(struct loom_step *st, const void *job, char ***env);
+/* Per task, in the forked task: PMI_FD, PMI_RANK, MPI_LOCALRANKID; close
+ * the fds of the other tasks. */
+int loom_setup_task(struct loom_step *st, int ltaskid, uint32_t gtaskid, char ***env);
+void loom_step_free(struct loom_step *st);
+
+/* The agent thread.  start takes ownership of st. */
+int loom_agent_start(struct loom_step *st);
+/* Stop and join; safe if never started.  Called from fini(). */
+void loom_agent_stop(void);
+/* The step being served (for slurmstepd_task), or NULL. */
+struct loom_step *loom_agent_step(void);
+
+/* ---- srun side (srun.c) ------------------------------------------------ */
+struct loom_srun;
+void *loom_srun_prelaunch(const void *job, char ***env);
+int loom_srun_fini(void *state);
+
+#endif /* LOOM_PLUGIN_H */

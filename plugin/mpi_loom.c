@@ -1,0 +1,112 @@
+/* mpi_loom.c - the symbols Slurm looks up in mpi_loom.so (srun --mpi=loom).
+ *
+ * Contract:
+ *   Exports exactly plugin_name, plugin_type, plugin_version, plugin_id,
+ *   init, fini and the eight mpi_p_* hooks of Slurm 22.05's mpi plugin
+ *   interface; everything else in the .so is hidden.  The hooks are thin:
+ *   they hand the Slurm structures to setup.c, agent.c, srun.c and conf.c.
+ *   Built twice: as mpi_loom.so (type "mpi/loom", our own id) and, with
+ *   LOOM_PLUGIN_PMI2 defined, as the drop-in mpi_pmi2.so (type "mpi/pmi2",
+ *   id 102, so that slurmd and slurmstepd agree with srun --mpi=pmi2).
+ *
+ * Where the hooks run (Slurm 22.05):
+ *   init/fini          every process that loads the plugin (slurmctld,
+ *                      slurmd at start and on reconfigure, srun, slurmstepd)
+ *   client_prelaunch   srun, before the launch RPC (once per het component)
+ *   client_fini        srun, after the step ended
+ *   slurmstepd_prefork slurmstepd as root, before the tasks are forked
+ *   slurmstepd_task    each forked task as the user, just before exec
+ *   conf_*             slurmd/slurmctld (mpi.conf), conf_set also in the stepd
+ *
+ * Notes:
+ *   - Never a crash or a hang of slurmstepd: a setup failure is reported as
+ *     a step launch error (SLURM_ERROR from prefork), the agent thread is
+ *     stopped and joined in fini() (an unjoined thread crashes slurmstepd).
+ *   - plugin_version is SLURM_VERSION_NUMBER from the slurm_version.h that
+ *     the build generates from the Slurm source's META file.
+ */
+#include "slurm_glue.h"
+
+#include "loom_plugin.h"
+
+#define LOOM_EXPORT __attribute__((visibility("default")))
+
+#ifdef LOOM_PLUGIN_PMI2
+LOOM_EXPORT const char plugin_name[] = "Loom PMI-1/PMI-2 server (drop-in for mpi/pmi2)";
+LOOM_EXPORT const char plugin_type[] = "mpi/pmi2";
+LOOM_EXPORT const uint32_t plugin_id = MPI_PLUGIN_PMI2; /* 102: same id as Slurm's */
+const char loom_plugin_tag[] = "mpi/pmi2(loom)";
+#else
+LOOM_EXPORT const char plugin_name[] = "Loom PMI-1/PMI-2 server";
+LOOM_EXPORT const char plugin_type[] = "mpi/loom";
+/* Slurm's own ids are 101-107; ours is "LM" in ASCII, far from them. */
+LOOM_EXPORT const uint32_t plugin_id = 0x4c4d;
+const char loom_plugin_tag[] = "mpi/loom";
+#endif
+LOOM_EXPORT const uint32_t plugin_version = SLURM_VERSION_NUMBER;
+
+LOOM_EXPORT int init(void);
+LOOM_EXPORT int fini(void);
+LOOM_EXPORT int mpi_p_slurmstepd_prefork(const stepd_step_rec_t *job, char ***env);
+LOOM_EXPORT int mpi_p_slurmstepd_task(const mpi_plugin_task_info_t *job, char ***env);
+LOOM_EXPORT mpi_plugin_client_state_t *
+mpi_p_client_prelaunch(const mpi_plugin_client_info_t *job, char ***env);
+LOOM_EXPORT int mpi_p_client_fini(mpi_plugin_client_state_t *state);
+
+LOOM_EXPORT int init(void)
+{
+    /* Runs in every daemon and at every reconfigure: keep it cheap. */
+    loom_conf_reset();
+    return SLURM_SUCCESS;
+}
+
+LOOM_EXPORT int fini(void)
+{
+    /* slurmstepd: after all tasks ended.  Join the agent before dlclose. */
+    loom_agent_stop();
+    return SLURM_SUCCESS;
+}
+
+LOOM_EXPORT int mpi_p_slurmstepd_prefork(const stepd_step_rec_t *job, char ***env)
+{
+    struct loom_step *st;
+    int rc;
+
+    if (job->batch)
+        return SLURM_SUCCESS;
+    st = xmalloc(sizeof(*st));
+    rc = loom_setup_stepd(st, job, env);
+    if (rc == 0)
+        rc = loom_agent_start(st); /* owns st from here, also on failure */
+    else
+        loom_step_free(st);
+    if (rc != 0) {
+        error("%s: step %u.%u: cannot set up the PMI server: %s", loom_plugin_tag,
+              job->step_id.job_id, job->step_id.step_id, strerror(-rc));
+        return SLURM_ERROR;
+    }
+    return SLURM_SUCCESS;
+}
+
+LOOM_EXPORT int mpi_p_slurmstepd_task(const mpi_plugin_task_info_t *job, char ***env)
+{
+    struct loom_step *st = loom_agent_step();
+
+    if (!st) {
+        error("%s: task %u: no PMI server in this step", loom_plugin_tag, job->gtaskid);
+        return SLURM_ERROR;
+    }
+    return loom_setup_task(st, job->ltaskid, job->gtaskid, env) ? SLURM_ERROR
+                                                                : SLURM_SUCCESS;
+}
+
+LOOM_EXPORT mpi_plugin_client_state_t *
+mpi_p_client_prelaunch(const mpi_plugin_client_info_t *job, char ***env)
+{
+    return loom_srun_prelaunch(job, env);
+}
+
+LOOM_EXPORT int mpi_p_client_fini(mpi_plugin_client_state_t *state)
+{
+    return loom_srun_fini(state) ? SLURM_ERROR : SLURM_SUCCESS;
+}

@@ -1,0 +1,239 @@
+/* setup.c - turn Slurm's step record into the server core's configuration,
+ * create the task sockets and the tasks' PMI environment.
+ *
+ * Contract:
+ *   loom_setup_stepd() (slurmstepd, root, before the tasks fork) fills a
+ *   struct loom_step: jobid "<job>.<step>" (het steps: the het leader's job
+ *   id, as Slurm's pmi2), size, nnodes, this stepd's nodeid, the global rank
+ *   of each local task (job->task[i]->gtid), the node of EVERY rank from the
+ *   launch message's per-node task id lists (msg->global_task_ids, or the
+ *   het_job_tids of a het step) - exact for block, cyclic, plane and
+ *   arbitrary layouts - and for het steps the component index as appnum.
+ *   It makes one socketpair per local task (SOCK_CLOEXEC on both ends) and
+ *   sets PMI_SIZE, PMI_JOBID and MPI_LOCALNRANKS in the job env.
+ *   loom_setup_task() (the forked task, as the user) sets PMI_FD, PMI_RANK
+ *   and MPI_LOCALRANKID, clears FD_CLOEXEC on its own end and closes the rest.
+ *
+ * Notes:
+ *   - Env arrays belong to Slurm (xmalloc): changed only through
+ *     env_array_overwrite_fmt / unsetenvp.
+ *   - Job env overrides (LOOM_PMI_TRACE, LOOM_PMI_DEBUG, LOOM_FENCE_TIMEOUT,
+ *     LOOM_TREE_WIDTH) are applied on top of mpi.conf.  The tree width must
+ *     be the same on every node; the job env is, so is mpi.conf normally.
+ *   - A step on several nodes needs the rendezvous address that srun's
+ *     client_prelaunch put into the env; without it setup fails (a step
+ *     whose srun did not load this plugin).
+ */
+
+#include "slurm_glue.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "layout.h"
+#include "log.h"
+#include "loom_plugin.h"
+
+static int env_int(char **env, const char *name, int min, int max, int *out)
+{
+    const char *v = getenvp(env, name);
+    long n = loom_env_uint(v, min, max);
+
+    if (n == -ENOENT)
+        return 0;
+    if (n < 0) {
+        error("%s: ignoring %s=%s (want %d..%d)", loom_plugin_tag, name, v, min, max);
+        return 0;
+    }
+    *out = (int)n;
+    return 1;
+}
+
+static void apply_env_overrides(struct loom_conf *c, char **env)
+{
+    const char *v;
+    int n;
+
+    v = getenvp(env, LOOM_ENV_TRACE);
+    n = loom_env_flag(v);
+    if (n < 0)
+        error("%s: ignoring %s=%s (want 1 or 0)", loom_plugin_tag, LOOM_ENV_TRACE, v);
+    else if (n > 0)
+        c->trace = 1;
+    v = getenvp(env, LOOM_ENV_DEBUG);
+    if (v && *v) {
+        n = loom_log_level_parse(v);
+        if (n >= 0)
+            c->debug = n;
+        else
+            error("%s: ignoring %s=%s", loom_plugin_tag, LOOM_ENV_DEBUG, v);
+    }
+    if (env_int(env, LOOM_ENV_FENCE_TIMEOUT, 0, 86400 * 7, &n))
+        c->fence_timeout_s = (uint32_t)n;
+    if (env_int(env, LOOM_ENV_TREE_WIDTH, 1, 1024, &n))
+        c->tree_width = (uint32_t)n;
+}
+
+int loom_setup_stepd(struct loom_step *st, const void *jobv, char ***env)
+{
+    const stepd_step_rec_t *job = jobv;
+    const launch_tasks_request_msg_t *msg = job->msg;
+    int het = job->het_job_offset != NO_VAL;
+    uint32_t task_off = 0;
+    const uint16_t *cnts;
+    uint32_t **tids;
+    int i, rc;
+
+    memset(st, 0, sizeof(*st));
+    st->job_id = (job->het_job_id && job->het_job_id != NO_VAL) ? job->het_job_id
+                                                                : job->step_id.job_id;
+    st->step_id = job->step_id.step_id;
+    snprintf(st->jobid, sizeof(st->jobid), "%u.%u", st->job_id, st->step_id);
+    st->uid = job->uid;
+    st->conf = loom_conf;
+    apply_env_overrides(&st->conf, *env);
+
+    if (het) {
+        st->size = (int)job->het_job_ntasks;
+        st->nnodes = (int)job->het_job_nnodes;
+        st->nodeid = (int)(job->nodeid + job->het_job_node_offset);
+        task_off = job->het_job_task_offset;
+        cnts = job->het_job_task_cnts;
+        tids = job->het_job_tids;
+    } else {
+        st->size = (int)job->ntasks;
+        st->nnodes = (int)job->nnodes;
+        st->nodeid = (int)job->nodeid;
+        cnts = job->task_cnts;
+        tids = msg ? msg->global_task_ids : NULL;
+    }
+    st->local_count = (int)job->node_tasks;
+    if (st->size < 1 || st->nnodes < 1 || st->nodeid >= st->nnodes ||
+        st->local_count < 1 || !cnts || !tids) {
+        error("%s: step %s: incomplete step layout (size %d, nodes %d, node %d, "
+              "local tasks %d)",
+              loom_plugin_tag, st->jobid, st->size, st->nnodes, st->nodeid,
+              st->local_count);
+        return -EINVAL;
+    }
+
+    st->local_ranks = xcalloc(st->local_count, sizeof(int));
+    st->rank_node = xcalloc(st->size, sizeof(int));
+    st->task_fd = xcalloc(st->local_count, sizeof(int));
+    st->stepd_fd = xcalloc(st->local_count, sizeof(int));
+    for (i = 0; i < st->local_count; i++)
+        st->task_fd[i] = st->stepd_fd[i] = -1;
+    for (i = 0; i < st->local_count; i++)
+        st->local_ranks[i] = (int)(job->task[i]->gtid + task_off);
+    {
+        char why[160];
+        if ((rc = loom_layout_map(st->size, st->nnodes, cnts, tids, st->rank_node, why,
+                                  sizeof(why)))) {
+            error("%s: step %s: %s", loom_plugin_tag, st->jobid, why);
+            return rc;
+        }
+    }
+    for (i = 0; i < st->local_count; i++) {
+        int r = st->local_ranks[i];
+        if (r < 0 || r >= st->size || st->rank_node[r] != st->nodeid) {
+            error("%s: step %s: local task %d has rank %d, not placed on node %d",
+                  loom_plugin_tag, st->jobid, i, r, st->nodeid);
+            return -EINVAL;
+        }
+    }
+    if (het && job->het_job_tid_offsets) {
+        /* het_job_tid_offsets[rank] is the component a rank belongs to. */
+        st->rank_appnum = xcalloc(st->size, sizeof(int));
+        for (i = 0; i < st->size; i++)
+            st->rank_appnum[i] = (int)job->het_job_tid_offsets[i];
+    }
+
+    if (st->nnodes > 1) {
+        const char *port = getenvp(*env, LOOM_ENV_RDV_PORT);
+        const char *host = getenvp(*env, "SLURM_SRUN_COMM_HOST");
+        if (!host || !*host)
+            host = getenvp(*env, LOOM_ENV_RDV_HOST);
+        if (!port || !*port || !host || !*host) {
+            error("%s: step %s spans %d nodes but srun published no rendezvous "
+                  "address (%s unset): was srun started with the same --mpi plugin?",
+                  loom_plugin_tag, st->jobid, st->nnodes, LOOM_ENV_RDV_PORT);
+            return -EINVAL;
+        }
+        if (strchr(host, ':') && host[0] != '[')
+            st->rdv_server = xstrdup_printf("[%s]:%s", host, port);
+        else
+            st->rdv_server = xstrdup_printf("%s:%s", host, port);
+    }
+    /* Not for the tasks' eyes. */
+    unsetenvp(*env, LOOM_ENV_RDV_PORT);
+    unsetenvp(*env, LOOM_ENV_RDV_HOST);
+
+    for (i = 0; i < st->local_count; i++) {
+        int sv[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+            rc = -errno;
+            error("%s: step %s: socketpair: %m", loom_plugin_tag, st->jobid);
+            return rc;
+        }
+        st->stepd_fd[i] = sv[0];
+        st->task_fd[i] = sv[1];
+        fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_NONBLOCK);
+    }
+
+    env_array_overwrite_fmt(env, "PMI_SIZE", "%d", st->size);
+    env_array_overwrite_fmt(env, "PMI_JOBID", "%s", st->jobid);
+    env_array_overwrite_fmt(env, "MPI_LOCALNRANKS", "%d", st->local_count);
+    return 0;
+}
+
+int loom_setup_task(struct loom_step *st, int ltaskid, uint32_t gtaskid, char ***env)
+{
+    int i, fd;
+
+    if (ltaskid < 0 || ltaskid >= st->local_count) {
+        error("%s: task %u: local id %d out of range", loom_plugin_tag, gtaskid, ltaskid);
+        return -EINVAL;
+    }
+    fd = st->task_fd[ltaskid];
+    for (i = 0; i < st->local_count; i++) {
+        if (st->stepd_fd[i] >= 0)
+            close(st->stepd_fd[i]);
+        if (i != ltaskid && st->task_fd[i] >= 0)
+            close(st->task_fd[i]);
+    }
+    if (fd < 0 || fcntl(fd, F_SETFD, 0) < 0) {
+        error("%s: task %u: no PMI socket", loom_plugin_tag, gtaskid);
+        return -EBADF;
+    }
+    if ((uint32_t)st->local_ranks[ltaskid] != gtaskid)
+        debug("%s: task %u: PMI rank %d", loom_plugin_tag, gtaskid,
+              st->local_ranks[ltaskid]);
+    env_array_overwrite_fmt(env, "PMI_FD", "%d", fd);
+    env_array_overwrite_fmt(env, "PMI_RANK", "%d", st->local_ranks[ltaskid]);
+    env_array_overwrite_fmt(env, "MPI_LOCALRANKID", "%d", ltaskid);
+    return 0;
+}
+
+void loom_step_free(struct loom_step *st)
+{
+    int i;
+
+    if (!st)
+        return;
+    for (i = 0; st->stepd_fd && i < st->local_count; i++)
+        if (st->stepd_fd[i] >= 0)
+            close(st->stepd_fd[i]);
+    for (i = 0; st->task_fd && i < st->local_count; i++)
+        if (st->task_fd[i] >= 0)
+            close(st->task_fd[i]);
+    xfree(st->local_ranks);
+    xfree(st->rank_node);
+    xfree(st->rank_appnum);
+    xfree(st->task_fd);
+    xfree(st->stepd_fd);
+    xfree(st->rdv_server);
+    xfree(st);
+}

@@ -1,0 +1,200 @@
+/* srun.c - the srun side of the plugin: a rendezvous server for steps that span
+ * several nodes, so that the stepds find each other once, off the fence path.
+ *
+ * Contract:
+ *   loom_srun_prelaunch() (mpi_p_client_prelaunch, in srun before the launch
+ *   RPC): for a step on more than one node it starts treenet's rendezvous
+ *   server (its own thread, munge-authenticated, for the job's uid, bounded
+ *   by LOOM_CONNECT_TIMEOUT seconds from srun's env, default 60) and puts
+ *   SLURM_LOOM_RDV_PORT=<port> and SLURM_LOOM_RDV_HOST=<srun's host name>
+ *   into the env that reaches every stepd; the stepds connect to
+ *   SLURM_SRUN_COMM_HOST (the address slurmd saw srun on) at that port.
+ *   Returns a state pointer (never NULL on success, even for one node).
+ *   loom_srun_fini() (mpi_p_client_fini, after the step) stops and joins the
+ *   server and frees the state.
+ *
+ * Notes:
+ *   - srun never calls fini(): everything is released in client_fini.
+ *   - A heterogeneous step calls prelaunch once per component, each with the
+ *     layout of the whole het step: they share one rendezvous server (below).
+ */
+
+#include "slurm_glue.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "loom_plugin.h"
+#ifndef LOOM_PLUGIN_NO_TREENET
+#include "treenet.h"
+#endif
+
+struct loom_srun {
+    int nnodes;
+    int het; /* shares het_rdv below */
+#ifndef LOOM_PLUGIN_NO_TREENET
+    struct rdv_server *rdv;
+#endif
+    char jobid[64];
+};
+
+#ifndef LOOM_PLUGIN_NO_TREENET
+/* A het step's components call prelaunch one after the other or in parallel
+ * threads of the same srun, each with the layout of the whole het step (Slurm
+ * rebuilds it so); the first component (task offset 0) starts the one
+ * rendezvous server, the others wait for it and share it; the last
+ * client_fini stops it.  Global because Slurm gives the calls nothing else in
+ * common; one srun runs one (het) step. */
+static pthread_mutex_t het_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t het_cond = PTHREAD_COND_INITIALIZER;
+static struct {
+    int state; /* 0 not yet, 1 ready, -1 failed */
+    int refs;
+    struct rdv_server *rdv;
+    char jobid[64]; /* outlives every component's state */
+} het_rdv;
+
+/* The rendezvous thread's log lines: refused connections (WARN) on srun's
+ * stderr, the rest only with srun -v. */
+static void rdv_log(void *arg, int level, const char *msg)
+{
+    const char *jobid = arg;
+
+    if (level <= LOOM_LOG_WARN)
+        error("%s: step %s: %s", loom_plugin_tag, jobid, msg);
+    else
+        verbose("%s: step %s: %s", loom_plugin_tag, jobid, msg);
+}
+
+/* jobid must outlive the server (it is the log callback's argument). */
+static struct rdv_server *start_rdv(int nnodes, const char *jobid)
+{
+    const char *t = getenv("LOOM_CONNECT_TIMEOUT");
+    int timeout_s = LOOM_DEFAULT_CONNECT_TIMEOUT;
+    struct rdv_server *rdv;
+
+    if (t && atoi(t) > 0)
+        timeout_s = atoi(t);
+    rdv = rdv_server_start_log(nnodes, jobid, getuid(), TREENET_AUTH_MUNGE, NULL,
+                               timeout_s * 1000, rdv_log, (void *)jobid);
+    if (!rdv)
+        error("%s: step %s: cannot start the rendezvous server: %m", loom_plugin_tag,
+              jobid);
+    return rdv;
+}
+
+/* The het step's shared server: 0, or -1 if it could not be started. */
+static int het_attach(struct loom_srun *s, int first)
+{
+    struct timespec until;
+    int rc = 0;
+
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += LOOM_DEFAULT_CONNECT_TIMEOUT;
+    pthread_mutex_lock(&het_lock);
+    if (first) {
+        snprintf(het_rdv.jobid, sizeof(het_rdv.jobid), "%s", s->jobid);
+        het_rdv.rdv = start_rdv(s->nnodes, het_rdv.jobid);
+        het_rdv.state = het_rdv.rdv ? 1 : -1;
+        pthread_cond_broadcast(&het_cond);
+    }
+    while (het_rdv.state == 0 && rc == 0)
+        rc = pthread_cond_timedwait(&het_cond, &het_lock, &until);
+    if (het_rdv.state == 1) {
+        het_rdv.refs++;
+        s->rdv = het_rdv.rdv;
+        s->het = 1;
+        rc = 0;
+    } else {
+        if (het_rdv.state == 0)
+            error("%s: step %s: the first het component never set up", loom_plugin_tag,
+                  s->jobid);
+        rc = -1;
+    }
+    pthread_mutex_unlock(&het_lock);
+    return rc;
+}
+
+static void het_detach(struct loom_srun *s)
+{
+    struct rdv_server *stop = NULL;
+
+    pthread_mutex_lock(&het_lock);
+    if (--het_rdv.refs <= 0 && het_rdv.rdv) {
+        stop = het_rdv.rdv;
+        het_rdv.rdv = NULL;
+        het_rdv.state = 0;
+        het_rdv.refs = 0;
+    }
+    pthread_mutex_unlock(&het_lock);
+    s->rdv = NULL;
+    if (stop)
+        rdv_server_stop(stop);
+}
+#endif
+
+void *loom_srun_prelaunch(const void *jobv, char ***env)
+{
+    const mpi_plugin_client_info_t *job = jobv;
+    const slurm_step_layout_t *layout = job->step_layout;
+    struct loom_srun *s;
+    int het = job->het_job_id != NO_VAL && job->het_job_id != 0;
+    uint32_t job_id = het ? job->het_job_id : job->step_id.job_id;
+
+    s = xmalloc(sizeof(*s));
+    s->nnodes = layout ? (int)layout->node_cnt : 1;
+    snprintf(s->jobid, sizeof(s->jobid), "%u.%u", job_id, job->step_id.step_id);
+    if (s->nnodes <= 1)
+        return s;
+#ifdef LOOM_PLUGIN_NO_TREENET
+    error("%s: step %s: this build has no tree links: single-node steps only",
+          loom_plugin_tag, s->jobid);
+    xfree(s);
+    return NULL;
+#else
+    {
+        char host[256];
+
+        if (het) {
+            if (het_attach(s, job->het_job_task_offset == 0) < 0) {
+                xfree(s);
+                return NULL;
+            }
+        } else if (!(s->rdv =
+                         start_rdv(s->nnodes, s->jobid))) { /* stopped before s dies */
+            xfree(s);
+            return NULL;
+        }
+        env_array_overwrite_fmt(env, LOOM_ENV_RDV_PORT, "%d", rdv_server_port(s->rdv));
+        if (gethostname(host, sizeof(host)) == 0) {
+            host[sizeof(host) - 1] = '\0';
+            env_array_overwrite_fmt(env, LOOM_ENV_RDV_HOST, "%s", host);
+        }
+        return s;
+    }
+#endif
+}
+
+int loom_srun_fini(void *state)
+{
+    struct loom_srun *s = state;
+
+    if (!s)
+        return 0;
+#ifndef LOOM_PLUGIN_NO_TREENET
+    if (s->het) {
+        het_detach(s);
+    } else if (s->rdv) {
+        int rc = rdv_server_stop(s->rdv);
+        if (rc < 0 && rc != -ETIMEDOUT)
+            debug("%s: step %s: rendezvous server: %s", loom_plugin_tag, s->jobid,
+                  strerror(-rc));
+    }
+#endif
+    xfree(s);
+    return 0; /* the step's outcome was reported by the stepds */
+}
