@@ -6,7 +6,6 @@
 
 XM_WEAK(MPI_Comm_rank)
 XM_WEAK(MPI_Comm_size)
-XM_WEAK(MPI_Type_size)
 XM_WEAK(MPI_Comm_c2f)
 XM_WEAK(MPI_Comm_f2c)
 XM_WEAK(MPI_Type_c2f)
@@ -33,15 +32,6 @@ int PMPI_Comm_size(MPI_Comm comm, int *size)
     if (!c)
         return xm_err(NULL, MPI_ERR_COMM, "MPI_Comm_size");
     *size = c->size;
-    return MPI_SUCCESS;
-}
-
-int PMPI_Type_size(MPI_Datatype dt, int *size)
-{
-    struct xm_dtype *t = xm_dt_get(dt);
-    if (!t)
-        return xm_err(NULL, MPI_ERR_TYPE, "MPI_Type_size");
-    *size = (int)t->size;
     return MPI_SUCCESS;
 }
 

@@ -6,9 +6,17 @@
  *   - Matching: one posted list and one unexpected list, both in arrival order, matched
  *     on (ctx, src, tag) with wildcards.  (Per-communicator/per-source bins are a later
  *     optimisation; the lists are the reference behaviour.)
- *   - A message longer than one cell is EAGER + FRAGs; while its fragments arrive the
- *     receiving request is inflight[src].  An unexpected message is buffered whole in a
- *     malloc'ed area (UNEXP request) and copied out when a receive matches it.
+ *   - A message up to the eager limit (LOOM_MPI_EAGER_MAX, 64 KiB) longer than one cell
+ *     is EAGER + FRAGs; while its fragments arrive the receiving request is
+ *     inflight[src].  An unexpected eager message is buffered in a malloc'ed area
+ *     (UNEXP request) and copied out when a receive matches it.
+ *   - Larger messages use rendezvous (pkt.h): RTS, then the receiver either reads the
+ *     sender's memory with process_vm_readv (CMA: one copy) and sends FIN, or asks for
+ *     the bytes with CTS and gets RDATA packets through the cells (pipelined copy).
+ *     Mode: LOOM_SHM_LMT=cma|copy (or LOOM_MPI_CMA=1|0); default auto: try CMA on the
+ *     first large message and fall back to the copy path for good if the kernel
+ *     refuses (Yama ptrace_scope, namespaces).  The sender completes on FIN, or once
+ *     its last RDATA packet left.
  *   - Sends to one destination leave strictly in order (pending[dest] counts queued
  *     sends; a new send to a dest with pending sends queues behind them).
  *   - Control packets (SSEND_ACK) that find no free cell are queued and retried.
@@ -16,6 +24,10 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/uio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -26,12 +38,17 @@
 
 #define F_HDR_SENT 0x100u
 #define F_ACKED 0x200u
+#define F_RDV 0x400u    /* send: rendezvous (completes on FIN / last RDATA) */
+#define F_RDV_GO 0x800u /* send: CTS received, stream RDATA */
 
 struct ctrl {
     struct ctrl *next;
     int dest;
     struct xm_pkt_hdr h;
 };
+
+static size_t eager_max;
+static int cma_mode; /* 1 use CMA, 0 copy path, -1 auto (try CMA once) */
 
 struct list {
     struct xm_req *head, *tail;
@@ -85,6 +102,17 @@ int xm_p2p_init(void)
         return -ENOMEM;
     spin_max = xm_env_int("LOOM_MPI_SPIN", xm_g.oversubscribed ? 16 : 2000);
     yield_max = xm_env_int("LOOM_MPI_YIELD", xm_g.oversubscribed ? 8 : 64);
+    eager_max = (size_t)xm_env_int("LOOM_MPI_EAGER_MAX", 65536);
+    cma_mode = xm_env_int("LOOM_MPI_CMA", -1);
+    const char *lmt = getenv("LOOM_SHM_LMT");
+    if (lmt && strcmp(lmt, "cma") == 0)
+        cma_mode = 1;
+    else if (lmt && strcmp(lmt, "copy") == 0)
+        cma_mode = 0;
+    if (cma_mode != 0)
+        /* Yama ptrace_scope 1 lets only ancestors read us; allow any process of the same
+         * user (the kernel still checks credentials).  EINVAL without Yama: ignored. */
+        prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
     return 0;
 }
 
@@ -98,9 +126,81 @@ void xm_p2p_finalize(void)
     pass_mark = NULL;
 }
 
+/* Datatype area hook: a send/recv request holds a reference on its datatype from
+ * xm_isend/xm_irecv until it completes, so MPI_Type_free of a derived type in use is
+ * safe.  Every completion of such a request goes through here exactly once. */
+static void complete(struct xm_req *r)
+{
+    xm_dt_unref(xm_dt_get(r->dt));
+    xm_req_complete(r);
+}
+
 /* ---- sending ---------------------------------------------------------------- */
 
-static void send_ctrl(int dest, int type, uint64_t cookie);
+static void send_ctrl(int dest, int type, uint64_t cookie, uint64_t len);
+
+static struct xm_pkt_hdr *get_pkt(struct xm_transport *t, int dest, size_t want, void **pay,
+                                  size_t *cap)
+{
+    return t->alloc_n ? t->alloc_n(t, dest, want, pay, cap) : t->alloc(t, dest, pay, cap);
+}
+
+/* Where the packed bytes of a rendezvous send are (packs derived types once). */
+static int rdv_source(struct xm_req *r, struct xm_dtype *dt, uint64_t *addr)
+{
+    if (XM_DT_IS_PREDEF(r->dt) ||
+        (dt->contig && dt->true_lb == 0 && (size_t)dt->extent == dt->size)) {
+        *addr = (uint64_t)(uintptr_t)r->buf;
+        return 0;
+    }
+    if (!r->tmp) {
+        r->tmp = malloc(r->total);
+        if (!r->tmp)
+            return -ENOMEM;
+        xm_dt_pack(r->buf, r->count, dt, 0, r->tmp, r->total);
+    }
+    *addr = (uint64_t)(uintptr_t)r->tmp;
+    return 0;
+}
+
+/* Rendezvous send: the RTS, or (after CTS) the RDATA stream.  Same return as push(). */
+static int push_rdv(struct xm_req *r, struct xm_transport *t, struct xm_dtype *dt)
+{
+    void *pay;
+    size_t cap;
+    if (!(r->flags & F_HDR_SENT)) {
+        struct xm_rts rts = {.pid = (uint64_t)getpid()};
+        int rc = rdv_source(r, dt, &rts.addr);
+        if (rc < 0)
+            return rc;
+        struct xm_pkt_hdr *h = get_pkt(t, r->peer, sizeof(rts), &pay, &cap);
+        if (!h)
+            return 0;
+        *h = (struct xm_pkt_hdr){.type = XM_PKT_RTS, .flags = (uint8_t)(r->flags & 0xff),
+                                 .src = xm_g.rank, .tag = r->tag, .ctx = r->ctx,
+                                 .len = r->total, .cookie = (uint64_t)(unsigned)r->handle};
+        memcpy(pay, &rts, sizeof(rts));
+        t->post(t, r->peer, h, sizeof(rts));
+        r->flags |= F_HDR_SENT;
+        return 1; /* waits for FIN or CTS, off the send queue */
+    }
+    while (r->pos < r->total) {
+        struct xm_pkt_hdr *h = get_pkt(t, r->peer, r->total - r->pos, &pay, &cap);
+        if (!h)
+            return 0;
+        size_t n = r->total - r->pos < cap ? r->total - r->pos : cap;
+        *h = (struct xm_pkt_hdr){.type = XM_PKT_RDATA, .src = xm_g.rank, .len = n,
+                                 .cookie = r->cookie_ack};
+        if (r->tmp)
+            memcpy(pay, (char *)r->tmp + r->pos, n);
+        else
+            xm_dt_pack(r->buf, r->count, dt, r->pos, pay, n);
+        t->post(t, r->peer, h, n);
+        r->pos += n;
+    }
+    complete(r);
+    return 1;
+}
 
 /* Push as many fragments of r as cells allow: 1 = all sent, 0 = parked, <0 error. */
 static int push(struct xm_req *r)
@@ -109,10 +209,12 @@ static int push(struct xm_req *r)
     struct xm_dtype *dt = xm_dt_get(r->dt);
     if (!t)
         return -EHOSTUNREACH;
+    if (r->flags & F_RDV)
+        return push_rdv(r, t, dt);
     while (!(r->flags & F_HDR_SENT) || r->pos < r->total) {
         void *pay;
         size_t cap;
-        struct xm_pkt_hdr *h = t->alloc(t, r->peer, &pay, &cap);
+        struct xm_pkt_hdr *h = get_pkt(t, r->peer, r->total - r->pos, &pay, &cap);
         if (!h)
             return 0;
         size_t n = r->total - r->pos < cap ? r->total - r->pos : cap;
@@ -131,7 +233,7 @@ static int push(struct xm_req *r)
         r->flags |= F_HDR_SENT;
     }
     if (!(r->flags & XM_PKT_F_SYNC) || (r->flags & F_ACKED))
-        xm_req_complete(r);
+        complete(r);
     return 1;
 }
 
@@ -151,7 +253,7 @@ static int push_sends(void)
         }
         if (rc < 0) {
             r->status.MPI_ERROR = MPI_ERR_OTHER;
-            xm_req_complete(r);
+            complete(r);
         }
         list_del(&sendq, r);
         pending[r->peer]--;
@@ -174,6 +276,7 @@ int xm_isend(const void *buf, int count, MPI_Datatype dtype, int dest, int tag, 
     r->buf = (void *)buf;
     r->count = count;
     r->dt = dtype;
+    xm_dt_ref(dt); /* datatype area: released by complete() */
     r->total = r->bytes = dt->size * (size_t)count;
     r->flags = flags & 0xff;
     *rp = r;
@@ -191,9 +294,11 @@ int xm_isend(const void *buf, int count, MPI_Datatype dtype, int dest, int tag, 
         xm_handle_pkt(&h, tmp, r->total);
         free(tmp);
         if (!(r->flags & XM_PKT_F_SYNC) || (r->flags & F_ACKED))
-            xm_req_complete(r);
+            complete(r);
         return 0;
     }
+    if (r->total > eager_max)
+        r->flags |= F_RDV;
     if (pending[dest] == 0) {
         int rc = push(r);
         if (rc < 0)
@@ -219,7 +324,7 @@ static void finish_recv(struct xm_req *r)
     size_t got = r->total < r->bytes ? r->total : r->bytes;
     xm_status_set(&r->status, r->peer, r->tag,
                   r->total > r->bytes ? MPI_ERR_TRUNCATE : MPI_SUCCESS, got);
-    xm_req_complete(r);
+    complete(r);
 }
 
 /* Deliver n bytes of the current message into r (RECV: user buffer, UNEXP: tmp). */
@@ -235,8 +340,16 @@ static void deliver(struct xm_req *r, const void *data, size_t n)
 }
 
 /* An unexpected message u (complete) is consumed by receive r. */
+static void rdv_start(struct xm_req *r, int src, int tag, size_t total, uint64_t cookie,
+                      uint64_t pid, uint64_t addr);
+
 static void take_unexp(struct xm_req *u, struct xm_req *r)
 {
+    if (u->flags & F_RDV) {
+        rdv_start(r, u->peer, u->tag, u->total, u->cookie_ack, u->rdv_pid, u->rdv_addr);
+        xm_req_free(u);
+        return;
+    }
     r->peer = u->peer;
     r->tag = u->tag;
     r->total = u->total;
@@ -244,7 +357,7 @@ static void take_unexp(struct xm_req *u, struct xm_req *r)
     deliver(r, u->tmp, u->total);
     finish_recv(r);
     if (u->flags & XM_PKT_F_SYNC)
-        send_ctrl(u->peer, XM_PKT_SSEND_ACK, u->cookie_ack);
+        send_ctrl(u->peer, XM_PKT_SSEND_ACK, u->cookie_ack, 0);
     xm_req_free(u);
 }
 
@@ -259,6 +372,68 @@ static void msg_complete(struct xm_req *r)
     } else {
         finish_recv(r);
     }
+}
+
+/* Read n bytes at the sender's addr into r's buffer with CMA.  0 / -errno. */
+static int cma_read(struct xm_req *r, pid_t pid, uint64_t addr, size_t n)
+{
+    struct xm_dtype *dt = xm_dt_get(r->dt);
+    int direct = XM_DT_IS_PREDEF(r->dt) ||
+                 (dt->contig && dt->true_lb == 0 && (size_t)dt->extent == dt->size);
+    size_t chunk = direct ? n : (n < (1u << 20) ? n : (1u << 20));
+    char *bounce = direct ? NULL : malloc(chunk ? chunk : 1);
+    if (!direct && !bounce)
+        return -ENOMEM;
+    size_t done = 0;
+    while (done < n) {
+        size_t want = n - done < chunk ? n - done : chunk;
+        struct iovec l = {direct ? (char *)r->buf + done : bounce, want};
+        struct iovec rv = {(void *)(uintptr_t)(addr + done), want};
+        size_t got = 0;
+        while (got < want) {
+            struct iovec l2 = {(char *)l.iov_base + got, want - got};
+            struct iovec r2 = {(char *)rv.iov_base + got, want - got};
+            ssize_t k = process_vm_readv(pid, &l2, 1, &r2, 1, 0);
+            if (k <= 0) {
+                free(bounce);
+                return k < 0 ? -errno : -EIO;
+            }
+            got += (size_t)k;
+        }
+        if (!direct)
+            xm_dt_unpack(r->buf, r->count, dt, done, bounce, want);
+        done += want;
+    }
+    free(bounce);
+    return 0;
+}
+
+/* A receive r matched an RTS: fetch the bytes (CMA) or ask for them (CTS). */
+static void rdv_start(struct xm_req *r, int src, int tag, size_t total, uint64_t cookie,
+                      uint64_t pid, uint64_t addr)
+{
+    r->peer = src;
+    r->tag = tag;
+    r->total = total;
+    r->pos = 0;
+    size_t n = total < r->bytes ? total : r->bytes;
+    if (cma_mode != 0) {
+        int rc = cma_read(r, (pid_t)pid, addr, n);
+        if (rc == 0) {
+            cma_mode = 1;
+            r->pos = total;
+            finish_recv(r);
+            send_ctrl(src, XM_PKT_FIN, cookie, 0);
+            return;
+        }
+        if (cma_mode < 0 || rc != -ENOMEM) {
+            if (cma_mode < 0 && getenv("LOOM_MPI_DEBUG"))
+                fprintf(stderr, "loom-mpi: rank %d: CMA unavailable (%s), using copies\n",
+                        xm_g.rank, strerror(-rc));
+            cma_mode = 0;
+        }
+    }
+    send_ctrl(src, XM_PKT_CTS, cookie, (uint64_t)(unsigned)r->handle);
 }
 
 void xm_handle_pkt(const struct xm_pkt_hdr *h, const void *payload, size_t paylen)
@@ -277,7 +452,7 @@ void xm_handle_pkt(const struct xm_pkt_hdr *h, const void *payload, size_t payle
             r->total = h->len;
             r->pos = 0;
             if (h->flags & XM_PKT_F_SYNC)
-                send_ctrl(src, XM_PKT_SSEND_ACK, h->cookie);
+                send_ctrl(src, XM_PKT_SSEND_ACK, h->cookie, 0);
         } else {
             r = xm_req_new(XM_REQ_UNEXP);
             if (!r || !(r->tmp = malloc(h->len ? h->len : 1)))
@@ -307,12 +482,65 @@ void xm_handle_pkt(const struct xm_pkt_hdr *h, const void *payload, size_t payle
             msg_complete(r);
         }
         break;
+    case XM_PKT_RTS: {
+        struct xm_rts rts;
+        memcpy(&rts, payload, sizeof(rts));
+        for (r = posted.head; r; r = r->next)
+            if (match(r, src, h->tag, h->ctx))
+                break;
+        if (r) {
+            list_del(&posted, r);
+            rdv_start(r, src, h->tag, h->len, h->cookie, rts.pid, rts.addr);
+            break;
+        }
+        r = xm_req_new(XM_REQ_UNEXP);
+        if (!r)
+            xm_die("out of memory queueing an unexpected rendezvous");
+        r->peer = src;
+        r->tag = h->tag;
+        r->ctx = h->ctx;
+        r->total = h->len;
+        r->flags = h->flags | F_RDV;
+        r->cookie_ack = h->cookie;
+        r->rdv_pid = rts.pid;
+        r->rdv_addr = rts.addr;
+        r->done = 1; /* the envelope is all there is to hold */
+        list_add(&unexp, r);
+        break;
+    }
+    case XM_PKT_CTS:
+        r = xm_req_get((MPI_Request)h->cookie);
+        if (!r || !(r->flags & F_RDV))
+            xm_die("protocol error: CTS from rank %d for no rendezvous", src);
+        r->flags |= F_RDV_GO;
+        r->cookie_ack = h->len;
+        r->pos = 0;
+        if (pending[r->peer] == 0 && push(r) == 1)
+            break;
+        pending[r->peer]++;
+        list_add(&sendq, r);
+        break;
+    case XM_PKT_FIN:
+        r = xm_req_get((MPI_Request)h->cookie);
+        if (!r || !(r->flags & F_RDV))
+            xm_die("protocol error: FIN from rank %d for no rendezvous", src);
+        r->pos = r->total;
+        complete(r);
+        break;
+    case XM_PKT_RDATA:
+        r = xm_req_get((MPI_Request)h->cookie);
+        if (!r || r->kind != XM_REQ_RECV)
+            xm_die("protocol error: RDATA from rank %d for no receive", src);
+        deliver(r, payload, paylen);
+        if (r->pos >= r->total)
+            finish_recv(r);
+        break;
     case XM_PKT_SSEND_ACK:
         r = xm_req_get((MPI_Request)h->cookie);
         if (r) {
             r->flags |= F_ACKED;
             if ((r->flags & F_HDR_SENT) && r->pos >= r->total)
-                xm_req_complete(r);
+                complete(r);
         }
         break;
     default:
@@ -334,6 +562,7 @@ int xm_irecv(void *buf, int count, MPI_Datatype dtype, int src, int tag, uint32_
     r->buf = buf;
     r->count = count;
     r->dt = dtype;
+    xm_dt_ref(dt); /* datatype area: released by complete() */
     r->bytes = dt->size * (size_t)count;
     *rp = r;
     for (struct xm_req *u = unexp.head; u; u = u->next) {
@@ -361,7 +590,7 @@ int xm_cancel_recv(struct xm_req *r)
             r->cancelled = 1;
             xm_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
             r->status.xm_count_hi_cncl |= 1;
-            xm_req_complete(r);
+            complete(r);
             return 1;
         }
     return 0;
@@ -379,6 +608,43 @@ int xm_iprobe(int src, int tag, uint32_t ctx, MPI_Status *st)
     return 0;
 }
 
+struct xm_req *xm_improbe(int src, int tag, uint32_t ctx, MPI_Status *st)
+{
+    struct xm_req probe = {.peer = src, .tag = tag, .ctx = ctx};
+    for (struct xm_req *u = unexp.head; u; u = u->next)
+        if (match(&probe, u->peer, u->tag, u->ctx)) {
+            list_del(&unexp, u);
+            if (st)
+                xm_status_set(st, u->peer, u->tag, MPI_SUCCESS, u->total);
+            return u;
+        }
+    return NULL;
+}
+
+int xm_mrecv(struct xm_req *u, void *buf, int count, MPI_Datatype dtype, struct xm_comm *comm,
+             struct xm_req **rp)
+{
+    struct xm_dtype *dt = xm_dt_get(dtype);
+    struct xm_req *r = xm_req_new(XM_REQ_RECV);
+    if (!r)
+        return -ENOMEM;
+    r->ctx = u->ctx;
+    r->comm = comm;
+    r->buf = buf;
+    r->count = count;
+    r->dt = dtype;
+    xm_dt_ref(dt); /* datatype area: released by complete() */
+    r->bytes = dt->size * (size_t)count;
+    r->peer = u->peer;
+    r->tag = u->tag;
+    *rp = r;
+    if (u->done)
+        take_unexp(u, r);
+    else
+        u->match = r; /* fragments still arriving: msg_complete() finishes it */
+    return 0;
+}
+
 /* ---- control packets --------------------------------------------------------- */
 
 static int try_ctrl(int dest, const struct xm_pkt_hdr *src_h)
@@ -390,7 +656,7 @@ static int try_ctrl(int dest, const struct xm_pkt_hdr *src_h)
     struct xm_transport *t = route(dest);
     void *pay;
     size_t cap;
-    struct xm_pkt_hdr *h = t ? t->alloc(t, dest, &pay, &cap) : NULL;
+    struct xm_pkt_hdr *h = t ? get_pkt(t, dest, 0, &pay, &cap) : NULL;
     if (!h)
         return 0;
     *h = *src_h;
@@ -398,9 +664,10 @@ static int try_ctrl(int dest, const struct xm_pkt_hdr *src_h)
     return 1;
 }
 
-static void send_ctrl(int dest, int type, uint64_t cookie)
+static void send_ctrl(int dest, int type, uint64_t cookie, uint64_t len)
 {
-    struct xm_pkt_hdr h = {.type = (uint8_t)type, .src = xm_g.rank, .cookie = cookie};
+    struct xm_pkt_hdr h = {.type = (uint8_t)type, .src = xm_g.rank, .cookie = cookie,
+                           .len = len};
     if (!ctrlq && try_ctrl(dest, &h))
         return;
     struct ctrl *c = malloc(sizeof(*c));

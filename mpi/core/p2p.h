@@ -42,6 +42,12 @@ int xm_sendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dest,
 /* Probe: find an unexpected message (does not remove it).  1 found / 0 not. */
 int xm_iprobe(int src, int tag, uint32_t ctx, MPI_Status *st);
 
+/* Matched probe: remove the first matching unexpected message from the matcher and
+ * return it (NULL: none yet).  xm_mrecv() then receives it into a new request. */
+struct xm_req *xm_improbe(int src, int tag, uint32_t ctx, MPI_Status *st);
+int xm_mrecv(struct xm_req *u, void *buf, int count, MPI_Datatype dt, struct xm_comm *comm,
+             struct xm_req **rp);
+
 /* Cancel a posted receive: 1 cancelled (request completes, flagged), 0 too late. */
 int xm_cancel_recv(struct xm_req *r);
 

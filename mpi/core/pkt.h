@@ -7,8 +7,16 @@
  *     envelope and the first bytes, followed by XM_PKT_FRAG fragments from the same
  *     source, in order, with no other message from that source in between (the sender
  *     serialises per destination; transports keep per-source FIFO order).
- *   - Rendezvous (RTS/CTS/CMA/FIN) and SSEND_ACK are reserved for the shm-performance
- *     area: xm_handle_pkt() dispatches them through core/p2p.c.
+ *   - Messages above the eager limit use rendezvous (core/p2p.c):
+ *       RTS  sender -> receiver: envelope, len = total bytes, cookie = sender's request,
+ *            payload struct xm_rts (sender pid + address of the packed bytes, for CMA);
+ *       then either the receiver reads the bytes itself with process_vm_readv and sends
+ *       FIN (cookie = sender's request), or it sends
+ *       CTS  receiver -> sender: cookie = sender's request, len = receiver's request;
+ *       and the sender streams RDATA packets (cookie = receiver's request, len = bytes
+ *       in this packet) through the ordinary cells: a pipelined two-copy path.
+ *     An unexpected RTS holds no data: nothing large is ever buffered by the receiver.
+ *   - hdr.reserved belongs to the transport (shm: per-pair sequence number).
  */
 #ifndef XM_PKT_H
 #define XM_PKT_H
@@ -22,6 +30,13 @@ enum xm_pkt_type {
     XM_PKT_CTS = 4,   /* reserved */
     XM_PKT_FIN = 5,   /* reserved: receiver done reading (CMA) */
     XM_PKT_SSEND_ACK = 6, /* synchronous-send match acknowledgement */
+    XM_PKT_RDATA = 7,     /* rendezvous data after CTS (copy path) */
+};
+
+/* RTS payload */
+struct xm_rts {
+    uint64_t pid;  /* sender's process id (process_vm_readv) */
+    uint64_t addr; /* address of the len packed bytes in the sender */
 };
 
 #define XM_PKT_F_SYNC 0x1 /* sender wants XM_PKT_SSEND_ACK when matched */

@@ -17,6 +17,7 @@
  *     or the timeout passes.  Only called by the idle policy in core/progress.c.
  *   - finalize(): release everything; after it no other op is called.
  *   Order of fragments from one sender to one receiver is preserved.
+ *   hdr->reserved belongs to the transport (shm: per-pair sequence number).
  */
 #ifndef XM_TRANSPORT_H
 #define XM_TRANSPORT_H
@@ -37,6 +38,10 @@ struct xm_transport {
     int (*poll)(struct xm_transport *t, int max);
     int (*block)(struct xm_transport *t, int timeout_ms);
     void *priv;
+    /* alloc() for a packet whose payload will be `want` bytes: lets the transport pick
+     * a smaller fast slot (shm fastbox).  May be NULL (then alloc() is used). */
+    struct xm_pkt_hdr *(*alloc_n)(struct xm_transport *t, int dest, size_t want,
+                                  void **payload, size_t *cap);
 };
 
 extern struct xm_transport xm_shm_transport;

@@ -128,6 +128,11 @@ struct xm_req {
     /* nonblocking collectives (coll area) */
     int (*coll_step)(struct xm_req *r);  /* 1 = finished, 0 = pending, <0 = -errno */
     void *coll_state;
+    /* core area additions: rendezvous and persistent requests */
+    uint64_t rdv_pid, rdv_addr;  /* UNEXP from an RTS: where the sender's bytes are */
+    struct xm_req *inner;        /* persistent request: the active send/recv, or NULL */
+    int pkind;                   /* persistent: XM_REQ_SEND or XM_REQ_RECV */
+    unsigned pflags;             /* persistent send: XM_PKT_F_* (plus API-level flags) */
 };
 
 /* ---- process-wide state (core area) ------------------------------------------- */

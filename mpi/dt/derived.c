@@ -3,8 +3,10 @@
  *
  * Contract: xm_dt_get_derived(h) returns the object of a dynamic datatype handle or
  *   NULL; xm_dt_register() gives a new object its handle; xm_dt_destroy() frees an
- *   object whose last reference went away.  Placeholder: the table exists, the
- *   constructors (MPI_Type_*) are the datatype area's first task.
+ *   object whose last reference went away (and drops its references on the types it
+ *   was built from).  The constructors are in flatten.c.
+ * Notes: freed slots are not reused (a stale handle then finds NULL, never another
+ *   type); the table grows by doubling.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -43,7 +45,10 @@ void xm_dt_destroy(struct xm_dtype *t)
     int i = (int)XM_H_INDEX(t->handle);
     if (i < ntab && tab[i] == t)
         tab[i] = NULL;
+    for (int k = 0; k < t->ntypes; k++)
+        xm_dt_unref(xm_dt_get(t->types[k]));
     free(t->blocks);
+    free(t->bpos);
     free(t->ints);
     free(t->aints);
     free(t->types);

@@ -7,6 +7,8 @@
  *   p2p engine needs no change when they arrive.
  */
 #include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "dtype.h"
@@ -26,10 +28,112 @@ _Static_assert(sizeof(struct { long l; int i; }) == XM_DT_SIZE(MPI_LONG_INT), "p
 _Static_assert(sizeof(struct { long double d; int i; }) == XM_DT_SIZE(MPI_LONG_DOUBLE_INT),
                "pair");
 
-/* Caveat (datatype area): for the pair types the handle's size byte is the C struct's
- * sizeof (= extent); MPI_Type_size must report the packed size (e.g. 12 for
- * MPI_DOUBLE_INT) and pack must skip the padding: give them a block list. */
+/* Pair types (MINLOC/MAXLOC): the handle's size byte is the C struct's sizeof (= the
+ * MPI extent); the MPI size is the sum of the two members and the padding between or
+ * after them is not part of the type map, so it never goes on the wire. */
+struct pair_desc {
+    int idx;
+    size_t first, second_off, align;
+};
+#define PAIR_(h, T1, T2)                                                              \
+    {XM_DT_IDX(h), sizeof(T1), offsetof(struct { T1 a; T2 b; }, b),                   \
+     _Alignof(struct { T1 a; T2 b; })}
+static const struct pair_desc pairs[] = {
+    PAIR_(MPI_FLOAT_INT, float, int),         PAIR_(MPI_DOUBLE_INT, double, int),
+    PAIR_(MPI_LONG_INT, long, int),           PAIR_(MPI_2INT, int, int),
+    PAIR_(MPI_SHORT_INT, short, int),         PAIR_(MPI_LONG_DOUBLE_INT, long double, int),
+    PAIR_(MPI_2INTEGER, int, int),            PAIR_(MPI_2REAL, float, float),
+    PAIR_(MPI_2DOUBLE_PRECISION, double, double),
+};
+
+static const struct {
+    MPI_Datatype h;
+    const char *name;
+} names[] = {
+#define N_(x) {x, #x}
+    N_(MPI_CHAR), N_(MPI_SIGNED_CHAR), N_(MPI_UNSIGNED_CHAR), N_(MPI_BYTE), N_(MPI_WCHAR),
+    N_(MPI_SHORT), N_(MPI_UNSIGNED_SHORT), N_(MPI_INT), N_(MPI_UNSIGNED), N_(MPI_LONG),
+    N_(MPI_UNSIGNED_LONG), N_(MPI_LONG_LONG_INT), N_(MPI_UNSIGNED_LONG_LONG),
+    N_(MPI_FLOAT), N_(MPI_DOUBLE), N_(MPI_LONG_DOUBLE), N_(MPI_PACKED), N_(MPI_C_BOOL),
+    N_(MPI_INT8_T), N_(MPI_INT16_T), N_(MPI_INT32_T), N_(MPI_INT64_T), N_(MPI_UINT8_T),
+    N_(MPI_UINT16_T), N_(MPI_UINT32_T), N_(MPI_UINT64_T), N_(MPI_C_COMPLEX),
+    N_(MPI_C_FLOAT_COMPLEX), N_(MPI_C_DOUBLE_COMPLEX), N_(MPI_C_LONG_DOUBLE_COMPLEX),
+    N_(MPI_AINT), N_(MPI_OFFSET), N_(MPI_COUNT), N_(MPI_FLOAT_INT), N_(MPI_DOUBLE_INT),
+    N_(MPI_LONG_INT), N_(MPI_2INT), N_(MPI_SHORT_INT), N_(MPI_LONG_DOUBLE_INT), N_(MPI_LB),
+    N_(MPI_UB), N_(MPI_INTEGER), N_(MPI_REAL), N_(MPI_DOUBLE_PRECISION), N_(MPI_LOGICAL),
+    N_(MPI_CHARACTER), N_(MPI_2INTEGER), N_(MPI_2REAL), N_(MPI_2DOUBLE_PRECISION),
+    N_(MPI_COMPLEX), N_(MPI_DOUBLE_COMPLEX), N_(MPI_CXX_BOOL),
+#undef N_
+};
+
+const char *xm_dt_predef_name(MPI_Datatype h)
+{
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (names[i].h == h)
+            return names[i].name;
+    return "";
+}
+
 static struct xm_dtype predef[256];
+static struct xm_dt_block predef_blk[256][2];
+static size_t predef_bpos[256][3];
+
+static MPI_Aint predef_align(MPI_Datatype h, size_t sz)
+{
+    switch (h) {
+    case MPI_C_COMPLEX: case MPI_C_FLOAT_COMPLEX: case MPI_COMPLEX:
+        return _Alignof(float);
+    case MPI_C_DOUBLE_COMPLEX: case MPI_DOUBLE_COMPLEX:
+        return _Alignof(double);
+    case MPI_C_LONG_DOUBLE_COMPLEX: case MPI_LONG_DOUBLE:
+        return _Alignof(long double);
+    default:
+        return sz ? (MPI_Aint)sz : 1;
+    }
+}
+
+static void predef_init(struct xm_dtype *t, MPI_Datatype h)
+{
+    unsigned i = XM_DT_IDX(h);
+    size_t sz = XM_DT_SIZE(h);
+    struct xm_dt_block *b = predef_blk[i];
+    t->size = sz;
+    t->extent = t->true_extent = (MPI_Aint)sz;
+    t->basic = h;
+    t->committed = 1;
+    t->refs = 1;
+    t->combiner = MPI_COMBINER_NAMED;
+    t->align = predef_align(h, sz);
+    t->nelem = sz ? 1 : 0;
+    t->blocks = b;
+    t->bpos = predef_bpos[i];
+    b[0] = (struct xm_dt_block){0, sz, 1, 0};
+    t->nblocks = sz ? 1 : 0;
+    for (size_t k = 0; k < sizeof(pairs) / sizeof(pairs[0]); k++) {
+        const struct pair_desc *p = &pairs[k];
+        if ((unsigned)p->idx != i)
+            continue;
+        size_t second = h == MPI_2REAL ? sizeof(float)
+                        : h == MPI_2DOUBLE_PRECISION ? sizeof(double) : sizeof(int);
+        t->align = (MPI_Aint)p->align;
+        t->nelem = 2;
+        t->size = p->first + second;
+        if (p->second_off == p->first) {
+            b[0].len = t->size;
+        } else {
+            b[1] = (struct xm_dt_block){(MPI_Aint)p->second_off, second, 1, 0};
+            b[0].len = p->first;
+            t->nblocks = 2;
+        }
+        t->true_extent = (MPI_Aint)(p->second_off + second);
+    }
+    t->contig = t->nblocks == 1 && (MPI_Aint)t->size == t->extent;
+    t->bpos[0] = 0;
+    for (int k = 0; k < t->nblocks; k++)
+        t->bpos[k + 1] = t->bpos[k] + b[k].len;
+    snprintf(t->name, sizeof(t->name), "%s", xm_dt_predef_name(h));
+    t->handle = h;
+}
 
 struct xm_dtype *xm_dt_get(MPI_Datatype h)
 {
@@ -38,17 +142,11 @@ struct xm_dtype *xm_dt_get(MPI_Datatype h)
         if (XM_DT_IDX(h) == 0 || XM_DT_IDX(h) > XM_DT_LAST_PREDEFINED)
             return NULL;
         if (!t->handle) {
-            size_t sz = XM_DT_SIZE(h);
-            t->size = sz;
-            t->extent = t->true_extent = (MPI_Aint)sz;
-            t->contig = 1;
-            t->basic = h;
-            t->committed = 1;
-            t->refs = 1;
-            t->combiner = MPI_COMBINER_NAMED;
-            t->handle = h;
+            if (!*xm_dt_predef_name(h)) /* not a predefined handle (wrong size byte) */
+                return NULL;
+            predef_init(t, h);
         }
-        return t;
+        return t->handle == h ? t : NULL;
     }
     return xm_dt_get_derived(h);
 }
@@ -65,12 +163,28 @@ void xm_dt_unref(struct xm_dtype *t)
         xm_dt_destroy(t);
 }
 
-/* Walk bytes [pos, pos+len) of the packed stream; dir 0 = pack (buf -> io), 1 = unpack. */
+/* Copy n bytes; small power-of-two sizes become single moves (the common element
+ * sizes of strided types), everything else is memcpy. */
+static inline void cp(char *d, const char *s, size_t n)
+{
+    switch (n) {
+    case 4: memcpy(d, s, 4); break;
+    case 8: memcpy(d, s, 8); break;
+    case 16: memcpy(d, s, 16); break;
+    default: memcpy(d, s, n);
+    }
+}
+
+/* Walk bytes [pos, pos+len) of the packed stream; dir 0 = pack (buf -> io), 1 = unpack.
+ * The stream is count elements, each the blocks of t in order; block b is
+ * blocks[b].count pieces of blocks[b].len bytes, stride blocks[b].stride. */
 static int walk(char *buf, int count, const struct xm_dtype *t, size_t pos, char *io,
                 size_t len, int dir)
 {
-    if (t->size == 0 || len == 0)
+    if (len == 0)
         return 0;
+    if (t->size == 0 || count < 0 || pos + len > t->size * (size_t)count)
+        return -EINVAL;
     if (t->contig && (MPI_Aint)t->size == t->extent) {
         char *p = buf + t->true_lb + pos;
         if (dir == 0)
@@ -80,29 +194,62 @@ static int walk(char *buf, int count, const struct xm_dtype *t, size_t pos, char
         return 0;
     }
     size_t e = pos / t->size, off = pos % t->size;
-    while (len > 0 && e < (size_t)count) {
-        char *origin = buf + (MPI_Aint)e * t->extent;
-        for (int b = 0; b < t->nblocks && len > 0; b++) {
-            size_t bl = t->blocks[b].len;
-            if (off >= bl) {
-                off -= bl;
-                continue;
-            }
-            size_t n = bl - off < len ? bl - off : len;
-            char *p = origin + t->blocks[b].disp + off;
+    /* find the block holding offset off: bpos is increasing, binary search */
+    int lo = 0, hi = t->nblocks - 1;
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (t->bpos[mid] <= off)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    int b = lo;
+    off -= t->bpos[b];
+    size_t k = off / t->blocks[b].len;
+    off %= t->blocks[b].len;
+    char *origin = buf + (MPI_Aint)e * t->extent;
+    while (len > 0) {
+        const struct xm_dt_block *bk = &t->blocks[b];
+        char *p = origin + bk->disp + (MPI_Aint)k * bk->stride;
+        if (off) { /* finish a piece started by an earlier call */
+            size_t n = bk->len - off < len ? bk->len - off : len;
             if (dir == 0)
-                memcpy(io, p, n);
+                memcpy(io, p + off, n);
             else
-                memcpy(p, io, n);
+                memcpy(p + off, io, n);
             io += n;
             len -= n;
+            if (n < bk->len - off)
+                return 0;
             off = 0;
+            k++;
+            p += bk->stride;
         }
-        e++;
+        size_t bl = bk->len;
+        if (dir == 0)
+            for (; k < bk->count && len >= bl; k++, p += bk->stride, io += bl, len -= bl)
+                cp(io, p, bl);
+        else
+            for (; k < bk->count && len >= bl; k++, p += bk->stride, io += bl, len -= bl)
+                cp(p, io, bl);
+        if (k < bk->count) {
+            if (len == 0)
+                return 0;
+            /* len < bl: a partial piece ends this call */
+            if (dir == 0)
+                memcpy(io, p, len);
+            else
+                memcpy(p, io, len);
+            return 0;
+        }
+        k = 0;
+        if (++b == t->nblocks) {
+            b = 0;
+            origin += t->extent;
+        }
     }
-    return len ? -EINVAL : 0;
+    return 0;
 }
-
 int xm_dt_pack(const void *buf, int count, const struct xm_dtype *t, size_t pos, void *out,
                size_t len)
 {

@@ -26,6 +26,8 @@
 struct xm_dt_block {     /* flattened representation: a list of byte blocks per element */
     MPI_Aint disp;       /* from the element's origin */
     size_t len;
+    size_t count;        /* datatype area: count pieces of len bytes ... */
+    MPI_Aint stride;     /* ... at disp + k * stride, k = 0..count-1 (count >= 1) */
 };
 
 struct xm_dtype {
@@ -45,6 +47,11 @@ struct xm_dtype {
     int nints, naints, ntypes;
     struct xm_attr *attrs;
     char name[MPI_MAX_OBJECT_NAME];
+    /* datatype area (flatten.c) */
+    size_t *bpos;         /* bpos[b]: packed offset of block b in one element (nblocks+1) */
+    int lb_marked, ub_marked; /* bounds set explicitly (resized, MPI_LB/MPI_UB markers) */
+    MPI_Aint align;       /* alignment of the strictest basic type (struct padding) */
+    size_t nelem;         /* basic elements per element (Get_elements) */
 };
 
 struct xm_dtype *xm_dt_get(MPI_Datatype h);
@@ -58,5 +65,19 @@ int xm_dt_unpack(void *buf, int count, const struct xm_dtype *t, size_t pos,
 struct xm_dtype *xm_dt_get_derived(MPI_Datatype h);
 int xm_dt_register(struct xm_dtype *t);
 void xm_dt_destroy(struct xm_dtype *t);
+/* flatten.c: build a derived type from its MPI_Type_get_contents description
+ * (combiner, ints, aints, types exactly as MPI-3.1 §4.1.13 lists them for that
+ * combiner: CONTIGUOUS, VECTOR, HVECTOR, INDEXED, HINDEXED, INDEXED_BLOCK,
+ * HINDEXED_BLOCK, STRUCT, RESIZED, DUP).  Arguments are validated (-EINVAL: negative
+ * counts/lengths, unknown type handles, wrong array sizes); the result is registered,
+ * uncommitted, holds a reference on each derived input type.  0 / -EINVAL / -ENOMEM. */
+int xm_dt_create(int combiner, int ni, const int *ints, int na, const MPI_Aint *aints,
+                 int nd, const MPI_Datatype *types, struct xm_dtype **out);
+/* Basic elements in the first `bytes` packed bytes of (count, t): 0 and *elems, or
+ * -EINVAL if bytes does not end on a basic-element boundary. */
+int xm_dt_bytes_to_elems(const struct xm_dtype *t, size_t bytes, size_t *elems);
+/* Packed bytes that hold the first `elems` basic elements of a stream of t. */
+size_t xm_dt_elems_to_bytes(const struct xm_dtype *t, size_t elems);
+const char *xm_dt_predef_name(MPI_Datatype h);
 
 #endif

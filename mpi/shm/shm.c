@@ -3,7 +3,8 @@
  *
  * Contract: implements struct xm_transport (core/transport.h) for node-local peers.
  *   Segment layout (offsets from the segment base; all shared):
- *     [struct seg_hdr][struct rank_area x nlocal][cells: nlocal x ncells x cell_size]
+ *     [struct seg_hdr][struct rank_area x nlocal][fastboxes: nlocal x nlocal x fbox_size]
+ *     [cells: nlocal x ncells x cell_size]
  *   Each local rank owns ncells cells, kept in its free queue.  To send, a rank takes a
  *   cell from its OWN free queue, fills header + payload in place and enqueues it on
  *   the receiver's receive queue.  The receiver hands the payload to xm_handle_pkt()
@@ -13,13 +14,23 @@
  *   (O_EXCL, mode 0600) before the PMI fence and publishes its name in the KVS; the
  *   others attach after the fence; the rank whose attach completes the count unlinks
  *   the name, so /dev/shm is clean as soon as everyone is attached.
- *   Sleeping: each rank has a futex word `seq` in its rank_area.  Anyone who makes work
- *   for rank r (a packet in r's receive queue, a cell back in r's free queue) bumps
- *   r's seq and, if r advertised `sleeping`, calls FUTEX_WAKE.  block() re-checks the
- *   receive queue after advertising, so a wake-up is never lost (see comments).
- * Tunables: LOOM_MPI_SHM_CELLS (cells per rank), LOOM_MPI_SHM_CELL (bytes per cell).
- * Caveats: fastboxes, CMA single-copy and the pipelined large-message path are the
- *   shm-performance area's next steps (reserved packet types in pkt.h).
+ *   Fastboxes: one single-slot box per ordered pair (sender s -> receiver r at index
+ *   s*nlocal + r) for packets that fit (fbox_size - header).  The sender fills it when
+ *   its flag is 0 and release-stores flag = 1; the receiver acquire-loads the flag,
+ *   consumes, release-stores 0.  They are polled before the receive queue.
+ *   Ordering: every packet (fastbox or cell) carries a 16-bit per-pair sequence number
+ *   in hdr.reserved; the receiver accepts a packet only when it carries the next number
+ *   expected from that sender, so fastbox and queue traffic from one sender merge in
+ *   order (a queued cell that is "too new" means the missing one is in the fastbox,
+ *   already visible because the sender published it before enqueueing the cell).
+ *   Sleeping: each rank has a futex word `seq` in its rank_area and a `sleeping` flag.
+ *   A producer publishes its packet, issues a seq_cst fence and looks at `sleeping`;
+ *   only if it is set does it bump `seq` and FUTEX_WAKE.  The sleeper reads `seq`,
+ *   sets `sleeping`, fences, re-checks its fastboxes and queue, then FUTEX_WAITs on
+ *   the value it read: one side always sees the other (Dekker), so no wake-up is lost
+ *   and the fast path costs the sender no atomic read-modify-write.
+ * Tunables: LOOM_MPI_SHM_CELLS (cells per rank), LOOM_MPI_SHM_CELL (bytes per cell),
+ *   LOOM_MPI_SHM_FBOX (bytes per fastbox, 0 = none).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -45,7 +56,7 @@
 struct seg_hdr {
     uint64_t magic;
     uint64_t size;
-    uint32_t nlocal, ncells, cell_size, pad;
+    uint32_t nlocal, ncells, cell_size, fbox_size;
     _Atomic uint32_t attached;
 };
 
@@ -54,6 +65,15 @@ struct rank_area {
     struct xm_q freeq;
     _Alignas(64) _Atomic uint32_t seq;  /* futex word: bumped for every wake-worthy event */
     _Atomic uint32_t sleeping;         /* 1 while the owner is (about to be) in FUTEX_WAIT */
+};
+
+/* One fastbox (sender -> receiver); header in the first cache line, payload after. */
+struct fbox {
+    _Atomic uint32_t flag; /* 1 = full (written by sender), 0 = free (by receiver) */
+    uint32_t paylen;
+    uint64_t pad;
+    struct xm_pkt_hdr hdr; /* hdr.reserved = per-pair sequence number */
+    /* payload follows */
 };
 
 struct cell {
@@ -70,7 +90,10 @@ static struct {
     struct seg_hdr *hdr;
     struct rank_area *ra;      /* nlocal entries */
     size_t cells_off, cell_size, cap;
+    size_t fbox_off, fbox_size, fbox_cap;
     uint32_t ncells;
+    uint16_t *sseq, *rseq;     /* per local peer: next sequence number to send/accept */
+    int want_cell;             /* an alloc failed: block() also watches the free queue */
     char name[128];
     int creator;
 } S;
@@ -80,24 +103,39 @@ static struct cell *cell_at(uint64_t off)
     return (struct cell *)(S.base + off);
 }
 
-static size_t seg_layout(int nlocal, uint32_t ncells, size_t cell_size, size_t *cells_off)
+static size_t seg_layout(int nlocal, uint32_t ncells, size_t cell_size, size_t fbox_size,
+                         size_t *cells_off)
 {
     size_t off = (sizeof(struct seg_hdr) + 63) & ~(size_t)63;
     off += (size_t)nlocal * sizeof(struct rank_area);
+    off = (off + 4095) & ~(size_t)4095;
+    S.fbox_off = off;
+    off += (size_t)nlocal * nlocal * fbox_size;
     off = (off + 4095) & ~(size_t)4095;
     *cells_off = off;
     return off + (size_t)nlocal * ncells * cell_size;
 }
 
+static struct fbox *fbox_at(int s, int r)
+{
+    return (struct fbox *)(S.base + S.fbox_off + ((size_t)s * xm_g.nlocal + r) * S.fbox_size);
+}
+
+/* Called after publishing work for rank lidx (fastbox flag or queue link). */
 static void wake(int lidx)
 {
     struct rank_area *a = &S.ra[lidx];
-    /* seq_cst RMW then seq_cst load: with the sleeper's seq_cst store of `sleeping`
-     * followed by its check, either we see sleeping == 1 (and wake it) or its
-     * FUTEX_WAIT sees the new seq value (and does not sleep). */
-    atomic_fetch_add_explicit(&a->seq, 1, memory_order_seq_cst);
-    if (atomic_load_explicit(&a->sleeping, memory_order_seq_cst))
+    /* seq_cst fence: orders our publication before the load of `sleeping`; pairs with
+     * the sleeper's store of `sleeping` + fence + re-check (Dekker): either we see
+     * sleeping == 1 here, or the sleeper's re-check sees our packet. */
+    atomic_thread_fence(memory_order_seq_cst);
+    /* relaxed: the fence above gives the ordering */
+    if (atomic_load_explicit(&a->sleeping, memory_order_relaxed)) {
+        /* release: FUTEX_WAIT compares seq; a sleeper that read the old value before
+         * setting `sleeping` returns at once (EAGAIN) or is woken below */
+        atomic_fetch_add_explicit(&a->seq, 1, memory_order_release);
         syscall(SYS_futex, &a->seq, FUTEX_WAKE, 1, NULL, NULL, 0);
+    }
 }
 
 static int shm_create(void)
@@ -106,9 +144,13 @@ static int shm_create(void)
     int nl = xm_g.nlocal;
     S.ncells = (uint32_t)xm_env_int("LOOM_MPI_SHM_CELLS", nl <= 8 ? 64 : 32);
     S.cell_size = (size_t)xm_env_int("LOOM_MPI_SHM_CELL", 16384);
+    int fb = xm_env_int("LOOM_MPI_SHM_FBOX", nl <= 16 ? 4096 : 2048);
+    S.fbox_size = fb <= 0 ? 0 : ((size_t)fb + 63) & ~(size_t)63;
+    if (S.fbox_size && S.fbox_size < 256)
+        S.fbox_size = 256;
     if (S.ncells < 2 || S.cell_size < 256 || (S.cell_size & 63))
         return -EINVAL;
-    S.size = seg_layout(nl, S.ncells, S.cell_size, &cells_off);
+    S.size = seg_layout(nl, S.ncells, S.cell_size, S.fbox_size, &cells_off);
     S.cells_off = cells_off;
     char job[40];
     int j = 0;
@@ -150,6 +192,8 @@ static int shm_create(void)
     S.hdr->nlocal = (uint32_t)nl;
     S.hdr->ncells = S.ncells;
     S.hdr->cell_size = (uint32_t)S.cell_size;
+    S.hdr->fbox_size = (uint32_t)S.fbox_size;
+    /* fastbox flags are 0: ftruncate zero-fills */
     atomic_init(&S.hdr->attached, 1);
     /* the others map the segment only after the PMI fence, which orders all of the
      * above before their reads; magic last for a cheap sanity check */
@@ -182,7 +226,8 @@ static int shm_attach(void)
         return -EPROTO;
     S.ncells = S.hdr->ncells;
     S.cell_size = S.hdr->cell_size;
-    seg_layout(xm_g.nlocal, S.ncells, S.cell_size, &S.cells_off);
+    S.fbox_size = S.hdr->fbox_size;
+    seg_layout(xm_g.nlocal, S.ncells, S.cell_size, S.fbox_size, &S.cells_off);
     S.ra = (struct rank_area *)(S.base + ((sizeof(struct seg_hdr) + 63) & ~(size_t)63));
     snprintf(S.name, sizeof(S.name), "%s", name);
     /* acq_rel: the last one to attach unlinks; nobody needs the name after that */
@@ -204,9 +249,15 @@ static int t_connect(struct xm_transport *t)
     if (xm_g.nlocal < 2)
         return 0;
     int rc = S.creator ? 0 : shm_attach();
-    if (rc == 0)
-        S.cap = S.cell_size - sizeof(struct cell);
-    return rc;
+    if (rc < 0)
+        return rc;
+    S.cap = S.cell_size - sizeof(struct cell);
+    S.fbox_cap = S.fbox_size ? S.fbox_size - sizeof(struct fbox) : 0;
+    S.sseq = calloc((size_t)xm_g.nlocal, sizeof(*S.sseq));
+    S.rseq = calloc((size_t)xm_g.nlocal, sizeof(*S.rseq));
+    if (!S.sseq || !S.rseq)
+        return -ENOMEM;
+    return 0;
 }
 
 static int t_init(struct xm_transport *t)
@@ -219,6 +270,9 @@ static int t_finalize(struct xm_transport *t)
     if (S.base && S.base != MAP_FAILED)
         munmap(S.base, S.size);
     S.base = NULL;
+    free(S.sseq);
+    free(S.rseq);
+    S.sseq = S.rseq = NULL;
     return 0;
 }
 
@@ -227,47 +281,119 @@ static int t_reaches(struct xm_transport *t, int r)
     return S.base && xm_g.local_index[r] >= 0;
 }
 
-static struct xm_pkt_hdr *t_alloc(struct xm_transport *t, int dest, void **payload,
-                                  size_t *cap)
+static struct xm_pkt_hdr *t_alloc_n(struct xm_transport *t, int dest, size_t want,
+                                    void **payload, size_t *cap)
 {
+    if (want <= S.fbox_cap) {
+        struct fbox *fb = fbox_at(xm_g.local_rank, xm_g.local_index[dest]);
+        /* acquire: pairs with the receiver's release store of 0 (it finished reading
+         * the old contents before we overwrite them) */
+        if (atomic_load_explicit(&fb->flag, memory_order_acquire) == 0) {
+            *payload = fb + 1;
+            *cap = S.fbox_cap;
+            return &fb->hdr;
+        }
+    }
     uint64_t off = xm_q_deq(&S.ra[xm_g.local_rank].freeq, S.base);
-    if (!off)
+    if (!off) {
+        S.want_cell = 1;
         return NULL;
+    }
+    S.want_cell = 0;
     struct cell *c = cell_at(off);
     *payload = c + 1;
     *cap = S.cap;
     return &c->hdr;
 }
 
+static struct xm_pkt_hdr *t_alloc(struct xm_transport *t, int dest, void **payload,
+                                  size_t *cap)
+{
+    return t_alloc_n(t, dest, (size_t)-1, payload, cap);
+}
+
 static int t_post(struct xm_transport *t, int dest, struct xm_pkt_hdr *h, size_t paylen)
 {
-    struct cell *c = (struct cell *)((char *)h - offsetof(struct cell, hdr));
     int li = xm_g.local_index[dest];
-    c->paylen = (uint32_t)paylen;
-    /* the enqueue's release publishes hdr + payload written above */
-    xm_q_enq(&S.ra[li].recvq, S.base, (uint64_t)((char *)c - S.base));
+    h->reserved = S.sseq[li]++;
+    if ((char *)h < S.base + S.cells_off) {
+        struct fbox *fb = (struct fbox *)((char *)h - offsetof(struct fbox, hdr));
+        fb->paylen = (uint32_t)paylen;
+        /* release: header and payload written above are visible to the receiver's
+         * acquire load of the flag */
+        atomic_store_explicit(&fb->flag, 1, memory_order_release);
+    } else {
+        struct cell *c = (struct cell *)((char *)h - offsetof(struct cell, hdr));
+        c->paylen = (uint32_t)paylen;
+        /* the enqueue's release publishes hdr + payload written above */
+        xm_q_enq(&S.ra[li].recvq, S.base, (uint64_t)((char *)c - S.base));
+    }
     wake(li);
     return 0;
 }
 
+/* Consume the fastbox from local peer s if it holds the next packet from s. */
+static int poll_fbox(int s)
+{
+    struct fbox *fb = fbox_at(s, xm_g.local_rank);
+    /* acquire: pairs with the sender's release store of 1 (contents complete) */
+    if (atomic_load_explicit(&fb->flag, memory_order_acquire) == 0)
+        return 0;
+    if (fb->hdr.reserved != S.rseq[s])
+        return 0; /* an older packet from s is still in the queue */
+    S.rseq[s]++;
+    xm_handle_pkt(&fb->hdr, fb + 1, fb->paylen);
+    /* release: our reads of the contents happen before the sender may refill it */
+    atomic_store_explicit(&fb->flag, 0, memory_order_release);
+    return 1;
+}
+
 static int t_poll(struct xm_transport *t, int max)
 {
-    int n = 0;
-    struct rank_area *me = &S.ra[xm_g.local_rank];
+    int n = 0, nl = xm_g.nlocal, me_l = xm_g.local_rank;
+    struct rank_area *me = &S.ra[me_l];
+    if (S.fbox_size)
+        for (int s = 0; s < nl; s++)
+            if (s != me_l)
+                n += poll_fbox(s);
     while (n < max) {
         uint64_t off = xm_q_deq(&me->recvq, S.base);
         if (!off)
             break;
         struct cell *c = cell_at(off);
-        xm_handle_pkt(&c->hdr, c + 1, c->paylen);
         uint32_t owner = c->owner;
+        /* a newer packet than expected: the missing one is in owner's fastbox, already
+         * visible (published before this cell was enqueued; the dequeue acquired) */
+        while (c->hdr.reserved != S.rseq[owner])
+            if (!poll_fbox((int)owner))
+                sched_yield(); /* cannot happen with a correct sender; do not spin hot */
+        S.rseq[owner]++;
+        xm_handle_pkt(&c->hdr, c + 1, c->paylen);
         xm_q_enq(&S.ra[owner].freeq, S.base, off);
         /* the owner may be parked waiting for a free cell */
-        if (owner != (uint32_t)xm_g.local_rank)
+        if (owner != (uint32_t)me_l)
             wake((int)owner);
         n++;
     }
     return n;
+}
+
+/* Anything for me?  (used after advertising `sleeping`) */
+static int have_work(void)
+{
+    int me_l = xm_g.local_rank;
+    struct rank_area *me = &S.ra[me_l];
+    if (!xm_q_empty(&me->recvq))
+        return 1;
+    if (S.want_cell && !xm_q_empty(&me->freeq))
+        return 1;
+    if (S.fbox_size)
+        for (int s = 0; s < xm_g.nlocal; s++)
+            if (s != me_l &&
+                /* relaxed: a hint; poll() re-reads with acquire */
+                atomic_load_explicit(&fbox_at(s, me_l)->flag, memory_order_relaxed))
+                return 1;
+    return 0;
 }
 
 static int t_block(struct xm_transport *t, int timeout_ms)
@@ -275,9 +401,10 @@ static int t_block(struct xm_transport *t, int timeout_ms)
     struct rank_area *me = &S.ra[xm_g.local_rank];
     /* acquire: everything the waker did before its seq bump is visible if we read it */
     uint32_t s = atomic_load_explicit(&me->seq, memory_order_acquire);
-    /* seq_cst: ordered against the waker's seq_cst bump + load (see wake()) */
-    atomic_store_explicit(&me->sleeping, 1, memory_order_seq_cst);
-    if (xm_q_empty(&me->recvq)) {
+    /* relaxed store + seq_cst fence: pairs with the fence in wake() (Dekker) */
+    atomic_store_explicit(&me->sleeping, 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_seq_cst);
+    if (!have_work()) {
         struct timespec ts = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L};
         /* returns at once (EAGAIN) if seq moved since we read s */
         syscall(SYS_futex, &me->seq, FUTEX_WAIT, s, &ts, NULL, 0);
@@ -295,6 +422,7 @@ struct xm_transport xm_shm_transport = {
     .connect = t_connect,
     .reaches = t_reaches,
     .alloc = t_alloc,
+    .alloc_n = t_alloc_n,
     .post = t_post,
     .poll = t_poll,
     .block = t_block,

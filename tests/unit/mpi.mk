@@ -14,3 +14,13 @@ check_mpi_boot_SOURCES = check_mpi_boot.c $(top_srcdir)/mpi/core/boot.c \
 	$(top_srcdir)/mpi/core/obj.c
 check_mpi_boot_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/mpi/include -I$(top_srcdir)/mpi/core
 check_mpi_boot_LDADD = $(top_builddir)/libpmi2/libpmi2.la $(CHECK_LIBS)
+
+# datatypes (area A)
+#   check_dtype: mpi/dt/ engine: constructors' bounds and flattened blocks against
+#                hand-computed layouts, pack/unpack split at every offset
+check_PROGRAMS += check_dtype
+TESTS += check_dtype
+check_dtype_SOURCES = check_dtype.c $(top_srcdir)/mpi/dt/dtype.c \
+	$(top_srcdir)/mpi/dt/derived.c $(top_srcdir)/mpi/dt/flatten.c
+check_dtype_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/mpi/include -I$(top_srcdir)/mpi/dt
+check_dtype_LDADD = $(CHECK_LIBS)
