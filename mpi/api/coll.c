@@ -1,14 +1,38 @@
 /*
- * coll.c - MPI collective entry points: checks, then mpi/coll/ algorithms.
- * Contract: only validation and error mapping here (collectives area owns the rest).
+ * coll.c - MPI collective entry points (blocking) and the checking front ends shared
+ *          with the I-variants in icoll.c; reduction-op API (Op_create/free/...).
+ * Contract: validation and error mapping only; algorithms are in mpi/coll/.
+ *   Fixed-count variants (Gather, Scatter, Allgather, Alltoall, Reduce_scatter_block)
+ *   become their v-forms here, with count/displacement arrays built for the call (the
+ *   schedule copies what it needs, so the arrays are freed before returning).
  */
+#include <errno.h>
+#include <stdlib.h>
+
 #include "../coll/coll.h"
 #include "../dt/dtype.h"
+#include "coll_api.h"
 
 XM_WEAK(MPI_Barrier)
 XM_WEAK(MPI_Bcast)
 XM_WEAK(MPI_Reduce)
 XM_WEAK(MPI_Allreduce)
+XM_WEAK(MPI_Gather)
+XM_WEAK(MPI_Gatherv)
+XM_WEAK(MPI_Scatter)
+XM_WEAK(MPI_Scatterv)
+XM_WEAK(MPI_Allgather)
+XM_WEAK(MPI_Allgatherv)
+XM_WEAK(MPI_Alltoall)
+XM_WEAK(MPI_Alltoallv)
+XM_WEAK(MPI_Reduce_scatter)
+XM_WEAK(MPI_Reduce_scatter_block)
+XM_WEAK(MPI_Scan)
+XM_WEAK(MPI_Exscan)
+XM_WEAK(MPI_Op_create)
+XM_WEAK(MPI_Op_free)
+XM_WEAK(MPI_Op_commutative)
+XM_WEAK(MPI_Reduce_local)
 
 #define GET_COMM(c, comm, fn)                  \
     struct xm_comm *c = xm_comm_get(comm);    \
@@ -24,52 +48,370 @@ static int check(struct xm_comm *c, int count, MPI_Datatype dt, const char *fn)
     return MPI_SUCCESS;
 }
 
+static int check_op(struct xm_comm *c, MPI_Op op, const char *fn)
+{
+    return xm_op_valid(op) && op != MPI_REPLACE && op != MPI_NO_OP
+               ? MPI_SUCCESS
+               : xm_err(c, MPI_ERR_OP, fn);
+}
+
+/* errno from the algorithm -> MPI error class; hand out the request. */
+static int done(struct xm_comm *c, int rc, struct xm_req *r, MPI_Request *req, const char *fn)
+{
+    if (rc < 0) {
+        int cls = rc == -EINVAL     ? MPI_ERR_OP
+                  : rc == -EMSGSIZE ? MPI_ERR_TRUNCATE
+                                    : xm_errno_to_class(rc);
+        return xm_err(c, cls, fn);
+    }
+    if (req)
+        *req = r->handle;
+    return MPI_SUCCESS;
+}
+
+#define RP (req ? &r : NULL)
+
+int xm_capi_barrier(MPI_Comm comm, MPI_Request *req, const char *fn)
+{
+    GET_COMM(c, comm, fn);
+    struct xm_req *r = NULL;
+    return done(c, xm_icoll_barrier(c, RP), r, req, fn);
+}
+
+int xm_capi_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
+                  MPI_Request *req, const char *fn)
+{
+    GET_COMM(c, comm, fn);
+    int rc = check(c, count, dt, fn);
+    if (rc)
+        return rc;
+    if (root < 0 || root >= c->size)
+        return xm_err(c, MPI_ERR_ROOT, fn);
+    struct xm_req *r = NULL;
+    return done(c, xm_icoll_bcast(buf, count, dt, root, c, RP), r, req, fn);
+}
+
+int xm_capi_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                   int root, MPI_Comm comm, MPI_Request *req, const char *fn)
+{
+    GET_COMM(c, comm, fn);
+    int rc = check(c, count, dt, fn);
+    if (!rc)
+        rc = check_op(c, op, fn);
+    if (rc)
+        return rc;
+    if (root < 0 || root >= c->size)
+        return xm_err(c, MPI_ERR_ROOT, fn);
+    if (sbuf == MPI_IN_PLACE && c->rank != root)
+        return xm_err(c, MPI_ERR_BUFFER, fn);
+    struct xm_req *r = NULL;
+    return done(c, xm_icoll_reduce(sbuf, rbuf, count, dt, op, root, c, RP), r, req, fn);
+}
+
+int xm_capi_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                      MPI_Comm comm, MPI_Request *req, const char *fn)
+{
+    GET_COMM(c, comm, fn);
+    int rc = check(c, count, dt, fn);
+    if (!rc)
+        rc = check_op(c, op, fn);
+    if (rc)
+        return rc;
+    struct xm_req *r = NULL;
+    return done(c, xm_icoll_allreduce(sbuf, rbuf, count, dt, op, c, RP), r, req, fn);
+}
+
+/* counts[i] = n, displs[i] = i*n: the v-form of a fixed-count collective */
+static int *fixed(int p, int n)
+{
+    int *a = malloc(2 * (size_t)(p > 0 ? p : 1) * sizeof(int));
+    if (a)
+        for (int i = 0; i < p; i++) {
+            a[i] = n;
+            a[p + i] = i * n;
+        }
+    return a;
+}
+
+int xm_capi_gatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
+                    const int *rcounts, const int *displs, int rcount, MPI_Datatype rdt,
+                    int root, MPI_Comm comm, MPI_Request *req, const char *fn)
+{
+    GET_COMM(c, comm, fn);
+    if (root < 0 || root >= c->size)
+        return xm_err(c, MPI_ERR_ROOT, fn);
+    int rc = sbuf == MPI_IN_PLACE ? (c->rank == root ? 0 : xm_err(c, MPI_ERR_BUFFER, fn))
+                                  : check(c, scount, sdt, fn);
+    if (!rc && c->rank == root)
+        rc = check(c, rcounts ? 0 : rcount, rdt, fn);
+    if (rc)
+        return rc;
+    int *a = NULL;
+    if (!rcounts && c->rank == root) {
+        if (!(a = fixed(c->size, rcount)))
+            return xm_err(c, MPI_ERR_NO_MEM, fn);
+        rcounts = a;
+        displs = a + c->size;
+    }
+    struct xm_req *r = NULL;
+    rc = xm_icoll_gatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, c, RP);
+    free(a);
+    return done(c, rc, r, req, fn);
+}
+
+int xm_capi_scatterv(const void *sbuf, const int *scounts, const int *displs, int scount,
+                     MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt, int root,
+                     MPI_Comm comm, MPI_Request *req, const char *fn)
+{
+    GET_COMM(c, comm, fn);
+    if (root < 0 || root >= c->size)
+        return xm_err(c, MPI_ERR_ROOT, fn);
+    int rc = rbuf == MPI_IN_PLACE ? (c->rank == root ? 0 : xm_err(c, MPI_ERR_BUFFER, fn))
+                                  : check(c, rcount, rdt, fn);
+    if (!rc && c->rank == root)
+        rc = check(c, scounts ? 0 : scount, sdt, fn);
+    if (rc)
+        return rc;
+    int *a = NULL;
+    if (!scounts && c->rank == root) {
+        if (!(a = fixed(c->size, scount)))
+            return xm_err(c, MPI_ERR_NO_MEM, fn);
+        scounts = a;
+        displs = a + c->size;
+    }
+    struct xm_req *r = NULL;
+    rc = xm_icoll_scatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, c, RP);
+    free(a);
+    return done(c, rc, r, req, fn);
+}
+
+int xm_capi_allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
+                       const int *rcounts, const int *displs, int rcount, MPI_Datatype rdt,
+                       MPI_Comm comm, MPI_Request *req, const char *fn)
+{
+    GET_COMM(c, comm, fn);
+    int rc = sbuf == MPI_IN_PLACE ? 0 : check(c, scount, sdt, fn);
+    if (!rc)
+        rc = check(c, rcounts ? 0 : rcount, rdt, fn);
+    if (rc)
+        return rc;
+    struct xm_req *r = NULL;
+    if (!rcounts)
+        rc = xm_icoll_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, c, RP);
+    else
+        rc = xm_icoll_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c, RP);
+    return done(c, rc, r, req, fn);
+}
+
+int xm_capi_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, int scount,
+                      MPI_Datatype sdt, void *rbuf, const int *rcounts, const int *rdispls,
+                      int rcount, MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req,
+                      const char *fn)
+{
+    GET_COMM(c, comm, fn);
+    int rc = sbuf == MPI_IN_PLACE ? 0 : check(c, scounts ? 0 : scount, sdt, fn);
+    if (!rc)
+        rc = check(c, rcounts ? 0 : rcount, rdt, fn);
+    if (rc)
+        return rc;
+    int *a = NULL, *b = NULL;
+    if (!rcounts) {
+        a = fixed(c->size, scount);
+        b = fixed(c->size, rcount);
+        if (!a || !b) {
+            free(a);
+            free(b);
+            return xm_err(c, MPI_ERR_NO_MEM, fn);
+        }
+        scounts = a;
+        sdispls = a + c->size;
+        rcounts = b;
+        rdispls = b + c->size;
+    }
+    struct xm_req *r = NULL;
+    rc = xm_icoll_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, c, RP);
+    free(a);
+    free(b);
+    return done(c, rc, r, req, fn);
+}
+
+int xm_capi_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, int rcount,
+                           MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *req,
+                           const char *fn)
+{
+    GET_COMM(c, comm, fn);
+    int rc = check(c, rcounts ? 0 : rcount, dt, fn);
+    if (!rc)
+        rc = check_op(c, op, fn);
+    if (rc)
+        return rc;
+    int *a = NULL;
+    if (!rcounts) {
+        if (!(a = fixed(c->size, rcount)))
+            return xm_err(c, MPI_ERR_NO_MEM, fn);
+        rcounts = a;
+    }
+    for (int i = 0; i < c->size; i++)
+        if (rcounts[i] < 0) {
+            free(a);
+            return xm_err(c, MPI_ERR_COUNT, fn);
+        }
+    struct xm_req *r = NULL;
+    rc = xm_icoll_reduce_scatter(sbuf, rbuf, rcounts, dt, op, c, RP);
+    free(a);
+    return done(c, rc, r, req, fn);
+}
+
+int xm_capi_scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                 int exclusive, MPI_Comm comm, MPI_Request *req, const char *fn)
+{
+    GET_COMM(c, comm, fn);
+    int rc = check(c, count, dt, fn);
+    if (!rc)
+        rc = check_op(c, op, fn);
+    if (rc)
+        return rc;
+    struct xm_req *r = NULL;
+    return done(c, xm_icoll_scan(sbuf, rbuf, count, dt, op, exclusive, c, RP), r, req, fn);
+}
+
+/* ---- blocking entry points --------------------------------------------------------- */
 int PMPI_Barrier(MPI_Comm comm)
 {
-    GET_COMM(c, comm, "MPI_Barrier");
-    int rc = xm_coll_barrier(c);
-    return rc < 0 ? xm_err(c, xm_errno_to_class(rc), "MPI_Barrier") : MPI_SUCCESS;
+    return xm_capi_barrier(comm, NULL, "MPI_Barrier");
 }
 
 int PMPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
-    GET_COMM(c, comm, "MPI_Bcast");
-    int rc = check(c, count, dt, "MPI_Bcast");
-    if (rc)
-        return rc;
-    if (root < 0 || root >= c->size)
-        return xm_err(c, MPI_ERR_ROOT, "MPI_Bcast");
-    rc = xm_coll_bcast(buf, count, dt, root, c);
-    return rc < 0 ? xm_err(c, xm_errno_to_class(rc), "MPI_Bcast") : MPI_SUCCESS;
+    return xm_capi_bcast(buf, count, dt, root, comm, NULL, "MPI_Bcast");
 }
 
 int PMPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
                 int root, MPI_Comm comm)
 {
-    GET_COMM(c, comm, "MPI_Reduce");
-    int rc = check(c, count, dt, "MPI_Reduce");
-    if (rc)
-        return rc;
-    if (root < 0 || root >= c->size)
-        return xm_err(c, MPI_ERR_ROOT, "MPI_Reduce");
-    if (!xm_op_valid(op))
-        return xm_err(c, MPI_ERR_OP, "MPI_Reduce");
-    rc = xm_coll_reduce(sbuf, rbuf, count, dt, op, root, c);
-    return rc < 0 ? xm_err(c, rc == -22 ? MPI_ERR_OP : xm_errno_to_class(rc), "MPI_Reduce")
-                  : MPI_SUCCESS;
+    return xm_capi_reduce(sbuf, rbuf, count, dt, op, root, comm, NULL, "MPI_Reduce");
 }
 
 int PMPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
                    MPI_Comm comm)
 {
-    GET_COMM(c, comm, "MPI_Allreduce");
-    int rc = check(c, count, dt, "MPI_Allreduce");
-    if (rc)
-        return rc;
-    if (!xm_op_valid(op))
-        return xm_err(c, MPI_ERR_OP, "MPI_Allreduce");
-    rc = xm_coll_allreduce(sbuf, rbuf, count, dt, op, c);
-    return rc < 0 ? xm_err(c, rc == -22 ? MPI_ERR_OP : xm_errno_to_class(rc),
-                           "MPI_Allreduce")
+    return xm_capi_allreduce(sbuf, rbuf, count, dt, op, comm, NULL, "MPI_Allreduce");
+}
+
+int PMPI_Gather(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
+                MPI_Datatype rdt, int root, MPI_Comm comm)
+{
+    return xm_capi_gatherv(sbuf, scount, sdt, rbuf, NULL, NULL, rcount, rdt, root, comm,
+                           NULL, "MPI_Gather");
+}
+
+int PMPI_Gatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
+                 const int rcounts[], const int displs[], MPI_Datatype rdt, int root,
+                 MPI_Comm comm)
+{
+    return xm_capi_gatherv(sbuf, scount, sdt, rbuf, rcounts, displs, 0, rdt, root, comm,
+                           NULL, "MPI_Gatherv");
+}
+
+int PMPI_Scatter(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
+                 MPI_Datatype rdt, int root, MPI_Comm comm)
+{
+    return xm_capi_scatterv(sbuf, NULL, NULL, scount, sdt, rbuf, rcount, rdt, root, comm,
+                            NULL, "MPI_Scatter");
+}
+
+int PMPI_Scatterv(const void *sbuf, const int scounts[], const int displs[],
+                  MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt, int root,
+                  MPI_Comm comm)
+{
+    return xm_capi_scatterv(sbuf, scounts, displs, 0, sdt, rbuf, rcount, rdt, root, comm,
+                            NULL, "MPI_Scatterv");
+}
+
+int PMPI_Allgather(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
+                   MPI_Datatype rdt, MPI_Comm comm)
+{
+    return xm_capi_allgatherv(sbuf, scount, sdt, rbuf, NULL, NULL, rcount, rdt, comm, NULL,
+                              "MPI_Allgather");
+}
+
+int PMPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
+                    const int rcounts[], const int displs[], MPI_Datatype rdt, MPI_Comm comm)
+{
+    return xm_capi_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, 0, rdt, comm, NULL,
+                              "MPI_Allgatherv");
+}
+
+int PMPI_Alltoall(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
+                  MPI_Datatype rdt, MPI_Comm comm)
+{
+    return xm_capi_alltoallv(sbuf, NULL, NULL, scount, sdt, rbuf, NULL, NULL, rcount, rdt,
+                             comm, NULL, "MPI_Alltoall");
+}
+
+int PMPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[],
+                   MPI_Datatype sdt, void *rbuf, const int rcounts[], const int rdispls[],
+                   MPI_Datatype rdt, MPI_Comm comm)
+{
+    return xm_capi_alltoallv(sbuf, scounts, sdispls, 0, sdt, rbuf, rcounts, rdispls, 0, rdt,
+                             comm, NULL, "MPI_Alltoallv");
+}
+
+int PMPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt,
+                        MPI_Op op, MPI_Comm comm)
+{
+    return xm_capi_reduce_scatter(sbuf, rbuf, rcounts, 0, dt, op, comm, NULL,
+                                  "MPI_Reduce_scatter");
+}
+
+int PMPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt,
+                              MPI_Op op, MPI_Comm comm)
+{
+    return xm_capi_reduce_scatter(sbuf, rbuf, NULL, rcount, dt, op, comm, NULL,
+                                  "MPI_Reduce_scatter_block");
+}
+
+int PMPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+              MPI_Comm comm)
+{
+    return xm_capi_scan(sbuf, rbuf, count, dt, op, 0, comm, NULL, "MPI_Scan");
+}
+
+int PMPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                MPI_Comm comm)
+{
+    return xm_capi_scan(sbuf, rbuf, count, dt, op, 1, comm, NULL, "MPI_Exscan");
+}
+
+/* ---- operations ----------------------------------------------------------------------- */
+int PMPI_Op_create(MPI_User_function *fn, int commute, MPI_Op *op)
+{
+    int rc = xm_op_create(fn, commute, op);
+    return rc < 0 ? xm_err(NULL, rc == -EINVAL ? MPI_ERR_ARG : MPI_ERR_NO_MEM, "MPI_Op_create")
                   : MPI_SUCCESS;
+}
+
+int PMPI_Op_free(MPI_Op *op)
+{
+    return xm_op_free(op) < 0 ? xm_err(NULL, MPI_ERR_OP, "MPI_Op_free") : MPI_SUCCESS;
+}
+
+int PMPI_Op_commutative(MPI_Op op, int *commute)
+{
+    if (!xm_op_valid(op))
+        return xm_err(NULL, MPI_ERR_OP, "MPI_Op_commutative");
+    *commute = xm_op_commutative(op);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Reduce_local(const void *in, void *inout, int count, MPI_Datatype dt, MPI_Op op)
+{
+    if (count < 0)
+        return xm_err(NULL, MPI_ERR_COUNT, "MPI_Reduce_local");
+    if (!xm_dt_get(dt))
+        return xm_err(NULL, MPI_ERR_TYPE, "MPI_Reduce_local");
+    if (check_op(NULL, op, "MPI_Reduce_local"))
+        return MPI_ERR_OP;
+    int rc = xm_op_apply_any(op, in, inout, count, dt);
+    return rc < 0 ? xm_err(NULL, MPI_ERR_OP, "MPI_Reduce_local") : MPI_SUCCESS;
 }

@@ -1,8 +1,34 @@
 /*
- * comm.c - communicator queries and handle conversions (communicator area grows this:
- *          dup/split/create/free, compare, names, keyvals).
+ * comm.c - communicators: queries, dup/split/split_type/create/free, compare, group,
+ *          names; handle conversions.
+ * Contract: every constructor is collective over the parent and allocates the context
+ *   id with xm_ctx_alloc() (core/comm.c), also on ranks that end up with MPI_COMM_NULL,
+ *   so that all ranks of the parent stay in step.
+ * Caveats: intercommunicators are not supported (Comm_test_inter says 0); Comm_idup
+ *   completes before it returns (its request is already complete).
  */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../coll/coll.h"
+#include "../core/comm.h"
 #include "../dt/dtype.h"
+
+XM_WEAK(MPI_Comm_dup)
+XM_WEAK(MPI_Comm_dup_with_info)
+XM_WEAK(MPI_Comm_idup)
+XM_WEAK(MPI_Comm_create)
+XM_WEAK(MPI_Comm_split)
+XM_WEAK(MPI_Comm_split_type)
+XM_WEAK(MPI_Comm_free)
+XM_WEAK(MPI_Comm_compare)
+XM_WEAK(MPI_Comm_group)
+XM_WEAK(MPI_Comm_set_name)
+XM_WEAK(MPI_Comm_get_name)
+XM_WEAK(MPI_Comm_test_inter)
+XM_WEAK(MPI_Comm_remote_size)
 
 XM_WEAK(MPI_Comm_rank)
 XM_WEAK(MPI_Comm_size)
@@ -71,4 +97,283 @@ MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp)
 MPI_Aint PMPI_Aint_diff(MPI_Aint a, MPI_Aint b)
 {
     return a - b;
+}
+
+/* ---- constructors ------------------------------------------------------------------ */
+#define GET(c, comm, fn)                       \
+    struct xm_comm *c = xm_comm_get(comm);    \
+    if (!c)                                    \
+        return xm_err(NULL, MPI_ERR_COMM, fn)
+
+static int fail(struct xm_comm *c, int rc, const char *fn)
+{
+    return xm_err(c, rc == -ENOSPC ? MPI_ERR_INTERN : xm_errno_to_class(rc), fn);
+}
+
+static int *world_map(struct xm_comm *c)
+{
+    int *w = malloc((size_t)(c->size ? c->size : 1) * sizeof(int));
+    if (w)
+        for (int i = 0; i < c->size; i++)
+            w[i] = xm_comm_world_rank(c, i);
+    return w;
+}
+
+static int dup(struct xm_comm *c, MPI_Comm *newcomm, const char *fn)
+{
+    uint32_t ctx;
+    int rc = xm_ctx_alloc(c, &ctx);
+    if (rc < 0)
+        return fail(c, rc, fn);
+    int *w = world_map(c);
+    struct xm_comm *n = w ? xm_comm_new(c->size, w, ctx, c) : NULL;
+    if (!n) {
+        xm_ctx_release(ctx);
+        return xm_err(c, MPI_ERR_NO_MEM, fn);
+    }
+    rc = xm_attr_copy_all(c, n);
+    if (rc != MPI_SUCCESS) {
+        xm_attr_delete_all(n);
+        xm_comm_release(n);
+        return xm_err(c, rc, fn);
+    }
+    *newcomm = n->handle;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    GET(c, comm, "MPI_Comm_dup");
+    return dup(c, newcomm, "MPI_Comm_dup");
+}
+
+int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+    (void)info;
+    GET(c, comm, "MPI_Comm_dup_with_info");
+    return dup(c, newcomm, "MPI_Comm_dup_with_info");
+}
+
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *req)
+{
+    GET(c, comm, "MPI_Comm_idup");
+    int rc = dup(c, newcomm, "MPI_Comm_idup");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct xm_req *r = xm_req_new(XM_REQ_GREQ);
+    if (!r)
+        return xm_err(c, MPI_ERR_NO_MEM, "MPI_Comm_idup");
+    xm_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
+    xm_req_complete(r);
+    *req = r->handle;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+{
+    GET(c, comm, "MPI_Comm_create");
+    struct xm_group *g = xm_group_get(group);
+    if (!g)
+        return xm_err(c, MPI_ERR_GROUP, "MPI_Comm_create");
+    uint32_t ctx;
+    int rc = xm_ctx_alloc(c, &ctx);
+    if (rc < 0)
+        return fail(c, rc, "MPI_Comm_create");
+    if (g->rank == MPI_UNDEFINED) {
+        xm_ctx_release(ctx);
+        *newcomm = MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
+    int *w = malloc((size_t)g->size * sizeof(int));
+    if (w)
+        memcpy(w, g->w, (size_t)g->size * sizeof(int));
+    struct xm_comm *n = w ? xm_comm_new(g->size, w, ctx, c) : NULL;
+    if (!n) {
+        xm_ctx_release(ctx);
+        return xm_err(c, MPI_ERR_NO_MEM, "MPI_Comm_create");
+    }
+    *newcomm = n->handle;
+    return MPI_SUCCESS;
+}
+
+struct ck {
+    int color, key, rank;
+};
+
+static int cmp_ck(const void *a, const void *b)
+{
+    const struct ck *x = a, *y = b;
+    if (x->key != y->key)
+        return (x->key > y->key) - (x->key < y->key);
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+static int split(struct xm_comm *c, int color, int key, MPI_Comm *newcomm, const char *fn)
+{
+    if (color < 0 && color != MPI_UNDEFINED)
+        return xm_err(c, MPI_ERR_ARG, fn);
+    int p = c->size, mine[2] = {color, key};
+    int *all = malloc(2 * (size_t)p * sizeof(int));
+    struct ck *sel = malloc((size_t)p * sizeof(*sel));
+    if (!all || !sel) {
+        free(all);
+        free(sel);
+        return xm_err(c, MPI_ERR_NO_MEM, fn);
+    }
+    int rc = xm_icoll_allgather(mine, 2, MPI_INT, all, 2, MPI_INT, c, NULL);
+    uint32_t ctx = 0;
+    if (rc == 0)
+        rc = xm_ctx_alloc(c, &ctx);
+    if (rc < 0) {
+        free(all);
+        free(sel);
+        return fail(c, rc, fn);
+    }
+    *newcomm = MPI_COMM_NULL;
+    if (color == MPI_UNDEFINED) {
+        xm_ctx_release(ctx);
+        free(all);
+        free(sel);
+        return MPI_SUCCESS;
+    }
+    int n = 0;
+    for (int i = 0; i < p; i++)
+        if (all[2 * i] == color)
+            sel[n++] = (struct ck){color, all[2 * i + 1], i};
+    qsort(sel, (size_t)n, sizeof(*sel), cmp_ck); /* stable by parent rank through .rank */
+    int *w = malloc((size_t)n * sizeof(int));
+    if (w)
+        for (int i = 0; i < n; i++)
+            w[i] = xm_comm_world_rank(c, sel[i].rank);
+    free(all);
+    free(sel);
+    struct xm_comm *nc = w ? xm_comm_new(n, w, ctx, c) : NULL;
+    if (!nc) {
+        xm_ctx_release(ctx);
+        return xm_err(c, MPI_ERR_NO_MEM, fn);
+    }
+    *newcomm = nc->handle;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+    GET(c, comm, "MPI_Comm_split");
+    return split(c, color, key, newcomm, "MPI_Comm_split");
+}
+
+int PMPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info, MPI_Comm *newcomm)
+{
+    (void)info;
+    GET(c, comm, "MPI_Comm_split_type");
+    int color;
+    if (type == MPI_UNDEFINED)
+        color = MPI_UNDEFINED;
+    else if (type == MPI_COMM_TYPE_SHARED)
+        color = xm_g.node_of ? xm_g.node_of[xm_g.rank] : 0;
+    else
+        return xm_err(c, MPI_ERR_ARG, "MPI_Comm_split_type");
+    return split(c, color, key, newcomm, "MPI_Comm_split_type");
+}
+
+int PMPI_Comm_free(MPI_Comm *comm)
+{
+    struct xm_comm *c = xm_comm_get(*comm);
+    if (!c || *comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
+        return xm_err(c, MPI_ERR_COMM, "MPI_Comm_free");
+    int rc = xm_attr_delete_all(c);
+    if (rc != MPI_SUCCESS)
+        return xm_err(c, rc, "MPI_Comm_free");
+    xm_comm_release(c);
+    *comm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* IDENT / CONGRUENT (same ranks, same order) / SIMILAR (same set) / UNEQUAL for two
+ * rank maps; shared with the group code. */
+int xm_map_compare(int n1, const int *w1, int n2, const int *w2)
+{
+    if (n1 != n2)
+        return MPI_UNEQUAL;
+    if (!memcmp(w1, w2, (size_t)n1 * sizeof(int)))
+        return MPI_CONGRUENT;
+    int *a = malloc(2 * (size_t)(n1 ? n1 : 1) * sizeof(int)), res = MPI_UNEQUAL;
+    if (!a)
+        return MPI_UNEQUAL;
+    memcpy(a, w1, (size_t)n1 * sizeof(int));
+    memcpy(a + n1, w2, (size_t)n1 * sizeof(int));
+    qsort(a, (size_t)n1, sizeof(int), cmp_int);
+    qsort(a + n1, (size_t)n1, sizeof(int), cmp_int);
+    if (!memcmp(a, a + n1, (size_t)n1 * sizeof(int)))
+        res = MPI_SIMILAR;
+    free(a);
+    return res;
+}
+
+int PMPI_Comm_compare(MPI_Comm c1, MPI_Comm c2, int *result)
+{
+    struct xm_comm *a = xm_comm_get(c1), *b = xm_comm_get(c2);
+    if (!a || !b)
+        return xm_err(NULL, MPI_ERR_COMM, "MPI_Comm_compare");
+    if (a == b) {
+        *result = MPI_IDENT;
+        return MPI_SUCCESS;
+    }
+    int *w1 = world_map(a), *w2 = world_map(b);
+    if (!w1 || !w2) {
+        free(w1);
+        free(w2);
+        return xm_err(a, MPI_ERR_NO_MEM, "MPI_Comm_compare");
+    }
+    *result = xm_map_compare(a->size, w1, b->size, w2);
+    free(w1);
+    free(w2);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
+{
+    GET(c, comm, "MPI_Comm_group");
+    int *w = world_map(c);
+    struct xm_group *g = w ? xm_group_new(c->size, w) : NULL;
+    if (!g)
+        return xm_err(c, MPI_ERR_NO_MEM, "MPI_Comm_group");
+    *group = g->handle;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_set_name(MPI_Comm comm, const char *name)
+{
+    GET(c, comm, "MPI_Comm_set_name");
+    if (!name)
+        return xm_err(c, MPI_ERR_ARG, "MPI_Comm_set_name");
+    snprintf(c->name, sizeof(c->name), "%s", name);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_get_name(MPI_Comm comm, char *name, int *resultlen)
+{
+    GET(c, comm, "MPI_Comm_get_name");
+    *resultlen = snprintf(name, MPI_MAX_OBJECT_NAME, "%s", c->name);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
+{
+    GET(c, comm, "MPI_Comm_test_inter");
+    *flag = 0;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
+{
+    GET(c, comm, "MPI_Comm_remote_size");
+    (void)size;
+    return xm_err(c, MPI_ERR_COMM, "MPI_Comm_remote_size"); /* no intercommunicators */
 }

@@ -44,8 +44,6 @@ XM_WEAK(MPI_Error_class)
 XM_WEAK(MPI_Comm_set_errhandler)
 XM_WEAK(MPI_Comm_get_errhandler)
 XM_WEAK(MPI_Errhandler_free)
-XM_WEAK(MPI_Comm_get_attr)
-XM_WEAK(MPI_Attr_get)
 XM_WEAK(MPI_Pcontrol)
 XM_WEAK(MPI_Alloc_mem)
 XM_WEAK(MPI_Free_mem)
@@ -327,35 +325,7 @@ int PMPI_Errhandler_free(MPI_Errhandler *eh)
     return MPI_SUCCESS;
 }
 
-int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attr, int *flag)
-{
-    static int tag_ub = 0x3fffffff, universe, appnum, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE,
-               wtime_global = 0;
-    struct xm_comm *c = xm_comm_get(comm);
-    if (!c)
-        return xm_err(NULL, MPI_ERR_COMM, "MPI_Comm_get_attr");
-    universe = xm_g.universe;
-    appnum = xm_g.appnum;
-    void *v = NULL;
-    switch (keyval) {
-    case MPI_TAG_UB: v = &tag_ub; break;
-    case MPI_UNIVERSE_SIZE: v = &universe; break;
-    case MPI_APPNUM: v = &appnum; break;
-    case MPI_HOST: v = &host; break;
-    case MPI_IO: v = &io; break;
-    case MPI_WTIME_IS_GLOBAL: v = &wtime_global; break;
-    default: break; /* user keyvals: communicator area */
-    }
-    *flag = v != NULL;
-    if (v)
-        *(void **)attr = v;
-    return MPI_SUCCESS;
-}
-
-int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attr, int *flag)
-{
-    return PMPI_Comm_get_attr(comm, keyval, attr, flag);
-}
+/* Comm_get_attr / Attr_get (predefined and user keyvals): api/attr.c */
 
 int PMPI_Pcontrol(const int level, ...)
 {

@@ -31,4 +31,64 @@ int xm_coll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, 
 int xm_op_apply(MPI_Op op, const void *in, void *inout, int count, MPI_Datatype dt);
 int xm_op_valid(MPI_Op op);
 
+/* ---- additions (collectives area) -------------------------------------------------
+ * Ops: xm_op_apply_any() also takes user ops (MPI_Op_create) and derived types whose
+ * elements are all one predefined type; xm_op_commutative() is 1 for predefined ops. */
+int xm_op_apply_any(MPI_Op op, const void *in, void *inout, int count, MPI_Datatype dt);
+int xm_op_commutative(MPI_Op op);
+int xm_op_create(MPI_User_function *fn, int commute, MPI_Op *op);
+int xm_op_free(MPI_Op *op);
+
+/* Schedules (sched.c): steps built up front, advanced without blocking.  Ranks in
+ * send/recv are COMM ranks.  WAIT, OP and COPY wait for everything posted before. */
+struct xm_sched;
+struct xm_sched *xm_sched_new(struct xm_comm *c);
+void xm_sched_free(struct xm_sched *s);
+void *xm_sched_tmp(struct xm_sched *s, int count, MPI_Datatype dt); /* freed with s */
+void xm_sched_send(struct xm_sched *s, const void *buf, int count, MPI_Datatype dt, int to);
+void xm_sched_recv(struct xm_sched *s, void *buf, int count, MPI_Datatype dt, int from);
+void xm_sched_wait(struct xm_sched *s);
+void xm_sched_op(struct xm_sched *s, const void *in, void *inout, int count, MPI_Datatype dt,
+                 MPI_Op op);
+void xm_sched_copy(struct xm_sched *s, const void *src, int scount, MPI_Datatype sdt,
+                   void *dst, int rcount, MPI_Datatype rdt);
+int xm_sched_step(struct xm_sched *s);        /* 1 finished, 0 pending */
+int xm_sched_error(const struct xm_sched *s); /* 0 or -errno */
+/* rp == NULL: run to completion (blocking collective); else hand back an XM_REQ_COLL
+ * request (nonblocking).  Consumes s.  0 or -errno. */
+int xm_sched_start(struct xm_sched *s, struct xm_req **rp);
+/* Advance every active nonblocking collective; core/p2p.c's xm_progress() should call it. */
+int xm_coll_progress(void);
+int xm_dt_copy(const void *src, int scount, MPI_Datatype sdt, void *dst, int rcount,
+               MPI_Datatype rdt);
+
+/* Every collective: rp == NULL blocks, else starts it and returns the request.
+ * Buffers may be MPI_IN_PLACE where the standard allows it. */
+int xm_icoll_barrier(struct xm_comm *c, struct xm_req **rp);
+int xm_icoll_bcast(void *buf, int count, MPI_Datatype dt, int root, struct xm_comm *c,
+                   struct xm_req **rp);
+int xm_icoll_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                    int root, struct xm_comm *c, struct xm_req **rp);
+int xm_icoll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                       struct xm_comm *c, struct xm_req **rp);
+int xm_icoll_gatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
+                     const int *rcounts, const int *displs, MPI_Datatype rdt, int root,
+                     struct xm_comm *c, struct xm_req **rp);
+int xm_icoll_scatterv(const void *sbuf, const int *scounts, const int *displs,
+                      MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt, int root,
+                      struct xm_comm *c, struct xm_req **rp);
+int xm_icoll_allgather(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
+                       int rcount, MPI_Datatype rdt, struct xm_comm *c, struct xm_req **rp);
+int xm_icoll_allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
+                        const int *rcounts, const int *displs, MPI_Datatype rdt,
+                        struct xm_comm *c, struct xm_req **rp);
+int xm_icoll_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
+                       MPI_Datatype sdt, void *rbuf, const int *rcounts, const int *rdispls,
+                       MPI_Datatype rdt, struct xm_comm *c, struct xm_req **rp);
+int xm_icoll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+                            MPI_Datatype dt, MPI_Op op, struct xm_comm *c,
+                            struct xm_req **rp);
+int xm_icoll_scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                  int exclusive, struct xm_comm *c, struct xm_req **rp);
+
 #endif

@@ -1,0 +1,37 @@
+/*
+ * coll_api.h - shared checking front ends for the blocking (api/coll.c) and nonblocking
+ *              (api/icoll.c) collective entry points.  req == NULL: blocking.
+ * Every function returns an MPI error code (already passed through the handler).
+ */
+#ifndef XM_COLL_API_H
+#define XM_COLL_API_H
+
+#include "../core/xm.h"
+
+int xm_capi_barrier(MPI_Comm comm, MPI_Request *req, const char *fn);
+int xm_capi_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
+                  MPI_Request *req, const char *fn);
+int xm_capi_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                   int root, MPI_Comm comm, MPI_Request *req, const char *fn);
+int xm_capi_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                      MPI_Comm comm, MPI_Request *req, const char *fn);
+int xm_capi_gatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
+                    const int *rcounts, const int *displs, int rcount, MPI_Datatype rdt,
+                    int root, MPI_Comm comm, MPI_Request *req, const char *fn);
+int xm_capi_scatterv(const void *sbuf, const int *scounts, const int *displs, int scount,
+                     MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt, int root,
+                     MPI_Comm comm, MPI_Request *req, const char *fn);
+int xm_capi_allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
+                       const int *rcounts, const int *displs, int rcount, MPI_Datatype rdt,
+                       MPI_Comm comm, MPI_Request *req, const char *fn);
+int xm_capi_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, int scount,
+                      MPI_Datatype sdt, void *rbuf, const int *rcounts, const int *rdispls,
+                      int rcount, MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req,
+                      const char *fn);
+int xm_capi_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, int rcount,
+                           MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *req,
+                           const char *fn);
+int xm_capi_scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                 int exclusive, MPI_Comm comm, MPI_Request *req, const char *fn);
+
+#endif

@@ -1,0 +1,37 @@
+/*
+ * comm.h - communicator and group internals (communicator/group area): context-id
+ *          allocation, communicator construction/destruction, the group table.
+ * Contract:
+ *   - xm_ctx_alloc(parent, &ctx) is collective over `parent`: every rank of parent
+ *     calls it in the same order; all get the lowest context id that is free at every
+ *     one of them (bitmask allreduce with BAND, as MPICH does).  ctx is even.
+ *   - xm_comm_new() takes ownership of w (comm rank -> world rank, size entries) and
+ *     registers a handle; xm_comm_release() runs attribute delete callbacks, returns the
+ *     context id and frees the object.
+ *   - Groups: handles of kind XM_K_GROUP; MPI_GROUP_EMPTY is a static empty group.
+ *     xm_group_new() takes ownership of w and computes my rank.
+ */
+#ifndef XM_COMM_H
+#define XM_COMM_H
+
+#include "xm.h"
+
+int xm_ctx_alloc(struct xm_comm *parent, uint32_t *ctx);
+void xm_ctx_release(uint32_t ctx);
+struct xm_comm *xm_comm_new(int size, int *w, uint32_t ctx, struct xm_comm *parent);
+void xm_comm_release(struct xm_comm *c);
+/* comm rank of a world rank, or -1 (inverse map, built lazily) */
+int xm_comm_rank_of(struct xm_comm *c, int wrank);
+
+struct xm_group *xm_group_get(MPI_Group h);
+struct xm_group *xm_group_new(int size, int *w); /* NULL + errno */
+void xm_group_unref(struct xm_group *g);
+
+/* IDENT is never returned: CONGRUENT, SIMILAR or UNEQUAL of two rank maps */
+int xm_map_compare(int n1, const int *w1, int n2, const int *w2);
+
+/* attr.c: copy attributes to a duplicate (0 or an MPI error class), delete all */
+int xm_attr_copy_all(struct xm_comm *from, struct xm_comm *to);
+int xm_attr_delete_all(struct xm_comm *c);
+
+#endif
