@@ -22,8 +22,11 @@
  * broadcasts an iteration count so that one repetition lasts about -T seconds (so
  * iterations scale with message size and with how slow the library is: an
  * oversubscribed spinning library gets few iterations instead of a run that never
- * ends); each repetition is timed with MPI_Wtime; collectives report the mean over
- * ranks of each rank's time per call.
+ * ends), and re-picks it after every repetition from the last one's time; a
+ * point-to-point repetition that overruns its budget 5-fold stops early (rank 0 tags
+ * the last message), so a loaded machine cannot stretch one case into minutes. Each
+ * repetition is timed with MPI_Wtime; collectives report the mean over ranks of each
+ * rank's time per call. The printed iteration count is the first repetition's.
  *
  * Caveats: timing only, no data checks (the test suite checks data). Point-to-point
  * tests use ranks 0 and 1; other ranks only join the calibration broadcasts.
@@ -73,17 +76,42 @@ static long pick_iters(double per_iter, long maxit)
     return it;
 }
 
-static void pingpong(long bytes, long n)
+/* The timed loops stop early, all ranks agreeing, when a repetition overruns its budget
+ * by STOP_FACTOR (a calibration taken in a quiet moment of a loaded machine would
+ * otherwise ask for minutes): rank 0 then marks the last message with TAG_LAST. */
+#define STOP_FACTOR 5.0
+#define TAG_DATA 1
+#define TAG_LAST 2
+
+static int overrun(double t0, long i)
 {
-    for (long i = 0; i < n; i++) {
-        if (rank == 0) {
-            MPI_Send(sbuf, (int)bytes, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
-            MPI_Recv(rbuf, (int)bytes, MPI_CHAR, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        } else if (rank == 1) {
-            MPI_Recv(rbuf, (int)bytes, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            MPI_Send(sbuf, (int)bytes, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
+    return (i & 15) == 15 && MPI_Wtime() - t0 > STOP_FACTOR * budget;
+}
+
+/* n round trips between ranks 0 and 1 (fewer if overrun); returns how many ran */
+static long pingpong(long bytes, long n)
+{
+    long i = 0;
+    double t0 = MPI_Wtime();
+    MPI_Status st;
+    if (rank == 0) {
+        for (i = 0; i < n; i++) {
+            int last = i == n - 1 || overrun(t0, i);
+            MPI_Send(sbuf, (int)bytes, MPI_CHAR, 1, last ? TAG_LAST : TAG_DATA,
+                     MPI_COMM_WORLD);
+            MPI_Recv(rbuf, (int)bytes, MPI_CHAR, 1, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+            if (last)
+                return i + 1;
+        }
+    } else if (rank == 1) {
+        for (i = 0; i < n; i++) {
+            MPI_Recv(rbuf, (int)bytes, MPI_CHAR, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+            MPI_Send(sbuf, (int)bytes, MPI_CHAR, 0, st.MPI_TAG, MPI_COMM_WORLD);
+            if (st.MPI_TAG == TAG_LAST)
+                return i + 1;
         }
     }
+    return n;
 }
 
 static void bench_lat(void)
@@ -95,36 +123,47 @@ static void bench_lat(void)
         pingpong(b, b <= 1024 ? 1000 : 50); /* warm-up */
         MPI_Barrier(MPI_COMM_WORLD);
         double t = MPI_Wtime();
-        pingpong(b, 20);
-        long it = pick_iters((MPI_Wtime() - t) / 20, maxit);
+        long done = pingpong(b, 20), it0;
+        long it = it0 = pick_iters((MPI_Wtime() - t) / done, maxit);
         for (int r = 0; r < reps; r++) {
             MPI_Barrier(MPI_COMM_WORLD);
             t = MPI_Wtime();
-            pingpong(b, it);
-            v[r] = (MPI_Wtime() - t) * 1e6 / (2.0 * it);
+            done = pingpong(b, it);
+            t = MPI_Wtime() - t;
+            v[r] = t * 1e6 / (2.0 * done);
+            it = pick_iters(t / done, maxit); /* follow the machine's load */
         }
-        report("lat", b, v, reps, "us", it);
+        report("lat", b, v, reps, "us", it0);
     }
 }
 
-static void stream(long bytes, int window, long n)
+/* n windows from rank 0 to rank 1 (fewer if overrun, see pingpong); returns how many */
+static long stream(long bytes, int window, long n)
 {
     MPI_Request req[64];
     MPI_Status st[64]; /* not MPI_STATUSES_IGNORE: gcc's -Wstringop-overflow trips on it */
+    double t0 = MPI_Wtime();
     for (long i = 0; i < n; i++) {
         if (rank == 0) {
+            int last = i == n - 1 || MPI_Wtime() - t0 > STOP_FACTOR * budget;
             for (int w = 0; w < window; w++)
-                MPI_Isend(sbuf, (int)bytes, MPI_CHAR, 1, 2, MPI_COMM_WORLD, &req[w]);
+                MPI_Isend(sbuf, (int)bytes, MPI_CHAR, 1, last ? TAG_LAST : TAG_DATA,
+                          MPI_COMM_WORLD, &req[w]);
             MPI_Waitall(window, req, st);
             MPI_Recv(NULL, 0, MPI_CHAR, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            if (last)
+                return i + 1;
         } else if (rank == 1) {
             for (int w = 0; w < window; w++)
-                MPI_Irecv(rbuf + (long)w * bytes, (int)bytes, MPI_CHAR, 0, 2,
+                MPI_Irecv(rbuf + (long)w * bytes, (int)bytes, MPI_CHAR, 0, MPI_ANY_TAG,
                           MPI_COMM_WORLD, &req[w]);
             MPI_Waitall(window, req, st);
             MPI_Send(NULL, 0, MPI_CHAR, 0, 3, MPI_COMM_WORLD);
+            if (st[window - 1].MPI_TAG == TAG_LAST)
+                return i + 1;
         }
     }
+    return n;
 }
 
 static void bench_bw(void)
@@ -139,15 +178,17 @@ static void bench_bw(void)
         stream(b, window, 2);
         MPI_Barrier(MPI_COMM_WORLD);
         double t = MPI_Wtime();
-        stream(b, window, 3);
-        long it = pick_iters((MPI_Wtime() - t) / 3, 2000);
+        long done = stream(b, window, 3), it0;
+        long it = it0 = pick_iters((MPI_Wtime() - t) / done, 2000);
         for (int r = 0; r < reps; r++) {
             MPI_Barrier(MPI_COMM_WORLD);
             t = MPI_Wtime();
-            stream(b, window, it);
-            v[r] = (double)b * window * it / (MPI_Wtime() - t) / 1e6;
+            done = stream(b, window, it);
+            t = MPI_Wtime() - t;
+            v[r] = (double)b * window * done / t / 1e6;
+            it = pick_iters(t / done, 2000);
         }
-        report("bw", b, v, reps, "MB/s", it);
+        report("bw", b, v, reps, "MB/s", it0);
     }
 }
 
@@ -180,7 +221,7 @@ static void bench_coll(enum coll c, const char *name, const long *sizes, int nsi
         MPI_Barrier(MPI_COMM_WORLD);
         double t = MPI_Wtime();
         coll(c, b, 5);
-        long it = pick_iters((MPI_Wtime() - t) / 5, b <= 1024 ? 100000 : 10000);
+        long it = pick_iters((MPI_Wtime() - t) / 5, b <= 1024 ? 100000 : 10000), it0 = it;
         for (int r = 0; r < reps; r++) {
             MPI_Barrier(MPI_COMM_WORLD);
             t = MPI_Wtime();
@@ -188,8 +229,10 @@ static void bench_coll(enum coll c, const char *name, const long *sizes, int nsi
             double mine = (MPI_Wtime() - t) * 1e6 / it, sum = 0;
             MPI_Reduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
             v[r] = sum / np;
+            if (r + 1 < reps) /* follow the machine's load (rank 0's view) */
+                it = pick_iters(mine * 1e-6, b <= 1024 ? 100000 : 10000);
         }
-        report(name, b, v, reps, "us", it);
+        report(name, b, v, reps, "us", it0);
     }
 }
 
