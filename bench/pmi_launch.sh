@@ -18,8 +18,8 @@
 # Environment: LOOM_BUILD_DIR (default build), LOOM_MPIEXEC, LOOM_PROGDIR, HYDRA
 # (default mpiexec.hydra), BENCH_TIMEOUT (seconds per run, default 60).
 #
-# Notes: values are 1000 bytes, not 1024: Slurm's libpmi2 under hydra returns a
-# 1024-byte value truncated to 1023 bytes (its PMI2_MAX_VALLEN counts the NUL).
+# Notes: values are 1000 bytes, not 1024: under hydra 4.0.2 a 1024-byte value put through
+# Slurm's libpmi2 comes back truncated to 1023 bytes (under Loom it comes back whole).
 # Not part of `make check` (no timed assertions there); run by hand or `make bench`.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

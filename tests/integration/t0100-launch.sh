@@ -22,6 +22,11 @@ run_job -n 4 sh -c 'if [ "$PMI_RANK" = 2 ]; then exit 7; fi; exit 0'
 assert_rc 7 "rank 2 exits 7"
 assert_grep -E 'rank 2([^0-9]|$)' "$err" "stderr names rank 2"
 
+# two failing ranks: the first to fail decides the status and is named
+run_job -n 4 sh -c 'case $PMI_RANK in 1) exit 5 ;; 3) sleep 1; exit 9 ;; *) sleep 2 ;; esac'
+assert_rc 5 "rank 1 fails first with 5, rank 3 later with 9"
+assert_grep -E 'rank 1([^0-9]|$)' "$err" "stderr names rank 1"
+
 # a rank killed by a signal: non-zero exit, stderr names the rank
 run_job -n 3 sh -c 'if [ "$PMI_RANK" = 1 ]; then kill -KILL $$; fi; sleep 0.2'
 assert_failed_not_hung "rank 1 killed by SIGKILL"

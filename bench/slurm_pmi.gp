@@ -1,0 +1,39 @@
+# bench/slurm_pmi.gp - plot the results of bench/slurm_pmi.sh.
+# Usage: gnuplot -e "name='bench/results/slurm_pmi'" bench/slurm_pmi.gp
+# Reads NAME.METRIC.VARIANT.NODES.dat (columns: N, median, min, max, runs, status; NaN
+# where a variant failed or was not run) and writes NAME.png: three panels (fence,
+# launch to exit, MPI hello), medians with min-max error bars, log-scaled N.
+if (!exists("name")) name = 'bench/results/slurm_pmi'
+set terminal pngcairo size 1500,500 font ",10"
+set output name.'.png'
+set multiplot layout 1,3 title "srun --mpi=loom vs Slurm's --mpi=pmi2 (medians, min-max bars)"
+set logscale x 2
+set grid
+set key top left
+set xlabel "ranks (N)"
+set datafile missing "NaN"
+
+set title "PMI2\\_KVS\\_Fence median (Slurm libpmi2, 1 KiB, get all)"
+set ylabel "milliseconds"
+set logscale y
+plot name.'.fence.loom.1.dat' using ($1*0.96):2:3:4 with yerrorlines title "loom, 1 node" lw 2, \
+     name.'.fence.pmi2.1.dat' using ($1*0.98):2:3:4 with yerrorlines title "pmi2, 1 node" lw 2, \
+     name.'.fence.loom.4.dat' using ($1*1.02):2:3:4 with yerrorlines title "loom, 4 nodes" lw 2 dt 2, \
+     name.'.fence.pmi2.4.dat' using ($1*1.04):2:3:4 with yerrorlines title "pmi2, 4 nodes" lw 2 dt 2
+unset logscale y
+
+set title "launch to exit: pmi2\\_kvstest\\_slurm -r 1"
+set ylabel "seconds"
+set yrange [0:*]
+plot name.'.launch.floor.1.dat' using ($1*0.94):2:3:4 with yerrorlines title "floor (none, /bin/true), 1 node" lw 2, \
+     name.'.launch.loom.1.dat' using ($1*0.96):2:3:4 with yerrorlines title "loom, 1 node" lw 2, \
+     name.'.launch.pmi2.1.dat' using ($1*0.98):2:3:4 with yerrorlines title "pmi2, 1 node" lw 2, \
+     name.'.launch.floor.4.dat' using ($1*1.02):2:3:4 with yerrorlines title "floor, 4 nodes" lw 2 dt 2, \
+     name.'.launch.loom.4.dat' using ($1*1.04):2:3:4 with yerrorlines title "loom, 4 nodes" lw 2 dt 2, \
+     name.'.launch.pmi2.4.dat' using ($1*1.06):2:3:4 with yerrorlines title "pmi2, 4 nodes" lw 2 dt 2
+
+set title "launch to exit: MPI hello, 4 nodes"
+plot name.'.hello.mpich-loom.4.dat' using ($1*0.97):2:3:4 with yerrorlines title "MPICH, loom" lw 2, \
+     name.'.hello.mpich-pmi2.4.dat' using ($1*1.00):2:3:4 with yerrorlines title "MPICH, pmi2" lw 2, \
+     name.'.hello.ompi-pmix.4.dat' using ($1*1.03):2:3:4 with yerrorlines title "Open MPI, pmix" lw 2
+unset multiplot
