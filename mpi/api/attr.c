@@ -53,7 +53,7 @@ static void kv_unref(int h)
 
 static int predefined(int keyval)
 {
-    return (keyval & 0xff000000) == 0x49000000;
+    return ((unsigned)keyval & 0xff800000u) == 0x49000000u; /* kind KEYVAL, not dynamic */
 }
 
 int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy_fn,
@@ -163,13 +163,26 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attr, int *flag)
         universe = xm_g.universe;
         appnum = xm_g.appnum;
         switch (keyval) {
-        case MPI_TAG_UB: v = &tag_ub; break;
-        case MPI_UNIVERSE_SIZE: v = &universe; break;
-        case MPI_APPNUM: v = &appnum; break;
-        case MPI_HOST: v = &host; break;
-        case MPI_IO: v = &io; break;
-        case MPI_WTIME_IS_GLOBAL: v = &wtime_global; break;
-        default: return xm_err(c, MPI_ERR_KEYVAL, "MPI_Comm_get_attr");
+        case MPI_TAG_UB:
+            v = &tag_ub;
+            break;
+        case MPI_UNIVERSE_SIZE:
+            v = &universe;
+            break;
+        case MPI_APPNUM:
+            v = &appnum;
+            break;
+        case MPI_HOST:
+            v = &host;
+            break;
+        case MPI_IO:
+            v = &io;
+            break;
+        case MPI_WTIME_IS_GLOBAL:
+            v = &wtime_global;
+            break;
+        default:
+            return xm_err(c, MPI_ERR_KEYVAL, "MPI_Comm_get_attr");
         }
         *flag = 1;
         *(void **)attr = v;

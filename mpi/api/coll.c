@@ -25,6 +25,7 @@ XM_WEAK(MPI_Allgather)
 XM_WEAK(MPI_Allgatherv)
 XM_WEAK(MPI_Alltoall)
 XM_WEAK(MPI_Alltoallv)
+XM_WEAK(MPI_Alltoallw)
 XM_WEAK(MPI_Reduce_scatter)
 XM_WEAK(MPI_Reduce_scatter_block)
 XM_WEAK(MPI_Scan)
@@ -34,10 +35,10 @@ XM_WEAK(MPI_Op_free)
 XM_WEAK(MPI_Op_commutative)
 XM_WEAK(MPI_Reduce_local)
 
-#define GET_COMM(c, comm, fn)                  \
-    struct xm_comm *c = xm_comm_get(comm);    \
-    if (!c)                                    \
-        return xm_err(NULL, MPI_ERR_COMM, fn)
+#define GET_COMM(c, comm, fn)                                                            \
+    struct xm_comm *c = xm_comm_get(comm);                                               \
+    if (!c)                                                                              \
+    return xm_err(NULL, MPI_ERR_COMM, fn)
 
 static int check(struct xm_comm *c, int count, MPI_Datatype dt, const char *fn)
 {
@@ -56,7 +57,8 @@ static int check_op(struct xm_comm *c, MPI_Op op, const char *fn)
 }
 
 /* errno from the algorithm -> MPI error class; hand out the request. */
-static int done(struct xm_comm *c, int rc, struct xm_req *r, MPI_Request *req, const char *fn)
+static int done(struct xm_comm *c, int rc, struct xm_req **rp, MPI_Request *req,
+                const char *fn)
 {
     if (rc < 0) {
         int cls = rc == -EINVAL     ? MPI_ERR_OP
@@ -65,7 +67,7 @@ static int done(struct xm_comm *c, int rc, struct xm_req *r, MPI_Request *req, c
         return xm_err(c, cls, fn);
     }
     if (req)
-        *req = r->handle;
+        *req = (*rp)->handle; /* read after the call that set it */
     return MPI_SUCCESS;
 }
 
@@ -75,7 +77,7 @@ int xm_capi_barrier(MPI_Comm comm, MPI_Request *req, const char *fn)
 {
     GET_COMM(c, comm, fn);
     struct xm_req *r = NULL;
-    return done(c, xm_icoll_barrier(c, RP), r, req, fn);
+    return done(c, xm_icoll_barrier(c, RP), &r, req, fn);
 }
 
 int xm_capi_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
@@ -88,7 +90,7 @@ int xm_capi_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm
     if (root < 0 || root >= c->size)
         return xm_err(c, MPI_ERR_ROOT, fn);
     struct xm_req *r = NULL;
-    return done(c, xm_icoll_bcast(buf, count, dt, root, c, RP), r, req, fn);
+    return done(c, xm_icoll_bcast(buf, count, dt, root, c, RP), &r, req, fn);
 }
 
 int xm_capi_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
@@ -105,7 +107,7 @@ int xm_capi_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI
     if (sbuf == MPI_IN_PLACE && c->rank != root)
         return xm_err(c, MPI_ERR_BUFFER, fn);
     struct xm_req *r = NULL;
-    return done(c, xm_icoll_reduce(sbuf, rbuf, count, dt, op, root, c, RP), r, req, fn);
+    return done(c, xm_icoll_reduce(sbuf, rbuf, count, dt, op, root, c, RP), &r, req, fn);
 }
 
 int xm_capi_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
@@ -118,7 +120,7 @@ int xm_capi_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, 
     if (rc)
         return rc;
     struct xm_req *r = NULL;
-    return done(c, xm_icoll_allreduce(sbuf, rbuf, count, dt, op, c, RP), r, req, fn);
+    return done(c, xm_icoll_allreduce(sbuf, rbuf, count, dt, op, c, RP), &r, req, fn);
 }
 
 /* counts[i] = n, displs[i] = i*n: the v-form of a fixed-count collective */
@@ -156,7 +158,7 @@ int xm_capi_gatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
     struct xm_req *r = NULL;
     rc = xm_icoll_gatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, c, RP);
     free(a);
-    return done(c, rc, r, req, fn);
+    return done(c, rc, &r, req, fn);
 }
 
 int xm_capi_scatterv(const void *sbuf, const int *scounts, const int *displs, int scount,
@@ -182,12 +184,12 @@ int xm_capi_scatterv(const void *sbuf, const int *scounts, const int *displs, in
     struct xm_req *r = NULL;
     rc = xm_icoll_scatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, c, RP);
     free(a);
-    return done(c, rc, r, req, fn);
+    return done(c, rc, &r, req, fn);
 }
 
 int xm_capi_allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
-                       const int *rcounts, const int *displs, int rcount, MPI_Datatype rdt,
-                       MPI_Comm comm, MPI_Request *req, const char *fn)
+                       const int *rcounts, const int *displs, int rcount,
+                       MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req, const char *fn)
 {
     GET_COMM(c, comm, fn);
     int rc = sbuf == MPI_IN_PLACE ? 0 : check(c, scount, sdt, fn);
@@ -200,13 +202,13 @@ int xm_capi_allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbu
         rc = xm_icoll_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, c, RP);
     else
         rc = xm_icoll_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c, RP);
-    return done(c, rc, r, req, fn);
+    return done(c, rc, &r, req, fn);
 }
 
-int xm_capi_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, int scount,
-                      MPI_Datatype sdt, void *rbuf, const int *rcounts, const int *rdispls,
-                      int rcount, MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req,
-                      const char *fn)
+int xm_capi_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
+                      int scount, MPI_Datatype sdt, void *rbuf, const int *rcounts,
+                      const int *rdispls, int rcount, MPI_Datatype rdt, MPI_Comm comm,
+                      MPI_Request *req, const char *fn)
 {
     GET_COMM(c, comm, fn);
     int rc = sbuf == MPI_IN_PLACE ? 0 : check(c, scounts ? 0 : scount, sdt, fn);
@@ -229,10 +231,11 @@ int xm_capi_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, 
         rdispls = b + c->size;
     }
     struct xm_req *r = NULL;
-    rc = xm_icoll_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, c, RP);
+    rc = xm_icoll_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, c,
+                            RP);
     free(a);
     free(b);
-    return done(c, rc, r, req, fn);
+    return done(c, rc, &r, req, fn);
 }
 
 int xm_capi_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, int rcount,
@@ -259,7 +262,7 @@ int xm_capi_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, int
     struct xm_req *r = NULL;
     rc = xm_icoll_reduce_scatter(sbuf, rbuf, rcounts, dt, op, c, RP);
     free(a);
-    return done(c, rc, r, req, fn);
+    return done(c, rc, &r, req, fn);
 }
 
 int xm_capi_scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
@@ -272,7 +275,8 @@ int xm_capi_scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_O
     if (rc)
         return rc;
     struct xm_req *r = NULL;
-    return done(c, xm_icoll_scan(sbuf, rbuf, count, dt, op, exclusive, c, RP), r, req, fn);
+    return done(c, xm_icoll_scan(sbuf, rbuf, count, dt, op, exclusive, c, RP), &r, req,
+                fn);
 }
 
 /* ---- blocking entry points --------------------------------------------------------- */
@@ -331,15 +335,16 @@ int PMPI_Scatterv(const void *sbuf, const int scounts[], const int displs[],
 int PMPI_Allgather(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
                    MPI_Datatype rdt, MPI_Comm comm)
 {
-    return xm_capi_allgatherv(sbuf, scount, sdt, rbuf, NULL, NULL, rcount, rdt, comm, NULL,
-                              "MPI_Allgather");
+    return xm_capi_allgatherv(sbuf, scount, sdt, rbuf, NULL, NULL, rcount, rdt, comm,
+                              NULL, "MPI_Allgather");
 }
 
 int PMPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
-                    const int rcounts[], const int displs[], MPI_Datatype rdt, MPI_Comm comm)
+                    const int rcounts[], const int displs[], MPI_Datatype rdt,
+                    MPI_Comm comm)
 {
-    return xm_capi_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, 0, rdt, comm, NULL,
-                              "MPI_Allgatherv");
+    return xm_capi_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, 0, rdt, comm,
+                              NULL, "MPI_Allgatherv");
 }
 
 int PMPI_Alltoall(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
@@ -353,12 +358,30 @@ int PMPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[],
                    MPI_Datatype sdt, void *rbuf, const int rcounts[], const int rdispls[],
                    MPI_Datatype rdt, MPI_Comm comm)
 {
-    return xm_capi_alltoallv(sbuf, scounts, sdispls, 0, sdt, rbuf, rcounts, rdispls, 0, rdt,
-                             comm, NULL, "MPI_Alltoallv");
+    return xm_capi_alltoallv(sbuf, scounts, sdispls, 0, sdt, rbuf, rcounts, rdispls, 0,
+                             rdt, comm, NULL, "MPI_Alltoallv");
 }
 
-int PMPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt,
-                        MPI_Op op, MPI_Comm comm)
+int PMPI_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[],
+                   const MPI_Datatype sdts[], void *rbuf, const int rcounts[],
+                   const int rdispls[], const MPI_Datatype rdts[], MPI_Comm comm)
+{
+    GET_COMM(c, comm, "MPI_Alltoallw");
+    for (int i = 0; i < c->size; i++) {
+        int rc =
+            sbuf == MPI_IN_PLACE ? 0 : check(c, scounts[i], sdts[i], "MPI_Alltoallw");
+        if (!rc)
+            rc = check(c, rcounts[i], rdts[i], "MPI_Alltoallw");
+        if (rc)
+            return rc;
+    }
+    int rc = xm_icoll_alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls,
+                                rdts, c, NULL);
+    return rc < 0 ? xm_err(c, xm_errno_to_class(rc), "MPI_Alltoallw") : MPI_SUCCESS;
+}
+
+int PMPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[],
+                        MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
     return xm_capi_reduce_scatter(sbuf, rbuf, rcounts, 0, dt, op, comm, NULL,
                                   "MPI_Reduce_scatter");
@@ -383,11 +406,13 @@ int PMPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op
     return xm_capi_scan(sbuf, rbuf, count, dt, op, 1, comm, NULL, "MPI_Exscan");
 }
 
-/* ---- operations ----------------------------------------------------------------------- */
+/* ---- operations -----------------------------------------------------------------------
+ */
 int PMPI_Op_create(MPI_User_function *fn, int commute, MPI_Op *op)
 {
     int rc = xm_op_create(fn, commute, op);
-    return rc < 0 ? xm_err(NULL, rc == -EINVAL ? MPI_ERR_ARG : MPI_ERR_NO_MEM, "MPI_Op_create")
+    return rc < 0 ? xm_err(NULL, rc == -EINVAL ? MPI_ERR_ARG : MPI_ERR_NO_MEM,
+                           "MPI_Op_create")
                   : MPI_SUCCESS;
 }
 

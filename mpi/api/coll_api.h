@@ -22,12 +22,12 @@ int xm_capi_scatterv(const void *sbuf, const int *scounts, const int *displs, in
                      MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt, int root,
                      MPI_Comm comm, MPI_Request *req, const char *fn);
 int xm_capi_allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
-                       const int *rcounts, const int *displs, int rcount, MPI_Datatype rdt,
-                       MPI_Comm comm, MPI_Request *req, const char *fn);
-int xm_capi_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, int scount,
-                      MPI_Datatype sdt, void *rbuf, const int *rcounts, const int *rdispls,
-                      int rcount, MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req,
-                      const char *fn);
+                       const int *rcounts, const int *displs, int rcount,
+                       MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req, const char *fn);
+int xm_capi_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
+                      int scount, MPI_Datatype sdt, void *rbuf, const int *rcounts,
+                      const int *rdispls, int rcount, MPI_Datatype rdt, MPI_Comm comm,
+                      MPI_Request *req, const char *fn);
 int xm_capi_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, int rcount,
                            MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *req,
                            const char *fn);

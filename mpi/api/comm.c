@@ -21,6 +21,7 @@ XM_WEAK(MPI_Comm_dup_with_info)
 XM_WEAK(MPI_Comm_idup)
 XM_WEAK(MPI_Comm_create)
 XM_WEAK(MPI_Comm_split)
+XM_WEAK(MPI_Comm_create_group)
 XM_WEAK(MPI_Comm_split_type)
 XM_WEAK(MPI_Comm_free)
 XM_WEAK(MPI_Comm_compare)
@@ -196,6 +197,42 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     return MPI_SUCCESS;
 }
 
+/* Collective over the group only: the context id is agreed on by an allreduce among the
+ * members, run on a temporary communicator over the reserved context
+ * XM_CTX_CREATE_GROUP whose collective tag is derived from the user's tag (so
+ * concurrent calls by overlapping groups must use different tags, as the standard
+ * requires). */
+int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
+{
+    GET(c, comm, "MPI_Comm_create_group");
+    struct xm_group *g = xm_group_get(group);
+    if (!g)
+        return xm_err(c, MPI_ERR_GROUP, "MPI_Comm_create_group");
+    if (tag < 0)
+        return xm_err(c, MPI_ERR_TAG, "MPI_Comm_create_group");
+    if (g->rank == MPI_UNDEFINED) {
+        *newcomm = MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
+    struct xm_comm tmp = {.handle = MPI_COMM_NULL, .refs = 1, .ctx = XM_CTX_CREATE_GROUP,
+                          .rank = g->rank, .size = g->size, .w = g->w, .errh = c->errh,
+                          .coll_seq = (uint32_t)tag};
+    uint32_t ctx;
+    int rc = xm_ctx_alloc(&tmp, &ctx);
+    if (rc < 0)
+        return fail(c, rc, "MPI_Comm_create_group");
+    int *w = malloc((size_t)g->size * sizeof(int));
+    if (w)
+        memcpy(w, g->w, (size_t)g->size * sizeof(int));
+    struct xm_comm *n = w ? xm_comm_new(g->size, w, ctx, c) : NULL;
+    if (!n) {
+        xm_ctx_release(ctx);
+        return xm_err(c, MPI_ERR_NO_MEM, "MPI_Comm_create_group");
+    }
+    *newcomm = n->handle;
+    return MPI_SUCCESS;
+}
+
 struct ck {
     int color, key, rank;
 };
@@ -284,7 +321,7 @@ int PMPI_Comm_free(MPI_Comm *comm)
     int rc = xm_attr_delete_all(c);
     if (rc != MPI_SUCCESS)
         return xm_err(c, rc, "MPI_Comm_free");
-    xm_comm_release(c);
+    xm_comm_unref(c); /* pending nonblocking collectives hold references */
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;
 }

@@ -9,8 +9,13 @@
  *   them, as MPI-3.1 §4.1.13 says).
  * Notes: the packed format of MPI_Pack is the p2p wire format: the type map's bytes in
  *   order, no header, no padding (so Pack_size = count * Type_size).
- * Caveats: Pack_external (external32), SUBARRAY/DARRAY and type attributes are still
- *   stubs (api/stubs.c).
+ *   Type keyvals are handles of kind KEYVAL with index bit 22 set, so they never name a
+ *   communicator keyval (api/attr.c) and vice versa.  Attributes are copied by
+ *   Type_dup through the copy callbacks and deleted (callbacks run) by Type_free.
+ *   Pack_external writes "external32" (MPI-3.1 §13.5.2): big-endian, MPI_LONG and
+ *   MPI_UNSIGNED_LONG as 4 bytes, MPI_WCHAR as 2, everything else at its native size.
+ * Caveats: external32 of long double types (IEEE quad) is refused with
+ *   MPI_ERR_CONVERSION; a long that does not fit 32 bits is truncated.
  */
 #include <errno.h>
 #include <limits.h>
@@ -41,6 +46,8 @@ XM_WEAK(MPI_Type_create_hindexed_block)
 XM_WEAK(MPI_Type_struct)
 XM_WEAK(MPI_Type_create_struct)
 XM_WEAK(MPI_Type_create_resized)
+XM_WEAK(MPI_Type_create_subarray)
+XM_WEAK(MPI_Type_create_darray)
 XM_WEAK(MPI_Type_dup)
 XM_WEAK(MPI_Type_commit)
 XM_WEAK(MPI_Type_free)
@@ -56,16 +63,181 @@ XM_WEAK(MPI_Status_set_elements_x)
 XM_WEAK(MPI_Pack)
 XM_WEAK(MPI_Unpack)
 XM_WEAK(MPI_Pack_size)
+XM_WEAK(MPI_Pack_external)
+XM_WEAK(MPI_Unpack_external)
+XM_WEAK(MPI_Pack_external_size)
+XM_WEAK(MPI_Type_create_keyval)
+XM_WEAK(MPI_Type_free_keyval)
+XM_WEAK(MPI_Type_set_attr)
+XM_WEAK(MPI_Type_get_attr)
+XM_WEAK(MPI_Type_delete_attr)
 
 static struct xm_dtype *get(MPI_Datatype h)
 {
     return xm_dt_get(h);
 }
 
+/* clang-format off */
 #define GET(t, h, fn)                                                                  \
     struct xm_dtype *t = get(h);                                                       \
     if (!t)                                                                            \
         return xm_err(NULL, MPI_ERR_TYPE, fn)
+/* clang-format on */
+
+/* ---- type keyvals and attributes -------------------------------------------------- */
+
+#define TKV_BIT 0x400000
+struct tkv {
+    MPI_Type_copy_attr_function *copy;
+    MPI_Type_delete_attr_function *del;
+    void *extra;
+    int refs; /* 1 for the handle + 1 per attribute using it */
+};
+static struct tkv **tkvs; /* process state, like every handle table */
+static int ntkvs;
+
+static struct tkv *tkv_get(int h)
+{
+    if (!(h & XM_H_VALID) || XM_H_KIND(h) != XM_K_KEYVAL || !(h & XM_H_DYN) ||
+        !(XM_H_INDEX(h) & TKV_BIT))
+        return NULL;
+    int i = (int)(XM_H_INDEX(h) & ~TKV_BIT);
+    return i < ntkvs ? tkvs[i] : NULL;
+}
+
+static void tkv_unref(int h)
+{
+    struct tkv *k = tkv_get(h);
+    if (k && --k->refs == 0) {
+        tkvs[XM_H_INDEX(h) & ~TKV_BIT] = NULL;
+        free(k);
+    }
+}
+
+int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *copy_fn,
+                            MPI_Type_delete_attr_function *delete_fn, int *keyval,
+                            void *extra)
+{
+    if (!keyval)
+        return xm_err(NULL, MPI_ERR_ARG, "MPI_Type_create_keyval");
+    struct tkv *k = calloc(1, sizeof(*k));
+    struct tkv **n = realloc(tkvs, ((size_t)ntkvs + 1) * sizeof(*n));
+    if (!k || !n) {
+        free(k);
+        if (n)
+            tkvs = n;
+        return xm_err(NULL, MPI_ERR_NO_MEM, "MPI_Type_create_keyval");
+    }
+    tkvs = n;
+    *k = (struct tkv){copy_fn, delete_fn, extra, 1};
+    tkvs[ntkvs] = k;
+    *keyval = XM_H_MAKE(XM_K_KEYVAL, 1, TKV_BIT | (unsigned)ntkvs);
+    ntkvs++;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_free_keyval(int *keyval)
+{
+    if (!keyval || !tkv_get(*keyval))
+        return xm_err(NULL, MPI_ERR_KEYVAL, "MPI_Type_free_keyval");
+    tkv_unref(*keyval);
+    *keyval = MPI_KEYVAL_INVALID;
+    return MPI_SUCCESS;
+}
+
+static struct xm_attr **tattr_find(struct xm_dtype *t, int keyval)
+{
+    struct xm_attr **pp = &t->attrs;
+    while (*pp && (*pp)->keyval != keyval)
+        pp = &(*pp)->next;
+    return pp;
+}
+
+/* Run the delete callback of *pp and unlink it. */
+static int tattr_del(struct xm_dtype *t, struct xm_attr **pp)
+{
+    struct xm_attr *a = *pp;
+    struct tkv *k = tkv_get(a->keyval);
+    if (k && k->del) {
+        int rc = k->del(t->handle, a->keyval, a->val, k->extra);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    *pp = a->next;
+    tkv_unref(a->keyval);
+    free(a);
+    return MPI_SUCCESS;
+}
+
+static int tattr_set(struct xm_dtype *t, int keyval, void *val)
+{
+    struct xm_attr **pp = tattr_find(t, keyval);
+    if (*pp) {
+        int rc = tattr_del(t, pp);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    struct xm_attr *a = malloc(sizeof(*a));
+    if (!a)
+        return MPI_ERR_NO_MEM;
+    *a = (struct xm_attr){t->attrs, keyval, val};
+    t->attrs = a;
+    tkv_get(keyval)->refs++;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_set_attr(MPI_Datatype dt, int keyval, void *val)
+{
+    GET(t, dt, "MPI_Type_set_attr");
+    if (!tkv_get(keyval))
+        return xm_err(NULL, MPI_ERR_KEYVAL, "MPI_Type_set_attr");
+    int rc = tattr_set(t, keyval, val);
+    return rc == MPI_SUCCESS ? rc : xm_err(NULL, rc, "MPI_Type_set_attr");
+}
+
+int PMPI_Type_get_attr(MPI_Datatype dt, int keyval, void *attr, int *flag)
+{
+    GET(t, dt, "MPI_Type_get_attr");
+    if (!tkv_get(keyval) || !flag)
+        return xm_err(NULL, MPI_ERR_KEYVAL, "MPI_Type_get_attr");
+    struct xm_attr *a = *tattr_find(t, keyval);
+    *flag = a != NULL;
+    if (a)
+        *(void **)attr = a->val;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_delete_attr(MPI_Datatype dt, int keyval)
+{
+    GET(t, dt, "MPI_Type_delete_attr");
+    struct xm_attr **pp = tattr_find(t, keyval);
+    if (!tkv_get(keyval) || !*pp)
+        return xm_err(NULL, MPI_ERR_KEYVAL, "MPI_Type_delete_attr");
+    int rc = tattr_del(t, pp);
+    return rc == MPI_SUCCESS ? rc : xm_err(NULL, rc, "MPI_Type_delete_attr");
+}
+
+/* Type_dup: run each attribute's copy callback (NULL_COPY_FN: none, DUP_FN: the value).
+ */
+static int tattr_copy_all(struct xm_dtype *from, struct xm_dtype *to)
+{
+    for (struct xm_attr *a = from->attrs; a; a = a->next) {
+        struct tkv *k = tkv_get(a->keyval);
+        void *nv = a->val;
+        int flag = 0, rc = MPI_SUCCESS;
+        if (!k || k->copy == MPI_TYPE_NULL_COPY_FN)
+            continue;
+        if (k->copy == MPI_TYPE_DUP_FN)
+            flag = 1;
+        else
+            rc = k->copy(from->handle, a->keyval, k->extra, a->val, &nv, &flag);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        if (flag && (rc = tattr_set(to, a->keyval, nv)) != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
 
 /* ---- queries -------------------------------------------------------------------- */
 
@@ -138,8 +310,9 @@ int PMPI_Type_ub(MPI_Datatype dt, MPI_Aint *ub)
 
 /* ---- constructors ------------------------------------------------------------------ */
 
-static int create(int comb, int ni, const int *ints, int na, const MPI_Aint *aints, int nd,
-                  const MPI_Datatype *types, MPI_Datatype *newtype, const char *fn)
+static int create(int comb, int ni, const int *ints, int na, const MPI_Aint *aints,
+                  int nd, const MPI_Datatype *types, MPI_Datatype *newtype,
+                  const char *fn)
 {
     if (!newtype)
         return xm_err(NULL, MPI_ERR_ARG, fn);
@@ -189,8 +362,8 @@ int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype 
     return hvector(count, blocklength, stride, old, newtype, "MPI_Type_hvector");
 }
 
-int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype old,
-                             MPI_Datatype *newtype)
+int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride,
+                             MPI_Datatype old, MPI_Datatype *newtype)
 {
     return hvector(count, blocklength, stride, old, newtype, "MPI_Type_create_hvector");
 }
@@ -212,9 +385,9 @@ static int *pack_ints(int lead, int nlead, int count, const int *a, const int *b
     return v;
 }
 
-static int indexed_like(int comb, int count, int blocklength, const int *bl, const int *di,
-                        const MPI_Aint *da, int nd, const MPI_Datatype *types,
-                        MPI_Datatype *newtype, const char *fn)
+static int indexed_like(int comb, int count, int blocklength, const int *bl,
+                        const int *di, const MPI_Aint *da, int nd,
+                        const MPI_Datatype *types, MPI_Datatype *newtype, const char *fn)
 {
     if (count < 0 || blocklength < 0)
         return xm_err(NULL, MPI_ERR_COUNT, fn);
@@ -225,8 +398,8 @@ static int indexed_like(int comb, int count, int blocklength, const int *bl, con
     for (int i = 0; bl && i < count; i++)
         if (bl[i] < 0)
             return xm_err(NULL, MPI_ERR_COUNT, fn);
-    int nlead = comb == MPI_COMBINER_INDEXED_BLOCK || comb == MPI_COMBINER_HINDEXED_BLOCK
-                    ? 2 : 1;
+    int nlead =
+        comb == MPI_COMBINER_INDEXED_BLOCK || comb == MPI_COMBINER_HINDEXED_BLOCK ? 2 : 1;
     int *ints = pack_ints(blocklength, nlead, count, bl, di);
     if (!ints)
         return xm_err(NULL, MPI_ERR_NO_MEM, fn);
@@ -239,12 +412,12 @@ static int indexed_like(int comb, int count, int blocklength, const int *bl, con
 int PMPI_Type_indexed(int count, const int bl[], const int displs[], MPI_Datatype old,
                       MPI_Datatype *newtype)
 {
-    return indexed_like(MPI_COMBINER_INDEXED, count, 0, bl, displs, NULL, 1, &old, newtype,
-                        "MPI_Type_indexed");
+    return indexed_like(MPI_COMBINER_INDEXED, count, 0, bl, displs, NULL, 1, &old,
+                        newtype, "MPI_Type_indexed");
 }
 
-int PMPI_Type_hindexed(int count, const int bl[], const MPI_Aint displs[], MPI_Datatype old,
-                       MPI_Datatype *newtype)
+int PMPI_Type_hindexed(int count, const int bl[], const MPI_Aint displs[],
+                       MPI_Datatype old, MPI_Datatype *newtype)
 {
     return indexed_like(MPI_COMBINER_HINDEXED, count, 0, bl, NULL, displs, 1, &old,
                         newtype, "MPI_Type_hindexed");
@@ -260,15 +433,15 @@ int PMPI_Type_create_hindexed(int count, const int bl[], const MPI_Aint displs[]
 int PMPI_Type_create_indexed_block(int count, int blocklength, const int displs[],
                                    MPI_Datatype old, MPI_Datatype *newtype)
 {
-    return indexed_like(MPI_COMBINER_INDEXED_BLOCK, count, blocklength, NULL, displs, NULL,
-                        1, &old, newtype, "MPI_Type_create_indexed_block");
+    return indexed_like(MPI_COMBINER_INDEXED_BLOCK, count, blocklength, NULL, displs,
+                        NULL, 1, &old, newtype, "MPI_Type_create_indexed_block");
 }
 
 int PMPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint displs[],
                                     MPI_Datatype old, MPI_Datatype *newtype)
 {
-    return indexed_like(MPI_COMBINER_HINDEXED_BLOCK, count, blocklength, NULL, NULL, displs,
-                        1, &old, newtype, "MPI_Type_create_hindexed_block");
+    return indexed_like(MPI_COMBINER_HINDEXED_BLOCK, count, blocklength, NULL, NULL,
+                        displs, 1, &old, newtype, "MPI_Type_create_hindexed_block");
 }
 
 int PMPI_Type_create_struct(int count, const int bl[], const MPI_Aint displs[],
@@ -293,6 +466,51 @@ int PMPI_Type_create_resized(MPI_Datatype old, MPI_Aint lb, MPI_Aint extent,
                   "MPI_Type_create_resized");
 }
 
+int PMPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[],
+                              const int starts[], int order, MPI_Datatype old,
+                              MPI_Datatype *newtype)
+{
+    const char *fn = "MPI_Type_create_subarray";
+    if (ndims < 1 || !sizes || !subsizes || !starts)
+        return xm_err(NULL, MPI_ERR_ARG, fn);
+    int ni = 3 * ndims + 2;
+    int *v = malloc((size_t)ni * sizeof(int));
+    if (!v)
+        return xm_err(NULL, MPI_ERR_NO_MEM, fn);
+    v[0] = ndims;
+    memcpy(v + 1, sizes, (size_t)ndims * sizeof(int));
+    memcpy(v + 1 + ndims, subsizes, (size_t)ndims * sizeof(int));
+    memcpy(v + 1 + 2 * ndims, starts, (size_t)ndims * sizeof(int));
+    v[ni - 1] = order;
+    int rc = create(MPI_COMBINER_SUBARRAY, ni, v, 0, NULL, 1, &old, newtype, fn);
+    free(v);
+    return rc;
+}
+
+int PMPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[],
+                            const int distribs[], const int dargs[], const int psizes[],
+                            int order, MPI_Datatype old, MPI_Datatype *newtype)
+{
+    const char *fn = "MPI_Type_create_darray";
+    if (ndims < 1 || !gsizes || !distribs || !dargs || !psizes)
+        return xm_err(NULL, MPI_ERR_ARG, fn);
+    int ni = 4 * ndims + 4;
+    int *v = malloc((size_t)ni * sizeof(int));
+    if (!v)
+        return xm_err(NULL, MPI_ERR_NO_MEM, fn);
+    v[0] = size;
+    v[1] = rank;
+    v[2] = ndims;
+    memcpy(v + 3, gsizes, (size_t)ndims * sizeof(int));
+    memcpy(v + 3 + ndims, distribs, (size_t)ndims * sizeof(int));
+    memcpy(v + 3 + 2 * ndims, dargs, (size_t)ndims * sizeof(int));
+    memcpy(v + 3 + 3 * ndims, psizes, (size_t)ndims * sizeof(int));
+    v[ni - 1] = order;
+    int rc = create(MPI_COMBINER_DARRAY, ni, v, 0, NULL, 1, &old, newtype, fn);
+    free(v);
+    return rc;
+}
+
 int PMPI_Type_dup(MPI_Datatype dt, MPI_Datatype *newtype)
 {
     int rc = create(MPI_COMBINER_DUP, 0, NULL, 0, NULL, 1, &dt, newtype, "MPI_Type_dup");
@@ -300,6 +518,13 @@ int PMPI_Type_dup(MPI_Datatype dt, MPI_Datatype *newtype)
         struct xm_dtype *o = get(dt), *t = xm_dt_get(*newtype);
         t->committed = o->committed;
         memcpy(t->name, o->name, sizeof(t->name));
+        if ((rc = tattr_copy_all(o, t)) != MPI_SUCCESS) {
+            while (t->attrs)
+                tattr_del(t, &t->attrs);
+            xm_dt_unref(t);
+            *newtype = MPI_DATATYPE_NULL;
+            return xm_err(NULL, rc, "MPI_Type_dup");
+        }
     }
     return rc;
 }
@@ -320,6 +545,11 @@ int PMPI_Type_free(MPI_Datatype *dt)
     GET(t, *dt, "MPI_Type_free");
     if (XM_DT_IS_PREDEF(*dt))
         return xm_err(NULL, MPI_ERR_TYPE, "MPI_Type_free");
+    while (t->attrs) {
+        int rc = tattr_del(t, &t->attrs);
+        if (rc != MPI_SUCCESS)
+            return xm_err(NULL, rc, "MPI_Type_free");
+    }
     if (t->refs == 1)
         xm_dt_destroy(t);
     else {
@@ -383,16 +613,27 @@ int PMPI_Type_get_name(MPI_Datatype dt, char *name, int *resultlen)
 int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *dt)
 {
     static const MPI_Datatype reals[] = {MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE};
-    static const MPI_Datatype ints[] = {MPI_INT8_T, MPI_INT16_T, MPI_INT32_T, MPI_INT64_T};
+    static const MPI_Datatype ints[] = {MPI_INT8_T, MPI_INT16_T, MPI_INT32_T,
+                                        MPI_INT64_T};
     static const MPI_Datatype cplx[] = {MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX,
                                         MPI_C_LONG_DOUBLE_COMPLEX};
     const MPI_Datatype *v;
     size_t n;
     switch (typeclass) {
-    case MPI_TYPECLASS_REAL: v = reals; n = 3; break;
-    case MPI_TYPECLASS_INTEGER: v = ints; n = 4; break;
-    case MPI_TYPECLASS_COMPLEX: v = cplx; n = 3; break;
-    default: return xm_err(NULL, MPI_ERR_ARG, "MPI_Type_match_size");
+    case MPI_TYPECLASS_REAL:
+        v = reals;
+        n = 3;
+        break;
+    case MPI_TYPECLASS_INTEGER:
+        v = ints;
+        n = 4;
+        break;
+    case MPI_TYPECLASS_COMPLEX:
+        v = cplx;
+        n = 3;
+        break;
+    default:
+        return xm_err(NULL, MPI_ERR_ARG, "MPI_Type_match_size");
     }
     for (size_t i = 0; i < n; i++)
         if ((int)XM_DT_SIZE(v[i]) == size) {
@@ -410,8 +651,8 @@ int PMPI_Get_elements_x(const MPI_Status *st, MPI_Datatype dt, MPI_Count *count)
     if (!st || st == MPI_STATUS_IGNORE || !count)
         return xm_err(NULL, MPI_ERR_ARG, "MPI_Get_elements_x");
     size_t e;
-    *count = xm_dt_bytes_to_elems(t, xm_status_bytes(st), &e) ? MPI_UNDEFINED
-                                                               : (MPI_Count)e;
+    *count =
+        xm_dt_bytes_to_elems(t, xm_status_bytes(st), &e) ? MPI_UNDEFINED : (MPI_Count)e;
     return MPI_SUCCESS;
 }
 
@@ -441,7 +682,8 @@ int PMPI_Status_set_elements(MPI_Status *st, MPI_Datatype dt, int count)
     return PMPI_Status_set_elements_x(st, dt, count);
 }
 
-/* ---- pack / unpack ------------------------------------------------------------------- */
+/* ---- pack / unpack -------------------------------------------------------------------
+ */
 
 int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype dt, void *outbuf, int outsize,
               int *position, MPI_Comm comm)
@@ -487,5 +729,150 @@ int PMPI_Pack_size(int incount, MPI_Datatype dt, MPI_Comm comm, int *size)
         return xm_err(NULL, MPI_ERR_COUNT, "MPI_Pack_size");
     size_t n = t->size * (size_t)incount;
     *size = n > INT_MAX ? MPI_UNDEFINED : (int)n;
+    return MPI_SUCCESS;
+}
+
+/* ---- external32 -------------------------------------------------------------------- */
+
+/* external32 size of a basic type (0: not representable here) and the size of one
+ * byte-swapped unit (complex numbers swap each half) */
+static size_t ext32_size(MPI_Datatype h, size_t *unit)
+{
+    size_t n = XM_DT_SIZE(h);
+    *unit = n;
+    switch (h) {
+    case MPI_LONG:
+    case MPI_UNSIGNED_LONG:
+        *unit = 4;
+        return 4;
+    case MPI_WCHAR:
+        *unit = 2;
+        return 2;
+    case MPI_LONG_DOUBLE:
+    case MPI_C_LONG_DOUBLE_COMPLEX:
+        return 0;
+    case MPI_C_COMPLEX:
+    case MPI_C_FLOAT_COMPLEX:
+    case MPI_C_DOUBLE_COMPLEX:
+    case MPI_COMPLEX:
+    case MPI_DOUBLE_COMPLEX:
+        *unit = n / 2;
+        return n;
+    default:
+        return n;
+    }
+}
+
+static int is_signed_narrowed(MPI_Datatype h)
+{
+    return h == MPI_LONG;
+}
+
+struct ext32 {
+    char *stream; /* packed side */
+    size_t pos, end;
+    int dir; /* 0 pack, 1 unpack, 2 size only */
+};
+
+static int ext32_elem(void *vctx, char *addr, MPI_Datatype h)
+{
+    struct ext32 *x = vctx;
+    size_t unit, es = ext32_size(h, &unit), ns = XM_DT_SIZE(h);
+    if (!es)
+        return MPI_ERR_CONVERSION;
+    if (x->dir == 2) {
+        x->pos += es;
+        return 0;
+    }
+    if (x->pos + es > x->end)
+        return MPI_ERR_TRUNCATE;
+    unsigned char *s = (unsigned char *)x->stream + x->pos;
+    unsigned char *m = (unsigned char *)addr;
+    /* little-endian host (x86-64, aarch64 Linux): the low es bytes come first */
+    if (x->dir == 0) {
+        for (size_t u = 0; u < es; u += unit)
+            for (size_t b = 0; b < unit; b++)
+                s[u + b] = m[(es == ns ? u : 0) + unit - 1 - b];
+    } else {
+        for (size_t u = 0; u < es; u += unit)
+            for (size_t b = 0; b < unit; b++)
+                m[(es == ns ? u : 0) + unit - 1 - b] = s[u + b];
+        if (es < ns) /* widen: sign- or zero-extend */
+            memset(m + es, is_signed_narrowed(h) && (m[es - 1] & 0x80) ? 0xff : 0,
+                   ns - es);
+    }
+    x->pos += es;
+    return 0;
+}
+
+static int ext32_check(const char *datarep, const char *fn)
+{
+    if (!datarep || strcmp(datarep, "external32") != 0)
+        return xm_err(NULL, MPI_ERR_UNSUPPORTED_DATAREP, fn);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype dt,
+                            MPI_Aint *size)
+{
+    const char *fn = "MPI_Pack_external_size";
+    GET(t, dt, fn);
+    int rc = ext32_check(datarep, fn);
+    if (rc)
+        return rc;
+    if (incount < 0 || !size)
+        return xm_err(NULL, MPI_ERR_ARG, fn);
+    struct ext32 x = {NULL, 0, 0, 2};
+    rc = xm_dt_visit(NULL, incount, t, ext32_elem, &x);
+    if (rc)
+        return xm_err(NULL, rc, fn);
+    *size = (MPI_Aint)x.pos;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount,
+                       MPI_Datatype dt, void *outbuf, MPI_Aint outsize,
+                       MPI_Aint *position)
+{
+    const char *fn = "MPI_Pack_external";
+    GET(t, dt, fn);
+    int rc = ext32_check(datarep, fn);
+    if (rc)
+        return rc;
+    if (incount < 0 || !position || *position < 0 || outsize < 0)
+        return xm_err(NULL, MPI_ERR_ARG, fn);
+    struct ext32 x = {outbuf, (size_t)*position, (size_t)outsize, 2};
+    if ((rc = xm_dt_visit(inbuf, incount, t, ext32_elem, &x)))
+        return xm_err(NULL, rc, fn);
+    if (x.pos > x.end)
+        return xm_err(NULL, MPI_ERR_TRUNCATE, fn);
+    x.pos = (size_t)*position;
+    x.dir = 0;
+    if ((rc = xm_dt_visit(inbuf, incount, t, ext32_elem, &x)))
+        return xm_err(NULL, rc, fn);
+    *position = (MPI_Aint)x.pos;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
+                         MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype dt)
+{
+    const char *fn = "MPI_Unpack_external";
+    GET(t, dt, fn);
+    int rc = ext32_check(datarep, fn);
+    if (rc)
+        return rc;
+    if (outcount < 0 || !position || *position < 0 || insize < 0)
+        return xm_err(NULL, MPI_ERR_ARG, fn);
+    struct ext32 x = {(char *)inbuf, (size_t)*position, (size_t)insize, 2};
+    if ((rc = xm_dt_visit(outbuf, outcount, t, ext32_elem, &x)))
+        return xm_err(NULL, rc, fn);
+    if (x.pos > x.end)
+        return xm_err(NULL, MPI_ERR_TRUNCATE, fn);
+    x.pos = (size_t)*position;
+    x.dir = 1;
+    if ((rc = xm_dt_visit(outbuf, outcount, t, ext32_elem, &x)))
+        return xm_err(NULL, rc, fn);
+    *position = (MPI_Aint)x.pos;
     return MPI_SUCCESS;
 }

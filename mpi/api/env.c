@@ -44,6 +44,10 @@ XM_WEAK(MPI_Error_class)
 XM_WEAK(MPI_Comm_set_errhandler)
 XM_WEAK(MPI_Comm_get_errhandler)
 XM_WEAK(MPI_Errhandler_free)
+XM_WEAK(MPI_Comm_create_errhandler)
+XM_WEAK(MPI_Comm_call_errhandler)
+XM_WEAK(MPI_Errhandler_set)
+XM_WEAK(MPI_Errhandler_get)
 XM_WEAK(MPI_Pcontrol)
 XM_WEAK(MPI_Alloc_mem)
 XM_WEAK(MPI_Free_mem)
@@ -83,13 +87,36 @@ int xm_errno_to_class(int e)
     }
 }
 
+/* User error handlers (communicator area): a table of functions, handle kind ERRH with
+ * the dynamic bit.  Slots are never reused, so a handle stays valid for communicators
+ * that still use it after Errhandler_free (the standard allows that use). */
+static MPI_Comm_errhandler_function **user_eh;
+static int n_user_eh;
+
+static MPI_Comm_errhandler_function *user_eh_fn(MPI_Errhandler eh)
+{
+    if (!(eh & XM_H_VALID) || XM_H_KIND(eh) != XM_K_ERRH || !(eh & XM_H_DYN))
+        return NULL;
+    int i = (int)XM_H_INDEX(eh);
+    return i < n_user_eh ? user_eh[i] : NULL;
+}
+
 int xm_err(struct xm_comm *c, int cls, const char *fn)
 {
     if (cls == MPI_SUCCESS)
         return MPI_SUCCESS;
-    MPI_Errhandler eh = c ? c->errh : (xm_g.world ? xm_g.world->errh : MPI_ERRORS_ARE_FATAL);
+    if (!c)
+        c = xm_g.world;
+    MPI_Errhandler eh = c ? c->errh : MPI_ERRORS_ARE_FATAL;
     if (eh == MPI_ERRORS_RETURN)
         return cls;
+    MPI_Comm_errhandler_function *uf = user_eh_fn(eh);
+    if (uf) {
+        MPI_Comm h = c->handle;
+        int code = cls;
+        uf(&h, &code, fn);
+        return cls;
+    }
     char s[MPI_MAX_ERROR_STRING];
     int len;
     PMPI_Error_string(cls, s, &len);
@@ -121,6 +148,7 @@ static int init_common(void)
         if ((rc = xm_boot_fence()) < 0)
             xm_die("PMI fence: %s", strerror(-rc));
     }
+    xm_bind_init(); /* before attaching the segment and allocating queues */
     if ((rc = shm->connect(shm)) < 0)
         xm_die("attaching the shared segment: %s", strerror(-rc));
     xm_g.shm = xm_g.nlocal > 1 ? shm : NULL;
@@ -304,7 +332,7 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler eh)
     struct xm_comm *c = xm_comm_get(comm);
     if (!c)
         return xm_err(NULL, MPI_ERR_COMM, "MPI_Comm_set_errhandler");
-    if (eh != MPI_ERRORS_ARE_FATAL && eh != MPI_ERRORS_RETURN)
+    if (eh != MPI_ERRORS_ARE_FATAL && eh != MPI_ERRORS_RETURN && !user_eh_fn(eh))
         return xm_err(c, MPI_ERR_ARG, "MPI_Comm_set_errhandler");
     c->errh = eh;
     return MPI_SUCCESS;
@@ -323,6 +351,39 @@ int PMPI_Errhandler_free(MPI_Errhandler *eh)
 {
     *eh = MPI_ERRHANDLER_NULL;
     return MPI_SUCCESS;
+}
+
+int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *eh)
+{
+    if (!fn)
+        return xm_err(NULL, MPI_ERR_ARG, "MPI_Comm_create_errhandler");
+    MPI_Comm_errhandler_function **n = realloc(user_eh, (size_t)(n_user_eh + 1) * sizeof(*n));
+    if (!n)
+        return xm_err(NULL, MPI_ERR_NO_MEM, "MPI_Comm_create_errhandler");
+    user_eh = n;
+    user_eh[n_user_eh] = fn;
+    *eh = XM_H_MAKE(XM_K_ERRH, 1, n_user_eh);
+    n_user_eh++;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
+{
+    struct xm_comm *c = xm_comm_get(comm);
+    if (!c)
+        return xm_err(NULL, MPI_ERR_COMM, "MPI_Comm_call_errhandler");
+    xm_err(c, errorcode, "MPI_Comm_call_errhandler");
+    return MPI_SUCCESS;
+}
+
+int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler eh)
+{
+    return PMPI_Comm_set_errhandler(comm, eh);
+}
+
+int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *eh)
+{
+    return PMPI_Comm_get_errhandler(comm, eh);
 }
 
 /* Comm_get_attr / Attr_get (predefined and user keyvals): api/attr.c */

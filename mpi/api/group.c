@@ -23,10 +23,10 @@ XM_WEAK(MPI_Group_range_incl)
 XM_WEAK(MPI_Group_range_excl)
 XM_WEAK(MPI_Group_free)
 
-#define GETG(g, h, fn)                          \
-    struct xm_group *g = xm_group_get(h);      \
-    if (!g)                                     \
-        return xm_err(NULL, MPI_ERR_GROUP, fn)
+#define GETG(g, h, fn)                                                                   \
+    struct xm_group *g = xm_group_get(h);                                                \
+    if (!g)                                                                              \
+    return xm_err(NULL, MPI_ERR_GROUP, fn)
 
 /* new group from n world ranks (w owned); n == 0 gives MPI_GROUP_EMPTY */
 static int make(int n, int *w, MPI_Group *out, const char *fn)
@@ -210,8 +210,8 @@ static int *expand(const struct xm_group *g, int n, int ranges[][3], int *cnt, i
         return NULL;
     }
     for (int i = 0; i < n; i++)
-        for (int x = ranges[i][0]; ranges[i][2] > 0 ? x <= ranges[i][1] : x >= ranges[i][1];
-             x += ranges[i][2])
+        for (int x = ranges[i][0];
+             ranges[i][2] > 0 ? x <= ranges[i][1] : x >= ranges[i][1]; x += ranges[i][2])
             r[k++] = x;
     *cnt = k;
     return r;

@@ -48,16 +48,16 @@ int PMPI_Iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MP
 int PMPI_Igather(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
                  MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Request *req)
 {
-    return xm_capi_gatherv(sbuf, scount, sdt, rbuf, NULL, NULL, rcount, rdt, root, comm, req,
-                           "MPI_Igather");
+    return xm_capi_gatherv(sbuf, scount, sdt, rbuf, NULL, NULL, rcount, rdt, root, comm,
+                           req, "MPI_Igather");
 }
 
 int PMPI_Igatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
                   const int rcounts[], const int displs[], MPI_Datatype rdt, int root,
                   MPI_Comm comm, MPI_Request *req)
 {
-    return xm_capi_gatherv(sbuf, scount, sdt, rbuf, rcounts, displs, 0, rdt, root, comm, req,
-                           "MPI_Igatherv");
+    return xm_capi_gatherv(sbuf, scount, sdt, rbuf, rcounts, displs, 0, rdt, root, comm,
+                           req, "MPI_Igatherv");
 }
 
 int PMPI_Iscatter(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
@@ -71,20 +71,20 @@ int PMPI_Iscatterv(const void *sbuf, const int scounts[], const int displs[],
                    MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt, int root,
                    MPI_Comm comm, MPI_Request *req)
 {
-    return xm_capi_scatterv(sbuf, scounts, displs, 0, sdt, rbuf, rcount, rdt, root, comm, req,
-                            "MPI_Iscatterv");
+    return xm_capi_scatterv(sbuf, scounts, displs, 0, sdt, rbuf, rcount, rdt, root, comm,
+                            req, "MPI_Iscatterv");
 }
 
-int PMPI_Iallgather(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
-                    MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req)
+int PMPI_Iallgather(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
+                    int rcount, MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req)
 {
     return xm_capi_allgatherv(sbuf, scount, sdt, rbuf, NULL, NULL, rcount, rdt, comm, req,
                               "MPI_Iallgather");
 }
 
 int PMPI_Iallgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
-                     const int rcounts[], const int displs[], MPI_Datatype rdt, MPI_Comm comm,
-                     MPI_Request *req)
+                     const int rcounts[], const int displs[], MPI_Datatype rdt,
+                     MPI_Comm comm, MPI_Request *req)
 {
     return xm_capi_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, 0, rdt, comm, req,
                               "MPI_Iallgatherv");
@@ -98,15 +98,16 @@ int PMPI_Ialltoall(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, i
 }
 
 int PMPI_Ialltoallv(const void *sbuf, const int scounts[], const int sdispls[],
-                    MPI_Datatype sdt, void *rbuf, const int rcounts[], const int rdispls[],
-                    MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req)
+                    MPI_Datatype sdt, void *rbuf, const int rcounts[],
+                    const int rdispls[], MPI_Datatype rdt, MPI_Comm comm,
+                    MPI_Request *req)
 {
-    return xm_capi_alltoallv(sbuf, scounts, sdispls, 0, sdt, rbuf, rcounts, rdispls, 0, rdt,
-                             comm, req, "MPI_Ialltoallv");
+    return xm_capi_alltoallv(sbuf, scounts, sdispls, 0, sdt, rbuf, rcounts, rdispls, 0,
+                             rdt, comm, req, "MPI_Ialltoallv");
 }
 
-int PMPI_Ireduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt,
-                         MPI_Op op, MPI_Comm comm, MPI_Request *req)
+int PMPI_Ireduce_scatter(const void *sbuf, void *rbuf, const int rcounts[],
+                         MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *req)
 {
     return xm_capi_reduce_scatter(sbuf, rbuf, rcounts, 0, dt, op, comm, req,
                                   "MPI_Ireduce_scatter");

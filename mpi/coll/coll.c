@@ -3,13 +3,18 @@
  *          blocking call and its I-variant share the code (contract in coll.h).
  *
  * Algorithms (p = communicator size):
- *   Barrier    dissemination: ceil(log2 p) rounds of zero-byte exchanges.
- *   Bcast      binomial tree from the root.
+ *   Barrier    dissemination: ceil(log2 p) rounds of zero-byte exchanges; when the node
+ *              is oversubscribed, binomial fan-in + fan-out instead (2(p-1) messages,
+ *              i.e. fewer wake-ups: 3-4x faster at 64 ranks on 2 cores).
+ *   Bcast      binomial tree from the root; large (> 64 KiB, p > 2): root scatters
+ *              blocks, then ring allgather (van de Geijn).
  *   Reduce     binomial tree; rank order kept for non-commutative ops (the tree is
  *              rooted at 0 and the result forwarded to the root).
  *   Allreduce  recursive doubling; p not a power of two: the first 2*rem ranks fold
  *              pairwise first and get the result back at the end (MPICH's scheme).
  *              Operand order is kept, so non-commutative ops are right.
+ *              Large (> 64 KiB) commutative: Rabenseifner.  Oversubscribed and small
+ *              (<= 8 KiB): binomial reduce + bcast (fewer messages, as for Barrier).
  *   Gather(v), Scatter(v)  root posts everything at once (linear).
  *   Allgather  Bruck (ceil(log2 p) rounds) for small blocks, ring for large ones.
  *   Allgatherv ring.
@@ -17,9 +22,11 @@
  *              (p-1 fenced rounds, (me+k, me-k)) for large.
  *   Reduce_scatter(_block)  Reduce to rank 0 + Scatterv.
  *   Scan, Exscan  recursive doubling on partial results (order kept).
- * Caveats: node awareness (intra-node shm first, then leaders) is not needed on one node
- *   and not written yet; large Bcast/Allreduce would gain from scatter+allgather and
- *   Rabenseifner (reduce-scatter + allgather).
+ * Caveats: node awareness (intra-node first, then leaders) is not written yet: the
+ *   library runs on one node (see DESIGN.md); the place for it is the selection in each
+ *   xm_icoll_* using xm_g.node_of, with the node and leader communicators cached in
+ *   comm->coll_priv.  A shared-memory barrier (counter + futex in the segment) would
+ *   beat any message-based one when oversubscribed.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -30,6 +37,7 @@
 #include "coll.h"
 
 #define SMALL_BLOCK 8192 /* bytes per block below which latency-bound algorithms win */
+#define LARGE_MSG 65536  /* Bcast/Allreduce above this: scatter-based algorithms */
 
 static MPI_Aint ext(MPI_Datatype dt)
 {
@@ -43,13 +51,30 @@ static size_t tsize(MPI_Datatype dt)
     return t ? t->size : 0;
 }
 
-#define AT(buf, i, dt) ((char *)(buf) + (MPI_Aint)(i) * ext(dt))
+#define AT(buf, i, dt) ((char *)(buf) + (MPI_Aint)(i)*ext(dt))
 
 static struct xm_sched *new_sched(struct xm_comm *c, int *rc)
 {
     struct xm_sched *s = xm_sched_new(c);
     *rc = s ? 0 : -ENOMEM;
     return s;
+}
+
+static void bcast_steps(struct xm_sched *s, struct xm_comm *c, void *buf, int count,
+                        MPI_Datatype dt, int root);
+
+/* Oversubscribed (more ranks than cores): what costs is CPU time, i.e. the number of
+ * wake-ups, not the number of rounds.  A binomial fan-in to 0 then fan-out moves
+ * 2(p-1) messages where dissemination or recursive doubling move p*log2(p).
+ * LOOM_MPI_COLL_TREE=0/1 overrides the choice (for measurements). */
+static int prefer_tree(struct xm_comm *c)
+{
+    static int mode = -2;
+    if (mode == -2)
+        mode = xm_env_int("LOOM_MPI_COLL_TREE", -1);
+    if (mode >= 0)
+        return mode;
+    return xm_g.oversubscribed && c->size > 2;
 }
 
 /* ---- barrier ------------------------------------------------------------------ */
@@ -59,6 +84,20 @@ int xm_icoll_barrier(struct xm_comm *c, struct xm_req **rp)
     struct xm_sched *s = new_sched(c, &rc);
     if (!s)
         return rc;
+    if (prefer_tree(c)) {
+        for (int mask = 1; mask < p; mask <<= 1) {
+            if (me & mask) {
+                xm_sched_send(s, NULL, 0, MPI_BYTE, me - mask);
+                xm_sched_wait(s);
+                break;
+            }
+            if (me + mask < p)
+                xm_sched_recv(s, NULL, 0, MPI_BYTE, me + mask);
+        }
+        xm_sched_wait(s);
+        bcast_steps(s, c, NULL, 0, MPI_BYTE, 0);
+        return xm_sched_start(s, rp);
+    }
     for (int k = 1; k < p; k <<= 1) {
         xm_sched_recv(s, NULL, 0, MPI_BYTE, (me - k + p) % p);
         xm_sched_send(s, NULL, 0, MPI_BYTE, (me + k) % p);
@@ -85,6 +124,36 @@ static void bcast_steps(struct xm_sched *s, struct xm_comm *c, void *buf, int co
             xm_sched_send(s, buf, count, dt, (vr + mask + root) % p);
 }
 
+static void ring_allgatherv(struct xm_sched *s, struct xm_comm *c, void *rbuf,
+                            const int *rcounts, const int *displs, MPI_Datatype rdt);
+
+/* Large Bcast (van de Geijn): the root hands block i to rank i, then a ring allgather;
+ * the root sends about 2n bytes instead of n log2 p. */
+static int bcast_scatter_ring(struct xm_sched *s, struct xm_comm *c, void *buf, int count,
+                              MPI_Datatype dt, int root)
+{
+    int p = c->size, me = c->rank;
+    int *cnt = malloc(2 * (size_t)p * sizeof(int));
+    if (!cnt)
+        return -ENOMEM;
+    for (int i = 0, off = 0; i < p; i++) {
+        cnt[i] = count / p + (i < count % p);
+        cnt[p + i] = off;
+        off += cnt[i];
+    }
+    if (me == root) {
+        for (int i = 0; i < p; i++)
+            if (i != root)
+                xm_sched_send(s, AT(buf, cnt[p + i], dt), cnt[i], dt, i);
+    } else {
+        xm_sched_recv(s, AT(buf, cnt[p + me], dt), cnt[me], dt, root);
+    }
+    xm_sched_wait(s);
+    ring_allgatherv(s, c, buf, cnt, cnt + p, dt);
+    free(cnt);
+    return 0;
+}
+
 int xm_icoll_bcast(void *buf, int count, MPI_Datatype dt, int root, struct xm_comm *c,
                    struct xm_req **rp)
 {
@@ -92,8 +161,14 @@ int xm_icoll_bcast(void *buf, int count, MPI_Datatype dt, int root, struct xm_co
     struct xm_sched *s = new_sched(c, &rc);
     if (!s)
         return rc;
-    if (c->size > 1)
+    if (c->size > 2 && count >= c->size && tsize(dt) * (size_t)count > LARGE_MSG)
+        rc = bcast_scatter_ring(s, c, buf, count, dt, root);
+    else if (c->size > 1)
         bcast_steps(s, c, buf, count, dt, root);
+    if (rc < 0) {
+        xm_sched_free(s);
+        return rc;
+    }
     return xm_sched_start(s, rp);
 }
 
@@ -101,8 +176,8 @@ int xm_icoll_bcast(void *buf, int count, MPI_Datatype dt, int root, struct xm_co
 /* Binomial reduction of (src) towards `root`; the result lands in `dst` at the root.
  * Non-commutative ops: tree rooted at 0 (ranges of consecutive ranks combine in order),
  * then 0 forwards to the root. */
-static void reduce_steps(struct xm_sched *s, struct xm_comm *c, const void *src, void *dst,
-                         int count, MPI_Datatype dt, MPI_Op op, int root)
+static void reduce_steps(struct xm_sched *s, struct xm_comm *c, const void *src,
+                         void *dst, int count, MPI_Datatype dt, MPI_Op op, int root)
 {
     int p = c->size, me = c->rank;
     int commute = xm_op_commutative(op);
@@ -153,6 +228,85 @@ int xm_icoll_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MP
 }
 
 /* ---- allreduce ------------------------------------------------------------------ */
+/* acc op= tmp over [off, off+n) keeping operand order: `lower` says tmp came from a
+ * lower rank range. */
+static void ordered_op(struct xm_sched *s, void *acc, void *tmp, MPI_Aint off, int n,
+                       MPI_Datatype dt, MPI_Op op, int lower)
+{
+    char *a = AT(acc, off, dt), *t = AT(tmp, off, dt);
+    if (lower || xm_op_commutative(op)) {
+        xm_sched_op(s, t, a, n, dt, op);
+    } else {
+        xm_sched_op(s, a, t, n, dt, op);
+        xm_sched_copy(s, t, n, dt, a, n, dt);
+    }
+}
+
+/* Rabenseifner: reduce-scatter by recursive halving, then allgather by recursive
+ * doubling, among the pof2 ranks left after folding (nr = my index among them).
+ * Block i of the vector (pof2 blocks) ends up reduced at index i, then is spread.
+ * Commutative ops only: the halving pairs ranks pof2/2 apart first, so the operands
+ * are not combined in rank order.  Returns 1 if the steps were added. */
+static int rabenseifner(struct xm_sched *s, void *acc, void *tmp, int count,
+                        MPI_Datatype dt, MPI_Op op, int pof2, int rem, int nr)
+{
+    int *cnt = malloc(2 * (size_t)pof2 * sizeof(int)), *disp;
+    if (!cnt)
+        return 0; /* caller falls back to recursive doubling */
+    disp = cnt + pof2;
+    for (int i = 0, off = 0; i < pof2; i++) {
+        cnt[i] = count / pof2 + (i < count % pof2);
+        disp[i] = off;
+        off += cnt[i];
+    }
+#define REAL(x) ((x) < rem ? (x)*2 + 1 : (x) + rem)
+#define SUM(a, b, out)                                                                   \
+    do {                                                                                 \
+        out = 0;                                                                         \
+        for (int i_ = (a); i_ < (b); i_++)                                               \
+            out += cnt[i_];                                                              \
+    } while (0)
+    /* [lo, hi): the blocks I am responsible for; halve each round */
+    int lo = 0, hi = pof2;
+    for (int mask = pof2 / 2; mask > 0; mask >>= 1) {
+        int peer = nr ^ mask, mid = lo + (hi - lo) / 2, sn, rn;
+        int keep_lo = nr < peer; /* lower rank keeps the lower half */
+        int klo = keep_lo ? lo : mid, khi = keep_lo ? mid : hi;
+        int slo = keep_lo ? mid : lo, shi = keep_lo ? hi : mid;
+        SUM(klo, khi, rn);
+        SUM(slo, shi, sn);
+        xm_sched_recv(s, AT(tmp, disp[klo], dt), rn, dt, REAL(peer));
+        xm_sched_send(s, AT(acc, disp[slo], dt), sn, dt, REAL(peer));
+        ordered_op(s, acc, tmp, disp[klo], rn, dt, op, 1);
+        lo = klo;
+        hi = khi;
+    }
+    /* now block nr (lo == nr, hi == nr + 1) is complete here; double back */
+    for (int mask = 1; mask < pof2; mask <<= 1) {
+        int peer = nr ^ mask, sn, rn, plo, phi; /* partner's range: same size, adjacent */
+        if (peer < nr) {
+            plo = lo - (hi - lo);
+            phi = lo;
+        } else {
+            plo = hi;
+            phi = hi + (hi - lo);
+        }
+        SUM(lo, hi, sn);
+        SUM(plo, phi, rn);
+        xm_sched_recv(s, AT(acc, disp[plo], dt), rn, dt, REAL(peer));
+        xm_sched_send(s, AT(acc, disp[lo], dt), sn, dt, REAL(peer));
+        xm_sched_wait(s);
+        if (plo < lo)
+            lo = plo;
+        else
+            hi = phi;
+    }
+#undef REAL
+#undef SUM
+    free(cnt);
+    return 1;
+}
+
 static void allreduce_steps(struct xm_sched *s, struct xm_comm *c, void *acc, int count,
                             MPI_Datatype dt, MPI_Op op)
 {
@@ -177,7 +331,10 @@ static void allreduce_steps(struct xm_sched *s, struct xm_comm *c, void *acc, in
     } else {
         nr = me - rem;
     }
-    if (nr >= 0) {
+    if (nr >= 0 && commute && count >= pof2 && tsize(dt) * (size_t)count > LARGE_MSG &&
+        rabenseifner(s, acc, tmp, count, dt, op, pof2, rem, nr)) {
+        /* done: large vectors */
+    } else if (nr >= 0) {
         for (int mask = 1; mask < pof2; mask <<= 1) {
             int np = nr ^ mask, peer = np < rem ? np * 2 + 1 : np + rem;
             xm_sched_recv(s, tmp, count, dt, peer);
@@ -199,8 +356,8 @@ static void allreduce_steps(struct xm_sched *s, struct xm_comm *c, void *acc, in
     }
 }
 
-int xm_icoll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                       struct xm_comm *c, struct xm_req **rp)
+int xm_icoll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
+                       MPI_Op op, struct xm_comm *c, struct xm_req **rp)
 {
     int rc;
     struct xm_sched *s = new_sched(c, &rc);
@@ -208,8 +365,13 @@ int xm_icoll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
         return rc;
     if (sbuf != MPI_IN_PLACE)
         xm_sched_copy(s, sbuf, count, dt, rbuf, count, dt);
-    if (c->size > 1)
+    if (c->size > 1 && prefer_tree(c) && tsize(dt) * (size_t)count <= SMALL_BLOCK) {
+        reduce_steps(s, c, rbuf, rbuf, count, dt, op, 0);
+        xm_sched_wait(s);
+        bcast_steps(s, c, rbuf, count, dt, 0);
+    } else if (c->size > 1) {
         allreduce_steps(s, c, rbuf, count, dt, op);
+    }
     return xm_sched_start(s, rp);
 }
 
@@ -226,8 +388,8 @@ int xm_icoll_gatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
         for (int i = 0; i < c->size; i++) {
             if (i == me) {
                 if (sbuf != MPI_IN_PLACE)
-                    xm_sched_copy(s, sbuf, scount, sdt, AT(rbuf, displs[i], rdt), rcounts[i],
-                                  rdt);
+                    xm_sched_copy(s, sbuf, scount, sdt, AT(rbuf, displs[i], rdt),
+                                  rcounts[i], rdt);
             } else {
                 xm_sched_recv(s, AT(rbuf, displs[i], rdt), rcounts[i], rdt, i);
             }
@@ -239,8 +401,8 @@ int xm_icoll_gatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
 }
 
 int xm_icoll_scatterv(const void *sbuf, const int *scounts, const int *displs,
-                      MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt, int root,
-                      struct xm_comm *c, struct xm_req **rp)
+                      MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt,
+                      int root, struct xm_comm *c, struct xm_req **rp)
 {
     int rc, me = c->rank;
     struct xm_sched *s = new_sched(c, &rc);
@@ -250,8 +412,8 @@ int xm_icoll_scatterv(const void *sbuf, const int *scounts, const int *displs,
         for (int i = 0; i < c->size; i++) {
             if (i == me) {
                 if (rbuf != MPI_IN_PLACE)
-                    xm_sched_copy(s, AT(sbuf, displs[i], sdt), scounts[i], sdt, rbuf, rcount,
-                                  rdt);
+                    xm_sched_copy(s, AT(sbuf, displs[i], sdt), scounts[i], sdt, rbuf,
+                                  rcount, rdt);
             } else {
                 xm_sched_send(s, AT(sbuf, displs[i], sdt), scounts[i], sdt, i);
             }
@@ -290,7 +452,8 @@ int xm_icoll_allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rb
 }
 
 int xm_icoll_allgather(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
-                       int rcount, MPI_Datatype rdt, struct xm_comm *c, struct xm_req **rp)
+                       int rcount, MPI_Datatype rdt, struct xm_comm *c,
+                       struct xm_req **rp)
 {
     int rc, p = c->size, me = c->rank;
     struct xm_sched *s = new_sched(c, &rc);
@@ -313,8 +476,8 @@ int xm_icoll_allgather(const void *sbuf, int scount, MPI_Datatype sdt, void *rbu
                 xm_sched_send(s, tmp, n * rcount, rdt, (me - k + p) % p);
                 xm_sched_wait(s);
             }
-            xm_sched_copy(s, tmp, (p - me) * rcount, rdt, AT(rbuf, (MPI_Aint)me * rcount, rdt),
-                          (p - me) * rcount, rdt);
+            xm_sched_copy(s, tmp, (p - me) * rcount, rdt,
+                          AT(rbuf, (MPI_Aint)me * rcount, rdt), (p - me) * rcount, rdt);
             if (me)
                 xm_sched_copy(s, tmp + (p - me) * bl, me * rcount, rdt, rbuf, me * rcount,
                               rdt);
@@ -339,8 +502,9 @@ int xm_icoll_allgather(const void *sbuf, int scount, MPI_Datatype sdt, void *rbu
 
 /* ---- alltoall(v) ----------------------------------------------------------------- */
 int xm_icoll_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
-                       MPI_Datatype sdt, void *rbuf, const int *rcounts, const int *rdispls,
-                       MPI_Datatype rdt, struct xm_comm *c, struct xm_req **rp)
+                       MPI_Datatype sdt, void *rbuf, const int *rcounts,
+                       const int *rdispls, MPI_Datatype rdt, struct xm_comm *c,
+                       struct xm_req **rp)
 {
     int rc, p = c->size, me = c->rank;
     struct xm_sched *s = new_sched(c, &rc);
@@ -364,8 +528,8 @@ int xm_icoll_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
         if (tsize(sdt) * (size_t)scounts[i] > big)
             big = tsize(sdt) * (size_t)scounts[i];
     int pairwise = big > SMALL_BLOCK;
-    xm_sched_copy(s, AT(sbuf, sdispls[me], sdt), scounts[me], sdt, AT(rbuf, rdispls[me], rdt),
-                  rcounts[me], rdt);
+    xm_sched_copy(s, AT(sbuf, sdispls[me], sdt), scounts[me], sdt,
+                  AT(rbuf, rdispls[me], rdt), rcounts[me], rdt);
     for (int k = 1; k < p; k++) {
         int to = (me + k) % p, from = (me - k + p) % p;
         xm_sched_recv(s, AT(rbuf, rdispls[from], rdt), rcounts[from], rdt, from);
@@ -376,7 +540,51 @@ int xm_icoll_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
     return xm_sched_start(s, rp);
 }
 
-/* ---- reduce_scatter ------------------------------------------------------------------ */
+/* Alltoallw: displacements in bytes, one type per peer; all exchanges at once. */
+int xm_icoll_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
+                       const MPI_Datatype *sdts, void *rbuf, const int *rcounts,
+                       const int *rdispls, const MPI_Datatype *rdts, struct xm_comm *c,
+                       struct xm_req **rp)
+{
+    int rc, p = c->size, me = c->rank;
+    struct xm_sched *s = new_sched(c, &rc);
+    if (!s)
+        return rc;
+    if (sbuf == MPI_IN_PLACE) { /* stage each of my receive blocks, packed */
+        char **tmp = malloc((size_t)p * sizeof(*tmp));
+        if (!tmp) {
+            xm_sched_free(s);
+            return -ENOMEM;
+        }
+        for (int i = 0; i < p; i++) {
+            tmp[i] =
+                xm_sched_tmp(s, (int)(tsize(rdts[i]) * (size_t)rcounts[i]), MPI_BYTE);
+            if (tmp[i])
+                xm_sched_copy(s, (char *)rbuf + rdispls[i], rcounts[i], rdts[i], tmp[i],
+                              (int)(tsize(rdts[i]) * (size_t)rcounts[i]), MPI_BYTE);
+        }
+        for (int k = 1; k < p; k++) {
+            int to = (me + k) % p, from = (me - k + p) % p;
+            xm_sched_recv(s, (char *)rbuf + rdispls[from], rcounts[from], rdts[from],
+                          from);
+            xm_sched_send(s, tmp[to], (int)(tsize(rdts[to]) * (size_t)rcounts[to]),
+                          MPI_BYTE, to);
+        }
+        free(tmp);
+        return xm_sched_start(s, rp);
+    }
+    xm_sched_copy(s, (const char *)sbuf + sdispls[me], scounts[me], sdts[me],
+                  (char *)rbuf + rdispls[me], rcounts[me], rdts[me]);
+    for (int k = 1; k < p; k++) {
+        int to = (me + k) % p, from = (me - k + p) % p;
+        xm_sched_recv(s, (char *)rbuf + rdispls[from], rcounts[from], rdts[from], from);
+        xm_sched_send(s, (const char *)sbuf + sdispls[to], scounts[to], sdts[to], to);
+    }
+    return xm_sched_start(s, rp);
+}
+
+/* ---- reduce_scatter ------------------------------------------------------------------
+ */
 int xm_icoll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
                             MPI_Datatype dt, MPI_Op op, struct xm_comm *c,
                             struct xm_req **rp)
@@ -409,7 +617,8 @@ int xm_icoll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
     return xm_sched_start(s, rp);
 }
 
-/* ---- scan / exscan --------------------------------------------------------------------- */
+/* ---- scan / exscan
+ * --------------------------------------------------------------------- */
 int xm_icoll_scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
                   int exclusive, struct xm_comm *c, struct xm_req **rp)
 {
@@ -446,7 +655,8 @@ int xm_icoll_scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_
     return xm_sched_start(s, rp);
 }
 
-/* ---- the original blocking entry points (env.c uses barrier) -------------------------- */
+/* ---- the original blocking entry points (env.c uses barrier) --------------------------
+ */
 int xm_coll_barrier(struct xm_comm *c)
 {
     return xm_icoll_barrier(c, NULL);

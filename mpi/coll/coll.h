@@ -85,6 +85,10 @@ int xm_icoll_allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rb
 int xm_icoll_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
                        MPI_Datatype sdt, void *rbuf, const int *rcounts, const int *rdispls,
                        MPI_Datatype rdt, struct xm_comm *c, struct xm_req **rp);
+int xm_icoll_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
+                       const MPI_Datatype *sdts, void *rbuf, const int *rcounts,
+                       const int *rdispls, const MPI_Datatype *rdts, struct xm_comm *c,
+                       struct xm_req **rp);
 int xm_icoll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
                             MPI_Datatype dt, MPI_Op op, struct xm_comm *c,
                             struct xm_req **rp);

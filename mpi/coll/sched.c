@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/comm.h"
 #include "../core/p2p.h"
 #include "../dt/dtype.h"
 #include "coll.h"
@@ -45,6 +46,7 @@ struct xm_sched {
     struct xm_req **out; /* posted, not yet reaped */
     int nout, outcap;
     void **tmp;
+    size_t *tmplen;
     int ntmp;
     int err;
     struct xm_req *req; /* nonblocking: the request that completes with the schedule */
@@ -53,12 +55,66 @@ struct xm_sched {
 
 static struct xm_sched *active; /* nonblocking schedules in flight */
 
+/* Scratch reuse: large temporaries come from mmap in glibc, so a fresh one per call
+ * costs page faults every time; keep a few freed buffers (up to SCRATCH_MAX bytes
+ * each) for the next schedule. */
+#define SCRATCH_SLOTS 4
+#define SCRATCH_MAX (64u << 20)
+static struct {
+    void *p;
+    size_t len;
+} scratch[SCRATCH_SLOTS];
+
+static void *scratch_get(size_t len, size_t *got)
+{
+    int best = -1;
+    for (int i = 0; i < SCRATCH_SLOTS; i++)
+        if (scratch[i].p && scratch[i].len >= len &&
+            (best < 0 || scratch[i].len < scratch[best].len))
+            best = i;
+    if (best >= 0) {
+        void *p = scratch[best].p;
+        *got = scratch[best].len;
+        scratch[best].p = NULL;
+        return p;
+    }
+    *got = len;
+    return malloc(len);
+}
+
+static void scratch_put(void *p, size_t len)
+{
+    if (!p)
+        return;
+    if (len <= SCRATCH_MAX) {
+        int small = -1;
+        for (int i = 0; i < SCRATCH_SLOTS; i++) {
+            if (!scratch[i].p) {
+                scratch[i].p = p;
+                scratch[i].len = len;
+                return;
+            }
+            if (scratch[i].len < len &&
+                (small < 0 || scratch[i].len < scratch[small].len))
+                small = i;
+        }
+        if (small >= 0) { /* keep the larger buffer */
+            free(scratch[small].p);
+            scratch[small].p = p;
+            scratch[small].len = len;
+            return;
+        }
+    }
+    free(p);
+}
+
 struct xm_sched *xm_sched_new(struct xm_comm *c)
 {
     struct xm_sched *s = calloc(1, sizeof(*s));
     if (!s)
         return NULL;
     s->c = c;
+    c->refs++; /* a Comm_free while this runs must not free c under us */
     s->ctx = c->ctx | 1u;
     s->tag = 16 + (int)(c->coll_seq++ & 0x1fffffff);
     return s;
@@ -74,7 +130,8 @@ void xm_sched_free(struct xm_sched *s)
             xm_req_free(s->out[i]);
         }
     for (int i = 0; i < s->ntmp; i++)
-        free(s->tmp[i]);
+        scratch_put(s->tmp[i], s->tmplen[i]);
+    free(s->tmplen);
     if (s->prev_active) {
         *s->prev_active = s->next_active;
         if (s->next_active)
@@ -83,6 +140,7 @@ void xm_sched_free(struct xm_sched *s)
     free(s->tmp);
     free(s->out);
     free(s->st);
+    xm_comm_unref(s->c);
     free(s);
 }
 
@@ -113,23 +171,27 @@ void *xm_sched_tmp(struct xm_sched *s, int count, MPI_Datatype dt)
         s->err = -EINVAL;
         return NULL;
     }
-    size_t span = count > 0 ? (size_t)(count - 1) * (size_t)t->extent + (size_t)t->true_extent
-                            : 0;
+    size_t span =
+        count > 0 ? (size_t)(count - 1) * (size_t)t->extent + (size_t)t->true_extent : 0;
     void **n = realloc(s->tmp, (size_t)(s->ntmp + 1) * sizeof(*n));
-    char *b = malloc(span ? span : 1);
-    if (!n || !b) {
-        free(b);
-        if (n)
-            s->tmp = n;
+    if (n)
+        s->tmp = n;
+    size_t *l = n ? realloc(s->tmplen, (size_t)(s->ntmp + 1) * sizeof(*l)) : NULL;
+    if (l)
+        s->tmplen = l;
+    size_t got = 0;
+    char *b = l ? scratch_get(span ? span : 1, &got) : NULL;
+    if (!b) {
         s->err = -ENOMEM;
         return NULL;
     }
-    s->tmp = n;
-    s->tmp[s->ntmp++] = b;
+    s->tmp[s->ntmp] = b;
+    s->tmplen[s->ntmp++] = got;
     return b - t->true_lb;
 }
 
-void xm_sched_send(struct xm_sched *s, const void *buf, int count, MPI_Datatype dt, int to)
+void xm_sched_send(struct xm_sched *s, const void *buf, int count, MPI_Datatype dt,
+                   int to)
 {
     struct step *p = add(s, S_SEND);
     if (p) {
@@ -156,8 +218,8 @@ void xm_sched_wait(struct xm_sched *s)
     add(s, S_WAIT);
 }
 
-void xm_sched_op(struct xm_sched *s, const void *in, void *inout, int count, MPI_Datatype dt,
-                 MPI_Op op)
+void xm_sched_op(struct xm_sched *s, const void *in, void *inout, int count,
+                 MPI_Datatype dt, MPI_Op op)
 {
     struct step *p = add(s, S_OP);
     if (p) {
@@ -292,6 +354,8 @@ static void finish_nb(struct xm_sched *s)
     struct xm_req *r = s->req;
     int err = s->err;
     r->coll_state = NULL;
+    if (s->c->refs == 1) /* the communicator was freed meanwhile and goes away now */
+        r->comm = NULL;
     xm_sched_free(s);
     if (err)
         r->status.MPI_ERROR = err == -EMSGSIZE ? MPI_ERR_TRUNCATE : MPI_ERR_OTHER;

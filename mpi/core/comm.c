@@ -19,7 +19,8 @@
 #include "comm.h"
 
 #define XM_NCTX_WORDS 64
-static uint32_t ctx_used[XM_NCTX_WORDS] = {3u}; /* ids 0 (world), 1 (self) */
+/* ids 0 (world), 1 (self), 2 (bootstrap of Comm_create_group, see api/comm.c) */
+static uint32_t ctx_used[XM_NCTX_WORDS] = {7u};
 
 int xm_ctx_alloc(struct xm_comm *parent, uint32_t *ctx)
 {
@@ -124,6 +125,8 @@ struct xm_comm *xm_comm_new(int size, int *w, uint32_t ctx, struct xm_comm *pare
 
 void xm_comm_release(struct xm_comm *c)
 {
+    if (c == xm_g.world || c == xm_g.self || !(c->handle & XM_H_DYN))
+        return; /* predefined (or a temporary on the stack): never freed here */
     xm_ctx_release(c->ctx);
     xm_comm_unregister(c);
     struct inv *v = c->coll_priv;
@@ -137,8 +140,14 @@ void xm_comm_release(struct xm_comm *c)
 /* ---- groups ---------------------------------------------------------------------- */
 static struct xm_group **groups;
 static int ngroups;
-static struct xm_group empty_group = {.handle = MPI_GROUP_EMPTY, .refs = 1,
-                                      .rank = MPI_UNDEFINED};
+static struct xm_group empty_group = {
+    .handle = MPI_GROUP_EMPTY, .refs = 1, .rank = MPI_UNDEFINED};
+
+void xm_comm_unref(struct xm_comm *c)
+{
+    if (--c->refs == 0)
+        xm_comm_release(c);
+}
 
 struct xm_group *xm_group_get(MPI_Group h)
 {

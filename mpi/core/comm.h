@@ -17,9 +17,12 @@
 #include "xm.h"
 
 int xm_ctx_alloc(struct xm_comm *parent, uint32_t *ctx);
+#define XM_CTX_CREATE_GROUP 4u /* reserved id 2: Comm_create_group's own allreduce */
 void xm_ctx_release(uint32_t ctx);
 struct xm_comm *xm_comm_new(int size, int *w, uint32_t ctx, struct xm_comm *parent);
 void xm_comm_release(struct xm_comm *c);
+/* drop a reference (Comm_free, end of a collective schedule); the last one releases */
+void xm_comm_unref(struct xm_comm *c);
 /* comm rank of a world rank, or -1 (inverse map, built lazily) */
 int xm_comm_rank_of(struct xm_comm *c, int wrank);
 

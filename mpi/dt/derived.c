@@ -45,6 +45,8 @@ void xm_dt_destroy(struct xm_dtype *t)
     int i = (int)XM_H_INDEX(t->handle);
     if (i < ntab && tab[i] == t)
         tab[i] = NULL;
+    if (t->inner)
+        xm_dt_unref(xm_dt_get(t->inner));
     for (int k = 0; k < t->ntypes; k++)
         xm_dt_unref(xm_dt_get(t->types[k]));
     free(t->blocks);

@@ -163,15 +163,27 @@ void xm_dt_unref(struct xm_dtype *t)
         xm_dt_destroy(t);
 }
 
-/* Copy n bytes; small power-of-two sizes become single moves (the common element
- * sizes of strided types), everything else is memcpy. */
-static inline void cp(char *d, const char *s, size_t n)
+/* Copy m pieces of bl bytes between a strided side (p, stride) and a packed side (io).
+ * The common element sizes get loops with a constant-size copy (a single move each);
+ * everything else is memcpy per piece. */
+#define STRIDED_LOOP(BL)                                                               \
+    do {                                                                               \
+        if (dir == 0)                                                                  \
+            for (size_t i = 0; i < m; i++, p += stride, io += (BL))                    \
+                memcpy(io, p, (BL));                                                   \
+        else                                                                           \
+            for (size_t i = 0; i < m; i++, p += stride, io += (BL))                    \
+                memcpy(p, io, (BL));                                                   \
+    } while (0)
+
+static inline void strided(char *p, MPI_Aint stride, char *io, size_t bl, size_t m, int dir)
 {
-    switch (n) {
-    case 4: memcpy(d, s, 4); break;
-    case 8: memcpy(d, s, 8); break;
-    case 16: memcpy(d, s, 16); break;
-    default: memcpy(d, s, n);
+    switch (bl) {
+    case 4: STRIDED_LOOP(4); break;
+    case 8: STRIDED_LOOP(8); break;
+    case 16: STRIDED_LOOP(16); break;
+    case 32: STRIDED_LOOP(32); break;
+    default: STRIDED_LOOP(bl);
     }
 }
 
@@ -225,13 +237,14 @@ static int walk(char *buf, int count, const struct xm_dtype *t, size_t pos, char
             k++;
             p += bk->stride;
         }
-        size_t bl = bk->len;
-        if (dir == 0)
-            for (; k < bk->count && len >= bl; k++, p += bk->stride, io += bl, len -= bl)
-                cp(io, p, bl);
-        else
-            for (; k < bk->count && len >= bl; k++, p += bk->stride, io += bl, len -= bl)
-                cp(p, io, bl);
+        size_t bl = bk->len, m = bk->count - k;
+        if (m > len / bl)
+            m = len / bl;
+        strided(p, bk->stride, io, bl, m, dir);
+        k += m;
+        p += (MPI_Aint)m * bk->stride;
+        io += m * bl;
+        len -= m * bl;
         if (k < bk->count) {
             if (len == 0)
                 return 0;

@@ -52,6 +52,7 @@ struct xm_dtype {
     int lb_marked, ub_marked; /* bounds set explicitly (resized, MPI_LB/MPI_UB markers) */
     MPI_Aint align;       /* alignment of the strictest basic type (struct padding) */
     size_t nelem;         /* basic elements per element (Get_elements) */
+    MPI_Datatype inner;   /* SUBARRAY/DARRAY: equivalent type built from simpler ones (held) */
 };
 
 struct xm_dtype *xm_dt_get(MPI_Datatype h);
@@ -68,7 +69,7 @@ void xm_dt_destroy(struct xm_dtype *t);
 /* flatten.c: build a derived type from its MPI_Type_get_contents description
  * (combiner, ints, aints, types exactly as MPI-3.1 §4.1.13 lists them for that
  * combiner: CONTIGUOUS, VECTOR, HVECTOR, INDEXED, HINDEXED, INDEXED_BLOCK,
- * HINDEXED_BLOCK, STRUCT, RESIZED, DUP).  Arguments are validated (-EINVAL: negative
+ * HINDEXED_BLOCK, STRUCT, RESIZED, DUP, SUBARRAY, DARRAY).  Arguments are validated (-EINVAL: negative
  * counts/lengths, unknown type handles, wrong array sizes); the result is registered,
  * uncommitted, holds a reference on each derived input type.  0 / -EINVAL / -ENOMEM. */
 int xm_dt_create(int combiner, int ni, const int *ints, int na, const MPI_Aint *aints,
@@ -79,5 +80,10 @@ int xm_dt_bytes_to_elems(const struct xm_dtype *t, size_t bytes, size_t *elems);
 /* Packed bytes that hold the first `elems` basic elements of a stream of t. */
 size_t xm_dt_elems_to_bytes(const struct xm_dtype *t, size_t elems);
 const char *xm_dt_predef_name(MPI_Datatype h);
+/* Call f(ctx, address, basic type) for every basic element of (buf, count, t) in
+ * type-map order (pair types are visited as their two members); stops at the first
+ * non-zero return of f and returns it, else 0. */
+int xm_dt_visit(const void *buf, int count, const struct xm_dtype *t,
+                int (*f)(void *ctx, char *addr, MPI_Datatype basic), void *ctx);
 
 #endif

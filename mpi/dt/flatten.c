@@ -22,7 +22,11 @@
  *     to the alignment of its strictest member (as C pads a struct).
  * Caveats: a type whose flattening needs more than XM_DT_MAX_BLOCKS blocks (e.g. a huge
  *   contiguous of a non-contiguous struct) is refused with -ENOMEM: the flattened form
- *   has no repetition level above "strided block".  SUBARRAY/DARRAY are not built here.
+ *   has no repetition level above "strided block".
+ *   SUBARRAY is built as resized(hindexed(1, start offset, hvector(...contiguous))),
+ *   DARRAY as resized(hindexed(runs, resized(hindexed(runs, ...)))) with one level per
+ *   dimension (the runs of global indices this process owns); both keep that type as
+ *   ->inner and report their own combiner and arguments.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -30,7 +34,7 @@
 
 #include "dtype.h"
 
-#define XM_DT_MAX_BLOCKS (1 << 24)
+#define XM_DT_MAX_BLOCKS (1 << 22) /* 4 Mi blocks = 128 MiB: refuse more */
 
 struct blist {
     struct xm_dt_block *b;
@@ -102,7 +106,8 @@ static int npieces(int comb, int ni, const int *ints, int na, int nd)
         return n;
     case MPI_COMBINER_HINDEXED:
     case MPI_COMBINER_STRUCT:
-        if (ni < 1 || ni != n + 1 || na != n || nd != (comb == MPI_COMBINER_STRUCT ? n : 1))
+        if (ni < 1 || ni != n + 1 || na != n ||
+            nd != (comb == MPI_COMBINER_STRUCT ? n : 1))
             return -EINVAL;
         for (int i = 0; i < n; i++)
             if (ints[1 + i] < 0)
@@ -185,12 +190,222 @@ static int flatten_piece(struct blist *l, const struct piece *p)
     return 0;
 }
 
-static MPI_Aint amin(MPI_Aint a, MPI_Aint b) { return a < b ? a : b; }
-static MPI_Aint amax(MPI_Aint a, MPI_Aint b) { return a > b ? a : b; }
+static MPI_Aint amin(MPI_Aint a, MPI_Aint b)
+{
+    return a < b ? a : b;
+}
+static MPI_Aint amax(MPI_Aint a, MPI_Aint b)
+{
+    return a > b ? a : b;
+}
+
+/* t is resized(...chain...) equivalent to a SUBARRAY/DARRAY: give it that combiner and
+ * contents (ints, old) and keep the chain as ->inner. */
+static int adopt(struct xm_dtype *t, int comb, int ni, const int *ints, MPI_Datatype old,
+                 struct xm_dtype **out)
+{
+    int *ci = malloc((size_t)ni * sizeof(int));
+    MPI_Datatype *ct = malloc(sizeof(MPI_Datatype));
+    if (!ci || !ct) {
+        free(ci);
+        free(ct);
+        xm_dt_unref(t);
+        return -ENOMEM;
+    }
+    memcpy(ci, ints, (size_t)ni * sizeof(int));
+    ct[0] = old;
+    t->inner = t->types[0]; /* the reference t took on it moves to ->inner */
+    free(t->ints);
+    free(t->aints);
+    free(t->types);
+    t->ints = ci;
+    t->aints = NULL;
+    t->types = ct;
+    t->nints = ni;
+    t->naints = 0;
+    t->ntypes = 1;
+    t->combiner = comb;
+    xm_dt_ref(xm_dt_get(old));
+    *out = t;
+    return 0;
+}
+
+static int subarray(int ni, const int *ints, int na, int nd, const MPI_Datatype *types,
+                    struct xm_dtype **out)
+{
+    int n = ni > 0 ? ints[0] : 0;
+    if (n < 1 || ni != 3 * n + 2 || na != 0 || nd != 1 || !xm_dt_get(types[0]))
+        return -EINVAL;
+    const int *sizes = ints + 1, *sub = ints + 1 + n, *start = ints + 1 + 2 * n;
+    int order = ints[1 + 3 * n];
+    if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN)
+        return -EINVAL;
+    for (int i = 0; i < n; i++)
+        if (sizes[i] < 1 || sub[i] < 1 || start[i] < 0 || start[i] > sizes[i] - sub[i])
+            return -EINVAL;
+    MPI_Aint stride = xm_dt_get(types[0])->extent, disp = 0;
+    MPI_Datatype cur = types[0];
+    struct xm_dtype *t = NULL, *prev = NULL;
+    int rc = 0;
+    for (int k = 0; k < n; k++) {
+        int d =
+            order == MPI_ORDER_C ? n - 1 - k : k; /* fastest-varying dimension first */
+        if (k == 0) {
+            rc = xm_dt_create(MPI_COMBINER_CONTIGUOUS, 1, &sub[d], 0, NULL, 1, &cur, &t);
+        } else {
+            int v[2] = {sub[d], 1};
+            rc = xm_dt_create(MPI_COMBINER_HVECTOR, 2, v, 1, &stride, 1, &cur, &t);
+        }
+        if (rc)
+            break;
+        disp += start[d] * stride;
+        stride *= sizes[d];
+        if (prev)
+            xm_dt_unref(prev); /* t holds it now */
+        prev = t;
+        cur = t->handle;
+    }
+    if (!rc) {
+        int v[2] = {1, 1};
+        rc = xm_dt_create(MPI_COMBINER_HINDEXED, 2, v, 1, &disp, 1, &cur, &t);
+        if (!rc) {
+            xm_dt_unref(prev);
+            prev = t;
+            cur = t->handle;
+        }
+    }
+    if (!rc) {
+        MPI_Aint a[2] = {0, stride};
+        rc = xm_dt_create(MPI_COMBINER_RESIZED, 0, NULL, 2, a, 1, &cur, &t);
+    }
+    if (prev)
+        xm_dt_unref(prev); /* success: t holds the chain; failure: frees it */
+    if (rc)
+        return rc;
+    return adopt(t, MPI_COMBINER_SUBARRAY, ni, ints, types[0], out);
+}
+
+/* One dimension of a DARRAY: the runs (start, len) of global indices this process owns.
+ */
+static int darray_runs(int g, int distrib, int darg, int p, int c, int **runs, int *nruns)
+{
+    int b;
+    if (distrib == MPI_DISTRIBUTE_NONE) {
+        if (p != 1)
+            return -EINVAL;
+        b = g;
+    } else if (distrib == MPI_DISTRIBUTE_BLOCK) {
+        b = darg == MPI_DISTRIBUTE_DFLT_DARG ? (g + p - 1) / p : darg;
+        if (b < 1 || (long)b * p < g)
+            return -EINVAL;
+    } else if (distrib == MPI_DISTRIBUTE_CYCLIC) {
+        b = darg == MPI_DISTRIBUTE_DFLT_DARG ? 1 : darg;
+        if (b < 1)
+            return -EINVAL;
+    } else {
+        return -EINVAL;
+    }
+    long step = distrib == MPI_DISTRIBUTE_CYCLIC ? (long)p * b : (long)g + 1;
+    int n = 0, *r = malloc(2 * sizeof(int) * ((size_t)g / (size_t)b + 2));
+    if (!r)
+        return -ENOMEM;
+    for (long st = (long)c * b; st < g; st += step) {
+        r[2 * n] = (int)st;
+        r[2 * n + 1] = (int)(st + b > g ? g - st : b);
+        n++;
+    }
+    *runs = r;
+    *nruns = n;
+    return 0;
+}
+
+static int darray(int ni, const int *ints, int na, int nd, const MPI_Datatype *types,
+                  struct xm_dtype **out)
+{
+    if (ni < 4 || na != 0 || nd != 1 || !xm_dt_get(types[0]))
+        return -EINVAL;
+    int size = ints[0], rank = ints[1], n = ints[2];
+    if (n < 1 || ni != 4 * n + 4 || size < 1 || rank < 0 || rank >= size)
+        return -EINVAL;
+    const int *gs = ints + 3, *dist = ints + 3 + n, *darg = ints + 3 + 2 * n,
+              *ps = ints + 3 + 3 * n;
+    int order = ints[3 + 4 * n];
+    if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN)
+        return -EINVAL;
+    long prod = 1;
+    for (int i = 0; i < n; i++) {
+        if (gs[i] < 1 || ps[i] < 1)
+            return -EINVAL;
+        prod *= ps[i];
+    }
+    if (prod != size)
+        return -EINVAL;
+    MPI_Aint stride = xm_dt_get(types[0])->extent;
+    MPI_Datatype cur = types[0];
+    struct xm_dtype *t = NULL, *prev = NULL;
+    int rc = 0;
+    for (int k = 0; k < n && !rc; k++) {
+        int d = order == MPI_ORDER_C ? n - 1 - k : k; /* fastest-varying first */
+        /* process grid is row-major: coordinate of rank in dimension d */
+        long below = 1;
+        for (int j = d + 1; j < n; j++)
+            below *= ps[j];
+        int coord = (int)(rank / below % ps[d]);
+        int *runs = NULL, nr = 0;
+        if ((rc = darray_runs(gs[d], dist[d], darg[d], ps[d], coord, &runs, &nr)))
+            break;
+        if (k > 0) { /* the previous level must step by one full row of this dimension */
+            MPI_Aint a[2] = {0, stride};
+            rc = xm_dt_create(MPI_COMBINER_RESIZED, 0, NULL, 2, a, 1, &cur, &t);
+            if (!rc) {
+                xm_dt_unref(prev);
+                prev = t;
+                cur = t->handle;
+            }
+        }
+        int *v = rc ? NULL : malloc(((size_t)nr + 1) * sizeof(int));
+        MPI_Aint *dd = rc ? NULL : malloc(((size_t)nr + 1) * sizeof(MPI_Aint));
+        if (!rc && (!v || !dd))
+            rc = -ENOMEM;
+        if (!rc) {
+            v[0] = nr;
+            for (int i = 0; i < nr; i++) {
+                v[1 + i] = runs[2 * i + 1];
+                dd[i] = (MPI_Aint)runs[2 * i] * stride;
+            }
+            rc = xm_dt_create(MPI_COMBINER_HINDEXED, nr + 1, v, nr, dd, 1, &cur, &t);
+        }
+        free(v);
+        free(dd);
+        free(runs);
+        if (rc)
+            break;
+        if (prev)
+            xm_dt_unref(prev);
+        prev = t;
+        cur = t->handle;
+        stride *= gs[d];
+    }
+    if (!rc) {
+        MPI_Aint a[2] = {0, stride};
+        rc = xm_dt_create(MPI_COMBINER_RESIZED, 0, NULL, 2, a, 1, &cur, &t);
+    }
+    if (prev)
+        xm_dt_unref(prev);
+    if (rc)
+        return rc;
+    return adopt(t, MPI_COMBINER_DARRAY, ni, ints, types[0], out);
+}
 
 int xm_dt_create(int comb, int ni, const int *ints, int na, const MPI_Aint *aints, int nd,
                  const MPI_Datatype *types, struct xm_dtype **out)
 {
+    if (comb == MPI_COMBINER_SUBARRAY || comb == MPI_COMBINER_DARRAY) {
+        if (ni <= 0 || !ints || (nd && !types))
+            return -EINVAL;
+        return comb == MPI_COMBINER_SUBARRAY ? subarray(ni, ints, na, nd, types, out)
+                                             : darray(ni, ints, na, nd, types, out);
+    }
     if (ni < 0 || na < 0 || nd < 0 || (ni && !ints) || (na && !aints) || (nd && !types))
         return -EINVAL;
     int np = npieces(comb, ni, ints, na, nd);
@@ -233,7 +448,8 @@ int xm_dt_create(int comb, int ni, const int *ints, int na, const MPI_Aint *aint
         else
             uub = have_uub++ ? amax(uub, ub) : ub;
         if (o->size) {
-            MPI_Aint a = p.d + o->true_lb + lo, z = p.d + o->true_lb + o->true_extent + hi;
+            MPI_Aint a = p.d + o->true_lb + lo,
+                     z = p.d + o->true_lb + o->true_extent + hi;
             tlb = have_data ? amin(tlb, a) : a;
             tub = have_data ? amax(tub, z) : z;
             have_data = 1;
@@ -331,7 +547,8 @@ static int pair_first(const struct xm_dtype *t, size_t *first)
     if (t->combiner != MPI_COMBINER_NAMED || t->nelem != 2)
         return 0;
     size_t second = t->handle == MPI_2DOUBLE_PRECISION ? sizeof(double)
-                    : t->handle == MPI_2REAL ? sizeof(float) : sizeof(int);
+                    : t->handle == MPI_2REAL           ? sizeof(float)
+                                                       : sizeof(int);
     *first = t->size - second;
     return 1;
 }
@@ -344,6 +561,8 @@ static size_t elems_in(const struct xm_dtype *t, size_t *bytes)
         *bytes -= t->size;
         return t->nelem;
     }
+    if (t->inner)
+        return elems_in(xm_dt_get(t->inner), bytes);
     size_t first, cnt = 0;
     if (t->combiner == MPI_COMBINER_NAMED) {
         if (pair_first(t, &first) && *bytes >= first) {
@@ -387,6 +606,8 @@ static size_t bytes_in(const struct xm_dtype *t, size_t *e)
         *e -= t->nelem;
         return t->size;
     }
+    if (t->inner)
+        return bytes_in(xm_dt_get(t->inner), e);
     size_t first, bytes = 0;
     if (t->combiner == MPI_COMBINER_NAMED) {
         if (pair_first(t, &first) && *e >= 1) {
@@ -418,4 +639,80 @@ size_t xm_dt_elems_to_bytes(const struct xm_dtype *t, size_t elems)
         return 0;
     size_t rem = elems % t->nelem;
     return elems / t->nelem * t->size + bytes_in(t, &rem);
+}
+
+/* ---- element visitor (Pack_external) ------------------------------------------------
+ */
+
+static int pair_members(MPI_Datatype h, MPI_Datatype *a, MPI_Datatype *b)
+{
+    *b = MPI_INT;
+    switch (h) {
+    case MPI_FLOAT_INT:
+        *a = MPI_FLOAT;
+        return 1;
+    case MPI_DOUBLE_INT:
+        *a = MPI_DOUBLE;
+        return 1;
+    case MPI_LONG_INT:
+        *a = MPI_LONG;
+        return 1;
+    case MPI_2INT:
+        *a = MPI_INT;
+        return 1;
+    case MPI_SHORT_INT:
+        *a = MPI_SHORT;
+        return 1;
+    case MPI_LONG_DOUBLE_INT:
+        *a = MPI_LONG_DOUBLE;
+        return 1;
+    case MPI_2INTEGER:
+        *a = *b = MPI_INTEGER;
+        return 1;
+    case MPI_2REAL:
+        *a = *b = MPI_REAL;
+        return 1;
+    case MPI_2DOUBLE_PRECISION:
+        *a = *b = MPI_DOUBLE_PRECISION;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+int xm_dt_visit(const void *buf, int count, const struct xm_dtype *t,
+                int (*f)(void *ctx, char *addr, MPI_Datatype basic), void *ctx)
+{
+    char *origin = (char *)buf;
+    for (int e = 0; e < count; e++, origin += t->extent) {
+        int rc = 0;
+        if (t->combiner == MPI_COMBINER_NAMED) {
+            MPI_Datatype a, b;
+            if (t->size == 0)
+                continue;
+            if (pair_members(t->handle, &a, &b)) {
+                rc = f(ctx, origin, a);
+                if (!rc)
+                    rc = f(ctx,
+                           origin + (t->nblocks == 2 ? t->blocks[1].disp
+                                                     : (MPI_Aint)XM_DT_SIZE(a)),
+                           b);
+            } else {
+                rc = f(ctx, origin, t->handle);
+            }
+        } else if (t->inner) {
+            rc = xm_dt_visit(origin, 1, xm_dt_get(t->inner), f, ctx);
+        } else {
+            int np = npieces(t->combiner, t->nints, t->ints, t->naints, t->ntypes);
+            for (int i = 0; i < np && !rc; i++) {
+                struct piece p;
+                get_piece(t->combiner, t->ints, t->aints, t->types, i, &p);
+                if (p.n && p.o->size)
+                    rc = xm_dt_visit(origin + p.d, (int)p.n, p.o, f, ctx);
+            }
+        }
+        if (rc)
+            return rc;
+    }
+    return 0;
 }

@@ -284,7 +284,7 @@ static int t_reaches(struct xm_transport *t, int r)
 static struct xm_pkt_hdr *t_alloc_n(struct xm_transport *t, int dest, size_t want,
                                     void **payload, size_t *cap)
 {
-    if (want <= S.fbox_cap) {
+    if (S.fbox_size && want <= S.fbox_cap) {
         struct fbox *fb = fbox_at(xm_g.local_rank, xm_g.local_index[dest]);
         /* acquire: pairs with the receiver's release store of 0 (it finished reading
          * the old contents before we overwrite them) */

@@ -287,6 +287,32 @@ static void run(MPI_Comm comm, int big)
             for (int r = 0; r < p; r++)
                 for (int i = 0; i < rcn[r]; i++)
                     CHECK(r2[rd[r] + i] == val(r * p + me, i), "alltoallv n=%d", n);
+            /* alltoallw: same exchange, byte displacements, MPI_INT; then in place */
+            {
+                int *sdb = malloc(4 * (size_t)p * sizeof(int)), *rdb = sdb + p;
+                MPI_Datatype *ty = malloc((size_t)p * sizeof(MPI_Datatype));
+                for (int r = 0; r < p; r++) {
+                    sdb[r] = sd[r] * (int)sizeof(int);
+                    rdb[r] = rd[r] * (int)sizeof(int);
+                    ty[r] = MPI_INT;
+                }
+                for (int i = 0; i < rt; i++)
+                    r2[i] = -1;
+                MPI_Alltoallw(s2, scn, sdb, ty, r2, rcn, rdb, ty, comm);
+                for (int r = 0; r < p; r++)
+                    for (int i = 0; i < rcn[r]; i++)
+                        CHECK(r2[rd[r] + i] == val(r * p + me, i), "alltoallw n=%d", n);
+                for (int r = 0; r < p; r++)
+                    for (int i = 0; i < rcn[r]; i++)
+                        r2[rd[r] + i] = val(me * p + r, i);
+                MPI_Alltoallw(MPI_IN_PLACE, NULL, NULL, NULL, r2, rcn, rdb, ty, comm);
+                for (int r = 0; r < p; r++)
+                    for (int i = 0; i < rcn[r]; i++)
+                        CHECK(r2[rd[r] + i] == val(r * p + me, i), "alltoallw in place n=%d",
+                              n);
+                free(sdb);
+                free(ty);
+            }
             free(s2);
             free(r2);
             free(scn);
@@ -331,6 +357,37 @@ static void run(MPI_Comm comm, int big)
         MPI_Allreduce(&t, &land, 1, MPI_INT, MPI_LAND, comm);
         MPI_Allreduce(&t, &lor, 1, MPI_INT, MPI_LOR, comm);
         CHECK(land == (p < 2) && lor == 1, "land/lor");
+    }
+    /* derived types: a strided vector in Bcast/Gather/Alltoall (receive side packed
+     * ints), a contiguous type of 3 ints in Allreduce (predefined op on a derived type),
+     * a resized struct in Scatter */
+    {
+        MPI_Datatype vec, tri;
+        MPI_Type_vector(4, 1, 3, MPI_INT, &vec); /* ints 0, 3, 6, 9 of 10 */
+        MPI_Type_commit(&vec);
+        MPI_Type_contiguous(3, MPI_INT, &tri);
+        MPI_Type_commit(&tri);
+        int sv[10], got[10], root = p - 1;
+        for (int i = 0; i < 10; i++)
+            sv[i] = me == root ? 50 + i : -1;
+        MPI_Bcast(sv, 1, vec, root, comm);
+        for (int i = 0; i < 10; i++)
+            CHECK(sv[i] == (i % 3 == 0 ? 50 + i : me == root ? 50 + i : -1), "vector bcast");
+        int *gg = malloc(4 * (size_t)p * sizeof(int));
+        for (int i = 0; i < 10; i++)
+            got[i] = me * 100 + i;
+        MPI_Gather(got, 1, vec, gg, 4, MPI_INT, 0, comm);
+        if (me == 0)
+            for (int r = 0; r < p; r++)
+                for (int k = 0; k < 4; k++)
+                    CHECK(gg[4 * r + k] == r * 100 + 3 * k, "vector gather");
+        int t3[6] = {me, 1, 2 * me, me, 1, 2 * me}, r3[6];
+        MPI_Allreduce(t3, r3, 2, tri, MPI_SUM, comm);
+        CHECK(r3[0] == p * (p - 1) / 2 && r3[1] == p && r3[5] == p * (p - 1) && r3[3] == r3[0],
+              "derived allreduce");
+        free(gg);
+        MPI_Type_free(&vec);
+        MPI_Type_free(&tri);
     }
     MPI_Op_free(&range);
     MPI_Barrier(comm);

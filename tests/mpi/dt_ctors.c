@@ -12,13 +12,13 @@
 
 static int errs, rank;
 
-#define CHECK(c)                                                                       \
-    do {                                                                               \
-        if (!(c)) {                                                                    \
-            errs++;                                                                    \
-            if (errs < 10)                                                             \
-                printf("rank %d line %d: %s\n", rank, __LINE__, #c);                  \
-        }                                                                              \
+#define CHECK(c)                                                                         \
+    do {                                                                                 \
+        if (!(c)) {                                                                      \
+            errs++;                                                                      \
+            if (errs < 10)                                                               \
+                printf("rank %d line %d: %s\n", rank, __LINE__, #c);                     \
+        }                                                                                \
     } while (0)
 
 static void bounds(MPI_Datatype t, int size, MPI_Aint lb, MPI_Aint ext, MPI_Aint tlb,
@@ -33,11 +33,27 @@ static void bounds(MPI_Datatype t, int size, MPI_Aint lb, MPI_Aint ext, MPI_Aint
         errs++;
         printf("rank %d line %d: size %d lb %ld extent %ld true %ld/%ld, want %d %ld %ld "
                "%ld/%ld\n",
-               rank, line, s, (long)a, (long)b, (long)c, (long)d, size, (long)lb, (long)ext,
-               (long)tlb, (long)text);
+               rank, line, s, (long)a, (long)b, (long)c, (long)d, size, (long)lb,
+               (long)ext, (long)tlb, (long)text);
     }
 }
 #define BOUNDS(t, s, lb, ext, tlb, text) bounds(t, s, lb, ext, tlb, text, __LINE__)
+
+static int ndeleted, ncopied;
+static int del_fn(MPI_Datatype t, int kv, void *val, void *extra)
+{
+    (void)t, (void)kv, (void)val;
+    ndeleted += *(int *)extra;
+    return MPI_SUCCESS;
+}
+static int copy_fn(MPI_Datatype t, int kv, void *extra, void *in, void *out, int *flag)
+{
+    (void)t, (void)kv, (void)extra;
+    ncopied++;
+    *(void **)out = (char *)in + 1;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
 
 struct gappy {
     char c;
@@ -61,7 +77,10 @@ int main(int argc, char **argv)
     BOUNDS(MPI_SHORT_INT, 6, 0, 8, 0, 8);
     BOUNDS(MPI_FLOAT_INT, 8, 0, 8, 0, 8);
     BOUNDS(MPI_2INT, 8, 0, 8, 0, 8);
-    struct { long double a; int b; } ldi;
+    struct {
+        long double a;
+        int b;
+    } ldi;
     BOUNDS(MPI_LONG_DOUBLE_INT, (int)(sizeof(long double) + sizeof(int)), 0,
            (MPI_Aint)sizeof(ldi), 0, (MPI_Aint)(sizeof(long double) + sizeof(int)));
     char name[MPI_MAX_OBJECT_NAME];
@@ -170,7 +189,8 @@ int main(int argc, char **argv)
     CHECK(psz == 24 && psz2 == 52);
     char pbuf[128];
     int pos = 0;
-    CHECK(MPI_Pack(m + 2, 1, colt, pbuf, sizeof(pbuf), &pos, MPI_COMM_WORLD) == MPI_SUCCESS);
+    CHECK(MPI_Pack(m + 2, 1, colt, pbuf, sizeof(pbuf), &pos, MPI_COMM_WORLD) ==
+          MPI_SUCCESS);
     CHECK(pos == 24);
     CHECK(MPI_Pack(g, 4, st, pbuf, sizeof(pbuf), &pos, MPI_COMM_WORLD) == MPI_SUCCESS);
     CHECK(pos == 76);
@@ -193,7 +213,10 @@ int main(int argc, char **argv)
     pos = 60;
     CHECK(MPI_Unpack(pbuf, 76, &pos, back, 1, colt, MPI_COMM_WORLD) == MPI_ERR_TRUNCATE);
     /* pair type round trip: no padding on the packed side */
-    struct { double d; int i; } dpair[3] = {{1.0, 1}, {2.0, 2}, {3.0, 3}}, dback[3];
+    struct {
+        double d;
+        int i;
+    } dpair[3] = {{1.0, 1}, {2.0, 2}, {3.0, 3}}, dback[3];
     pos = 0;
     MPI_Pack(dpair, 3, MPI_DOUBLE_INT, pbuf, sizeof(pbuf), &pos, MPI_COMM_WORLD);
     CHECK(pos == 36);
@@ -208,6 +231,7 @@ int main(int argc, char **argv)
 
     /* Get_count / Get_elements / Status_set_elements through a self message */
     int five[5] = {1, 2, 3, 4, 5}, r5[6];
+    MPI_Datatype bad;
     MPI_Datatype two;
     MPI_Type_contiguous(2, MPI_INT, &two);
     MPI_Type_commit(&two);
@@ -228,6 +252,133 @@ int main(int argc, char **argv)
     MPI_Get_elements_x(&status, MPI_CHAR, &elx);
     CHECK(elx == 14);
 
+    /* subarray: rows 1..2, columns 2..4 of a 4 x 5 int matrix, packed */
+    MPI_Datatype sa;
+    int sizes[2] = {4, 5}, subs[2] = {2, 3}, starts[2] = {1, 2};
+    MPI_Type_create_subarray(2, sizes, subs, starts, MPI_ORDER_C, MPI_INT, &sa);
+    MPI_Type_commit(&sa);
+    BOUNDS(sa, 24, 0, 80, 28, 32);
+    MPI_Type_get_envelope(sa, &ni, &na, &nd, &comb);
+    CHECK(comb == MPI_COMBINER_SUBARRAY && ni == 8 && na == 0 && nd == 1);
+    pos = 0;
+    MPI_Pack(m, 1, sa, pbuf, sizeof(pbuf), &pos, MPI_COMM_WORLD);
+    CHECK(pos == 24);
+    int sav[6];
+    memcpy(sav, pbuf, sizeof(sav));
+    CHECK(sav[0] == 107 && sav[2] == 109 && sav[3] == 112 && sav[5] == 114);
+    CHECK(MPI_Type_create_subarray(2, sizes, subs, starts, 7, MPI_INT, &bad) ==
+          MPI_ERR_ARG);
+    MPI_Type_free(&sa);
+
+    /* attributes: set/get/delete, DUP_FN and a copy callback on Type_dup, delete
+     * callbacks on Type_free, a keyval freed while still in use */
+    int one = 1, kv1, kv2, flag;
+    static char vals[4];
+    void *got;
+    MPI_Type_create_keyval(MPI_TYPE_DUP_FN, del_fn, &kv1, &one);
+    MPI_Type_create_keyval(copy_fn, del_fn, &kv2, &one);
+    MPI_Datatype at, at2;
+    MPI_Type_contiguous(2, MPI_INT, &at);
+    MPI_Type_get_attr(at, kv1, &got, &flag);
+    CHECK(flag == 0);
+    MPI_Type_set_attr(at, kv1, &vals[0]);
+    MPI_Type_set_attr(at, kv2, &vals[1]);
+    MPI_Type_set_attr(at, kv1, &vals[2]); /* replaces: deletes the old value */
+    CHECK(ndeleted == 1);
+    MPI_Type_get_attr(at, kv1, &got, &flag);
+    CHECK(flag == 1 && got == &vals[2]);
+    MPI_Type_dup(at, &at2);
+    CHECK(ncopied == 1);
+    MPI_Type_get_attr(at2, kv1, &got, &flag);
+    CHECK(flag == 1 && got == &vals[2]);
+    MPI_Type_get_attr(at2, kv2, &got, &flag);
+    CHECK(flag == 1 && got == &vals[2]);
+    MPI_Type_free_keyval(&kv2);
+    CHECK(kv2 == MPI_KEYVAL_INVALID);
+    MPI_Type_delete_attr(at, kv1);
+    CHECK(ndeleted == 2);
+    MPI_Type_get_attr(at, kv1, &got, &flag);
+    CHECK(flag == 0);
+    MPI_Type_free(&at); /* kv2's attribute: one delete */
+    CHECK(ndeleted == 3);
+    MPI_Type_free(&at2); /* two attributes */
+    CHECK(ndeleted == 5);
+    CHECK(MPI_Type_delete_attr(MPI_INT, kv1) == MPI_ERR_KEYVAL);
+    MPI_Type_set_attr(MPI_INT, kv1, &vals[3]); /* predefined types take attributes too */
+    MPI_Type_get_attr(MPI_INT, kv1, &got, &flag);
+    CHECK(flag == 1 && got == &vals[3]);
+    MPI_Type_delete_attr(MPI_INT, kv1);
+    MPI_Type_free_keyval(&kv1);
+
+    /* external32: big-endian, MPI_LONG as 4 bytes, structs without padding */
+    {
+        unsigned char xb[64];
+        MPI_Aint xp = 0, xs;
+        int xi = 0x01020304;
+        long xl = -2, xl2 = 0;
+        double xd = 1.0;
+        MPI_Pack_external("external32", &xi, 1, MPI_INT, xb, sizeof(xb), &xp);
+        MPI_Pack_external("external32", &xl, 1, MPI_LONG, xb, sizeof(xb), &xp);
+        MPI_Pack_external("external32", &xd, 1, MPI_DOUBLE, xb, sizeof(xb), &xp);
+        CHECK(xp == 16);
+        CHECK(xb[0] == 1 && xb[1] == 2 && xb[2] == 3 && xb[3] == 4);
+        CHECK(xb[4] == 0xff && xb[5] == 0xff && xb[6] == 0xff && xb[7] == 0xfe);
+        CHECK(xb[8] == 0x3f && xb[9] == 0xf0 && xb[10] == 0 && xb[15] == 0);
+        xp = 4;
+        MPI_Unpack_external("external32", xb, 16, &xp, &xl2, 1, MPI_LONG);
+        CHECK(xl2 == -2 && xp == 8);
+        MPI_Pack_external_size("external32", 2, st, &xs);
+        CHECK(xs == 26);
+        MPI_Pack_external_size("external32", 3, MPI_SHORT_INT, &xs);
+        CHECK(xs == 18);
+        struct gappy gx[2] = {{'x', -0.5, 7}, {'y', 2.0, -9}}, gy[2];
+        memset(gy, 0, sizeof(gy));
+        xp = 0;
+        MPI_Pack_external("external32", gx, 2, st, xb, sizeof(xb), &xp);
+        CHECK(xp == 26 && xb[0] == 'x' && xb[13] == 'y' && xb[12] == 7);
+        xp = 0;
+        MPI_Unpack_external("external32", xb, 26, &xp, gy, 2, st);
+        CHECK(gy[1].c == 'y' && gy[1].d == 2.0 && gy[1].i == -9 && gy[0].d == -0.5);
+        xp = 0;
+        CHECK(MPI_Pack_external("external32", gx, 2, st, xb, 20, &xp) ==
+              MPI_ERR_TRUNCATE);
+        CHECK(MPI_Pack_external("native", gx, 1, st, xb, 64, &xp) ==
+              MPI_ERR_UNSUPPORTED_DATAREP);
+        long double ld = 1;
+        CHECK(MPI_Pack_external("external32", &ld, 1, MPI_LONG_DOUBLE, xb, 64, &xp) ==
+              MPI_ERR_CONVERSION);
+    }
+
+    /* darray: 4 x 6 ints over a 2 x 2 grid (BLOCK rows, CYCLIC(2) columns): the four
+     * pieces partition the array */
+    {
+        int gs[2] = {4, 6}, dis[2] = {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_CYCLIC},
+            da[2] = {MPI_DISTRIBUTE_DFLT_DARG, 2}, ps[2] = {2, 2}, tot = 0,
+            seen[24] = {0};
+        int arr[24], out[24];
+        for (int i = 0; i < 24; i++)
+            arr[i] = i;
+        for (int r = 0; r < 4; r++) {
+            MPI_Datatype dt;
+            int sz, p2 = 0;
+            MPI_Type_create_darray(4, r, 2, gs, dis, da, ps, MPI_ORDER_C, MPI_INT, &dt);
+            MPI_Type_commit(&dt);
+            MPI_Type_size(dt, &sz);
+            MPI_Type_get_extent(dt, &lb, &ub);
+            CHECK(lb == 0 && ub == 96);
+            tot += sz;
+            MPI_Pack(arr, 1, dt, out, sizeof(out), &p2, MPI_COMM_WORLD);
+            for (int k = 0; k < sz / 4; k++)
+                seen[out[k]]++;
+            MPI_Type_get_envelope(dt, &ni, &na, &nd, &comb);
+            CHECK(comb == MPI_COMBINER_DARRAY && ni == 12 && nd == 1);
+            MPI_Type_free(&dt);
+        }
+        CHECK(tot == 96);
+        for (int i = 0; i < 24; i++)
+            CHECK(seen[i] == 1);
+    }
+
     /* Type_match_size */
     MPI_Datatype mt;
     MPI_Type_match_size(MPI_TYPECLASS_REAL, 8, &mt);
@@ -237,14 +388,14 @@ int main(int argc, char **argv)
     CHECK(MPI_Type_match_size(MPI_TYPECLASS_INTEGER, 3, &mt) == MPI_ERR_ARG);
 
     /* errors */
-    MPI_Datatype bad;
     CHECK(MPI_Type_contiguous(-1, MPI_INT, &bad) == MPI_ERR_COUNT);
     CHECK(MPI_Type_vector(1, 1, 1, MPI_DATATYPE_NULL, &bad) == MPI_ERR_TYPE);
     MPI_Datatype pre = MPI_INT;
     CHECK(MPI_Type_free(&pre) == MPI_ERR_TYPE);
     MPI_Datatype unc;
     MPI_Type_contiguous(2, MPI_INT, &unc);
-    CHECK(MPI_Send(five, 1, unc, rank, 0, MPI_COMM_WORLD) == MPI_ERR_TYPE); /* uncommitted */
+    CHECK(MPI_Send(five, 1, unc, rank, 0, MPI_COMM_WORLD) ==
+          MPI_ERR_TYPE); /* uncommitted */
 
     /* free in an order that keeps dependants alive */
     MPI_Type_free(&vt);

@@ -16,13 +16,13 @@
 
 static int errs, rank;
 
-#define CHECK(c)                                                                       \
-    do {                                                                               \
-        if (!(c)) {                                                                    \
-            errs++;                                                                    \
-            if (errs < 10)                                                             \
-                printf("rank %d line %d: %s\n", rank, __LINE__, #c);                  \
-        }                                                                              \
+#define CHECK(c)                                                                         \
+    do {                                                                                 \
+        if (!(c)) {                                                                      \
+            errs++;                                                                      \
+            if (errs < 10)                                                               \
+                printf("rank %d line %d: %s\n", rank, __LINE__, #c);                     \
+        }                                                                                \
     } while (0)
 
 #define N 64
@@ -140,7 +140,10 @@ int main(int argc, char **argv)
     }
 
     /* 4. MPI_DOUBLE_INT against a user struct type with the same signature */
-    struct { double d; int i; } pr[N], pr2[N];
+    struct {
+        double d;
+        int i;
+    } pr[N], pr2[N];
     for (int i = 0; i < N; i++) {
         pr[i].d = i + 0.5;
         pr[i].i = i;
@@ -187,8 +190,8 @@ int main(int argc, char **argv)
     for (int i = 0; i < 2 * BIG; i++)
         big[i] = i;
     MPI_Datatype evens, pairs3;
-    MPI_Type_vector(BIG, 1, 2, MPI_DOUBLE, &evens);       /* big[0], big[2], ... */
-    MPI_Type_vector(BIG / 2, 2, 3, MPI_DOUBLE, &pairs3);  /* r[0],r[1], r[3],r[4], ... */
+    MPI_Type_vector(BIG, 1, 2, MPI_DOUBLE, &evens);      /* big[0], big[2], ... */
+    MPI_Type_vector(BIG / 2, 2, 3, MPI_DOUBLE, &pairs3); /* r[0],r[1], r[3],r[4], ... */
     MPI_Type_commit(&evens);
     MPI_Type_commit(&pairs3);
     if (receiver)
@@ -233,8 +236,8 @@ int main(int argc, char **argv)
     /* 9. Sendrecv with derived types on both sides (ring, so every rank sends) */
     int right = (rank + 1) % size, left = (rank + size - 1) % size;
     memset(col, 0, sizeof(col));
-    MPI_Sendrecv(m + rank % N, 1, colt, right, 9, col, N, MPI_INT, left, 9, MPI_COMM_WORLD,
-                 &st);
+    MPI_Sendrecv(m + rank % N, 1, colt, right, 9, col, N, MPI_INT, left, 9,
+                 MPI_COMM_WORLD, &st);
     for (int i = 0; i < N; i++)
         CHECK(col[i] == left % N + N * i);
 

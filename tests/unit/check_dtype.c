@@ -16,8 +16,8 @@
 static int src[512], dst[512];
 static char packed[4096], ref[4096];
 
-static struct xm_dtype *mk(int comb, int ni, const int *ints, int na, const MPI_Aint *aints,
-                           int nd, const MPI_Datatype *types)
+static struct xm_dtype *mk(int comb, int ni, const int *ints, int na,
+                           const MPI_Aint *aints, int nd, const MPI_Datatype *types)
 {
     struct xm_dtype *t = NULL;
     ck_assert_int_eq(xm_dt_create(comb, ni, ints, na, aints, nd, types, &t), 0);
@@ -82,8 +82,8 @@ static void check_layout(const struct xm_dtype *t, int count, const int *idx, in
     ck_assert_int_eq(xm_dt_pack(src + BASE, count, t, total, packed, 1), -EINVAL);
 }
 
-static void check_bounds(const struct xm_dtype *t, size_t size, MPI_Aint lb, MPI_Aint extent,
-                         MPI_Aint tlb, MPI_Aint text)
+static void check_bounds(const struct xm_dtype *t, size_t size, MPI_Aint lb,
+                         MPI_Aint extent, MPI_Aint tlb, MPI_Aint text)
 {
     ck_assert_uint_eq(t->size, size);
     ck_assert_int_eq(t->lb, lb);
@@ -103,15 +103,22 @@ START_TEST(test_predefined)
     int idx[] = {0, 1, 2};
     check_layout(t, 3, idx, 3);
     ck_assert_ptr_null(xm_dt_get(MPI_DATATYPE_NULL));
-    ck_assert_ptr_null(xm_dt_get(0x43000000 | (4 << 8) | 0x0f)); /* DOUBLE index, size 4 */
+    ck_assert_ptr_null(
+        xm_dt_get(0x43000000 | (4 << 8) | 0x0f)); /* DOUBLE index, size 4 */
     ck_assert_str_eq(xm_dt_get(MPI_DOUBLE)->name, "MPI_DOUBLE");
 }
 END_TEST
 
 START_TEST(test_pairs)
 {
-    struct { double d; int i; } di[2] = {{1.5, 7}, {2.5, 9}};
-    struct { short s; int i; } si[2] = {{3, 11}, {4, 12}};
+    struct {
+        double d;
+        int i;
+    } di[2] = {{1.5, 7}, {2.5, 9}};
+    struct {
+        short s;
+        int i;
+    } si[2] = {{3, 11}, {4, 12}};
     struct xm_dtype *t = xm_dt_get(MPI_DOUBLE_INT);
     check_bounds(t, 12, 0, 16, 0, 12);
     ck_assert(!t->contig);
@@ -258,7 +265,11 @@ END_TEST
 
 START_TEST(test_struct_gaps)
 {
-    struct s { char c; double d; int i; } in[2] = {{'a', 1.25, 5}, {'b', -2.5, 6}}, out[2];
+    struct s {
+        char c;
+        double d;
+        int i;
+    } in[2] = {{'a', 1.25, 5}, {'b', -2.5, 6}}, out[2];
     int v[4] = {3, 1, 1, 1};
     MPI_Aint d[3] = {offsetof(struct s, c), offsetof(struct s, d), offsetof(struct s, i)};
     MPI_Datatype ty[3] = {MPI_CHAR, MPI_DOUBLE, MPI_INT};
@@ -271,8 +282,9 @@ START_TEST(test_struct_gaps)
     for (size_t chunk = 1; chunk <= 26; chunk++) {
         memset(p, 0, sizeof(p));
         for (size_t pos = 0; pos < 26; pos += chunk)
-            ck_assert_int_eq(xm_dt_pack(in, 2, t, pos, p + pos,
-                                        26 - pos < chunk ? 26 - pos : chunk), 0);
+            ck_assert_int_eq(
+                xm_dt_pack(in, 2, t, pos, p + pos, 26 - pos < chunk ? 26 - pos : chunk),
+                0);
         ck_assert(p[0] == 'a' && memcmp(p + 1, &in[0].d, 8) == 0 &&
                   memcmp(p + 9, &in[0].i, 4) == 0);
         ck_assert(p[13] == 'b' && memcmp(p + 14, &in[1].d, 8) == 0 &&
@@ -280,7 +292,8 @@ START_TEST(test_struct_gaps)
         memset(out, 0, sizeof(out));
         for (size_t pos = 0; pos < 26; pos += chunk)
             ck_assert_int_eq(xm_dt_unpack(out, 2, t, pos, p + pos,
-                                          26 - pos < chunk ? 26 - pos : chunk), 0);
+                                          26 - pos < chunk ? 26 - pos : chunk),
+                             0);
         ck_assert(out[1].c == 'b' && out[1].d == -2.5 && out[1].i == 6);
         ck_assert(out[0].c == 'a' && out[0].d == 1.25 && out[0].i == 5);
     }
@@ -382,6 +395,91 @@ START_TEST(test_dup_and_contents)
 }
 END_TEST
 
+START_TEST(test_subarray)
+{
+    /* 4 x 5 ints, rows 1..2, columns 2..4 */
+    int c[9] = {2, 4, 5, 2, 3, 1, 2, MPI_ORDER_C};
+    MPI_Datatype old = MPI_INT;
+    struct xm_dtype *t = mk(MPI_COMBINER_SUBARRAY, 8, c, 0, NULL, 1, &old);
+    check_bounds(t, 24, 0, 80, 28, 32);
+    ck_assert_int_eq(t->combiner, MPI_COMBINER_SUBARRAY);
+    ck_assert_int_eq(t->nints, 8);
+    int idx[] = {7, 8, 9, 12, 13, 14, 27, 28, 29, 32, 33, 34};
+    check_layout(t, 2, idx, 12);
+    size_t e;
+    ck_assert_int_eq(xm_dt_bytes_to_elems(t, 28, &e), 0);
+    ck_assert_uint_eq(e, 7);
+    ck_assert_uint_eq(xm_dt_elems_to_bytes(t, 7), 28);
+    xm_dt_unref(t);
+    /* the same in Fortran order: dimension 0 varies fastest, element (i,j) at i + 4j */
+    c[7] = MPI_ORDER_FORTRAN;
+    t = mk(MPI_COMBINER_SUBARRAY, 8, c, 0, NULL, 1, &old);
+    check_bounds(t, 24, 0, 80, 36, 40);
+    int idx2[] = {9, 10, 13, 14, 17, 18};
+    check_layout(t, 1, idx2, 6);
+    xm_dt_unref(t);
+    /* 3-D: 2 x 3 x 4, plane 1, rows 1..2, columns 2..3: (a,b,c) at 12a + 4b + c */
+    int d[11] = {3, 2, 3, 4, 1, 2, 2, 1, 1, 2, MPI_ORDER_C};
+    t = mk(MPI_COMBINER_SUBARRAY, 11, d, 0, NULL, 1, &old);
+    check_bounds(t, 16, 0, 96, 72, 24);
+    int idx3[] = {18, 19, 22, 23};
+    check_layout(t, 1, idx3, 4);
+    xm_dt_unref(t);
+    c[7] = 99; /* bad order */
+    ck_assert_int_eq(xm_dt_create(MPI_COMBINER_SUBARRAY, 8, c, 0, NULL, 1, &old, &t),
+                     -EINVAL);
+    c[7] = MPI_ORDER_C;
+    c[5] = 3; /* start + subsize > size */
+    ck_assert_int_eq(xm_dt_create(MPI_COMBINER_SUBARRAY, 8, c, 0, NULL, 1, &old, &t),
+                     -EINVAL);
+}
+END_TEST
+
+START_TEST(test_darray)
+{
+    /* 4 x 6 ints on a 2 x 2 grid: rows BLOCK (2 each), columns CYCLIC(2) */
+    int c[20] = {4,
+                 3,
+                 2,
+                 4,
+                 6,
+                 MPI_DISTRIBUTE_BLOCK,
+                 MPI_DISTRIBUTE_CYCLIC,
+                 MPI_DISTRIBUTE_DFLT_DARG,
+                 2,
+                 2,
+                 2,
+                 MPI_ORDER_C};
+    MPI_Datatype old = MPI_INT;
+    struct xm_dtype *t = mk(MPI_COMBINER_DARRAY, 12, c, 0, NULL, 1, &old);
+    /* rank 3 = grid (1,1): rows 2..3, columns 2..3 */
+    check_bounds(t, 16, 0, 96, 56, 32);
+    ck_assert_int_eq(t->combiner, MPI_COMBINER_DARRAY);
+    int idx[] = {14, 15, 20, 21};
+    check_layout(t, 1, idx, 4);
+    xm_dt_unref(t);
+    c[1] = 0; /* grid (0,0): rows 0..1, columns 0,1,4,5 */
+    t = mk(MPI_COMBINER_DARRAY, 12, c, 0, NULL, 1, &old);
+    int idx0[] = {0, 1, 4, 5, 6, 7, 10, 11};
+    check_layout(t, 1, idx0, 8);
+    xm_dt_unref(t);
+    c[1] = 1; /* grid (0,1), Fortran order: (i,j) at i + 4j, rows 0..1, columns 2,3 */
+    c[11] = MPI_ORDER_FORTRAN;
+    t = mk(MPI_COMBINER_DARRAY, 12, c, 0, NULL, 1, &old);
+    int idxf[] = {8, 9, 12, 13};
+    check_layout(t, 1, idxf, 4);
+    ck_assert_int_eq(t->extent, 96);
+    xm_dt_unref(t);
+    c[0] = 3; /* size != product of the grid */
+    ck_assert_int_eq(xm_dt_create(MPI_COMBINER_DARRAY, 12, c, 0, NULL, 1, &old, &t),
+                     -EINVAL);
+    c[0] = 4;
+    c[7] = 1; /* BLOCK of 1 row cannot cover 4 rows on 2 processes */
+    ck_assert_int_eq(xm_dt_create(MPI_COMBINER_DARRAY, 12, c, 0, NULL, 1, &old, &t),
+                     -EINVAL);
+}
+END_TEST
+
 START_TEST(test_empty_and_invalid)
 {
     struct xm_dtype *t = contig(0, MPI_INT);
@@ -397,8 +495,10 @@ START_TEST(test_empty_and_invalid)
     ck_assert_int_eq(xm_dt_create(MPI_COMBINER_VECTOR, 3, v, 0, NULL, 1, &old, &t),
                      -EINVAL);
     v[1] = 1;
-    ck_assert_int_eq(xm_dt_create(MPI_COMBINER_VECTOR, 3, v, 0, NULL, 1, &bad, &t), -EINVAL);
-    ck_assert_int_eq(xm_dt_create(MPI_COMBINER_VECTOR, 2, v, 0, NULL, 1, &old, &t), -EINVAL);
+    ck_assert_int_eq(xm_dt_create(MPI_COMBINER_VECTOR, 3, v, 0, NULL, 1, &bad, &t),
+                     -EINVAL);
+    ck_assert_int_eq(xm_dt_create(MPI_COMBINER_VECTOR, 2, v, 0, NULL, 1, &old, &t),
+                     -EINVAL);
     ck_assert_int_eq(xm_dt_create(MPI_COMBINER_SUBARRAY, 0, NULL, 0, NULL, 1, &old, &t),
                      -EINVAL);
 }
@@ -438,6 +538,8 @@ int main(void)
     tcase_add_test(tc, test_resized);
     tcase_add_test(tc, test_nested);
     tcase_add_test(tc, test_dup_and_contents);
+    tcase_add_test(tc, test_subarray);
+    tcase_add_test(tc, test_darray);
     tcase_add_test(tc, test_empty_and_invalid);
     tcase_add_test(tc, test_large_vector);
     suite_add_tcase(s, tc);

@@ -1,0 +1,115 @@
+/*
+ * p2p_order.c - non-overtaking across transfer paths: every rank > 0 sends rank 0 a
+ *   stream of messages whose sizes cycle through fastbox, multi-cell eager and
+ *   rendezvous sizes, all with one tag; rank 0 receives them with MPI_ANY_SOURCE and
+ *   checks per-sender order and contents.  Then the same with a nonblocking burst
+ *   (Isend of everything, Irecv posted late so most arrive unexpected), and a
+ *   synchronous send that must not complete before its receive is posted.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define NMSG 30
+
+static int msg_len(int i)
+{
+    static const int lens[5] = {1, 300, 5000, 20000, 70000}; /* ints */
+    return lens[i % 5];
+}
+
+static int check(const int *b, int n, int src, int i)
+{
+    for (int k = 0; k < n; k++)
+        if (b[k] != src * 1000003 + i * 7 + k)
+            return 1;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int rank, size, errs = 0;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int maxn = 70000;
+    for (int phase = 0; phase < 2; phase++) {
+        if (rank != 0) {
+            int **bufs = malloc(NMSG * sizeof(int *));
+            MPI_Request *rq = malloc(NMSG * sizeof(MPI_Request));
+            for (int i = 0; i < NMSG; i++) {
+                int n = msg_len(i);
+                bufs[i] = malloc(sizeof(int) * (size_t)n);
+                for (int k = 0; k < n; k++)
+                    bufs[i][k] = rank * 1000003 + i * 7 + k;
+                if (phase == 0)
+                    MPI_Send(bufs[i], n, MPI_INT, 0, 5, MPI_COMM_WORLD);
+                else
+                    MPI_Isend(bufs[i], n, MPI_INT, 0, 6, MPI_COMM_WORLD, &rq[i]);
+            }
+            if (phase == 1) {
+                /* rendezvous sends finish only once matched: release rank 0 first */
+                MPI_Barrier(MPI_COMM_WORLD);
+                MPI_Waitall(NMSG, rq, MPI_STATUSES_IGNORE);
+            }
+            for (int i = 0; i < NMSG; i++)
+                free(bufs[i]);
+            free(bufs);
+            free(rq);
+        } else {
+            int *next = calloc((size_t)size, sizeof(int));
+            int *b = malloc(sizeof(int) * (size_t)maxn);
+            if (phase == 1)
+                MPI_Barrier(MPI_COMM_WORLD); /* let the senders run ahead */
+            for (int m = 0; m < NMSG * (size - 1); m++) {
+                MPI_Status st;
+                int cnt = 0;
+                MPI_Recv(b, maxn, MPI_INT, MPI_ANY_SOURCE, 5 + phase, MPI_COMM_WORLD, &st);
+                MPI_Get_count(&st, MPI_INT, &cnt);
+                int s = st.MPI_SOURCE, i = next[s]++;
+                if (cnt != msg_len(i) || check(b, cnt, s, i)) {
+                    if (errs < 5)
+                        printf("phase %d: from %d message %d: count %d (want %d)\n", phase,
+                               s, i, cnt, msg_len(i));
+                    errs++;
+                }
+            }
+            free(next);
+            free(b);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+
+    /* Issend completes only after the match */
+    if (size >= 2 && rank < 2) {
+        int v = 42, w = 0, go = 1, flag = 0;
+        if (rank == 0) {
+            MPI_Request r;
+            MPI_Issend(&v, 1, MPI_INT, 1, 8, MPI_COMM_WORLD, &r);
+            for (int i = 0; i < 200 && !flag; i++)
+                MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+            if (flag) {
+                printf("Issend completed before the receive was posted\n");
+                errs++;
+            }
+            MPI_Send(&go, 1, MPI_INT, 1, 9, MPI_COMM_WORLD);
+            if (!flag)
+                MPI_Wait(&r, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Recv(&go, 1, MPI_INT, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Recv(&w, 1, MPI_INT, 0, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            if (w != 42)
+                errs++;
+        }
+    }
+    int all = 0;
+    MPI_Reduce(&errs, &all, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        if (all)
+            printf("Found %d errors\n", all);
+        else
+            printf("No Errors\n");
+    }
+    MPI_Finalize();
+    return 0;
+}
