@@ -728,38 +728,36 @@ static int take_ints(const char *v, void *arg)
     return PMI2_SUCCESS;
 }
 
-int PMI2_Info_GetNodeAttr(const char name[], char value[], int valuelen, int *found,
-                          int waitfor)
+/* The four attribute getters: argument checks, the lock, and *found. */
+static int locked_attr(char space, const char *name, bool wait, int *found,
+                       int (*take)(const char *, void *), void *dst)
 {
-    struct strdst d = {value, valuelen};
     int f = 0, r;
 
     if (!name || !*name)
         return PMI2_ERR_INVALID_KEY;
     LOCK();
-    r = get_attr('n', name, waitfor != 0, &f, take_str, &d);
+    r = get_attr(space, name, wait, &f, take, dst);
     UNLOCK();
     if (found)
         *found = f;
     return r;
 }
 
+int PMI2_Info_GetNodeAttr(const char name[], char value[], int valuelen, int *found,
+                          int waitfor)
+{
+    struct strdst d = {value, valuelen};
+    return locked_attr('n', name, waitfor != 0, found, take_str, &d);
+}
+
 int PMI2_Info_GetNodeAttrIntArray(const char name[], int array[], int arraylen,
                                   int *outlen, int *found)
 {
     struct intdst d = {array, arraylen, outlen};
-    int f = 0, r;
-
-    if (!name || !*name)
-        return PMI2_ERR_INVALID_KEY;
     if (!array && arraylen > 0)
         return PMI2_ERR_INVALID_ARG;
-    LOCK();
-    r = get_attr('n', name, false, &f, take_ints, &d);
-    UNLOCK();
-    if (found)
-        *found = f;
-    return r;
+    return locked_attr('n', name, false, found, take_ints, &d);
 }
 
 int PMI2_Info_PutNodeAttr(const char name[], const char value[])
@@ -770,34 +768,16 @@ int PMI2_Info_PutNodeAttr(const char name[], const char value[])
 int PMI2_Info_GetJobAttr(const char name[], char value[], int valuelen, int *found)
 {
     struct strdst d = {value, valuelen};
-    int f = 0, r;
-
-    if (!name || !*name)
-        return PMI2_ERR_INVALID_KEY;
-    LOCK();
-    r = get_attr('j', name, false, &f, take_str, &d);
-    UNLOCK();
-    if (found)
-        *found = f;
-    return r;
+    return locked_attr('j', name, false, found, take_str, &d);
 }
 
 int PMI2_Info_GetJobAttrIntArray(const char name[], int array[], int arraylen,
                                  int *outlen, int *found)
 {
     struct intdst d = {array, arraylen, outlen};
-    int f = 0, r;
-
-    if (!name || !*name)
-        return PMI2_ERR_INVALID_KEY;
     if (!array && arraylen > 0)
         return PMI2_ERR_INVALID_ARG;
-    LOCK();
-    r = get_attr('j', name, false, &f, take_ints, &d);
-    UNLOCK();
-    if (found)
-        *found = f;
-    return r;
+    return locked_attr('j', name, false, found, take_ints, &d);
 }
 
 /* ---- name service ---------------------------------------------------------- */
