@@ -68,6 +68,7 @@ struct agent {
     int started;
     int task_ends_closed;
     int killed;
+    int hold_output; /* between the abort line and the kill: replies wait */
     int in_psrv;
 };
 
@@ -77,10 +78,19 @@ static struct agent *g_agent;
 
 #define KILL_DELAY_MS 100
 
+static int client_flush(struct client *c);
+
 static void kill_now(struct loop *lp, struct loop_timer *t, void *arg)
 {
     struct agent *a = arg;
     struct loom_step *st = a->st;
+
+    /* The failure replies held since kill_step() go out now (a task may be
+     * waiting on one if the kill below fails); the abort line had a head start. */
+    a->hold_output = 0;
+    for (int i = 0; i < st->local_count; i++)
+        if (a->cl[i].fd >= 0 && a->cl[i].len)
+            (void)client_flush(&a->cl[i]);
 
     if (slurm_kill_job_step(st->job_id, st->step_id, SIGKILL) != SLURM_SUCCESS)
         error("%s: step %s: slurm_kill_job_step: %m", loom_plugin_tag, st->jobid);
@@ -100,6 +110,10 @@ static void kill_step(struct agent *a, int rank, const char *msg)
     if (a->killed)
         return;
     a->killed = 1;
+    /* Hold the rc!=0 replies psrv is about to send: a task that got one would
+     * exit at once, and srun could tear the step's I/O down before the line
+     * below reached its stderr (seen once in the node-gone test). */
+    a->hold_output = 1;
     snprintf(who, sizeof(who), "rank %d", rank);
     if (loud && rank >= 0 && !strstr(msg, who))
         error("%s: step %s: rank %d: %s; killing the step", loom_plugin_tag, st->jobid,
@@ -148,6 +162,10 @@ static void client_close(struct client *c)
 /* Write what the socket takes.  0, or -errno on a broken socket. */
 static int client_flush(struct client *c)
 {
+    if (c->a->hold_output) {
+        loop_watch_set(c->w, LOOP_READ);
+        return 0;
+    }
     while (c->off < c->len) {
         ssize_t n = send(c->fd, c->out + c->off, c->len - c->off, MSG_NOSIGNAL);
         if (n < 0) {
