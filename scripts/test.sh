@@ -29,6 +29,13 @@ if [ "${LOOM_SKIP_DEPS:-0}" != 1 ]; then
     fi
 fi
 
+# munged is a machine-wide daemon the Slurm tests share: start it here, outside any
+# test, so that no test owns it (or is blamed for leaving it running)
+if [ "$(id -u)" = 0 ] && command -v munged >/dev/null 2>&1; then
+    step "munge"
+    sh tests/slurm/cluster.sh munge || echo "test.sh: munged did not start; Slurm tests will say why" >&2
+fi
+
 step "build"
 built=1
 check_rc=0

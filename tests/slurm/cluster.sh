@@ -8,6 +8,7 @@
 #   cluster.sh stop DIR
 #   cluster.sh status DIR
 #   cluster.sh reconfigure DIR    (scontrol reconfigure: after installing a plugin)
+#   cluster.sh munge              (start munged if it is not answering, then exit)
 #
 # `start` writes DIR/slurm.conf (every path inside DIR, non-default ports), starts munged
 # if it is not answering, then `slurmctld -c` and one `slurmd -N loomN` per node, waits
@@ -62,10 +63,11 @@ die() { log "error: $*"; exit 1; }
 skip() { log "skip: $*"; exit 77; }
 
 usage() {
-    sed -n '5,10p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '5,11p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
+[ "${1:-}" = munge ] && set -- munge -
 [ $# -ge 2 ] || usage
 cmd=$1
 dir=$2
@@ -430,7 +432,9 @@ ensure_munge() {
     mkdir -p /run/munge /var/log/munge /var/lib/munge
     chown munge:munge /run/munge /var/log/munge /var/lib/munge 2>/dev/null
     chmod 0755 /run/munge
-    su -s /bin/sh munge -c /usr/sbin/munged >&2 9>&- || true
+    # munged outlives this script and is shared by the machine: it must not carry a
+    # test's marker (tests/integration/lib.sh kills what does when the test ends)
+    env -u LOOM_TEST_MARKER su -s /bin/sh munge -c /usr/sbin/munged >&2 9>&- || true
     i=0
     while [ $i -lt 50 ]; do
         if timeout 5 munge -n 2>/dev/null | timeout 5 unmunge >/dev/null 2>&1; then
@@ -605,6 +609,7 @@ do_start() {
 
 case $cmd in
 start) do_start ;;
+munge) ensure_munge; log "munged answers" ;;
 stop) do_stop; log "stopped cluster in $dir" ;;
 status) do_status ;;
 reconfigure)
