@@ -2,7 +2,9 @@
 # t0600-install.sh - `make install` (into a DESTDIR) installs what users build against:
 # mpiexec, libpmi2.so.0, libpmi.so.0, pmi2.h, pmi.h, the pkg-config files, the man page;
 # a PMI-2 and a PMI-1 program built from the installed headers and pkg-config flags
-# alone run under the installed mpiexec.
+# alone run under the installed mpiexec; with the MPI library: mpi.h, libmpi, mpicc
+# (whose -show/-compile-info/-link-info name the installed paths) and loom-mpi.pc, and
+# an MPI hello built from them runs.
 . "$(dirname "$0")/lib.sh"
 command -v make >/dev/null || skip "make not installed"
 command -v pkg-config >/dev/null || skip "pkg-config not installed"
@@ -47,4 +49,32 @@ for pc in loom-pmi2 loom-pmi; do
     assert_grep "$libdir/lib" <(LD_LIBRARY_PATH=$libdir ldd "$TEST_TMP/$pc-test") \
         "the $pc test program loads the installed library"
 done
+
+# the MPI library (built unless --with-pm=none ... it is built with the launcher here)
+if [ -f "$LOOM_BUILDDIR/mpi/Makefile" ] && [ -n "$(find_one libmpi.so)" ]; then
+    for f in bin/mpicc include/mpi.h pkgconfig/loom-mpi.pc; do
+        p=$(find_one "$f")
+        if [ -n "$p" ]; then ok "installed $f (${p#"$dest"})"; else fail "$f not installed"; fi
+    done
+    mpicc=$(find_one bin/mpicc)
+    incdir=$(dirname "$(find_one include/mpi.h)"); incdir=${incdir#"$dest"}
+    mlibdir=$(dirname "$(find_one libmpi.so)"); mlibdir=${mlibdir#"$dest"}
+    # -show alone prints the whole command, as MPICH's and Open MPI's wrappers do
+    run_cmd env CC=cc sh "$mpicc" -show
+    assert_rc 0 "mpicc -show (no input files)"
+    assert_grep "cc -I$incdir " "$out" "mpicc -show names the installed include dir"
+    assert_grep -E "-L$mlibdir .*-lmpi\$" "$out" "mpicc -show links the installed libmpi"
+    run_cmd env CC=cc sh "$mpicc" -show -c x.c
+    assert_no_grep "-lmpi" "$out" "mpicc -show -c does not link"
+    run_cmd env CC=cc sh "$mpicc" -compile-info
+    assert_grep -x "cc -I$incdir" "$out" "mpicc -compile-info"
+    assert_grep -E "^cc .*hello.c" <(CC=cc sh "$mpicc" -show hello.c) "mpicc honours CC"
+    # shellcheck disable=SC2046
+    run_cmd -t 120 ${CC:-cc} -o "$TEST_TMP/mpi-hello" "$LOOM_SRCDIR/tests/mpi/hello.c" \
+        $(pkg-config --cflags --libs loom-mpi) -Wl,-rpath-link,"$libdir"
+    assert_rc 0 "compile tests/mpi/hello.c with \$(pkg-config --cflags --libs loom-mpi)"
+    LD_LIBRARY_PATH=$dest$mlibdir:$libdir run_cmd "$mpiexec" -n 4 "$TEST_TMP/mpi-hello"
+    assert_rc 0 "installed MPI hello runs on 4 ranks"
+    assert_grep -x "No Errors" "$out" "installed MPI hello says No Errors"
+fi
 finish
