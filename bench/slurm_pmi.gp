@@ -1,12 +1,13 @@
 # bench/slurm_pmi.gp - plot the results of bench/slurm_pmi.sh.
 # Usage: gnuplot -e "name='bench/results/slurm_pmi'" bench/slurm_pmi.gp
 # Reads NAME.METRIC.VARIANT.NODES.dat (columns: N, median, min, max, runs, status; NaN
-# where a variant failed or was not run) and writes NAME.png: three panels (fence,
-# launch to exit, MPI hello), medians with min-max error bars, log-scaled N.
+# where a variant failed or was not run) and writes NAME.png: four panels (fence at
+# rank 0, fence of the last rank in, launch to exit, MPI hello), medians with min-max
+# error bars, log-scaled N.
 if (!exists("name")) name = 'bench/results/slurm_pmi'
-set terminal pngcairo size 1500,500 font ",10"
+set terminal pngcairo size 2000,500 font ",10"
 set output name.'.png'
-set multiplot layout 1,3 title "srun --mpi=loom vs Slurm's --mpi=pmi2 (medians, min-max bars)"
+set multiplot layout 1,4 title "srun --mpi=loom vs Slurm's --mpi=pmi2 (medians, min-max bars)"
 set logscale x 2
 set grid
 set key top left
@@ -20,6 +21,12 @@ plot name.'.fence.loom.1.dat' using ($1*0.96):2:3:4 with yerrorlines title "loom
      name.'.fence.pmi2.1.dat' using ($1*0.98):2:3:4 with yerrorlines title "pmi2, 1 node" lw 2, \
      name.'.fence.loom.4.dat' using ($1*1.02):2:3:4 with yerrorlines title "loom, 4 nodes" lw 2 dt 2, \
      name.'.fence.pmi2.4.dat' using ($1*1.04):2:3:4 with yerrorlines title "pmi2, 4 nodes" lw 2 dt 2
+
+set title "fence, last rank in (the server's latency)"
+plot name.'.fencelast.loom.1.dat' using ($1*0.96):2:3:4 with yerrorlines title "loom, 1 node" lw 2, \
+     name.'.fencelast.pmi2.1.dat' using ($1*0.98):2:3:4 with yerrorlines title "pmi2, 1 node" lw 2, \
+     name.'.fencelast.loom.4.dat' using ($1*1.02):2:3:4 with yerrorlines title "loom, 4 nodes" lw 2 dt 2, \
+     name.'.fencelast.pmi2.4.dat' using ($1*1.04):2:3:4 with yerrorlines title "pmi2, 4 nodes" lw 2 dt 2
 unset logscale y
 
 set title "launch to exit: pmi2\\_kvstest\\_slurm -r 1"

@@ -148,9 +148,15 @@ one_run() {
     fi
     if [ "$metric" = fence ]; then
         # The same run's get-all median goes alongside (metric getall, ms).
-        gval=$(sed -n 's/.*get_all_median_us=\([0-9]*\).*/\1/p' "$tmp/out" | head -n1)
-        [ -n "$gval" ] && [ "$status" = ok ] &&
-            echo "getall,$nodes,$n,$variant,$rep,$(awk -v v="$gval" 'BEGIN { printf "%.3f", v / 1000 }'),ok" >>"$csv"
+        # So do the last-in fence and the round time (fence_last, round: see
+        # tests/programs/pmi2_kvstest.c), all in ms.
+        local m k
+        for m in getall:get_all fencelast:fence_last round:round; do
+            k=${m#*:}
+            gval=$(sed -n "s/.* ${k}_median_us=\([0-9]*\).*/\1/p" "$tmp/out" | head -n1)
+            [ -n "$gval" ] && [ "$status" = ok ] &&
+                echo "${m%%:*},$nodes,$n,$variant,$rep,$(awk -v v="$gval" 'BEGIN { printf "%.3f", v / 1000 }'),ok" >>"$csv"
+        done
         val=$(sed -n 's/.*fence_median_us=\([0-9]*\).*/\1/p' "$tmp/out" | head -n1)
         [ -n "$val" ] && val=$(awk -v v="$val" 'BEGIN { printf "%.3f", v / 1000 }') # ms
         [ -z "$val" ] && [ "$status" = ok ] && status=nodata
@@ -249,11 +255,13 @@ stats() {
 # Data files for gnuplot: NAME.METRIC.VARIANT.NODES.dat
 for spec in "fence loom 1" "fence pmi2 1" "fence loom 4" "fence pmi2 4" \
             "getall loom 1" "getall pmi2 1" "getall loom 4" "getall pmi2 4" \
+            "fencelast loom 1" "fencelast pmi2 1" "fencelast loom 4" "fencelast pmi2 4" \
+            "round loom 1" "round pmi2 1" "round loom 4" "round pmi2 4" \
             "launch floor 1" "launch loom 1" "launch pmi2 1" \
             "launch floor 4" "launch loom 4" "launch pmi2 4" \
             "hello mpich-loom 4" "hello mpich-pmi2 4" "hello ompi-pmix 4"; do
     set -- $spec
-    case $1 in fence|getall) sz=$fence_sizes ;; launch) sz=$launch_sizes ;; *) sz=$hello_sizes ;; esac
+    case $1 in fence|getall|fencelast|round) sz=$fence_sizes ;; launch) sz=$launch_sizes ;; *) sz=$hello_sizes ;; esac
     stats "$1" "$3" "$2" "$sz" >"$outdir/$name.$1.$2.$3.dat"
 done
 
@@ -291,6 +299,22 @@ d() { echo "$outdir/$name.$1.$2.$3.dat"; }
                 "$(ratio "$(med "$(d fence loom $nodes)" $n)" "$(med "$(d fence pmi2 $nodes)" $n)") |" \
                 "$(med "$(d getall loom $nodes)" $n) | $(med "$(d getall pmi2 $nodes)" $n) |" \
                 "$(ratio "$(med "$(d getall loom $nodes)" $n)" "$(med "$(d getall pmi2 $nodes)" $n)") |"
+        done
+    done
+    echo
+    echo "## The fence without the skew, and the pace of a round (ms), same runs"
+    echo "fence, last in = per round the smallest fence time over all ranks (the rank that"
+    echo "entered last waits only for the fence itself: the server's fence latency), median"
+    echo "over rounds; round = rank 0's put + fence + get-all per round. ratio = loom / pmi2."
+    echo
+    echo "| nodes | N | fence last in, loom | fence last in, pmi2 | ratio | round, loom | round, pmi2 | ratio |"
+    echo "|---|---|---|---|---|---|---|---|"
+    for nodes in 1 4; do
+        for n in $fence_sizes; do
+            echo "| $nodes | $n | $(cellfmt "$(d fencelast loom $nodes)" $n) | $(cellfmt "$(d fencelast pmi2 $nodes)" $n) |" \
+                "$(ratio "$(med "$(d fencelast loom $nodes)" $n)" "$(med "$(d fencelast pmi2 $nodes)" $n)") |" \
+                "$(med "$(d round loom $nodes)" $n) | $(med "$(d round pmi2 $nodes)" $n) |" \
+                "$(ratio "$(med "$(d round loom $nodes)" $n)" "$(med "$(d round pmi2 $nodes)" $n)") |"
         done
     done
     echo

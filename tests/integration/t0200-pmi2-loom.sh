@@ -19,6 +19,20 @@ if [ "$LOOM_TEST_QUICK" != 1 ]; then
     assert_kvstest 256
 fi
 
+# -t: the timing line, with the fence times gathered from every rank; the last-in fence
+# is per round the minimum over ranks, so its median cannot exceed rank 0's
+run_job -n 8 "$prog" -t -r 5
+assert_kvstest 8
+line=$(grep -m1 ': timing ranks=8 rounds=5 ' "$out")
+f0=$(echo "$line" | sed -n 's/.* fence_median_us=\([0-9]*\).*/\1/p')
+fl=$(echo "$line" | sed -n 's/.* fence_last_median_us=\([0-9]*\).*/\1/p')
+rd=$(echo "$line" | sed -n 's/.* round_median_us=\([0-9]*\).*/\1/p')
+if [ -n "$f0" ] && [ -n "$fl" ] && [ -n "$rd" ] && [ "$fl" -le "$f0" ] && [ "$f0" -le "$rd" ]; then
+    ok "timing line: fence_last $fl <= fence $f0 <= round $rd (us)"
+else
+    fail "timing line wrong or missing: '$line'"
+fi
+
 # singleton: no launcher, no PMI_FD
 run_cmd env -u PMI_FD -u PMI_RANK -u PMI_SIZE "$prog" -M
 assert_kvstest 1

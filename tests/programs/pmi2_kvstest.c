@@ -7,7 +7,14 @@
  *     pmi2_kvstest: N ranks, R rounds OK
  * and, with -t, one line of per-phase medians (microseconds, rank 0's own view)
  *     pmi2_kvstest: timing ranks=N rounds=R vallen=V init_us=.. put_median_us=..
- *         fence_median_us=.. get_all_median_us=..
+ *         fence_median_us=.. get_all_median_us=.. fence_last_median_us=..
+ *         round_median_us=..
+ * fence_median is rank 0's own fence time: it includes waiting for the slowest rank
+ * (the others' gets of the previous round). fence_last is the fence as the server
+ * delivers it: per round the smallest fence time over all ranks (the rank that entered
+ * last waits only for the fence itself), median over rounds; with -t the ranks share
+ * their fence times through one more put/fence after the timed rounds (untimed).
+ * round is rank 0's put + fence + get-all per round: the pace of the whole job.
  * Exit 0 on success. Any failure prints "pmi2_kvstest: rank R: reason" on stderr and
  * leaves with exit code 1 (through PMI2_Abort once initialised, so that the other ranks
  * do not wait forever in a fence).
@@ -155,6 +162,53 @@ int main(int argc, char **argv)
         t_get[r] = kvt_now_us() - t;
     }
 
+    /* -t: gather every rank's fence times (one more, untimed, put/fence/get-all) */
+    uint64_t fence_last = 0, round_med = 0;
+    if (o.timing) {
+        uint64_t *t_last = malloc((size_t)o.rounds * sizeof(uint64_t));
+        uint64_t *t_round = malloc((size_t)o.rounds * sizeof(uint64_t));
+        char *tv = malloc(PMI2_MAX_VALLEN + 1);
+        int rounds = o.rounds;
+        if (!t_last || !t_round || !tv)
+            fail("%s", "out of memory", 0);
+        /* a value holds at most this many 8-hex-digit times */
+        if (rounds > PMI2_MAX_VALLEN / 9)
+            rounds = PMI2_MAX_VALLEN / 9;
+        size_t off = 0;
+        for (int r = 0; r < rounds; r++) {
+            uint64_t v = t_fence[r] > 0xffffffffu ? 0xffffffffu : t_fence[r];
+            off += (size_t)snprintf(tv + off, PMI2_MAX_VALLEN + 1 - off, "%08llx",
+                                    (unsigned long long)v);
+            t_last[r] = v;
+            t_round[r] = t_put[r] + t_fence[r] + t_get[r];
+        }
+        snprintf(key, sizeof(key), "tf%d", rank);
+        if ((rc = PMI2_KVS_Put(key, tv)) != PMI2_SUCCESS)
+            fail("%s (fence times) failed rc=%d", "PMI2_KVS_Put", rc);
+        if ((rc = PMI2_KVS_Fence()) != PMI2_SUCCESS)
+            fail("%s (fence times) failed rc=%d", "PMI2_KVS_Fence", rc);
+        for (int j = 0; rank == 0 && j < size; j++) {
+            int vlen = -1;
+            snprintf(key, sizeof(key), "tf%d", j);
+            rc = PMI2_KVS_Get(jobid, j, key, tv, PMI2_MAX_VALLEN + 1, &vlen);
+            if (rc != PMI2_SUCCESS || vlen != 8 * rounds)
+                fail("%s (fence times) failed rc=%d", "PMI2_KVS_Get", rc);
+            for (int r = 0; r < rounds; r++) {
+                char h[9];
+                memcpy(h, tv + 8 * r, 8);
+                h[8] = '\0';
+                uint64_t v = strtoull(h, NULL, 16);
+                if (v < t_last[r])
+                    t_last[r] = v;
+            }
+        }
+        fence_last = kvt_median(t_last, rounds);
+        round_med = kvt_median(t_round, o.rounds);
+        free(t_last);
+        free(t_round);
+        free(tv);
+    }
+
     rc = PMI2_Finalize();
     if (rc != PMI2_SUCCESS)
         fail("%s failed rc=%d", "PMI2_Finalize", rc);
@@ -165,11 +219,13 @@ int main(int argc, char **argv)
         if (o.timing)
             printf(PROG
                    ": timing ranks=%d rounds=%d vallen=%d init_us=%llu "
-                   "put_median_us=%llu fence_median_us=%llu get_all_median_us=%llu\n",
+                   "put_median_us=%llu fence_median_us=%llu get_all_median_us=%llu "
+                   "fence_last_median_us=%llu round_median_us=%llu\n",
                    size, o.rounds, o.vallen, (unsigned long long)t_init,
                    (unsigned long long)kvt_median(t_put, o.rounds),
                    (unsigned long long)kvt_median(t_fence, o.rounds),
-                   (unsigned long long)kvt_median(t_get, o.rounds));
+                   (unsigned long long)kvt_median(t_get, o.rounds),
+                   (unsigned long long)fence_last, (unsigned long long)round_med);
         fflush(stdout);
     }
     free(val);
