@@ -224,7 +224,7 @@ static const struct bad bads[] = {
     {{"-l=1", "prog"}, "does not take '=VALUE'"},
     {{"-wdir", "", "prog"}, "empty directory"},
     {{"--", ":"}, "no program after '--'"},
-    {{"-launcher", "ssh", "prog"}, "unknown launcher 'ssh'"},
+    {{"-launcher", "telnet", "prog"}, "unknown launcher 'telnet'"},
     {{"--mpi=a,b", "prog"}, "bad MPI type"},
 };
 
@@ -288,7 +288,7 @@ START_TEST(slurm_decide)
     char *job[] = {"SLURM_JOB_ID=12", NULL};
     char *jobfork[] = {"SLURM_JOB_ID=12", "LOOM_MPIEXEC_LAUNCHER=fork", NULL};
     char *slurm[] = {"LOOM_MPIEXEC_LAUNCHER=slurm", NULL};
-    char *bad[] = {"LOOM_MPIEXEC_LAUNCHER=ssh", NULL};
+    char *bad[] = {"LOOM_MPIEXEC_LAUNCHER=telnet", NULL};
     struct mpx_opts o;
 
     memset(&o, 0, sizeof(o));
@@ -301,7 +301,7 @@ START_TEST(slurm_decide)
                      -EINVAL);
     ck_assert_int_eq(mpx_slurm_decide(&o, fake_getenv, bad, 1, err, sizeof(err)),
                      -EINVAL);
-    ck_assert_ptr_nonnull(strstr(err, "'ssh'"));
+    ck_assert_ptr_nonnull(strstr(err, "'telnet'"));
     o.launcher = MPX_LAUNCHER_FORK; /* -launcher fork, --no-slurm */
     ck_assert_int_eq(mpx_slurm_decide(&o, fake_getenv, job, 1, err, sizeof(err)), 0);
     ck_assert_int_eq(mpx_slurm_decide(&o, fake_getenv, slurm, 1, err, sizeof(err)), 0);
