@@ -27,9 +27,15 @@
  *   poll timeout through the loop's prepare hook; the same hook flushes the
  *   output gathered during an iteration with one write per stream.
  *
+ * Proxy mode ("mpiexec --proxy", started by front.c for multi-host jobs):
+ *   the same machinery runs one node's ranks (run_ranks() with that node's
+ *   share); output, exits and failures go to mpiexec as frames (conn.h),
+ *   tree messages are relayed through it, and it decides the exit status.
+ *   Ranks of a proxy die with it (PR_SET_PDEATHSIG).
+ *
  * Caveats:
- *   - Single host only (nnodes = 1); the tree callbacks are never used.
- *     Inside a Slurm allocation run_srun() hands the job to
+ *   - Without a host list, one node (nnodes = 1); the tree callbacks are
+ *     never used.  Inside a Slurm allocation run_srun() hands the job to
  *     "srun --mpi=loom" instead (slurm.h has the option mapping).
  *   - If mpiexec itself is SIGKILLed the ranks are not killed; they see
  *     their PMI socket close.
