@@ -9,6 +9,10 @@
 # /dev/shm. stdin, stdout and stderr are passed through (mpiexec writes its proxy's
 # cookie to stdin), like ssh does. Exit codes: COMMAND's, 255 when HOST is not a running
 # node of the cluster (as ssh when it cannot connect).
+# A wrapper that runs anything written for "mpiexec -n N prog" (e.g. tests/mpi/runtests
+# -mpiexec WRAPPER) across the nodes:
+#   #!/bin/sh
+#   exec mpiexec -hosts loom1,loom2,loom3,loom4 -launcher-exec .../netns-exec.sh "$@"
 set -u
 host=${1:-}
 [ $# -ge 2 ] || { echo "usage: netns-exec.sh HOST COMMAND [ARGS...]" >&2; exit 255; }
