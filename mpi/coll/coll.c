@@ -210,6 +210,8 @@ static int hier_allreduce(struct xm_sched *s, struct xm_comm *c, void *acc, int 
 int xm_icoll_barrier(struct xm_comm *c, struct xm_req **rp)
 {
     int rc, p = c->size, me = c->rank;
+    if (!rp && (rc = xm_shmcoll_barrier(c)) <= 0)
+        return rc;
     struct xm_sched *s = new_sched(c, &rc);
     if (!s)
         return rc;
@@ -289,6 +291,8 @@ int xm_icoll_bcast(void *buf, int count, MPI_Datatype dt, int root, struct xm_co
                    struct xm_req **rp)
 {
     int rc;
+    if (!rp && (rc = xm_shmcoll_bcast(buf, count, dt, root, c)) <= 0)
+        return rc;
     struct xm_sched *s = new_sched(c, &rc);
     if (!s)
         return rc;
@@ -349,6 +353,8 @@ int xm_icoll_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MP
                     int root, struct xm_comm *c, struct xm_req **rp)
 {
     int rc;
+    if (!rp && (rc = xm_shmcoll_reduce(sbuf, rbuf, count, dt, op, root, c)) <= 0)
+        return rc;
     struct xm_sched *s = new_sched(c, &rc);
     if (!s)
         return rc;
@@ -477,6 +483,8 @@ int xm_icoll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
                        MPI_Op op, struct xm_comm *c, struct xm_req **rp)
 {
     int rc;
+    if (!rp && (rc = xm_shmcoll_allreduce(sbuf, rbuf, count, dt, op, c)) <= 0)
+        return rc;
     struct xm_sched *s = new_sched(c, &rc);
     if (!s)
         return rc;

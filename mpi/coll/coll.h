@@ -95,4 +95,14 @@ int xm_icoll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
 int xm_icoll_scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
                   int exclusive, struct xm_comm *c, struct xm_req **rp);
 
+/* Blocking collectives through the node's shared segment (shmcoll.c): 0 done, 1 not
+ * applicable here (run the p2p schedule), or -errno.  The same decision at every
+ * member.  Only for rp == NULL (blocking) calls. */
+int xm_shmcoll_barrier(struct xm_comm *c);
+int xm_shmcoll_bcast(void *buf, int count, MPI_Datatype dt, int root, struct xm_comm *c);
+int xm_shmcoll_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                      int root, struct xm_comm *c);
+int xm_shmcoll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
+                         MPI_Op op, struct xm_comm *c);
+
 #endif
