@@ -31,6 +31,7 @@
  *   beat any message-based one when oversubscribed.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -296,9 +297,27 @@ int xm_icoll_bcast(void *buf, int count, MPI_Datatype dt, int root, struct xm_co
     struct xm_sched *s = new_sched(c, &rc);
     if (!s)
         return rc;
-    if (c->size > 2 && count >= c->size && tsize(dt) * (size_t)count > LARGE_MSG)
-        rc = bcast_scatter_ring(s, c, buf, count, dt, root);
-    else if (c->size > 1)
+    size_t bytes = tsize(dt) * (size_t)count;
+    struct xm_dtype *t = xm_dt_get(dt);
+    if (c->size > 2 && bytes > LARGE_MSG && bytes <= INT_MAX && t) {
+        /* split the packed bytes, not the elements: the ranks may describe the same
+         * bytes with different (count, type) pairs (only the type signature matches) */
+        if (t->contig && t->extent == (MPI_Aint)t->size) {
+            rc = bcast_scatter_ring(s, c, (char *)buf + t->true_lb, (int)bytes, MPI_BYTE,
+                                    root);
+        } else {
+            void *tmp = xm_sched_tmp(s, (int)bytes, MPI_BYTE);
+            if (!tmp) {
+                rc = -ENOMEM;
+            } else {
+                if (c->rank == root)
+                    xm_sched_copy(s, buf, count, dt, tmp, (int)bytes, MPI_BYTE);
+                rc = bcast_scatter_ring(s, c, tmp, (int)bytes, MPI_BYTE, root);
+                if (c->rank != root)
+                    xm_sched_copy(s, tmp, (int)bytes, MPI_BYTE, buf, count, dt);
+            }
+        }
+    } else if (c->size > 1)
         bcast_steps(s, c, buf, count, dt, root);
     if (rc < 0) {
         xm_sched_free(s);
