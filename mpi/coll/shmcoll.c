@@ -39,6 +39,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../core/comm.h"
 #include "../core/p2p.h"
@@ -50,8 +51,9 @@ static struct {
     int init, on;
     struct xm_shm_coll_geom g;
     uint32_t *bq;    /* per slot: broadcast chunks seen so far */
-    unsigned spin, yield;
-    size_t max;
+    double spin_us, yield_every; /* spin this long, yielding every so often */
+    unsigned yield;              /* then this many sched_yields, then futex sleeps */
+    size_t max, split;
 } L;
 
 struct grp {
@@ -67,10 +69,12 @@ static void init(void)
     L.on = xm_env_int("LOOM_MPI_COLL_SHM", 1) && L.g.nslots > 0 &&
            xm_env_int("LOOM_MPI_COLL_NODES", 0) <= 0; /* fake nodes: test p2p paths */
     int ov = xm_g.oversubscribed;
-    L.spin = (unsigned)xm_env_int("LOOM_MPI_COLL_SPIN", ov ? 16 : 20000);
+    L.spin_us = xm_env_int("LOOM_MPI_COLL_SPIN_US", ov ? 0 : 100000);
+    L.yield_every = xm_env_int("LOOM_MPI_COLL_YIELD_EVERY_US", 0);
     int y = 4 * xm_g.nlocal;
-    L.yield = (unsigned)xm_env_int("LOOM_MPI_COLL_YIELD", ov ? (y < 256 ? y : 256) : 2000);
+    L.yield = (unsigned)xm_env_int("LOOM_MPI_COLL_YIELD", ov ? (y < 256 ? y : 256) : 0);
     L.max = (size_t)xm_env_int("LOOM_MPI_COLL_SHM_MAX", 1 << 20);
+    L.split = (size_t)xm_env_int("LOOM_MPI_COLL_SHM_SPLIT", 2048);
     if (L.on) {
         L.bq = calloc((size_t)L.g.nslots, sizeof(*L.bq));
         L.on = L.bq != NULL;
@@ -125,24 +129,42 @@ static int reached(const _Atomic uint32_t *w, uint32_t target, uint32_t *v)
     return (int32_t)(*v - target) >= 0;
 }
 
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
 /* wait until *w >= target (modulo 2^32) */
 static void wait_reach(const _Atomic uint32_t *w, uint32_t target)
 {
     uint32_t v;
     if (reached(w, target, &v))
         return;
+    double t0 = now_us(), next_yield = t0 + L.yield_every;
+    unsigned yields = 0;
+    int spinning = 1;
     for (unsigned i = 1;; i++) {
-        if (i < L.spin) {
+        if (spinning) {
 #if defined(__x86_64__) || defined(__i386__)
             __builtin_ia32_pause();
 #endif
-            if ((i & 63) == 0)
+            if ((i & 63) == 0) {
                 xm_progress();
+                double t = now_us();
+                if (t - t0 >= L.spin_us) {
+                    spinning = 0;
+                } else if (L.yield_every > 0 && t >= next_yield) {
+                    sched_yield(); /* in case the one we wait for shares our CPU */
+                    next_yield = t + L.yield_every;
+                }
+            }
         } else {
             xm_progress();
             if (reached(w, target, &v))
                 return;
-            if (i < L.spin + L.yield)
+            if (yields++ < L.yield)
                 sched_yield();
             else
                 xm_shm_sleep(w, v, 20); /* returns at once if *w already moved */
@@ -193,17 +215,25 @@ struct red {
     int err;
 };
 
-static void fold(const struct grp *g, void *arg)
+/* result bytes [off, off + len) = d0 op (d1 op (... d[n-1])) over that range */
+static void fold_slice(const struct grp *g, struct red *r, size_t off, size_t len)
 {
-    struct red *r = arg;
-    char *res = xm_shm_coll_res(g->s);
-    int cnt = (int)(r->len / r->esize);
-    memcpy(res, xm_shm_coll_data(g->s, g->n - 1), r->len);
+    char *res = xm_shm_coll_res(g->s) + off;
+    int cnt = (int)(len / r->esize);
+    if (!cnt)
+        return;
+    memcpy(res, xm_shm_coll_data(g->s, g->n - 1) + off, len);
     for (int i = g->n - 2; i >= 0; i--) {
-        int rc = xm_op_apply(r->op, xm_shm_coll_data(g->s, i), res, cnt, r->basic);
+        int rc = xm_op_apply(r->op, xm_shm_coll_data(g->s, i) + off, res, cnt, r->basic);
         if (rc < 0)
             r->err = rc;
     }
+}
+
+static void fold(const struct grp *g, void *arg)
+{
+    struct red *r = arg;
+    fold_slice(g, r, 0, r->len);
 }
 
 /* basic element type the reduction can run on in packed form, or NULL */
@@ -244,7 +274,17 @@ static int reduce_any(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, 
         if (xm_dt_pack(src, count, t, off, xm_shm_coll_data(g.s, g.me), r.len) < 0)
             err = -EINVAL; /* keep going: the others are in the rounds too */
         r.err = 0;
-        round_trip(&g, fold, &r);
+        if (r.len >= L.split * (size_t)g.n) {
+            /* every member folds its slice of the chunk; a second round says all
+             * slices are done (two syncs, but the copies and ops run in parallel) */
+            round_trip(&g, NULL, NULL);
+            size_t ne = r.len / b->size, lo = ne * (size_t)g.me / (size_t)g.n,
+                   hi = ne * (size_t)(g.me + 1) / (size_t)g.n;
+            fold_slice(&g, &r, lo * b->size, (hi - lo) * b->size);
+            round_trip(&g, NULL, NULL);
+        } else {
+            round_trip(&g, fold, &r);
+        }
         if (r.err)
             err = r.err;
         if ((root < 0 || root == g.me) &&

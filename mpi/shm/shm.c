@@ -168,7 +168,10 @@ static int shm_create(void)
         return -EINVAL;
     /* collective area: small buffers when many ranks share the node */
     S.ncslots = xm_env_int("LOOM_MPI_SHM_COLL_SLOTS", nl <= 16 ? 16 : 8);
-    int cb = xm_env_int("LOOM_MPI_SHM_COLL_BUF", nl <= 8 ? 16384 : nl <= 16 ? 8192 : 2048);
+    int cb = xm_env_int("LOOM_MPI_SHM_COLL_BUF", nl <= 4    ? 65536
+                                                 : nl <= 8  ? 32768
+                                                 : nl <= 16 ? 8192
+                                                            : 2048);
     int ch = xm_env_int("LOOM_MPI_SHM_COLL_CHUNK", 16384);
     if (S.ncslots < 0 || S.ncslots > 1024 || cb < 64 || ch < 64 || cb > (1 << 24) ||
         ch > (1 << 24))
