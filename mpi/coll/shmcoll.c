@@ -60,14 +60,14 @@ struct grp {
     struct xm_shm_coll *s;
     int slot, n, me;
     struct xm_comm *c;
+    const int *map; /* member -> comm rank, NULL = identity */
 };
 
 static void init(void)
 {
     L.init = 1;
     xm_shm_coll_geom(&L.g);
-    L.on = xm_env_int("LOOM_MPI_COLL_SHM", 1) && L.g.nslots > 0 &&
-           xm_env_int("LOOM_MPI_COLL_NODES", 0) <= 0; /* fake nodes: test p2p paths */
+    L.on = xm_env_int("LOOM_MPI_COLL_SHM", 1) && L.g.nslots > 0;
     int ov = xm_g.oversubscribed;
     L.spin_us = xm_env_int("LOOM_MPI_COLL_SPIN_US", ov ? 0 : 100000);
     L.yield_every = xm_env_int("LOOM_MPI_COLL_YIELD_EVERY_US", 0);
@@ -81,18 +81,19 @@ static void init(void)
     }
 }
 
-/* 1 and *g filled if c can use a shared-memory slot */
-static int grp_get(struct xm_comm *c, struct grp *g)
+/* 1 and *g filled if the members (comm ranks map[0..n-1], NULL = all of c; I am
+ * map[me]) can use a shared-memory slot */
+static int grp_get(struct xm_comm *c, const int *map, int n, int me, struct grp *g)
 {
     if (!L.init)
         init();
-    if (!L.on || c->size < 2 || c->size > L.g.nlocal || c->ctx == XM_CTX_CREATE_GROUP)
+    if (!L.on || n < 2 || n > L.g.nlocal || c->ctx == XM_CTX_CREATE_GROUP)
         return 0;
     /* FNV-1a over the context id and the members' world ranks */
     uint64_t h = 0xcbf29ce484222325ull;
     h = (h ^ c->ctx) * 0x100000001b3ull;
-    for (int i = 0; i < c->size; i++) {
-        int w = xm_comm_world_rank(c, i);
+    for (int i = 0; i < n; i++) {
+        int w = xm_comm_world_rank(c, map ? map[i] : i);
         if (xm_g.local_index[w] < 0)
             return 0;
         h = (h ^ (uint64_t)(unsigned)w) * 0x100000001b3ull;
@@ -103,15 +104,16 @@ static int grp_get(struct xm_comm *c, struct grp *g)
     g->s = xm_shm_coll_slot(h, &g->slot);
     if (!g->s)
         return 0;
-    g->n = c->size;
-    g->me = c->rank;
+    g->n = n;
+    g->me = me;
     g->c = c;
+    g->map = map;
     return 1;
 }
 
 static int lidx(const struct grp *g, int i)
 {
-    return xm_g.local_index[xm_comm_world_rank(g->c, i)];
+    return xm_g.local_index[xm_comm_world_rank(g->c, g->map ? g->map[i] : i)];
 }
 
 static void wake_others(const struct grp *g)
@@ -198,10 +200,16 @@ static void round_trip(const struct grp *g, void (*work)(const struct grp *, voi
     wait_reach(&s->gen, gen + 1);
 }
 
-int xm_shmcoll_barrier(struct xm_comm *c)
+int xm_shmcoll_ready(struct xm_comm *c, const int *map, int n, int me)
 {
     struct grp g;
-    if (!grp_get(c, &g))
+    return grp_get(c, map, n, me, &g);
+}
+
+int xm_shmcoll_barrier(struct xm_comm *c, const int *map, int n, int me)
+{
+    struct grp g;
+    if (!grp_get(c, map, n, me, &g))
         return 1;
     round_trip(&g, NULL, NULL);
     return 0;
@@ -254,14 +262,14 @@ static struct xm_dtype *red_basic(MPI_Datatype dt, MPI_Op op)
 
 /* root < 0: allreduce */
 static int reduce_any(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                      int root, struct xm_comm *c)
+                      int root, struct xm_comm *c, const int *map, int n, int me)
 {
     struct xm_dtype *t = xm_dt_get(dt), *b;
     struct grp g;
     if (!t || !(b = red_basic(dt, op)))
         return 1;
     size_t bytes = t->size * (size_t)count;
-    if (!grp_get(c, &g))
+    if (!grp_get(c, map, n, me, &g))
         return 1;
     if (bytes > L.max)
         return 1;
@@ -295,26 +303,35 @@ static int reduce_any(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, 
 }
 
 int xm_shmcoll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
-                         MPI_Op op, struct xm_comm *c)
+                         MPI_Op op, struct xm_comm *c, const int *map, int n, int me)
 {
-    return reduce_any(sbuf, rbuf, count, dt, op, -1, c);
+    return reduce_any(sbuf, rbuf, count, dt, op, -1, c, map, n, me);
 }
 
 int xm_shmcoll_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                      int root, struct xm_comm *c)
+                      int root, struct xm_comm *c, const int *map, int n, int me)
 {
-    return reduce_any(sbuf, rbuf, count, dt, op, root, c);
+    return reduce_any(sbuf, rbuf, count, dt, op, root, c, map, n, me);
+}
+
+int xm_shmcoll_reducible(int count, MPI_Datatype dt, MPI_Op op)
+{
+    struct xm_dtype *t = xm_dt_get(dt);
+    if (!L.init)
+        init();
+    return L.on && t && red_basic(dt, op) && t->size * (size_t)count <= L.max;
 }
 
 /* ---- broadcast ------------------------------------------------------------------- */
-int xm_shmcoll_bcast(void *buf, int count, MPI_Datatype dt, int root, struct xm_comm *c)
+int xm_shmcoll_bcast(void *buf, int count, MPI_Datatype dt, int root, struct xm_comm *c,
+                     const int *map, int n, int me)
 {
     struct xm_dtype *t = xm_dt_get(dt);
     struct grp g;
     if (!t)
         return 1;
     size_t bytes = t->size * (size_t)count;
-    if (!grp_get(c, &g))
+    if (!grp_get(c, map, n, me, &g))
         return 1;
     if (bytes > L.max)
         return 1;
