@@ -24,11 +24,13 @@
  *              (p-1 fenced rounds, (me+k, me-k)) for large.
  *   Reduce_scatter(_block)  Reduce to rank 0 + Scatterv.
  *   Scan, Exscan  recursive doubling on partial results (order kept).
- * Caveats: node awareness (intra-node first, then leaders) is not written yet: the
- *   library runs on one node (see DESIGN.md); the place for it is the selection in each
- *   xm_icoll_* using xm_g.node_of, with the node and leader communicators cached in
- *   comm->coll_priv.  A shared-memory barrier (counter + futex in the segment) would
- *   beat any message-based one when oversubscribed.
+ * Blocking Barrier/Bcast/Reduce/Allreduce first try shared memory (shmcoll.c): the
+ *   whole collective in the node's segment when the communicator lives on one node, or
+ *   node part in shm + leaders over p2p (shm_barrier/shm_allreduce/shm_bcast below).
+ *   The p2p schedules here remain for nonblocking calls, communicators without a slot,
+ *   user ops and large messages.
+ * Node awareness (p2p): hier_allreduce (Barrier/Allreduce) uses xm_g.node_of;
+ *   LOOM_MPI_COLL_NODES=k fakes k nodes for tests.
  */
 #include <errno.h>
 #include <limits.h>
@@ -370,6 +372,7 @@ int xm_icoll_barrier(struct xm_comm *c, struct xm_req **rp)
     if (prefer_tree(c)) {
         for (int mask = 1; mask < p; mask <<= 1) {
             if (me & mask) {
+                xm_sched_wait(s); /* my children first */
                 xm_sched_send(s, NULL, 0, MPI_BYTE, me - mask);
                 xm_sched_wait(s);
                 break;
