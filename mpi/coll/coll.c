@@ -324,7 +324,7 @@ static int shm_bcast(void *buf, int count, MPI_Datatype dt, int root, struct xm_
     int rc;
     if (one_node(c))
         return xm_shmcoll_bcast(buf, count, dt, root, c, NULL, c->size, c->rank);
-    if (!node_views(c, &node, &lead))
+    if (!xm_shmcoll_fits(count, dt) || !node_views(c, &node, &lead))
         return 1;
     int shm = node.n > 1 && xm_shmcoll_ready(c, node.map, node.n, node.me);
     int rootnode = node_of_rank(c, root), mine = node_of_rank(c, c->rank) == rootnode;

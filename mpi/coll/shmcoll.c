@@ -25,13 +25,18 @@
  *              that all n - 1 readers copied its previous use; the root publishes
  *              pub = q + 1, readers copy and bump done.  The root never waits for
  *              readers except to reuse a chunk, so a series of broadcasts pipelines.
- * Waiting (wait_reach): spin, poll the p2p engine now and then (pending nonblocking
- *   collectives and parked sends keep moving), sched_yield, then sleep on the rank's
- *   futex word (xm_shm_sleep), 20 ms at a time.  Budgets: LOOM_MPI_COLL_SPIN pause
- *   loops (default 20000 on free cores, 16 when oversubscribed) and
- *   LOOM_MPI_COLL_YIELD yields (default 2000 / 4 x local ranks).  LOOM_MPI_COLL_SHM=0
- *   turns all of this off; LOOM_MPI_COLL_SHM_MAX caps Bcast and Allreduce bytes
- *   (default 1 MiB: above, the p2p rendezvous path copies once instead of twice).
+ * Waiting (wait_reach): spin, polling the p2p engine every 64 pauses (pending
+ *   nonblocking collectives and parked sends keep moving), then sched_yield, then sleep
+ *   on the rank's futex word (xm_shm_sleep), 20 ms at a time.  With a rank per core:
+ *   spin LOOM_MPI_COLL_SPIN_US (100000 us), no yields (LOOM_MPI_COLL_YIELD=0; a yield
+ *   hands the CPU to whatever else yields on a loaded machine), optionally one yield
+ *   every LOOM_MPI_COLL_YIELD_EVERY_US while spinning (default 0 = never).
+ *   Oversubscribed: 64 pauses, LOOM_MPI_COLL_YIELD yields (4 per local rank, at most
+ *   256), then sleep.
+ * LOOM_MPI_COLL_SHM=0 turns all of this off; LOOM_MPI_COLL_SHM_MAX caps Bcast and
+ *   (All)reduce bytes (default 64 KiB: above it the copy in and out of the segment
+ *   loses to the p2p path's single-copy CMA and Rabenseifner, measured at 2 and 8
+ *   ranks for 256 KiB and 1 MiB).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -73,7 +78,7 @@ static void init(void)
     L.yield_every = xm_env_int("LOOM_MPI_COLL_YIELD_EVERY_US", 0);
     int y = 4 * xm_g.nlocal;
     L.yield = (unsigned)xm_env_int("LOOM_MPI_COLL_YIELD", ov ? (y < 256 ? y : 256) : 0);
-    L.max = (size_t)xm_env_int("LOOM_MPI_COLL_SHM_MAX", 1 << 20);
+    L.max = (size_t)xm_env_int("LOOM_MPI_COLL_SHM_MAX", 65536);
     L.split = (size_t)xm_env_int("LOOM_MPI_COLL_SHM_SPLIT", 2048);
     if (L.on) {
         L.bq = calloc((size_t)L.g.nslots, sizeof(*L.bq));
@@ -312,6 +317,14 @@ int xm_shmcoll_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, 
                       int root, struct xm_comm *c, const int *map, int n, int me)
 {
     return reduce_any(sbuf, rbuf, count, dt, op, root, c, map, n, me);
+}
+
+int xm_shmcoll_fits(int count, MPI_Datatype dt)
+{
+    struct xm_dtype *t = xm_dt_get(dt);
+    if (!L.init)
+        init();
+    return L.on && t && t->size * (size_t)count <= L.max;
 }
 
 int xm_shmcoll_reducible(int count, MPI_Datatype dt, MPI_Op op)
