@@ -31,8 +31,11 @@
  *   spin LOOM_MPI_COLL_SPIN_US (100000 us), no yields (LOOM_MPI_COLL_YIELD=0; a yield
  *   hands the CPU to whatever else yields on a loaded machine), optionally one yield
  *   every LOOM_MPI_COLL_YIELD_EVERY_US while spinning (default 0 = never).
- *   Oversubscribed: 64 pauses, LOOM_MPI_COLL_YIELD yields (4 per local rank, at most
- *   256), then sleep.
+ *   Oversubscribed: 64 pauses, up to LOOM_MPI_COLL_YIELD yields (4 per local rank, at
+ *   most 256), then sleep.  The yield budget adapts: a yield that takes longer than
+ *   LOOM_MPI_COLL_YIELD_SLOW_US (50) ran another job's time slice, so it halves (under
+ *   load from other jobs, sleeping at once beat yielding 2x at 8 ranks); quick yields
+ *   (our own ranks taking turns) double it back.
  * LOOM_MPI_COLL_SHM=0 turns all of this off; LOOM_MPI_COLL_SHM_MAX caps Bcast and
  *   (All)reduce bytes (default 64 KiB: above it the copy in and out of the segment
  *   loses to the p2p path's single-copy CMA and Rabenseifner, measured at 2 and 8
@@ -57,7 +60,9 @@ static struct {
     struct xm_shm_coll_geom g;
     uint32_t *bq;    /* per slot: broadcast chunks seen so far */
     double spin_us, yield_every; /* spin this long, yielding every so often */
-    unsigned yield;              /* then this many sched_yields, then futex sleeps */
+    unsigned yield;              /* then up to this many sched_yields, then futex */
+    unsigned ycur;               /* current yield budget (adapts, see wait_reach) */
+    double yield_slow;           /* a yield longer than this (us) halves ycur */
     size_t max, split;
 } L;
 
@@ -78,6 +83,8 @@ static void init(void)
     L.yield_every = xm_env_int("LOOM_MPI_COLL_YIELD_EVERY_US", 0);
     int y = 4 * xm_g.nlocal;
     L.yield = (unsigned)xm_env_int("LOOM_MPI_COLL_YIELD", ov ? (y < 256 ? y : 256) : 0);
+    L.ycur = L.yield;
+    L.yield_slow = xm_env_int("LOOM_MPI_COLL_YIELD_SLOW_US", 50);
     L.max = (size_t)xm_env_int("LOOM_MPI_COLL_SHM_MAX", 65536);
     L.split = (size_t)xm_env_int("LOOM_MPI_COLL_SHM_SPLIT", 2048);
     if (L.on) {
@@ -171,9 +178,17 @@ static void wait_reach(const _Atomic uint32_t *w, uint32_t target)
             xm_progress();
             if (reached(w, target, &v))
                 return;
-            if (yields++ < L.yield)
+            if (yields++ < L.ycur) {
+                /* A yield that lasts long ran somebody else's time slice (another
+                 * job): yielding then only delays us, sleep sooner next time.  Short
+                 * ones cycle through our own ranks: yield more (up to L.yield). */
+                double t = now_us();
                 sched_yield();
-            else
+                if (now_us() - t > L.yield_slow)
+                    L.ycur /= 2;
+                else if (L.ycur < L.yield)
+                    L.ycur = L.ycur * 2 + 1 < L.yield ? L.ycur * 2 + 1 : L.yield;
+            } else
                 xm_shm_sleep(w, v, 20); /* returns at once if *w already moved */
         }
         if (reached(w, target, &v))
