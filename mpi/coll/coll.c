@@ -525,7 +525,8 @@ int xm_icoll_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MP
 {
     int rc;
     if (!rp && one_node(c) &&
-        (rc = xm_shmcoll_reduce(sbuf, rbuf, count, dt, op, root, c, NULL, c->size, c->rank)) <= 0)
+        (rc = xm_shmcoll_reduce(sbuf, rbuf, count, dt, op, root, c, NULL, c->size,
+                                c->rank)) <= 0)
         return rc;
     struct xm_sched *s = new_sched(c, &rc);
     if (!s)

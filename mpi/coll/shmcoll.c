@@ -58,7 +58,7 @@
 static struct {
     int init, on;
     struct xm_shm_coll_geom g;
-    uint32_t *bq;    /* per slot: broadcast chunks seen so far */
+    uint32_t *bq;                /* per slot: broadcast chunks seen so far */
     double spin_us, yield_every; /* spin this long, yielding every so often */
     unsigned yield;              /* then up to this many sched_yields, then futex */
     unsigned ycur;               /* current yield budget (adapts, see wait_reach) */

@@ -122,7 +122,8 @@ static size_t seg_layout(int nlocal, uint32_t ncells, size_t cell_size, size_t f
     off = (off + 4095) & ~(size_t)4095;
     S.coll_off = off;
     S.cslot_size = (sizeof(struct xm_shm_coll) + S.cbuf * (size_t)(nlocal + 1) +
-                    S.cchunk * XM_SHM_COLL_RING + 4095) & ~(size_t)4095;
+                    S.cchunk * XM_SHM_COLL_RING + 4095) &
+                   ~(size_t)4095;
     off += (size_t)S.ncslots * S.cslot_size;
     S.fbox_off = off;
     off += (size_t)nlocal * nlocal * fbox_size;
@@ -263,7 +264,8 @@ static int shm_attach(void)
     S.ncslots = (int)S.hdr->ncslots;
     S.cbuf = S.hdr->cbuf;
     S.cchunk = S.hdr->cchunk;
-    if (seg_layout(xm_g.nlocal, S.ncells, S.cell_size, S.fbox_size, &S.cells_off) > S.size)
+    if (seg_layout(xm_g.nlocal, S.ncells, S.cell_size, S.fbox_size, &S.cells_off) >
+        S.size)
         return -EPROTO;
     S.ra = (struct rank_area *)(S.base + ((sizeof(struct seg_hdr) + 63) & ~(size_t)63));
     snprintf(S.name, sizeof(S.name), "%s", name);
@@ -492,9 +494,8 @@ struct xm_shm_coll *xm_shm_coll_slot(uint64_t key, int *idx)
         if (k == 0) {
             uint64_t z = 0;
             /* acq_rel: on failure we read the winner's key */
-            if (atomic_compare_exchange_strong_explicit(&c->key, &z, key,
-                                                        memory_order_acq_rel,
-                                                        memory_order_acquire))
+            if (atomic_compare_exchange_strong_explicit(
+                    &c->key, &z, key, memory_order_acq_rel, memory_order_acquire))
                 k = key;
             else
                 k = z;

@@ -32,7 +32,7 @@
 #define XM_SHM_COLL_RING 4 /* broadcast chunks in flight */
 
 struct xm_shm_coll {
-    _Alignas(64) _Atomic uint64_t key;  /* 0 = free; set once by a CAS */
+    _Alignas(64) _Atomic uint64_t key;   /* 0 = free; set once by a CAS */
     _Alignas(64) _Atomic uint32_t count; /* arrivals in the current round */
     _Alignas(64) _Atomic uint32_t gen;   /* completed rounds (members sleep on it) */
     _Alignas(64) _Atomic uint32_t pub;   /* broadcast chunks published so far */
@@ -40,9 +40,9 @@ struct xm_shm_coll {
 };
 
 struct xm_shm_coll_geom {
-    int nslots;        /* 0: no collective area (or no segment) */
-    size_t buf;        /* bytes of the result buffer and of each member's buffer */
-    size_t chunk;      /* bytes of each broadcast ring chunk */
+    int nslots;   /* 0: no collective area (or no segment) */
+    size_t buf;   /* bytes of the result buffer and of each member's buffer */
+    size_t chunk; /* bytes of each broadcast ring chunk */
     int nlocal;
 };
 

@@ -159,7 +159,8 @@ static void test_pair(MPI_Comm comm, const char *what)
         s[k] = val(me, k, 9);
     MPI_Allreduce(s, r, 3, pair, MPI_SUM, comm);
     for (int k = 0; k < 6; k++)
-        CHECK(r[k] == (double)expect(n, k, 9, MPI_SUM), "%s pair allreduce k %d", what, k);
+        CHECK(r[k] == (double)expect(n, k, 9, MPI_SUM), "%s pair allreduce k %d", what,
+              k);
     MPI_Type_free(&pair);
 }
 
