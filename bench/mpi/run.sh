@@ -128,6 +128,7 @@ declare -A dead=()
 declare -a jobs=("p2p 2 lat bw" "coll2 2 allreduce barrier bcast" "coll8 8 allreduce barrier"
                  "bar64 64 barrier")
 t_start=$(now)
+load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)
 for ((r = 1; r <= reps; r++)); do
     for j in "${jobs[@]}"; do
         set -- $j
@@ -236,8 +237,11 @@ fi
 t_total=$(elapsed "$t_start" "$(now)")
 
 # ---- tables and plot -------------------------------------------------------------------
+# the machine's load (1/5/15-minute averages, all its tasks, ours included): the
+# caveat that goes with every ratio on a shared machine
+load_end=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)
 python3 "$here/report.py" "$raw" "$outdir/$name" "$reps" "$t_total" "$slurm_note" \
-    "$(uname -r)" || exit 1
+    "$(uname -r)" "${load_start:-?} at the start, ${load_end:-?} at the end" || exit 1
 if command -v gnuplot >/dev/null; then
     (cd "$outdir" && gnuplot -e "base='$name'" "$here/plot.gp") ||
         log "gnuplot failed (table written anyway)"

@@ -24,13 +24,16 @@
  *              (p-1 fenced rounds, (me+k, me-k)) for large.
  *   Reduce_scatter(_block)  Reduce to rank 0 + Scatterv.
  *   Scan, Exscan  recursive doubling on partial results (order kept).
- * Caveats: node awareness (intra-node first, then leaders) is not written yet: the
- *   library runs on one node (see DESIGN.md); the place for it is the selection in each
- *   xm_icoll_* using xm_g.node_of, with the node and leader communicators cached in
- *   comm->coll_priv.  A shared-memory barrier (counter + futex in the segment) would
- *   beat any message-based one when oversubscribed.
+ * Blocking Barrier/Bcast/Reduce/Allreduce first try shared memory (shmcoll.c): the
+ *   whole collective in the node's segment when the communicator lives on one node, or
+ *   node part in shm + leaders over p2p (shm_barrier/shm_allreduce/shm_bcast below).
+ *   The p2p schedules here remain for nonblocking calls, communicators without a slot,
+ *   user ops and large messages.
+ * Node awareness (p2p): hier_allreduce (Barrier/Allreduce) uses xm_g.node_of;
+ *   LOOM_MPI_COLL_NODES=k fakes k nodes for tests.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -149,6 +152,7 @@ static void v_reduce(struct xm_sched *s, const struct view *v, void *acc, int co
         return;
     for (int mask = 1; mask < v->n; mask <<= 1) {
         if (v->me & mask) {
+            xm_sched_wait(s); /* my subtree first (count 0: no op step fences it) */
             xm_sched_send(s, acc, count, dt, v->map[v->me - mask]);
             xm_sched_wait(s);
             break;
@@ -159,6 +163,7 @@ static void v_reduce(struct xm_sched *s, const struct view *v, void *acc, int co
                 xm_sched_op(s, tmp, acc, count, dt, op);
         }
     }
+    xm_sched_wait(s);
 }
 
 /* binomial bcast from view index 0 */
@@ -206,10 +211,159 @@ static int hier_allreduce(struct xm_sched *s, struct xm_comm *c, void *acc, int 
     return 1;
 }
 
+/* ---- blocking collectives through shared memory (shmcoll.c), node-aware ---------------
+ * One node: the whole collective in the node's segment.  Several nodes: the node's part
+ * in shared memory (when its members got a slot), the leaders over p2p, the node's part
+ * again.  Every member builds exactly one schedule per node-aware call (p2p steps only
+ * where its node has no slot, or among leaders), so comm->coll_seq stays in step on
+ * every node whatever path each node took.  Return: 0 done, 1 use the p2p algorithms,
+ * -errno. */
+static int one_node(struct xm_comm *c)
+{
+    int mine = node_of_rank(c, c->rank);
+    for (int r = 0; r < c->size; r++)
+        if (node_of_rank(c, r) != mine)
+            return 0;
+    return 1;
+}
+
+static void free_views(struct view *a, struct view *b)
+{
+    free(a->map);
+    free(b->map);
+}
+
+static int shm_barrier(struct xm_comm *c)
+{
+    struct view node, lead;
+    int rc;
+    if (one_node(c))
+        return xm_shmcoll_barrier(c, NULL, c->size, c->rank);
+    if (!node_views(c, &node, &lead))
+        return 1;
+    int shm = node.n > 1 && xm_shmcoll_ready(c, node.map, node.n, node.me);
+    struct xm_sched *s = new_sched(c, &rc);
+    if (s) {
+        if (shm)
+            rc = xm_shmcoll_barrier(c, node.map, node.n, node.me);
+        else
+            v_reduce(s, &node, NULL, 0, MPI_BYTE, MPI_OP_NULL);
+        if (lead.me >= 0) {
+            v_reduce(s, &lead, NULL, 0, MPI_BYTE, MPI_OP_NULL);
+            xm_sched_wait(s);
+            v_bcast(s, &lead, NULL, 0, MPI_BYTE);
+        }
+        if (!shm)
+            v_bcast(s, &node, NULL, 0, MPI_BYTE);
+        int r2 = xm_sched_start(s, NULL);
+        if (shm && r2 == 0) /* second round: the others wait for their leader */
+            r2 = xm_shmcoll_barrier(c, node.map, node.n, node.me);
+        if (rc == 0)
+            rc = r2;
+    }
+    free_views(&node, &lead);
+    return rc;
+}
+
+static int shm_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
+                         MPI_Op op, struct xm_comm *c)
+{
+    struct view node, lead;
+    int rc;
+    if (one_node(c))
+        return xm_shmcoll_allreduce(sbuf, rbuf, count, dt, op, c, NULL, c->size, c->rank);
+    if (!xm_op_commutative(op) || tsize(dt) * (size_t)count > LARGE_MSG ||
+        !xm_shmcoll_reducible(count, dt, op) || !node_views(c, &node, &lead))
+        return 1;
+    int shm = node.n > 1 && xm_shmcoll_ready(c, node.map, node.n, node.me);
+    struct xm_sched *s = new_sched(c, &rc);
+    if (s) {
+        if (shm) {
+            rc = xm_shmcoll_reduce(sbuf, rbuf, count, dt, op, 0, c, node.map, node.n,
+                                   node.me);
+        } else {
+            if (sbuf != MPI_IN_PLACE)
+                xm_sched_copy(s, sbuf, count, dt, rbuf, count, dt);
+            v_reduce(s, &node, rbuf, count, dt, op);
+        }
+        if (lead.me >= 0) {
+            v_reduce(s, &lead, rbuf, count, dt, op);
+            xm_sched_wait(s);
+            v_bcast(s, &lead, rbuf, count, dt);
+        }
+        if (!shm)
+            v_bcast(s, &node, rbuf, count, dt);
+        int r2 = xm_sched_start(s, NULL);
+        if (shm && r2 == 0)
+            r2 = xm_shmcoll_bcast(rbuf, count, dt, 0, c, node.map, node.n, node.me);
+        if (rc == 0)
+            rc = r2;
+    }
+    free_views(&node, &lead);
+    return rc;
+}
+
+/* v rotated so that index 0 is the member at index k (for a tree rooted there) */
+static int rotate(struct view *v, int k)
+{
+    int *m = malloc((size_t)(v->n ? v->n : 1) * sizeof(int));
+    if (!m)
+        return -ENOMEM;
+    for (int i = 0; i < v->n; i++)
+        m[i] = v->map[(i + k) % v->n];
+    if (v->me >= 0)
+        v->me = (v->me - k + v->n) % v->n;
+    free(v->map);
+    v->map = m;
+    return 0;
+}
+
+static int shm_bcast(void *buf, int count, MPI_Datatype dt, int root, struct xm_comm *c)
+{
+    struct view node, lead;
+    int rc;
+    if (one_node(c))
+        return xm_shmcoll_bcast(buf, count, dt, root, c, NULL, c->size, c->rank);
+    if (!xm_shmcoll_fits(count, dt) || !node_views(c, &node, &lead))
+        return 1;
+    int shm = node.n > 1 && xm_shmcoll_ready(c, node.map, node.n, node.me);
+    int rootnode = node_of_rank(c, root), mine = node_of_rank(c, c->rank) == rootnode;
+    int ri = 0, li = 0; /* root's index in my node view, root node's leader in lead */
+    for (int i = 0; i < node.n; i++)
+        if (node.map[i] == root)
+            ri = i;
+    for (int i = 0; i < lead.n; i++)
+        if (node_of_rank(c, lead.map[i]) == rootnode)
+            li = i;
+    struct xm_sched *s = new_sched(c, &rc);
+    if (s) {
+        rc = 0;
+        if (mine && shm)
+            rc = xm_shmcoll_bcast(buf, count, dt, ri, c, node.map, node.n, node.me);
+        if (mine && !shm && rotate(&node, ri) == 0) /* tree rooted at the root */
+            v_bcast(s, &node, buf, count, dt);
+        if (lead.me >= 0 && rotate(&lead, li) == 0) {
+            xm_sched_wait(s);
+            v_bcast(s, &lead, buf, count, dt);
+        }
+        if (!mine && !shm)
+            v_bcast(s, &node, buf, count, dt);
+        int r2 = xm_sched_start(s, NULL);
+        if (!mine && shm && r2 == 0)
+            r2 = xm_shmcoll_bcast(buf, count, dt, 0, c, node.map, node.n, node.me);
+        if (rc == 0)
+            rc = r2;
+    }
+    free_views(&node, &lead);
+    return rc;
+}
+
 /* ---- barrier ------------------------------------------------------------------ */
 int xm_icoll_barrier(struct xm_comm *c, struct xm_req **rp)
 {
     int rc, p = c->size, me = c->rank;
+    if (!rp && (rc = shm_barrier(c)) <= 0)
+        return rc;
     struct xm_sched *s = new_sched(c, &rc);
     if (!s)
         return rc;
@@ -218,6 +372,7 @@ int xm_icoll_barrier(struct xm_comm *c, struct xm_req **rp)
     if (prefer_tree(c)) {
         for (int mask = 1; mask < p; mask <<= 1) {
             if (me & mask) {
+                xm_sched_wait(s); /* my children first */
                 xm_sched_send(s, NULL, 0, MPI_BYTE, me - mask);
                 xm_sched_wait(s);
                 break;
@@ -289,12 +444,32 @@ int xm_icoll_bcast(void *buf, int count, MPI_Datatype dt, int root, struct xm_co
                    struct xm_req **rp)
 {
     int rc;
+    if (!rp && (rc = shm_bcast(buf, count, dt, root, c)) <= 0)
+        return rc;
     struct xm_sched *s = new_sched(c, &rc);
     if (!s)
         return rc;
-    if (c->size > 2 && count >= c->size && tsize(dt) * (size_t)count > LARGE_MSG)
-        rc = bcast_scatter_ring(s, c, buf, count, dt, root);
-    else if (c->size > 1)
+    size_t bytes = tsize(dt) * (size_t)count;
+    struct xm_dtype *t = xm_dt_get(dt);
+    if (c->size > 2 && bytes > LARGE_MSG && bytes <= INT_MAX && t) {
+        /* split the packed bytes, not the elements: the ranks may describe the same
+         * bytes with different (count, type) pairs (only the type signature matches) */
+        if (t->contig && t->extent == (MPI_Aint)t->size) {
+            rc = bcast_scatter_ring(s, c, (char *)buf + t->true_lb, (int)bytes, MPI_BYTE,
+                                    root);
+        } else {
+            void *tmp = xm_sched_tmp(s, (int)bytes, MPI_BYTE);
+            if (!tmp) {
+                rc = -ENOMEM;
+            } else {
+                if (c->rank == root)
+                    xm_sched_copy(s, buf, count, dt, tmp, (int)bytes, MPI_BYTE);
+                rc = bcast_scatter_ring(s, c, tmp, (int)bytes, MPI_BYTE, root);
+                if (c->rank != root)
+                    xm_sched_copy(s, tmp, (int)bytes, MPI_BYTE, buf, count, dt);
+            }
+        }
+    } else if (c->size > 1)
         bcast_steps(s, c, buf, count, dt, root);
     if (rc < 0) {
         xm_sched_free(s);
@@ -349,6 +524,10 @@ int xm_icoll_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MP
                     int root, struct xm_comm *c, struct xm_req **rp)
 {
     int rc;
+    if (!rp && one_node(c) &&
+        (rc = xm_shmcoll_reduce(sbuf, rbuf, count, dt, op, root, c, NULL, c->size,
+                                c->rank)) <= 0)
+        return rc;
     struct xm_sched *s = new_sched(c, &rc);
     if (!s)
         return rc;
@@ -477,6 +656,8 @@ int xm_icoll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
                        MPI_Op op, struct xm_comm *c, struct xm_req **rp)
 {
     int rc;
+    if (!rp && (rc = shm_allreduce(sbuf, rbuf, count, dt, op, c)) <= 0)
+        return rc;
     struct xm_sched *s = new_sched(c, &rc);
     if (!s)
         return rc;

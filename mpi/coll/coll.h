@@ -95,4 +95,22 @@ int xm_icoll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
 int xm_icoll_scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
                   int exclusive, struct xm_comm *c, struct xm_req **rp);
 
+/* Blocking collectives through the node's shared segment (shmcoll.c) among the
+ * members map[0..n-1] (comm ranks, all on this node; map NULL = every rank of c, n =
+ * c->size); I am member me; roots are member indices.  0 done, 1 not applicable here
+ * (run the p2p schedule), or -errno; the same decision at every member. */
+int xm_shmcoll_barrier(struct xm_comm *c, const int *map, int n, int me);
+int xm_shmcoll_bcast(void *buf, int count, MPI_Datatype dt, int root, struct xm_comm *c,
+                     const int *map, int n, int me);
+int xm_shmcoll_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                      int root, struct xm_comm *c, const int *map, int n, int me);
+int xm_shmcoll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
+                         MPI_Op op, struct xm_comm *c, const int *map, int n, int me);
+/* 1 if those members have a slot (the calls above will not return 1 for lack of one) */
+int xm_shmcoll_ready(struct xm_comm *c, const int *map, int n, int me);
+/* 1 if a broadcast of (count, dt) can run in shared memory (slots permitting) */
+int xm_shmcoll_fits(int count, MPI_Datatype dt);
+/* 1 if a reduction of (count, dt, op) can run in shared memory (slots permitting) */
+int xm_shmcoll_reducible(int count, MPI_Datatype dt, MPI_Op op);
+
 #endif

@@ -753,11 +753,30 @@ static void spin_grow(void)
         spin_cur = spin_cur * 2 < spin_max ? spin_cur * 2 : spin_max;
 }
 
+/* With a rank per core (not oversubscribed) a wait keeps spinning for up to
+ * LOOM_MPI_SPIN_US (100 ms) before it yields or sleeps: under load from other jobs a
+ * sched_yield() hands the CPU to them and a futex sleep waits for the scheduler, and a
+ * 2-rank Allreduce went from ~1 us to 10-400 us that way (bench/results/mpi.md). */
+static double long_spin_us = -1, long_t0;
+
 void xm_idle(int *spins)
 {
     int s = (*spins)++;
     if (s == 0 && last_spin_step >= 0 && last_spin_step < spin_cur)
         spin_grow(); /* the previous wait ended while spinning */
+    if (s == 0)
+        long_t0 = 0;
+    if (long_spin_us < 0)
+        long_spin_us = xm_env_int("LOOM_MPI_SPIN_US", xm_g.oversubscribed ? 0 : 100000);
+    if (s == spin_cur && long_spin_us > 0) {
+        double t = now_us();
+        if (long_t0 == 0)
+            long_t0 = t;
+        if (t - long_t0 < long_spin_us) {
+            (*spins)--; /* stay here until the time is up */
+            s = 0;      /* spin below */
+        }
+    }
     last_spin_step = s;
     if (s < spin_cur) {
         __asm__ __volatile__("" ::: "memory");

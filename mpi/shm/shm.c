@@ -3,8 +3,8 @@
  *
  * Contract: implements struct xm_transport (core/transport.h) for node-local peers.
  *   Segment layout (offsets from the segment base; all shared):
- *     [struct seg_hdr][struct rank_area x nlocal][fastboxes: nlocal x nlocal x fbox_size]
- *     [cells: nlocal x ncells x cell_size]
+ *     [struct seg_hdr][struct rank_area x nlocal][collective slots (shm.h)]
+ *     [fastboxes: nlocal x nlocal x fbox_size][cells: nlocal x ncells x cell_size]
  *   Each local rank owns ncells cells, kept in its free queue.  To send, a rank takes a
  *   cell from its OWN free queue, fills header + payload in place and enqueues it on
  *   the receiver's receive queue.  The receiver hands the payload to xm_handle_pkt()
@@ -23,6 +23,11 @@
  *   expected from that sender, so fastbox and queue traffic from one sender merge in
  *   order (a queued cell that is "too new" means the missing one is in the fastbox,
  *   already visible because the sender published it before enqueueing the cell).
+ *   Collective area (shm.h, after the rank areas): LOOM_MPI_SHM_COLL_SLOTS slots (16,
+ *   8 above 16 local ranks; 0 = none), each a header, a result buffer and one buffer per
+ *   local rank of LOOM_MPI_SHM_COLL_BUF bytes (16 KiB up to 8 local ranks, 8 KiB up to
+ *   16, else 2 KiB), and a broadcast ring of 4 chunks of LOOM_MPI_SHM_COLL_CHUNK bytes
+ *   (16 KiB).  Its geometry is in the segment header for the attaching ranks.
  *   Sleeping: each rank has a futex word `seq` in its rank_area and a `sleeping` flag.
  *   A producer publishes its packet, issues a seq_cst fence and looks at `sleeping`;
  *   only if it is set does it bump `seq` and FUTEX_WAKE.  The sleeper reads `seq`,
@@ -50,6 +55,7 @@
 #include "../core/boot.h"
 #include "../core/p2p.h"
 #include "../core/transport.h"
+#include "shm.h"
 #include "shm_queue.h"
 
 #define SEG_MAGIC 0x4c6f6f6d53484d31ull /* "LoomSHM1" */
@@ -59,6 +65,7 @@ struct seg_hdr {
     uint64_t size;
     uint32_t nlocal, ncells, cell_size, fbox_size;
     _Atomic uint32_t attached;
+    uint32_t ncslots, cbuf, cchunk; /* collective area (shm.h) */
 };
 
 struct rank_area {
@@ -93,6 +100,8 @@ static struct {
     struct rank_area *ra; /* nlocal entries */
     size_t cells_off, cell_size, cap;
     size_t fbox_off, fbox_size, fbox_cap;
+    size_t coll_off, cslot_size, cbuf, cchunk;
+    int ncslots;
     uint32_t ncells;
     uint16_t *sseq, *rseq; /* per local peer: next sequence number to send/accept */
     int want_cell;         /* an alloc failed: block() also watches the free queue */
@@ -111,6 +120,11 @@ static size_t seg_layout(int nlocal, uint32_t ncells, size_t cell_size, size_t f
     size_t off = (sizeof(struct seg_hdr) + 63) & ~(size_t)63;
     off += (size_t)nlocal * sizeof(struct rank_area);
     off = (off + 4095) & ~(size_t)4095;
+    S.coll_off = off;
+    S.cslot_size = (sizeof(struct xm_shm_coll) + S.cbuf * (size_t)(nlocal + 1) +
+                    S.cchunk * XM_SHM_COLL_RING + 4095) &
+                   ~(size_t)4095;
+    off += (size_t)S.ncslots * S.cslot_size;
     S.fbox_off = off;
     off += (size_t)nlocal * nlocal * fbox_size;
     off = (off + 4095) & ~(size_t)4095;
@@ -153,6 +167,18 @@ static int shm_create(void)
         S.fbox_size = 256;
     if (S.ncells < 2 || S.cell_size < 256 || (S.cell_size & 63))
         return -EINVAL;
+    /* collective area: small buffers when many ranks share the node */
+    S.ncslots = xm_env_int("LOOM_MPI_SHM_COLL_SLOTS", nl <= 16 ? 16 : 8);
+    int cb = xm_env_int("LOOM_MPI_SHM_COLL_BUF", nl <= 4    ? 65536
+                                                 : nl <= 8  ? 32768
+                                                 : nl <= 16 ? 8192
+                                                            : 2048);
+    int ch = xm_env_int("LOOM_MPI_SHM_COLL_CHUNK", 16384);
+    if (S.ncslots < 0 || S.ncslots > 1024 || cb < 64 || ch < 64 || cb > (1 << 24) ||
+        ch > (1 << 24))
+        return -EINVAL;
+    S.cbuf = ((size_t)cb + 63) & ~(size_t)63;
+    S.cchunk = ((size_t)ch + 63) & ~(size_t)63;
     S.size = seg_layout(nl, S.ncells, S.cell_size, S.fbox_size, &cells_off);
     S.cells_off = cells_off;
     char job[40];
@@ -198,6 +224,9 @@ static int shm_create(void)
     S.hdr->ncells = S.ncells;
     S.hdr->cell_size = (uint32_t)S.cell_size;
     S.hdr->fbox_size = (uint32_t)S.fbox_size;
+    S.hdr->ncslots = (uint32_t)S.ncslots;
+    S.hdr->cbuf = (uint32_t)S.cbuf;
+    S.hdr->cchunk = (uint32_t)S.cchunk;
     /* fastbox flags are 0: ftruncate zero-fills */
     atomic_init(&S.hdr->attached, 1);
     /* the others map the segment only after the PMI fence, which orders all of the
@@ -232,7 +261,12 @@ static int shm_attach(void)
     S.ncells = S.hdr->ncells;
     S.cell_size = S.hdr->cell_size;
     S.fbox_size = S.hdr->fbox_size;
-    seg_layout(xm_g.nlocal, S.ncells, S.cell_size, S.fbox_size, &S.cells_off);
+    S.ncslots = (int)S.hdr->ncslots;
+    S.cbuf = S.hdr->cbuf;
+    S.cchunk = S.hdr->cchunk;
+    if (seg_layout(xm_g.nlocal, S.ncells, S.cell_size, S.fbox_size, &S.cells_off) >
+        S.size)
+        return -EPROTO;
     S.ra = (struct rank_area *)(S.base + ((sizeof(struct seg_hdr) + 63) & ~(size_t)63));
     snprintf(S.name, sizeof(S.name), "%s", name);
     /* acq_rel: the last one to attach unlinks; nobody needs the name after that */
@@ -407,7 +441,8 @@ static int have_work(void)
     return 0;
 }
 
-static int t_block(struct xm_transport *t, int timeout_ms)
+/* Sleep until p2p work arrives, or (w != NULL) *w moves away from old. */
+static void block_on(const _Atomic uint32_t *w, uint32_t old, int timeout_ms)
 {
     struct rank_area *me = &S.ra[xm_g.local_rank];
     /* acquire: everything the waker did before its seq bump is visible if we read it */
@@ -415,14 +450,105 @@ static int t_block(struct xm_transport *t, int timeout_ms)
     /* relaxed store + seq_cst fence: pairs with the fence in wake() (Dekker) */
     atomic_store_explicit(&me->sleeping, 1, memory_order_relaxed);
     atomic_thread_fence(memory_order_seq_cst);
-    if (!have_work()) {
+    /* relaxed load of *w: ordered by the fence (the caller re-reads with acquire) */
+    if (!have_work() && !(w && atomic_load_explicit(w, memory_order_relaxed) != old)) {
         struct timespec ts = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L};
         /* returns at once (EAGAIN) if seq moved since we read s */
         syscall(SYS_futex, &me->seq, FUTEX_WAIT, s, &ts, NULL, 0);
     }
     /* relaxed: only a hint for wakers; a spurious wake costs one syscall */
     atomic_store_explicit(&me->sleeping, 0, memory_order_relaxed);
+}
+
+static int t_block(struct xm_transport *t, int timeout_ms)
+{
+    block_on(NULL, 0, timeout_ms);
     return 0;
+}
+
+/* ---- collective area (shm.h) ------------------------------------------------------ */
+void xm_shm_coll_geom(struct xm_shm_coll_geom *g)
+{
+    g->nslots = S.base ? S.ncslots : 0;
+    g->buf = S.cbuf;
+    g->chunk = S.cchunk;
+    g->nlocal = xm_g.nlocal;
+}
+
+static struct xm_shm_coll *cslot(int i)
+{
+    return (struct xm_shm_coll *)(S.base + S.coll_off + (size_t)i * S.cslot_size);
+}
+
+struct xm_shm_coll *xm_shm_coll_slot(uint64_t key, int *idx)
+{
+    if (!S.base)
+        return NULL;
+    /* Every member scans from slot 0: a slot only ever goes from 0 to a key, so the
+     * first slot that holds our key or was free when someone claimed it is the same
+     * for all of us; a full area is full for all of us too. */
+    for (int i = 0; i < S.ncslots; i++) {
+        struct xm_shm_coll *c = cslot(i);
+        /* acquire: pairs with the claiming CAS (nothing else to see; cheap) */
+        uint64_t k = atomic_load_explicit(&c->key, memory_order_acquire);
+        if (k == 0) {
+            uint64_t z = 0;
+            /* acq_rel: on failure we read the winner's key */
+            if (atomic_compare_exchange_strong_explicit(
+                    &c->key, &z, key, memory_order_acq_rel, memory_order_acquire))
+                k = key;
+            else
+                k = z;
+        }
+        if (k == key) {
+            *idx = i;
+            return c;
+        }
+    }
+    return NULL;
+}
+
+char *xm_shm_coll_res(struct xm_shm_coll *s)
+{
+    return (char *)s + sizeof(*s);
+}
+
+char *xm_shm_coll_data(struct xm_shm_coll *s, int member)
+{
+    return (char *)s + sizeof(*s) + S.cbuf * (size_t)(member + 1);
+}
+
+char *xm_shm_coll_ring(struct xm_shm_coll *s, int k)
+{
+    return (char *)s + sizeof(*s) + S.cbuf * (size_t)(xm_g.nlocal + 1) +
+           S.cchunk * (size_t)k;
+}
+
+void xm_shm_sleep(const _Atomic uint32_t *w, uint32_t old, int timeout_ms)
+{
+    block_on(w, old, timeout_ms);
+}
+
+void xm_shm_wake(int lidx)
+{
+    wake(lidx);
+}
+
+void xm_shm_wake_fence(void)
+{
+    /* seq_cst: see wake() */
+    atomic_thread_fence(memory_order_seq_cst);
+}
+
+void xm_shm_wake_nf(int lidx)
+{
+    struct rank_area *a = &S.ra[lidx];
+    /* relaxed: the caller's xm_shm_wake_fence() gives the ordering */
+    if (atomic_load_explicit(&a->sleeping, memory_order_relaxed)) {
+        /* release: as in wake() */
+        atomic_fetch_add_explicit(&a->seq, 1, memory_order_release);
+        syscall(SYS_futex, &a->seq, FUTEX_WAKE, 1, NULL, NULL, 0);
+    }
 }
 
 struct xm_transport xm_shm_transport = {
