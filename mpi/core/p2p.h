@@ -74,6 +74,20 @@ void xm_handle_pkt(const struct xm_pkt_hdr *h, const void *payload, size_t payle
 /* Status of a completed request, translated for the user (source as comm rank). */
 void xm_req_status(const struct xm_req *r, MPI_Status *st);
 
+/* Netmod hooks (tcp.c).  xm_p2p_sent(r): a packet posted with post_ref() for r has
+ * left.  xm_rdata_target(h, n): where the n payload bytes of RDATA packet h may be
+ * written directly (the posted receive buffer), or NULL (then hand the packet to
+ * xm_handle_pkt()); after writing them, xm_rdata_done(h, n).  xm_peer_lost(peer, why):
+ * the connection to world rank `peer` broke: under MPI_ERRORS_ARE_FATAL on
+ * COMM_WORLD the job aborts with "rank X: connection to rank Y lost", otherwise every
+ * pending request with that peer fails with MPI_ERR_OTHER and later sends to it fail. */
+void xm_p2p_sent(struct xm_req *r);
+void *xm_rdata_target(const struct xm_pkt_hdr *h, size_t n);
+void xm_rdata_done(const struct xm_pkt_hdr *h, size_t n);
+void xm_peer_lost(int peer, const char *why);
+/* core/obj.c: call fn on every live request (failure handling). */
+void xm_req_foreach(void (*fn)(struct xm_req *r, void *arg), void *arg);
+
 int xm_p2p_init(void);
 void xm_p2p_finalize(void);
 
