@@ -7,6 +7,8 @@
  *     missing or unparsable every rank puts its hostname ("xm-host-<rank>") and after
  *     the fence reads all of them (O(size) gets per rank: a fallback only).
  *   - Built against our include/pmi2.h or Slurm's <slurm/pmi2.h> (LOOM_PMI_SLURM).
+ *   - LOOM_MPI_FAKE_NODES=k (tests): the node map becomes "k consecutive ranks per node",
+ *     so one machine runs shm inside and the TCP netmod between pretend nodes.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -98,6 +100,11 @@ int xm_boot_init(void)
 
 static void build_local_view(void)
 {
+    /* testing switch: pretend nodes of k consecutive ranks (shm inside, TCP between) */
+    int fake = xm_env_int("LOOM_MPI_FAKE_NODES", 0);
+    if (fake > 0)
+        for (int r = 0; r < xm_g.size; r++)
+            xm_g.node_of[r] = r / fake;
     int me = xm_g.node_of[xm_g.rank], n = 0;
     for (int r = 0; r < xm_g.size; r++) {
         xm_g.local_index[r] = -1;

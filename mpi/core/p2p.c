@@ -903,8 +903,14 @@ void xm_idle(int *spins)
             spin_grow();
         }
     } else if (xm_g.shm && xm_g.net) {
-        /* both: sleep on the futex briefly, progress then polls the sockets */
-        xm_g.shm->block(xm_g.shm, 1);
+        /* Neither sleep sees the other transport's arrivals (a futex, an epoll set):
+         * alternate short sleeps, so either kind of packet waits at most ~1 ms.
+         * (Better: shm exposing a wake-up the netmod can trigger; see DESIGN.md.) */
+        static unsigned flip;
+        if (++flip & 1)
+            xm_g.shm->block(xm_g.shm, 1);
+        else
+            xm_g.net->block(xm_g.net, 1);
     } else if (xm_g.shm) {
         xm_g.shm->block(xm_g.shm, 20);
     } else if (xm_g.net) {
