@@ -86,11 +86,11 @@ struct hello {
 /* One queued frame: header (+ copied payload) in buf, or a referenced payload. */
 struct tq {
     struct tq *next;
-    size_t cap;        /* bytes of buf beyond the frame header */
-    size_t hlen;       /* bytes in buf to send (frame header + copied payload) */
-    const char *zptr;  /* referenced payload (post_ref) or NULL */
+    size_t cap;       /* bytes of buf beyond the frame header */
+    size_t hlen;      /* bytes in buf to send (frame header + copied payload) */
+    const char *zptr; /* referenced payload (post_ref) or NULL */
     size_t zlen;
-    size_t off;        /* bytes of hlen + zlen already written */
+    size_t off;         /* bytes of hlen + zlen already written */
     struct xm_req *req; /* post_ref: told when written */
     _Alignas(8) char buf[];
 };
@@ -110,8 +110,8 @@ struct conn {
     struct xm_pkt_hdr dh;
     char reply[4];
     int rgot;
-    int bye;     /* goodbye received */
-    int err;     /* deferred failure (errno) from a send */
+    int bye; /* goodbye received */
+    int err; /* deferred failure (errno) from a send */
 };
 
 struct pend { /* an accepted socket waiting for its hello */
@@ -736,7 +736,8 @@ static int enqueue(struct conn *c, struct tq *q)
 
 static int t_post(struct xm_transport *t, int dest, struct xm_pkt_hdr *h, size_t paylen)
 {
-    struct tq *q = (struct tq *)((char *)h - sizeof(struct fhdr) - offsetof(struct tq, buf));
+    struct tq *q =
+        (struct tq *)((char *)h - sizeof(struct fhdr) - offsetof(struct tq, buf));
     struct fhdr f = {.kind = F_PKT, .paylen = paylen};
     memcpy(q->buf, &f, sizeof(f));
     q->hlen = FRAME_HDR + paylen;

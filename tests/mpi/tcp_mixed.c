@@ -52,10 +52,12 @@ int main(int argc, char **argv)
             MPI_Recv(rb, 40000, MPI_INT, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, &st);
         } else if (m % 3 == 1) {
             MPI_Request r;
-            MPI_Irecv(rb, 40000, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &r);
+            MPI_Irecv(rb, 40000, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD,
+                      &r);
             MPI_Wait(&r, &st);
         } else {
-            MPI_Recv(rb, 40000, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+            MPI_Recv(rb, 40000, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD,
+                     &st);
         }
         int s = st.MPI_SOURCE, i = next[s]++, cnt;
         MPI_Get_count(&st, MPI_INT, &cnt);

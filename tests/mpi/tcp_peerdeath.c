@@ -51,7 +51,8 @@ int main(int argc, char **argv)
         for (int fd = 3; fd < 4096; fd++) { /* killed mid-transfer */
             struct sockaddr_storage sa;
             socklen_t l = sizeof(sa);
-            if (getsockname(fd, (struct sockaddr *)&sa, &l) == 0 && sa.ss_family == AF_INET)
+            if (getsockname(fd, (struct sockaddr *)&sa, &l) == 0 &&
+                sa.ss_family == AF_INET)
                 close(fd);
         }
         sleep(2);
@@ -61,7 +62,8 @@ int main(int argc, char **argv)
         if (ret)
             MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
         char *buf = malloc(BIG);
-        int rc = MPI_Recv(buf, (int)BIG, MPI_CHAR, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        int rc =
+            MPI_Recv(buf, (int)BIG, MPI_CHAR, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         if (rc == MPI_SUCCESS) /* it all arrived before the exit: the next one cannot */
             rc = MPI_Recv(buf, 1, MPI_CHAR, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         int cls = -1;
