@@ -66,6 +66,7 @@ static int spin_cur; /* adaptive spin budget, 16 .. spin_max (see xm_idle()) */
 static int spin_adapt; /* LOOM_MPI_SPIN_ADAPT=0 keeps the budget at spin_max */
 static unsigned char *lost; /* world rank -> its connection broke (ERRORS_RETURN) */
 static size_t zc_min;       /* eager sends at least this long go by reference */
+static size_t tcp_eager_max; /* eager limit towards peers reached by the netmod */
 
 static void list_add(struct list *l, struct xm_req *r)
 {
@@ -112,6 +113,7 @@ int xm_p2p_init(void)
     spin_adapt = xm_env_int("LOOM_MPI_SPIN_ADAPT", 1);
     eager_max = (size_t)xm_env_int("LOOM_MPI_EAGER_MAX", 65536);
     zc_min = (size_t)xm_env_int("LOOM_MPI_TCP_ZCOPY_MIN", 2048);
+    tcp_eager_max = (size_t)xm_env_int("LOOM_MPI_TCP_EAGER_MAX", 262144);
     const char *cma = getenv("LOOM_MPI_CMA"); /* 0 | 1 | auto */
     cma_mode = cma && (*cma == '0' || *cma == '1') ? *cma - '0' : -1;
     const char *lmt = getenv("LOOM_SHM_LMT");
@@ -360,7 +362,7 @@ int xm_isend(const void *buf, int count, MPI_Datatype dtype, int dest, int tag,
             complete(r);
         return 0;
     }
-    if (r->total > eager_max)
+    if (r->total > (route(dest) == xm_g.net && xm_g.net ? tcp_eager_max : eager_max))
         r->flags |= F_RDV;
     if (pending[dest] == 0) {
         int rc = push(r);
@@ -771,7 +773,30 @@ void xm_p2p_sent(struct xm_req *r)
 
 void *xm_rdata_target(const struct xm_pkt_hdr *h, size_t n)
 {
-    struct xm_req *r = xm_req_get((MPI_Request)h->cookie);
+    struct xm_req *r;
+    if (h->type == XM_PKT_EAGER) {
+        /* a whole eager message in one packet: match it now (packets from one source
+         * arrive in order, so matching at the header is matching in order) */
+        if (n != h->len || inflight[h->src])
+            return NULL;
+        for (r = posted.head; r; r = r->next)
+            if (match(r, h->src, h->tag, h->ctx))
+                break;
+        if (!r || r->bytes < n || !direct_ok(r->dt, xm_dt_get(r->dt)))
+            return NULL;
+        list_del(&posted, r);
+        r->peer = h->src;
+        r->tag = h->tag;
+        r->total = h->len;
+        r->pos = 0;
+        if (h->flags & XM_PKT_F_SYNC)
+            send_ctrl(h->src, XM_PKT_SSEND_ACK, h->cookie, 0);
+        inflight[h->src] = r;
+        return r->buf;
+    }
+    if (h->type != XM_PKT_RDATA)
+        return NULL;
+    r = xm_req_get((MPI_Request)h->cookie);
     if (!r || r->kind != XM_REQ_RECV || r->done || r->pos + n > r->bytes ||
         !direct_ok(r->dt, xm_dt_get(r->dt)))
         return NULL;
@@ -780,9 +805,15 @@ void *xm_rdata_target(const struct xm_pkt_hdr *h, size_t n)
 
 void xm_rdata_done(const struct xm_pkt_hdr *h, size_t n)
 {
-    struct xm_req *r = xm_req_get((MPI_Request)h->cookie);
+    struct xm_req *r;
+    if (h->type == XM_PKT_EAGER) {
+        r = inflight[h->src];
+        inflight[h->src] = NULL;
+    } else {
+        r = xm_req_get((MPI_Request)h->cookie);
+    }
     if (!r || r->kind != XM_REQ_RECV)
-        xm_die("protocol error: RDATA from rank %d for no receive", h->src);
+        xm_die("protocol error: data from rank %d for no receive", h->src);
     r->pos += n;
     if (r->pos >= r->total)
         finish_recv(r);

@@ -24,9 +24,10 @@
  *     payload stays in the caller's memory (no copy) and calls xm_p2p_sent() once the
  *     last byte of it left, when it did not leave at once.
  *   - Receiving: reads into a per-connection buffer and reassembles frames across
- *     partial reads; the payload of a rendezvous data frame (RDATA) goes straight into
- *     the posted receive buffer when core/p2p.c says where (xm_rdata_target()), and a
- *     frame too big for the buffer is read into a temporary of its size.
+ *     partial reads; the payload of a rendezvous data frame (RDATA), or of an eager
+ *     message that a posted receive matches, goes straight into the receive buffer
+ *     when core/p2p.c says where (xm_rdata_target()); a frame too big for the buffer
+ *     and not placed so is read into a temporary of its size.
  *   - A connection that breaks (EOF without goodbye, ECONNRESET, a refused connect)
  *     calls xm_peer_lost(): the job aborts naming both ranks, or the requests of that
  *     peer fail (ERRORS_RETURN) - never a hang on a known connection.
@@ -65,6 +66,7 @@
 #define MAX_IOV 64
 #define CARD_MAX 1024
 #define MAX_ADDRS 8
+#define DIRECT_MIN 4096 /* payloads read straight into the receive buffer */
 
 enum { K_LISTEN = 1, K_PEND, K_CONN };
 enum { C_NONE, C_CONNECTING, C_HELLO_SENT, C_WAIT_PEER, C_UP, C_CLOSED, C_DEAD };
@@ -591,7 +593,8 @@ static void parse(struct conn *c)
         }
         size_t avail = c->rlen - off - FRAME_HDR;
         char *dst = NULL;
-        if (h.type == XM_PKT_RDATA && f.paylen > avail)
+        if ((h.type == XM_PKT_RDATA || h.type == XM_PKT_EAGER) && f.paylen > avail &&
+            f.paylen >= DIRECT_MIN)
             dst = xm_rdata_target(&h, f.paylen);
         if (!dst && FRAME_HDR + f.paylen > c->rcap) {
             c->dtmp = malloc(f.paylen);
