@@ -1,12 +1,14 @@
 # plot.gp - latency and bandwidth against size from report.py's TSV files.
-# Usage: gnuplot -e "base='tcp'" plot.gp   (in the results directory)
+# Usage: gnuplot -e "base='tcp'; paths='loopback netns'" plot.gp  (in the results dir)
 set terminal pngcairo size 1200,900 font ",10"
 set output base.".png"
-set multiplot layout 2,2 title "TCP: Loom vs MPICH vs Open MPI vs polling floor"
 set logscale x 2
 set key top left
 set grid
-do for [path in "loopback netns"] {
+if (!exists("paths")) paths = "loopback netns"
+np = words(paths)
+set multiplot layout np,2 title "TCP: Loom vs MPICH vs Open MPI vs polling floor"
+do for [path in paths] {
     f = base."_".path."_lat.tsv"
     set title path.": ping-pong latency (us, half round trip)"
     set logscale y

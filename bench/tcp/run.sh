@@ -176,9 +176,13 @@ if [ -z "$netns_note" ]; then
     netns_note="4 network-namespace nodes (tests/slurm/cluster.sh -n 4): p2p between loom1 and loom2; allreduce on 4 x 4 ranks"
 fi
 
+rm -f "$outdir/${name}"_*.tsv
 python3 "$here/report.py" "$raw" "$outdir/$name" "$reps" "$netns_note" "$(uname -r)" ||
     exit 1
 if command -v gnuplot >/dev/null; then
-    (cd "$outdir" && gnuplot -e "base='$name'" "$here/plot.gp") || log "gnuplot failed"
+    paths=loopback
+    [ -f "$outdir/${name}_netns_lat.tsv" ] && paths="loopback netns"
+    (cd "$outdir" && gnuplot -e "base='$name'; paths='$paths'" "$here/plot.gp") ||
+        log "gnuplot failed"
 fi
 log "wrote $outdir/$name.md"
