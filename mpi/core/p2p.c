@@ -933,19 +933,11 @@ void xm_idle(int *spins)
         } else {
             spin_grow();
         }
-    } else if (xm_g.shm && xm_g.net) {
-        /* Neither sleep sees the other transport's arrivals (a futex, an epoll set):
-         * alternate short sleeps, so either kind of packet waits at most ~1 ms.
-         * (Better: shm exposing a wake-up the netmod can trigger; see DESIGN.md.) */
-        static unsigned flip;
-        if (++flip & 1)
-            xm_g.shm->block(xm_g.shm, 1);
-        else
-            xm_g.net->block(xm_g.net, 1);
+    } else if (xm_g.net) {
+        /* the netmod's block also wakes for shm packets when shm is in use (tcp.c) */
+        xm_g.net->block(xm_g.net, 20);
     } else if (xm_g.shm) {
         xm_g.shm->block(xm_g.shm, 20);
-    } else if (xm_g.net) {
-        xm_g.net->block(xm_g.net, 20);
     } else {
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);

@@ -31,7 +31,9 @@
  *   - A connection that breaks (EOF without goodbye, ECONNRESET, a refused connect)
  *     calls xm_peer_lost(): the job aborts naming both ranks, or the requests of that
  *     peer fail (ERRORS_RETURN) - never a hang on a known connection.
- *   - block(ms): epoll_wait on every socket (listen, handshakes, connections).
+ *   - block(ms): epoll_wait on every socket (listen, handshakes, connections); when
+ *     shm is in use too, a helper thread sleeps in shm's block() and pokes an eventfd
+ *     in the same epoll set, so the idle policy sleeps on both transports at once.
  *   - TCP_NODELAY on every connection.
  * Tunables: LOOM_MPI_TCP_IF (above), LOOM_MPI_TCP_SNDBUF/RCVBUF (socket buffer bytes,
  *   default: the kernel's autotuning).
@@ -41,14 +43,20 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
+#include <linux/futex.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -68,7 +76,7 @@
 #define MAX_ADDRS 8
 #define DIRECT_MIN 4096 /* payloads read straight into the receive buffer */
 
-enum { K_LISTEN = 1, K_PEND, K_CONN };
+enum { K_LISTEN = 1, K_PEND, K_CONN, K_EVENT };
 enum { C_NONE, C_CONNECTING, C_HELLO_SENT, C_WAIT_PEER, C_UP, C_CLOSED, C_DEAD };
 enum { F_PKT = 0, F_BYE = 1 };
 
@@ -682,6 +690,8 @@ static int read_conn(struct conn *c)
 
 /* ---- transport ops ------------------------------------------------------------ */
 
+static void drain_event(void);
+
 static struct conn *get_conn(int dest)
 {
     struct conn *c = T.peer[dest];
@@ -808,6 +818,10 @@ static int t_poll(struct xm_transport *t, int max)
     int k = epoll_wait(T.ep, ev, 64, 0);
     for (int i = 0; i < k; i++) {
         int kind = *(int *)ev[i].data.ptr;
+        if (kind == K_EVENT) {
+            drain_event();
+            continue;
+        }
         if (kind == K_LISTEN) {
             do_accept();
         } else if (kind == K_PEND) {
@@ -828,10 +842,100 @@ static int t_poll(struct xm_transport *t, int max)
     return n;
 }
 
+/* ---- sleeping on both transports --------------------------------------------------
+ * With shm in use too, block() must also wake when a local rank posts to shm, which
+ * signals a futex epoll cannot see.  A helper thread sleeps in the shm transport's
+ * block() on our behalf and then writes an eventfd that is in the epoll set, so one
+ * epoll_wait sleeps on both.  The helper touches nothing but shm's sleep protocol (its
+ * own futex word and `sleeping` flag, read-only looks at the queues) and the eventfd;
+ * the main thread never calls shm's block() itself while the helper exists. */
+static struct {
+    pthread_t th;
+    int started, efd, kind_ev;
+    _Atomic uint32_t gen; /* futex word: bumped to ask for one shm sleep */
+    _Atomic int busy;     /* the helper is (about to be) asleep in shm block() */
+    _Atomic int stop;
+} H = {.efd = -1};
+
+static void *helper_main(void *arg)
+{
+    uint32_t seen = 0;
+    for (;;) {
+        uint32_t g;
+        /* acquire: pairs with the release bump in t_block()/helper_stop() */
+        while ((g = atomic_load_explicit(&H.gen, memory_order_acquire)) == seen)
+            syscall(SYS_futex, &H.gen, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
+        seen = g;
+        if (atomic_load_explicit(&H.stop, memory_order_acquire))
+            break;
+        xm_g.shm->block(xm_g.shm, 50);
+        uint64_t one = 1;
+        if (write(H.efd, &one, sizeof(one)) < 0) { /* full counter: already signalled */
+        }
+        atomic_store_explicit(&H.busy, 0, memory_order_release);
+    }
+    return arg;
+}
+
+static int helper_start(void)
+{
+    H.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (H.efd < 0)
+        return -errno;
+    H.kind_ev = K_EVENT;
+    struct epoll_event e = {.events = EPOLLIN, .data.ptr = &H.kind_ev};
+    epoll_ctl(T.ep, EPOLL_CTL_ADD, H.efd, &e);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old); /* the helper takes no signals */
+    int rc = pthread_create(&H.th, NULL, helper_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        close(H.efd);
+        H.efd = -1;
+        return -rc;
+    }
+    H.started = 1;
+    return 0;
+}
+
+static void helper_stop(void)
+{
+    if (!H.started)
+        return;
+    atomic_store_explicit(&H.stop, 1, memory_order_release);
+    atomic_fetch_add_explicit(&H.gen, 1, memory_order_release);
+    syscall(SYS_futex, &H.gen, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    pthread_join(H.th, NULL); /* at most one shm sleep (50 ms) away */
+    close(H.efd);
+    H.efd = -1;
+    H.started = 0;
+    atomic_store(&H.stop, 0);
+    atomic_store(&H.busy, 0);
+}
+
+static void drain_event(void)
+{
+    uint64_t v;
+    if (H.efd >= 0 && read(H.efd, &v, sizeof(v)) < 0) { /* nothing pending */
+    }
+}
+
 static int t_block(struct xm_transport *t, int timeout_ms)
 {
+    if (xm_g.shm && !H.started && helper_start() < 0)
+        timeout_ms = timeout_ms > 1 ? 1 : timeout_ms; /* no helper: short naps */
+    if (H.started && !atomic_load_explicit(&H.busy, memory_order_acquire)) {
+        atomic_store_explicit(&H.busy, 1, memory_order_relaxed);
+        /* release: the helper sees busy = 1 before it runs */
+        atomic_fetch_add_explicit(&H.gen, 1, memory_order_release);
+        syscall(SYS_futex, &H.gen, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    }
     struct epoll_event ev[8];
-    epoll_wait(T.ep, ev, 8, timeout_ms); /* level-triggered: poll() handles them */
+    int k = epoll_wait(T.ep, ev, 8, timeout_ms); /* level-triggered: poll() reads */
+    for (int i = 0; i < k; i++)
+        if (*(int *)ev[i].data.ptr == K_EVENT)
+            drain_event();
     return 0;
 }
 
@@ -953,6 +1057,7 @@ static int t_connect(struct xm_transport *t)
  * end of stream so that no close resets data the peer has not read yet. */
 static int t_finalize(struct xm_transport *t)
 {
+    helper_stop();
     struct fhdr f = {.kind = F_BYE};
     char bye[FRAME_HDR] = {0};
     memcpy(bye, &f, sizeof(f));

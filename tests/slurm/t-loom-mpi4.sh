@@ -57,6 +57,8 @@ p2p_basic 64
 pingpong 64
 p2p_large 64 env=LOOM_P2P_LARGE_MIB=4
 p2p_order 64
+p2p_order 64 env=LOOM_MPI_SHM_CELLS=2 env=LOOM_MPI_SHM_CELL=256
+coll_basic 64
 p2p_mprobe 64
 barrier_heavy 64
 coll_nb 64
