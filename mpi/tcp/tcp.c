@@ -354,6 +354,8 @@ static int peer_addr(int peer, struct sockaddr_in *sa)
             *sa = a;
             return 0;
         }
+        if ((ntohl(a.sin_addr.s_addr) >> 24) == 127)
+            continue; /* another node's loopback is not the peer */
         if (!have) {
             best = a;
             have = 1;
@@ -390,7 +392,9 @@ static void start_connect(struct conn *c)
     struct sockaddr_in sa;
     int rc = peer_addr(c->peer, &sa);
     if (rc < 0) {
-        lose(c, "no usable address in its business card");
+        lose(c, rc == -EADDRNOTAVAIL ? "its business card has no address reachable from "
+                                       "another node (only loopback: see LOOM_MPI_TCP_IF)"
+                                     : "no business card in the KVS");
         return;
     }
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
