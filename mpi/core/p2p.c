@@ -92,6 +92,14 @@ static void list_del(struct list *l, struct xm_req *r)
     r->next = r->prev = NULL;
 }
 
+static int on_list(const struct list *l, const struct xm_req *r)
+{
+    for (const struct xm_req *p = l->head; p; p = p->next)
+        if (p == r)
+            return 1;
+    return 0;
+}
+
 static struct xm_transport *route(int dest)
 {
     if (xm_g.shm && xm_g.shm->reaches(xm_g.shm, dest))
@@ -315,6 +323,10 @@ static int push_sends(void)
             r->status.MPI_ERROR = MPI_ERR_OTHER;
             if (!r->done)
                 complete(r);
+            if (!on_list(&sendq, r)) { /* xm_peer_lost() already took it off */
+                n++;
+                continue;
+            }
         }
         list_del(&sendq, r);
         pending[r->peer]--;
@@ -817,14 +829,6 @@ void xm_rdata_done(const struct xm_pkt_hdr *h, size_t n)
     r->pos += n;
     if (r->pos >= r->total)
         finish_recv(r);
-}
-
-static int on_list(const struct list *l, const struct xm_req *r)
-{
-    for (const struct xm_req *p = l->head; p; p = p->next)
-        if (p == r)
-            return 1;
-    return 0;
 }
 
 static void fail_req(struct xm_req *r, void *arg)

@@ -271,6 +271,7 @@ static int flush(struct conn *c)
     while (c->sq) {
         struct iovec iov[MAX_IOV];
         int n = 0;
+        size_t total = 0;
         for (struct tq *q = c->sq; q && n + 2 <= MAX_IOV; q = q->next) {
             size_t off = q->off;
             if (off < q->hlen) {
@@ -281,6 +282,8 @@ static int flush(struct conn *c)
                 iov[n++] = (struct iovec){(char *)q->zptr + (off - q->hlen),
                                           q->hlen + q->zlen - off};
         }
+        for (int i = 0; i < n; i++)
+            total += iov[i].iov_len;
         struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)n};
         ssize_t k = sendmsg(c->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (k < 0) {
@@ -308,7 +311,7 @@ static int flush(struct conn *c)
             if (r)
                 xm_p2p_sent(r);
         }
-        if ((size_t)k < iov[0].iov_len) /* socket full */
+        if ((size_t)k < total) /* socket full */
             return 0;
     }
     return 0;
