@@ -3,6 +3,7 @@
 set terminal pngcairo size 1200,900 font ",10"
 set output base.".png"
 set logscale x 2
+set xtics ("1" 1, "8" 8, "1K" 1024, "64K" 65536, "256K" 262144, "1M" 1048576, "4M" 4194304)
 set key top left
 set grid
 if (!exists("paths")) paths = "loopback netns"
