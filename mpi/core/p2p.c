@@ -494,8 +494,8 @@ static void rdv_start(struct xm_req *r, int src, int tag, size_t total, uint64_t
     r->total = total;
     r->pos = 0;
     size_t n = total < r->bytes ? total : r->bytes;
-    /* CMA only between ranks of one node that share the segment (not over a netmod) */
-    if (cma_mode != 0 && xm_g.shm && route(src) == xm_g.shm) {
+    /* CMA never towards a rank the netmod reaches (another node, or forced TCP) */
+    if (cma_mode != 0 && !(xm_g.net && route(src) == xm_g.net)) {
         int rc = cma_read(r, (pid_t)pid, addr, n);
         if (rc == 0) {
             cma_mode = 1;
