@@ -559,6 +559,9 @@ static void read_hello(struct pend *p)
         take = 0;
     }
     if (!take) {
+        if (getenv("LOOM_MPI_DEBUG"))
+            fprintf(stderr, "loom-mpi: rank %d: simultaneous connect with rank %d: %s\n",
+                    xm_g.rank, r, "mine wins, NAK to theirs");
         reply_and_close(p, REPLY_NAK);
         free(p);
         return;
