@@ -75,6 +75,7 @@
 #define CARD_MAX 1024
 #define MAX_ADDRS 8
 #define DIRECT_MIN 4096 /* payloads read straight into the receive buffer */
+#define BIG_FRAME 65536 /* after a frame this big, read the next header alone */
 
 enum { K_LISTEN = 1, K_PEND, K_CONN, K_EVENT };
 enum { C_NONE, C_CONNECTING, C_HELLO_SENT, C_WAIT_PEER, C_UP, C_CLOSED, C_DEAD };
@@ -120,6 +121,7 @@ struct conn {
     struct xm_pkt_hdr dh;
     char reply[4];
     int rgot;
+    int big; /* the last frame was large: read the next header alone */
     int bye; /* goodbye received */
     int err; /* deferred failure (errno) from a send */
 };
@@ -611,6 +613,7 @@ static void parse(struct conn *c)
         }
         size_t avail = c->rlen - off - FRAME_HDR;
         char *dst = NULL;
+        c->big = f.paylen >= BIG_FRAME;
         if ((h.type == XM_PKT_RDATA || h.type == XM_PKT_EAGER) && f.paylen > avail &&
             f.paylen >= DIRECT_MIN)
             dst = xm_rdata_target(&h, f.paylen);
@@ -662,6 +665,10 @@ static int read_conn(struct conn *c)
                 c->rcap = nc;
             }
             want = c->rcap - c->rlen;
+            /* after a large frame, another is likely: read its header alone, so its
+             * payload goes straight to the user buffer instead of through rb */
+            if (c->big && c->rlen < FRAME_HDR)
+                want = FRAME_HDR - c->rlen;
             k = recv(c->fd, c->rb + c->rlen, want, MSG_DONTWAIT);
         }
         if (k < 0) {
