@@ -62,10 +62,10 @@ static unsigned *pass_mark;      /* scratch for push_sends() */
 static unsigned pass_gen;
 static struct ctrl *ctrlq, **ctrlq_tail = &ctrlq;
 static int spin_max, yield_max;
-static int spin_cur; /* adaptive spin budget, 16 .. spin_max (see xm_idle()) */
-static int spin_adapt; /* LOOM_MPI_SPIN_ADAPT=0 keeps the budget at spin_max */
-static unsigned char *lost; /* world rank -> its connection broke (ERRORS_RETURN) */
-static size_t zc_min;       /* eager sends at least this long go by reference */
+static int spin_cur;         /* adaptive spin budget, 16 .. spin_max (see xm_idle()) */
+static int spin_adapt;       /* LOOM_MPI_SPIN_ADAPT=0 keeps the budget at spin_max */
+static unsigned char *lost;  /* world rank -> its connection broke (ERRORS_RETURN) */
+static size_t zc_min;        /* eager sends at least this long go by reference */
 static size_t tcp_eager_max; /* eager limit towards peers reached by the netmod */
 
 static void list_add(struct list *l, struct xm_req *r)
@@ -218,9 +218,10 @@ static int push_rdv(struct xm_req *r, struct xm_transport *t, struct xm_dtype *d
     }
     if (t->post_ref && r->pos < r->total) {
         /* netmod: the rest in one packet, written from the packed bytes in place */
-        struct xm_pkt_hdr h = {
-            .type = XM_PKT_RDATA, .src = xm_g.rank, .len = r->total - r->pos,
-            .cookie = r->cookie_ack};
+        struct xm_pkt_hdr h = {.type = XM_PKT_RDATA,
+                               .src = xm_g.rank,
+                               .len = r->total - r->pos,
+                               .cookie = r->cookie_ack};
         const char *p = r->tmp ? (const char *)r->tmp : (const char *)r->buf;
         int rc = t->post_ref(t, r->peer, &h, p + r->pos, r->total - r->pos, r);
         if (rc < 0)
@@ -857,8 +858,8 @@ void xm_peer_lost(int peer, const char *why)
     if (!xm_g.world || xm_g.world->errh == MPI_ERRORS_ARE_FATAL)
         xm_die("connection to rank %d lost (%s)", peer, why);
     if (getenv("LOOM_MPI_DEBUG"))
-        fprintf(stderr, "loom-mpi: rank %d: connection to rank %d lost (%s)\n",
-                xm_g.rank, peer, why);
+        fprintf(stderr, "loom-mpi: rank %d: connection to rank %d lost (%s)\n", xm_g.rank,
+                peer, why);
     lost[peer] = 1;
     struct xm_req *u = inflight[peer];
     inflight[peer] = NULL;

@@ -80,10 +80,11 @@ void xm_req_status(const struct xm_req *r, MPI_Status *st);
  * written directly (the posted receive buffer), or NULL (then hand the packet to
  * xm_handle_pkt()); after writing them, xm_rdata_done(h, n).  The same for an EAGER
  * packet carrying a whole message: a matching posted contiguous receive is matched at
- * the header (it leaves the posted list) and the bytes land in its buffer.  xm_peer_lost(peer, why):
- * the connection to world rank `peer` broke: under MPI_ERRORS_ARE_FATAL on
- * COMM_WORLD the job aborts with "rank X: connection to rank Y lost", otherwise every
- * pending request with that peer fails with MPI_ERR_OTHER and later sends to it fail. */
+ * the header (it leaves the posted list) and the bytes land in its buffer.
+ * xm_peer_lost(peer, why): the connection to world rank `peer` broke: under
+ * MPI_ERRORS_ARE_FATAL on COMM_WORLD the job aborts with "rank X: connection to rank Y
+ * lost", otherwise every pending request with that peer fails with MPI_ERR_OTHER and
+ * later sends to it fail. */
 void xm_p2p_sent(struct xm_req *r);
 void *xm_rdata_target(const struct xm_pkt_hdr *h, size_t n);
 void xm_rdata_done(const struct xm_pkt_hdr *h, size_t n);
