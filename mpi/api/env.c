@@ -1,10 +1,14 @@
 /*
  * env.c - MPI environment: Init/Finalize, queries, timers, Abort, error reporting.
  *
- * Contract: MPI_Init = PMI-2 boot (core/boot.c) -> shm put_card -> one fence -> shm
- *   connect -> p2p engine; COMM_WORLD ctx 0, COMM_SELF ctx 2.  Finalize = barrier on
- *   COMM_WORLD (every rank's sends drained before anyone unmaps) -> transport
- *   finalize -> PMI2_Finalize.  MPI_THREAD_SERIALIZED is the highest level provided.
+ * Contract: MPI_Init = PMI-2 boot (core/boot.c) -> shm and tcp put_card -> one fence
+ *   -> shm/tcp connect -> p2p engine; COMM_WORLD ctx 0, COMM_SELF ctx 2.  Finalize =
+ *   barrier on COMM_WORLD (every rank's sends drained before anyone unmaps) ->
+ *   transport finalize -> PMI2_Finalize.  MPI_THREAD_SERIALIZED is the highest level.
+ *   Transports: shm reaches the ranks of my node, the TCP netmod the others; with
+ *   LOOM_MPI_NETMOD=tcp every peer goes through TCP (shm unused; tests, comparisons).
+ *   TCP listens (and puts its card) only when some rank may be remote: the node map
+ *   says so, or it is unknown before the fence (hostname fallback), or TCP is forced.
  *   Errors: xm_err() applies the communicator's handler (ERRORS_ARE_FATAL by default:
  *   message on stderr and PMI2_Abort of the job).
  */
@@ -136,26 +140,38 @@ static int init_common(void)
     }
     xm_g.initialized = 1;
     int have_map = xm_boot_have_map();
-    struct xm_transport *shm = &xm_shm_transport;
+    const char *nm = getenv("LOOM_MPI_NETMOD");
+    int force_tcp = nm && strcmp(nm, "tcp") == 0;
+    if (nm && *nm && !force_tcp && strcmp(nm, "auto") != 0)
+        xm_die("LOOM_MPI_NETMOD=%s: expected tcp or auto", nm);
+    struct xm_transport *shm = &xm_shm_transport, *tcp = &xm_tcp_transport;
+    int want_tcp = xm_g.size > 1 && (force_tcp || !have_map || xm_g.nlocal < xm_g.size);
     if ((rc = shm->init(shm)) < 0)
         xm_die("shm init: %s", strerror(-rc));
-    if (have_map && (rc = shm->put_card(shm)) < 0)
+    if (want_tcp && ((rc = tcp->init(tcp)) < 0 || (rc = tcp->put_card(tcp)) < 0))
+        xm_die("TCP netmod: %s", strerror(-rc));
+    if (have_map && !force_tcp && (rc = shm->put_card(shm)) < 0)
         xm_die("creating the shared segment: %s", strerror(-rc));
     if ((rc = xm_boot_fence()) < 0)
         xm_die("PMI fence: %s", strerror(-rc));
     if (!have_map) { /* hostname fallback: map known only now, second fence */
-        if ((rc = shm->put_card(shm)) < 0)
+        if (!force_tcp && (rc = shm->put_card(shm)) < 0)
             xm_die("creating the shared segment: %s", strerror(-rc));
         if ((rc = xm_boot_fence()) < 0)
             xm_die("PMI fence: %s", strerror(-rc));
     }
     xm_bind_init(); /* before attaching the segment and allocating queues */
-    if ((rc = shm->connect(shm)) < 0)
+    if (!force_tcp && (rc = shm->connect(shm)) < 0)
         xm_die("attaching the shared segment: %s", strerror(-rc));
-    xm_g.shm = xm_g.nlocal > 1 ? shm : NULL;
-    for (int r = 0; r < xm_g.size; r++)
-        if (r != xm_g.rank && xm_g.local_index[r] < 0)
-            xm_die("rank %d is on another node: the TCP netmod is not built yet", r);
+    xm_g.shm = !force_tcp && xm_g.nlocal > 1 ? shm : NULL;
+    int need_net = force_tcp ? xm_g.size > 1 : xm_g.nlocal < xm_g.size;
+    if (need_net) {
+        if ((rc = tcp->connect(tcp)) < 0)
+            xm_die("TCP netmod: %s", strerror(-rc));
+        xm_g.net = tcp;
+    } else if (want_tcp) {
+        tcp->finalize(tcp); /* everyone is on my node after all */
+    }
     if ((rc = xm_p2p_init()) < 0)
         xm_die("p2p init: %s", strerror(-rc));
 
@@ -199,6 +215,9 @@ int PMPI_Finalize(void)
     int rc = xm_coll_barrier(xm_g.world);
     if (rc < 0)
         return xm_err(NULL, xm_errno_to_class(rc), "MPI_Finalize");
+    if (xm_g.net)
+        xm_g.net->finalize(xm_g.net);
+    xm_g.net = NULL;
     if (xm_g.shm)
         xm_g.shm->finalize(xm_g.shm);
     xm_g.shm = NULL;

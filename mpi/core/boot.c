@@ -7,6 +7,8 @@
  *     missing or unparsable every rank puts its hostname ("xm-host-<rank>") and after
  *     the fence reads all of them (O(size) gets per rank: a fallback only).
  *   - Built against our include/pmi2.h or Slurm's <slurm/pmi2.h> (LOOM_PMI_SLURM).
+ *   - LOOM_MPI_FAKE_NODES=k (tests): every node is split into pretend nodes of k of its
+ *     ranks, so one machine runs shm inside and the TCP netmod between pretend nodes.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -87,7 +89,8 @@ int xm_boot_init(void)
 
     char map[PMI2_MAX_VALLEN + 1];
     if (PMI2_Info_GetJobAttr("PMI_process_mapping", map, sizeof(map), &found) !=
-            PMI2_SUCCESS || !found || xm_boot_parse_mapping(map, size, xm_g.node_of) < 0) {
+            PMI2_SUCCESS ||
+        !found || xm_boot_parse_mapping(map, size, xm_g.node_of) < 0) {
         need_host_fallback = 1;
         int rc = xm_boot_put("host", xm_g.host);
         if (rc < 0)
@@ -98,6 +101,35 @@ int xm_boot_init(void)
 
 static void build_local_view(void)
 {
+    /* testing switch: split every node into pretend nodes of k of its ranks (shm
+     * inside, TCP between); a pretend node is named by its smallest rank */
+    const char *fk =
+        getenv("LOOM_MPI_FAKE_NODES"); /* not xm_env_int: boot.c links alone */
+    int fake = fk ? atoi(fk) : 0;
+    static int faked;
+    if (fake > 0 && !faked) {
+        int *idx = calloc((size_t)xm_g.size, sizeof(int)),
+            *nid = idx ? calloc((size_t)xm_g.size, sizeof(int)) : NULL;
+        if (nid) {
+            for (int r = 0; r < xm_g.size; r++) {
+                idx[r] = 0;
+                nid[r] = r;
+                for (int q = 0; q < r; q++)
+                    if (xm_g.node_of[q] == xm_g.node_of[r])
+                        idx[r]++;
+                for (int q = 0; q < r; q++)
+                    if (xm_g.node_of[q] == xm_g.node_of[r] &&
+                        idx[q] / fake == idx[r] / fake) {
+                        nid[r] = nid[q];
+                        break;
+                    }
+            }
+            memcpy(xm_g.node_of, nid, (size_t)xm_g.size * sizeof(int));
+            faked = 1;
+        }
+        free(idx);
+        free(nid);
+    }
     int me = xm_g.node_of[xm_g.rank], n = 0;
     for (int r = 0; r < xm_g.size; r++) {
         xm_g.local_index[r] = -1;
@@ -135,7 +167,7 @@ int xm_boot_fence(void)
         return -EIO;
     if (need_host_fallback) {
         /* node id = smallest rank with the same hostname */
-        char (*hosts)[MPI_MAX_PROCESSOR_NAME] = calloc((size_t)xm_g.size, sizeof(*hosts));
+        char(*hosts)[MPI_MAX_PROCESSOR_NAME] = calloc((size_t)xm_g.size, sizeof(*hosts));
         if (!hosts)
             return -ENOMEM;
         for (int r = 0; r < xm_g.size; r++) {

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "p2p.h"
 #include "xm.h"
 
 struct xm_state xm_g;
@@ -120,6 +121,13 @@ void xm_req_free(struct xm_req *r)
     table_del(&reqs, (int)XM_H_INDEX(r->handle));
     free(r->tmp);
     free(r);
+}
+
+void xm_req_foreach(void (*fn)(struct xm_req *r, void *arg), void *arg)
+{
+    for (int i = 0; i < reqs.n; i++)
+        if (reqs.slot[i])
+            fn(reqs.slot[i], arg);
 }
 
 void xm_req_complete(struct xm_req *r)

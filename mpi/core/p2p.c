@@ -40,6 +40,7 @@
 #define F_ACKED 0x200u
 #define F_RDV 0x400u    /* send: rendezvous (completes on FIN / last RDATA) */
 #define F_RDV_GO 0x800u /* send: CTS received, stream RDATA */
+#define F_ZC 0x1000u    /* send: payload posted by reference, not yet written */
 
 struct ctrl {
     struct ctrl *next;
@@ -61,8 +62,11 @@ static unsigned *pass_mark;      /* scratch for push_sends() */
 static unsigned pass_gen;
 static struct ctrl *ctrlq, **ctrlq_tail = &ctrlq;
 static int spin_max, yield_max;
-static int spin_cur; /* adaptive spin budget, 16 .. spin_max (see xm_idle()) */
-static int spin_adapt; /* LOOM_MPI_SPIN_ADAPT=0 keeps the budget at spin_max */
+static int spin_cur;         /* adaptive spin budget, 16 .. spin_max (see xm_idle()) */
+static int spin_adapt;       /* LOOM_MPI_SPIN_ADAPT=0 keeps the budget at spin_max */
+static unsigned char *lost;  /* world rank -> its connection broke (ERRORS_RETURN) */
+static size_t zc_min;        /* eager sends at least this long go by reference */
+static size_t tcp_eager_max; /* eager limit towards peers reached by the netmod */
 
 static void list_add(struct list *l, struct xm_req *r)
 {
@@ -88,6 +92,14 @@ static void list_del(struct list *l, struct xm_req *r)
     r->next = r->prev = NULL;
 }
 
+static int on_list(const struct list *l, const struct xm_req *r)
+{
+    for (const struct xm_req *p = l->head; p; p = p->next)
+        if (p == r)
+            return 1;
+    return 0;
+}
+
 static struct xm_transport *route(int dest)
 {
     if (xm_g.shm && xm_g.shm->reaches(xm_g.shm, dest))
@@ -100,13 +112,16 @@ int xm_p2p_init(void)
     inflight = calloc((size_t)xm_g.size, sizeof(*inflight));
     pending = calloc((size_t)xm_g.size, sizeof(*pending));
     pass_mark = calloc((size_t)xm_g.size, sizeof(*pass_mark));
-    if (!inflight || !pending || !pass_mark)
+    lost = calloc((size_t)xm_g.size, 1);
+    if (!inflight || !pending || !pass_mark || !lost)
         return -ENOMEM;
     spin_max = xm_env_int("LOOM_MPI_SPIN", xm_g.oversubscribed ? 16 : 2000);
     yield_max = xm_env_int("LOOM_MPI_YIELD", xm_g.oversubscribed ? 8 : 64);
     spin_cur = spin_max;
     spin_adapt = xm_env_int("LOOM_MPI_SPIN_ADAPT", 1);
     eager_max = (size_t)xm_env_int("LOOM_MPI_EAGER_MAX", 65536);
+    zc_min = (size_t)xm_env_int("LOOM_MPI_TCP_ZCOPY_MIN", 2048);
+    tcp_eager_max = (size_t)xm_env_int("LOOM_MPI_TCP_EAGER_MAX", 262144);
     const char *cma = getenv("LOOM_MPI_CMA"); /* 0 | 1 | auto */
     cma_mode = cma && (*cma == '0' || *cma == '1') ? *cma - '0' : -1;
     const char *lmt = getenv("LOOM_SHM_LMT");
@@ -126,6 +141,8 @@ void xm_p2p_finalize(void)
     free(inflight);
     free(pending);
     free(pass_mark);
+    free(lost);
+    lost = NULL;
     inflight = NULL;
     pending = NULL;
     pass_mark = NULL;
@@ -138,6 +155,13 @@ static void complete(struct xm_req *r)
 {
     xm_dt_unref(xm_dt_get(r->dt));
     xm_req_complete(r);
+}
+
+/* The packed bytes of (count, dt) are the user buffer itself. */
+static int direct_ok(MPI_Datatype h, const struct xm_dtype *dt)
+{
+    return XM_DT_IS_PREDEF(h) ||
+           (dt->contig && dt->true_lb == 0 && (size_t)dt->extent == dt->size);
 }
 
 /* ---- sending ---------------------------------------------------------------- */
@@ -153,8 +177,7 @@ static struct xm_pkt_hdr *get_pkt(struct xm_transport *t, int dest, size_t want,
 /* Where the packed bytes of a rendezvous send are (packs derived types once). */
 static int rdv_source(struct xm_req *r, struct xm_dtype *dt, uint64_t *addr)
 {
-    if (XM_DT_IS_PREDEF(r->dt) ||
-        (dt->contig && dt->true_lb == 0 && (size_t)dt->extent == dt->size)) {
+    if (direct_ok(r->dt, dt)) {
         *addr = (uint64_t)(uintptr_t)r->buf;
         return 0;
     }
@@ -193,6 +216,22 @@ static int push_rdv(struct xm_req *r, struct xm_transport *t, struct xm_dtype *d
         r->flags |= F_HDR_SENT;
         return 1; /* waits for FIN or CTS, off the send queue */
     }
+    if (t->post_ref && r->pos < r->total) {
+        /* netmod: the rest in one packet, written from the packed bytes in place */
+        struct xm_pkt_hdr h = {.type = XM_PKT_RDATA,
+                               .src = xm_g.rank,
+                               .len = r->total - r->pos,
+                               .cookie = r->cookie_ack};
+        const char *p = r->tmp ? (const char *)r->tmp : (const char *)r->buf;
+        int rc = t->post_ref(t, r->peer, &h, p + r->pos, r->total - r->pos, r);
+        if (rc < 0)
+            return rc;
+        r->pos = r->total;
+        if (rc == 0) {
+            r->flags |= F_ZC; /* xm_p2p_sent() completes it */
+            return 1;
+        }
+    }
     while (r->pos < r->total) {
         struct xm_pkt_hdr *h = get_pkt(t, r->peer, r->total - r->pos, &pay, &cap);
         if (!h)
@@ -218,8 +257,29 @@ static int push(struct xm_req *r)
     struct xm_dtype *dt = xm_dt_get(r->dt);
     if (!t)
         return -EHOSTUNREACH;
+    if (lost[r->peer])
+        return -EPIPE;
     if (r->flags & F_RDV)
         return push_rdv(r, t, dt);
+    if (t->post_ref && !(r->flags & F_HDR_SENT) && r->total >= zc_min &&
+        direct_ok(r->dt, dt)) {
+        /* netmod: the whole eager message as one packet, written from the user buffer */
+        struct xm_pkt_hdr h = {.type = XM_PKT_EAGER,
+                               .flags = (uint8_t)(r->flags & 0xff),
+                               .src = xm_g.rank,
+                               .tag = r->tag,
+                               .ctx = r->ctx,
+                               .len = r->total,
+                               .cookie = (uint64_t)(unsigned)r->handle};
+        int rc = t->post_ref(t, r->peer, &h, r->buf, r->total, r);
+        if (rc < 0)
+            return rc;
+        r->pos = r->total;
+        r->flags |= F_HDR_SENT | (rc == 0 ? F_ZC : 0);
+        if (!(r->flags & F_ZC) && (!(r->flags & XM_PKT_F_SYNC) || (r->flags & F_ACKED)))
+            complete(r);
+        return 1;
+    }
     while (!(r->flags & F_HDR_SENT) || r->pos < r->total) {
         void *pay;
         size_t cap;
@@ -262,7 +322,12 @@ static int push_sends(void)
         }
         if (rc < 0) {
             r->status.MPI_ERROR = MPI_ERR_OTHER;
-            complete(r);
+            if (!r->done)
+                complete(r);
+            if (!on_list(&sendq, r)) { /* xm_peer_lost() already took it off */
+                n++;
+                continue;
+            }
         }
         list_del(&sendq, r);
         pending[r->peer]--;
@@ -310,7 +375,7 @@ int xm_isend(const void *buf, int count, MPI_Datatype dtype, int dest, int tag,
             complete(r);
         return 0;
     }
-    if (r->total > eager_max)
+    if (r->total > (route(dest) == xm_g.net && xm_g.net ? tcp_eager_max : eager_max))
         r->flags |= F_RDV;
     if (pending[dest] == 0) {
         int rc = push(r);
@@ -430,7 +495,8 @@ static void rdv_start(struct xm_req *r, int src, int tag, size_t total, uint64_t
     r->total = total;
     r->pos = 0;
     size_t n = total < r->bytes ? total : r->bytes;
-    if (cma_mode != 0) {
+    /* CMA never towards a rank the netmod reaches (another node, or forced TCP) */
+    if (cma_mode != 0 && !(xm_g.net && route(src) == xm_g.net)) {
         int rc = cma_read(r, (pid_t)pid, addr, n);
         if (rc == 0) {
             cma_mode = 1;
@@ -552,7 +618,7 @@ void xm_handle_pkt(const struct xm_pkt_hdr *h, const void *payload, size_t payle
         r = xm_req_get((MPI_Request)h->cookie);
         if (r) {
             r->flags |= F_ACKED;
-            if ((r->flags & F_HDR_SENT) && r->pos >= r->total)
+            if ((r->flags & F_HDR_SENT) && r->pos >= r->total && !(r->flags & F_ZC))
                 complete(r);
         }
         break;
@@ -707,6 +773,105 @@ static int push_ctrl(void)
     return n;
 }
 
+/* ---- netmod hooks (p2p.h) ------------------------------------------------------ */
+
+void xm_p2p_sent(struct xm_req *r)
+{
+    if (!(r->flags & F_ZC) || r->done)
+        return;
+    r->flags &= ~F_ZC;
+    if ((r->flags & F_RDV) || !(r->flags & XM_PKT_F_SYNC) || (r->flags & F_ACKED))
+        complete(r);
+}
+
+void *xm_rdata_target(const struct xm_pkt_hdr *h, size_t n)
+{
+    struct xm_req *r;
+    if (h->type == XM_PKT_EAGER) {
+        /* a whole eager message in one packet: match it now (packets from one source
+         * arrive in order, so matching at the header is matching in order) */
+        if (n != h->len || inflight[h->src])
+            return NULL;
+        for (r = posted.head; r; r = r->next)
+            if (match(r, h->src, h->tag, h->ctx))
+                break;
+        if (!r || r->bytes < n || !direct_ok(r->dt, xm_dt_get(r->dt)))
+            return NULL;
+        list_del(&posted, r);
+        r->peer = h->src;
+        r->tag = h->tag;
+        r->total = h->len;
+        r->pos = 0;
+        if (h->flags & XM_PKT_F_SYNC)
+            send_ctrl(h->src, XM_PKT_SSEND_ACK, h->cookie, 0);
+        inflight[h->src] = r;
+        return r->buf;
+    }
+    if (h->type != XM_PKT_RDATA)
+        return NULL;
+    r = xm_req_get((MPI_Request)h->cookie);
+    if (!r || r->kind != XM_REQ_RECV || r->done || r->pos + n > r->bytes ||
+        !direct_ok(r->dt, xm_dt_get(r->dt)))
+        return NULL;
+    return (char *)r->buf + r->pos;
+}
+
+void xm_rdata_done(const struct xm_pkt_hdr *h, size_t n)
+{
+    struct xm_req *r;
+    if (h->type == XM_PKT_EAGER) {
+        r = inflight[h->src];
+        inflight[h->src] = NULL;
+    } else {
+        r = xm_req_get((MPI_Request)h->cookie);
+    }
+    if (!r || r->kind != XM_REQ_RECV)
+        xm_die("protocol error: data from rank %d for no receive", h->src);
+    r->pos += n;
+    if (r->pos >= r->total)
+        finish_recv(r);
+}
+
+static void fail_req(struct xm_req *r, void *arg)
+{
+    int peer = *(const int *)arg;
+    if (r->done || r->peer != peer)
+        return;
+    if (r->kind == XM_REQ_SEND) {
+        if (on_list(&sendq, r)) {
+            list_del(&sendq, r);
+            pending[peer]--;
+        }
+    } else if (r->kind == XM_REQ_RECV) {
+        if (on_list(&posted, r))
+            list_del(&posted, r);
+        xm_status_set(&r->status, peer, r->tag, MPI_ERR_OTHER, 0);
+    } else {
+        return;
+    }
+    r->status.MPI_ERROR = MPI_ERR_OTHER;
+    complete(r);
+}
+
+void xm_peer_lost(int peer, const char *why)
+{
+    if (!xm_g.world || xm_g.world->errh == MPI_ERRORS_ARE_FATAL)
+        xm_die("connection to rank %d lost (%s)", peer, why);
+    if (getenv("LOOM_MPI_DEBUG"))
+        fprintf(stderr, "loom-mpi: rank %d: connection to rank %d lost (%s)\n", xm_g.rank,
+                peer, why);
+    lost[peer] = 1;
+    struct xm_req *u = inflight[peer];
+    inflight[peer] = NULL;
+    if (u && u->kind == XM_REQ_UNEXP) {
+        if (!u->match && on_list(&unexp, u))
+            list_del(&unexp, u);
+        /* a matched receive (u->match) fails in fail_req() below */
+        xm_req_free(u);
+    }
+    xm_req_foreach(fail_req, &peer);
+}
+
 /* ---- progress and waiting ----------------------------------------------------- */
 
 int (*xm_progress_hook)(void);
@@ -792,6 +957,9 @@ void xm_idle(int *spins)
         } else {
             spin_grow();
         }
+    } else if (xm_g.net) {
+        /* the netmod's block also wakes for shm packets when shm is in use (tcp.c) */
+        xm_g.net->block(xm_g.net, 20);
     } else if (xm_g.shm) {
         xm_g.shm->block(xm_g.shm, 20);
     } else {

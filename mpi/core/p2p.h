@@ -23,7 +23,8 @@
  *     halves when sched_yield() shows another task wants this CPU and doubles back when
  *     spinning pays; LOOM_MPI_SPIN_ADAPT=0 turns that off), then sched_yield()
  *     (LOOM_MPI_YIELD times), then transport->block() (futex) with a short timeout.
- *   - Messages above LOOM_MPI_EAGER_MAX (64 KiB) go by rendezvous (pkt.h): the send
+ *   - Messages above LOOM_MPI_EAGER_MAX (64 KiB; LOOM_MPI_TCP_EAGER_MAX, 256 KiB, towards
+ *     peers reached by the netmod) go by rendezvous (pkt.h): the send
  *     completes when the receiver has the bytes (CMA read + FIN, or the last RDATA
  *     packet left); an unexpected one holds only its envelope.
  *   - xm_improbe()/xm_mrecv(): matched probe (the message leaves the matcher).
@@ -73,6 +74,23 @@ void xm_handle_pkt(const struct xm_pkt_hdr *h, const void *payload, size_t payle
 
 /* Status of a completed request, translated for the user (source as comm rank). */
 void xm_req_status(const struct xm_req *r, MPI_Status *st);
+
+/* Netmod hooks (tcp.c).  xm_p2p_sent(r): a packet posted with post_ref() for r has
+ * left.  xm_rdata_target(h, n): where the n payload bytes of RDATA packet h may be
+ * written directly (the posted receive buffer), or NULL (then hand the packet to
+ * xm_handle_pkt()); after writing them, xm_rdata_done(h, n).  The same for an EAGER
+ * packet carrying a whole message: a matching posted contiguous receive is matched at
+ * the header (it leaves the posted list) and the bytes land in its buffer.
+ * xm_peer_lost(peer, why): the connection to world rank `peer` broke: under
+ * MPI_ERRORS_ARE_FATAL on COMM_WORLD the job aborts with "rank X: connection to rank Y
+ * lost", otherwise every pending request with that peer fails with MPI_ERR_OTHER and
+ * later sends to it fail. */
+void xm_p2p_sent(struct xm_req *r);
+void *xm_rdata_target(const struct xm_pkt_hdr *h, size_t n);
+void xm_rdata_done(const struct xm_pkt_hdr *h, size_t n);
+void xm_peer_lost(int peer, const char *why);
+/* core/obj.c: call fn on every live request (failure handling). */
+void xm_req_foreach(void (*fn)(struct xm_req *r, void *arg), void *arg);
 
 int xm_p2p_init(void);
 void xm_p2p_finalize(void);

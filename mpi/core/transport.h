@@ -1,8 +1,8 @@
 /*
- * transport.h - the ops table behind which every transport sits (shm now, TCP later).
+ * transport.h - the ops table behind which every transport sits (shm and TCP).
  *
- * Owns: struct xm_transport.  Implemented by mpi/shm/shm.c (xm_shm_transport) and later
- * mpi/netmod/tcp/ (same table).
+ * Owns: struct xm_transport.  Implemented by mpi/shm/shm.c (xm_shm_transport) and
+ * mpi/tcp/tcp.c (xm_tcp_transport).
  * Contract:
  *   - init(): called by MPI_Init after boot (xm_g filled, before the PMI fence it may
  *     put_card(); after the fence connect()).  Returns 0 or -errno.
@@ -13,8 +13,12 @@
  *     the payload in place (pack straight into the cell: no extra copy).
  *   - poll(max): drain up to `max` incoming packets, calling xm_handle_pkt() for each
  *     (the one funnel); returns the number handled.
- *   - block(timeout_ms): sleep until something may have arrived for me (futex on shm),
- *     or the timeout passes.  Only called by the idle policy in core/progress.c.
+ *   - block(timeout_ms): sleep until something may have arrived for me (futex on shm,
+ *     epoll on TCP), or the timeout passes.  Only called by the idle policy (p2p.c).
+ *   - post_ref(dest, hdr, data, len, req) (may be NULL): send a packet whose payload
+ *     stays in the caller's memory (no copy).  Returns 1 if it all left now, 0 if
+ *     queued (the transport calls xm_p2p_sent(req) once the last byte left; the
+ *     memory must stay valid until then), -errno if the peer is unreachable.
  *   - finalize(): release everything; after it no other op is called.
  *   Order of fragments from one sender to one receiver is preserved.
  *   hdr->reserved belongs to the transport (shm: per-pair sequence number).
@@ -24,6 +28,8 @@
 
 #include <stddef.h>
 #include "pkt.h"
+
+struct xm_req;
 
 struct xm_transport {
     const char *name;
@@ -42,8 +48,11 @@ struct xm_transport {
      * a smaller fast slot (shm fastbox).  May be NULL (then alloc() is used). */
     struct xm_pkt_hdr *(*alloc_n)(struct xm_transport *t, int dest, size_t want,
                                   void **payload, size_t *cap);
+    int (*post_ref)(struct xm_transport *t, int dest, const struct xm_pkt_hdr *h,
+                    const void *data, size_t len, struct xm_req *r);
 };
 
 extern struct xm_transport xm_shm_transport;
+extern struct xm_transport xm_tcp_transport;
 
 #endif

@@ -1,0 +1,1178 @@
+/*
+ * tcp.c - the TCP netmod: one stream socket per pair of ranks, behind the same
+ *         transport ops as shared memory (core/transport.h).
+ *
+ * Contract:
+ *   - Business card: every rank listens on an ephemeral port (all addresses) and puts
+ *     "ip:port[,ip:port...]" in the KVS under "tcp" before the fence.  Advertised
+ *     addresses: the IPv4 addresses of the interfaces that are up, minus loopback (only
+ *     loopback when nothing else exists); LOOM_MPI_TCP_IF=<ifname>|<a.b.c.d/len> keeps
+ *     only the matching ones.  A peer on my node is reached on 127.0.0.1 (forced TCP),
+ *     a remote peer on its first address in a subnet of mine, else its first address.
+ *   - Connections open lazily on the first packet to a peer.  The connector sends a
+ *     hello {magic, job hash, world rank}; the acceptor answers ACK or NAK.  When two
+ *     ranks connect to each other at once, the connection opened by the LOWER rank
+ *     wins: the higher rank's hello is answered NAK, and a rank whose own attempt is
+ *     refused waits for the winner's hello.  Packets queue on the peer until the
+ *     connection is up, so nothing depends on who won.
+ *   - Stream format: frames of {u32 kind, u32 0, u64 paylen} + struct xm_pkt_hdr +
+ *     payload.  kind 0 = packet, 1 = goodbye (the peer is finalizing; its EOF that
+ *     follows is normal).  Frames of one connection arrive in order: per-pair FIFO.
+ *   - Sending: non-blocking sendmsg of as many queued iovecs as the socket takes, the
+ *     rest stays queued (EPOLLOUT while anything is queued).  alloc()/post() give a
+ *     buffer to pack into (small packets, copy); post_ref() sends a packet whose
+ *     payload stays in the caller's memory (no copy) and calls xm_p2p_sent() once the
+ *     last byte of it left, when it did not leave at once.
+ *   - Receiving: reads into a per-connection buffer and reassembles frames across
+ *     partial reads; the payload of a rendezvous data frame (RDATA), or of an eager
+ *     message that a posted receive matches, goes straight into the receive buffer
+ *     when core/p2p.c says where (xm_rdata_target()); a frame too big for the buffer
+ *     and not placed so is read into a temporary of its size.
+ *   - A connection that breaks (EOF without goodbye, ECONNRESET, a refused connect)
+ *     calls xm_peer_lost(): the job aborts naming both ranks, or the requests of that
+ *     peer fail (ERRORS_RETURN) - never a hang on a known connection.
+ *   - block(ms): epoll_wait on every socket (listen, handshakes, connections); when
+ *     shm is in use too, a helper thread sleeps in shm's block() and pokes an eventfd
+ *     in the same epoll set, so the idle policy sleeps on both transports at once.
+ *   - TCP_NODELAY on every connection.
+ * Tunables: LOOM_MPI_TCP_IF (above), LOOM_MPI_TCP_SNDBUF/RCVBUF (socket buffer bytes,
+ *   default: the kernel's autotuning).
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <linux/futex.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../core/boot.h"
+#include "../core/p2p.h"
+#include "../core/transport.h"
+
+#define HELLO_MAGIC 0x4c6f6f6d54435031u /* "LoomTCP1" (low 32 bits sent) */
+#define REPLY_ACK 0x41434b31u
+#define REPLY_NAK 0x4e414b31u
+#define SMALL_CAP 4096
+#define BIG_CAP 65536
+#define RBUF_INIT (256 * 1024)
+#define MAX_IOV 64
+#define CARD_MAX 1024
+#define MAX_ADDRS 8
+#define DIRECT_MIN 4096 /* payloads read straight into the receive buffer */
+#define BIG_FRAME 65536 /* after a frame this big, read the next header alone */
+
+enum { K_LISTEN = 1, K_PEND, K_CONN, K_EVENT };
+enum { C_NONE, C_CONNECTING, C_HELLO_SENT, C_WAIT_PEER, C_UP, C_CLOSED, C_DEAD };
+enum { F_PKT = 0, F_BYE = 1 };
+
+struct fhdr {
+    uint32_t kind;
+    uint32_t zero;
+    uint64_t paylen;
+};
+#define FRAME_HDR (sizeof(struct fhdr) + sizeof(struct xm_pkt_hdr))
+
+struct hello {
+    uint32_t magic;
+    int32_t rank;
+    uint64_t job;
+};
+
+/* One queued frame: header (+ copied payload) in buf, or a referenced payload. */
+struct tq {
+    struct tq *next;
+    size_t cap;       /* bytes of buf beyond the frame header */
+    size_t hlen;      /* bytes in buf to send (frame header + copied payload) */
+    const char *zptr; /* referenced payload (post_ref) or NULL */
+    size_t zlen;
+    size_t off;         /* bytes of hlen + zlen already written */
+    struct xm_req *req; /* post_ref: told when written */
+    _Alignas(8) char buf[];
+};
+
+struct conn {
+    int kind; /* K_CONN (first: epoll data points at it) */
+    int fd, state, peer;
+    struct tq *sq, **sq_tail;
+    int in_wlist;
+    uint32_t ev;
+    char *rb;
+    size_t rlen, rcap;
+    /* a frame whose payload is read straight into memory outside rb */
+    char *dptr;
+    size_t dleft, dlen;
+    char *dtmp; /* temporary of the frame's size (not a direct target) */
+    struct xm_pkt_hdr dh;
+    char reply[4];
+    int rgot;
+    int big; /* the last frame was large: read the next header alone */
+    int bye; /* goodbye received */
+    int err; /* deferred failure (errno) from a send */
+};
+
+struct pend { /* an accepted socket waiting for its hello */
+    int kind; /* K_PEND */
+    int fd;
+    struct hello h;
+    size_t got;
+};
+
+static struct {
+    int ep, lfd, lport;
+    int kind_listen;
+    struct conn **peer; /* world rank -> conn (NULL until first used) */
+    struct conn **up;   /* connections in C_UP (for the fast poll) */
+    int nup;
+    struct conn **wl; /* connections with something queued */
+    int nwl;
+    int nhand; /* handshakes in progress (connecting, pending accepts) */
+    int any_err;
+    unsigned tick;
+    uint64_t job;
+    struct tq *free_small, *free_big;
+    struct in_addr my_addr[MAX_ADDRS], my_mask[MAX_ADDRS];
+    int nmy;
+    int active;
+} T;
+
+static uint64_t job_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static void set_nodelay(int fd)
+{
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    int b = xm_env_int("LOOM_MPI_TCP_SNDBUF", 0);
+    if (b > 0)
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &b, sizeof(b));
+    b = xm_env_int("LOOM_MPI_TCP_RCVBUF", 0);
+    if (b > 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &b, sizeof(b));
+}
+
+static void ep_set(struct conn *c, uint32_t ev)
+{
+    if (c->fd < 0 || c->ev == ev)
+        return;
+    struct epoll_event e = {.events = ev, .data.ptr = c};
+    epoll_ctl(T.ep, c->ev ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, c->fd, &e);
+    c->ev = ev;
+}
+
+static void ep_del_close(int fd)
+{
+    epoll_ctl(T.ep, EPOLL_CTL_DEL, fd, NULL);
+    close(fd);
+}
+
+/* ---- queue entries ------------------------------------------------------------ */
+
+static struct tq *tq_get(size_t want)
+{
+    struct tq **fl = want <= SMALL_CAP ? &T.free_small : &T.free_big;
+    size_t cap = want <= SMALL_CAP ? SMALL_CAP : BIG_CAP;
+    struct tq *q = *fl;
+    if (q)
+        *fl = q->next;
+    else if (!(q = malloc(sizeof(*q) + FRAME_HDR + cap)))
+        return NULL;
+    q->next = NULL;
+    q->cap = cap;
+    q->zptr = NULL;
+    q->zlen = q->off = 0;
+    q->req = NULL;
+    return q;
+}
+
+static void tq_put(struct tq *q)
+{
+    struct tq **fl = q->cap == SMALL_CAP ? &T.free_small : &T.free_big;
+    q->next = *fl;
+    *fl = q;
+}
+
+static void wl_add(struct conn *c)
+{
+    if (c->in_wlist)
+        return;
+    c->in_wlist = 1;
+    T.wl[T.nwl++] = c;
+}
+
+static void up_del(struct conn *c)
+{
+    for (int i = 0; i < T.nup; i++)
+        if (T.up[i] == c) {
+            T.up[i] = T.up[--T.nup];
+            return;
+        }
+}
+
+/* ---- failure ------------------------------------------------------------------ */
+
+/* The connection to c->peer is gone: fail what depends on it. */
+static void lose(struct conn *c, const char *why)
+{
+    if (c->state == C_DEAD)
+        return;
+    if (c->state == C_UP)
+        up_del(c);
+    if (c->state == C_CONNECTING || c->state == C_HELLO_SENT)
+        T.nhand--;
+    c->state = C_DEAD;
+    if (c->fd >= 0)
+        ep_del_close(c->fd);
+    c->fd = -1;
+    c->ev = 0;
+    /* referenced payloads will never leave: their requests fail in xm_peer_lost() */
+    while (c->sq) {
+        struct tq *q = c->sq;
+        c->sq = q->next;
+        tq_put(q);
+    }
+    c->sq_tail = &c->sq;
+    free(c->dtmp);
+    c->dtmp = NULL;
+    c->dleft = 0;
+    xm_peer_lost(c->peer, why);
+}
+
+static void lose_errno(struct conn *c, int e)
+{
+    char why[96];
+    snprintf(why, sizeof(why), "%s", e ? strerror(e) : "end of stream");
+    lose(c, why);
+}
+
+/* ---- writing ------------------------------------------------------------------ */
+
+/* Write as much of c's queue as the socket takes.  0, or -errno on a broken socket. */
+static int flush(struct conn *c)
+{
+    while (c->sq) {
+        struct iovec iov[MAX_IOV];
+        int n = 0;
+        size_t total = 0;
+        for (struct tq *q = c->sq; q && n + 2 <= MAX_IOV; q = q->next) {
+            size_t off = q->off;
+            if (off < q->hlen) {
+                iov[n++] = (struct iovec){q->buf + off, q->hlen - off};
+                off = q->hlen;
+            }
+            if (q->zlen && off < q->hlen + q->zlen)
+                iov[n++] = (struct iovec){(char *)q->zptr + (off - q->hlen),
+                                          q->hlen + q->zlen - off};
+        }
+        for (int i = 0; i < n; i++)
+            total += iov[i].iov_len;
+        struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)n};
+        ssize_t k = sendmsg(c->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (k < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return 0;
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        size_t left = (size_t)k;
+        while (c->sq && left) {
+            struct tq *q = c->sq;
+            size_t rest = q->hlen + q->zlen - q->off;
+            if (left < rest) {
+                q->off += left;
+                left = 0;
+                break;
+            }
+            left -= rest;
+            c->sq = q->next;
+            if (!c->sq)
+                c->sq_tail = &c->sq;
+            struct xm_req *r = q->req;
+            tq_put(q);
+            if (r)
+                xm_p2p_sent(r);
+        }
+        if ((size_t)k < total) /* socket full */
+            return 0;
+    }
+    return 0;
+}
+
+static void flush_or_fail(struct conn *c)
+{
+    int rc = flush(c);
+    if (rc < 0) {
+        c->err = -rc;
+        T.any_err = 1;
+    }
+}
+
+/* ---- connecting --------------------------------------------------------------- */
+
+static int mask_bits(struct in_addr m)
+{
+    return __builtin_popcount(m.s_addr);
+}
+
+/* The address to reach `peer` at, from its card.  0 or -errno. */
+static int peer_addr(int peer, struct sockaddr_in *sa)
+{
+    char card[CARD_MAX];
+    int rc = xm_boot_get(peer, "tcp", card, sizeof(card));
+    if (rc < 0)
+        return rc;
+    struct sockaddr_in best = {0};
+    int have = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(card, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *colon = strrchr(tok, ':');
+        if (!colon)
+            continue;
+        *colon = 0;
+        struct sockaddr_in a = {.sin_family = AF_INET,
+                                .sin_port = htons((uint16_t)atoi(colon + 1))};
+        if (inet_pton(AF_INET, tok, &a.sin_addr) != 1)
+            continue;
+        if (xm_g.node_of[peer] == xm_g.node_of[xm_g.rank]) {
+            a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            *sa = a;
+            return 0;
+        }
+        if ((ntohl(a.sin_addr.s_addr) >> 24) == 127)
+            continue; /* another node's loopback is not the peer */
+        if (!have) {
+            best = a;
+            have = 1;
+        }
+        for (int i = 0; i < T.nmy; i++)
+            if (mask_bits(T.my_mask[i]) &&
+                (a.sin_addr.s_addr & T.my_mask[i].s_addr) ==
+                    (T.my_addr[i].s_addr & T.my_mask[i].s_addr)) {
+                *sa = a;
+                return 0;
+            }
+    }
+    if (!have)
+        return -EADDRNOTAVAIL;
+    *sa = best;
+    return 0;
+}
+
+static struct conn *conn_new(int peer)
+{
+    struct conn *c = calloc(1, sizeof(*c));
+    if (!c)
+        xm_die("out of memory for a TCP connection");
+    c->kind = K_CONN;
+    c->fd = -1;
+    c->peer = peer;
+    c->sq_tail = &c->sq;
+    T.peer[peer] = c;
+    return c;
+}
+
+static void start_connect(struct conn *c)
+{
+    struct sockaddr_in sa;
+    int rc = peer_addr(c->peer, &sa);
+    if (rc < 0) {
+        lose(c, rc == -EADDRNOTAVAIL ? "its business card has no address reachable from "
+                                       "another node (only loopback: see LOOM_MPI_TCP_IF)"
+                                     : "no business card in the KVS");
+        return;
+    }
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        lose_errno(c, errno);
+        return;
+    }
+    set_nodelay(fd);
+    c->fd = fd;
+    c->ev = 0;
+    T.nhand++;
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 && errno != EINPROGRESS) {
+        c->state = C_CONNECTING;
+        lose_errno(c, errno);
+        return;
+    }
+    c->state = C_CONNECTING;
+    ep_set(c, EPOLLOUT);
+}
+
+static void became_up(struct conn *c)
+{
+    if (!c->rb) {
+        c->rb = malloc(RBUF_INIT);
+        if (!c->rb)
+            xm_die("out of memory for a TCP receive buffer");
+        c->rcap = RBUF_INIT;
+    }
+    c->state = C_UP;
+    c->rgot = 0;
+    T.up[T.nup++] = c;
+    ep_set(c, EPOLLIN | (c->sq ? EPOLLOUT : 0));
+    if (c->sq) {
+        flush_or_fail(c);
+        wl_add(c);
+    }
+}
+
+/* My connect finished (writable): send the hello. */
+static void connected(struct conn *c)
+{
+    int e = 0;
+    socklen_t l = sizeof(e);
+    if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &e, &l) < 0)
+        e = errno;
+    if (e) {
+        lose_errno(c, e);
+        return;
+    }
+    struct hello h = {.magic = (uint32_t)HELLO_MAGIC, .rank = xm_g.rank, .job = T.job};
+    if (send(c->fd, &h, sizeof(h), MSG_NOSIGNAL) != (ssize_t)sizeof(h)) {
+        lose_errno(c, errno);
+        return;
+    }
+    c->state = C_HELLO_SENT;
+    c->rgot = 0;
+    ep_set(c, EPOLLIN);
+}
+
+/* The acceptor's answer to my hello. */
+static void read_reply(struct conn *c)
+{
+    ssize_t k = recv(c->fd, c->reply + c->rgot, sizeof(c->reply) - (size_t)c->rgot, 0);
+    if (k < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    if (k <= 0) {
+        lose_errno(c, k < 0 ? errno : 0);
+        return;
+    }
+    c->rgot += (int)k;
+    if (c->rgot < (int)sizeof(c->reply))
+        return;
+    uint32_t v;
+    memcpy(&v, c->reply, 4);
+    T.nhand--;
+    if (v == REPLY_ACK) {
+        became_up(c);
+    } else if (v == REPLY_NAK) {
+        /* the peer's own connection to me wins (it is the lower rank) */
+        ep_del_close(c->fd);
+        c->fd = -1;
+        c->ev = 0;
+        c->state = C_WAIT_PEER;
+    } else {
+        c->state = C_HELLO_SENT;
+        T.nhand++;
+        lose(c, "bad handshake reply");
+    }
+}
+
+static void do_accept(void)
+{
+    for (;;) {
+        int fd = accept4(T.lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0)
+            return;
+        struct pend *p = calloc(1, sizeof(*p));
+        if (!p) {
+            close(fd);
+            continue;
+        }
+        p->kind = K_PEND;
+        p->fd = fd;
+        struct epoll_event e = {.events = EPOLLIN, .data.ptr = p};
+        epoll_ctl(T.ep, EPOLL_CTL_ADD, fd, &e);
+        T.nhand++;
+    }
+}
+
+static void reply_and_close(struct pend *p, uint32_t v)
+{
+    send(p->fd, &v, sizeof(v), MSG_NOSIGNAL | MSG_DONTWAIT);
+    ep_del_close(p->fd);
+}
+
+static void read_hello(struct pend *p)
+{
+    ssize_t k = recv(p->fd, (char *)&p->h + p->got, sizeof(p->h) - p->got, 0);
+    if (k < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    if (k <= 0) { /* a loser of a simultaneous connect that went away: fine */
+        ep_del_close(p->fd);
+        T.nhand--;
+        free(p);
+        return;
+    }
+    p->got += (size_t)k;
+    if (p->got < sizeof(p->h))
+        return;
+    T.nhand--;
+    int r = p->h.rank;
+    if (p->h.magic != (uint32_t)HELLO_MAGIC || p->h.job != T.job || r < 0 ||
+        r >= xm_g.size || r == xm_g.rank) {
+        if (getenv("LOOM_MPI_DEBUG"))
+            fprintf(stderr, "loom-mpi: rank %d: refused a TCP connection (bad hello)\n",
+                    xm_g.rank);
+        ep_del_close(p->fd);
+        free(p);
+        return;
+    }
+    struct conn *c = T.peer[r] ? T.peer[r] : conn_new(r);
+    int take;
+    switch (c->state) {
+    case C_NONE:
+    case C_WAIT_PEER:
+        take = 1;
+        break;
+    case C_CONNECTING:
+    case C_HELLO_SENT:
+        take = r < xm_g.rank; /* the lower rank's connection wins */
+        if (take) {
+            ep_del_close(c->fd);
+            c->fd = -1;
+            c->ev = 0;
+            T.nhand--;
+        }
+        break;
+    default:
+        take = 0;
+    }
+    if (!take) {
+        if (getenv("LOOM_MPI_DEBUG"))
+            fprintf(stderr, "loom-mpi: rank %d: simultaneous connect with rank %d: %s\n",
+                    xm_g.rank, r, "mine wins, NAK to theirs");
+        reply_and_close(p, REPLY_NAK);
+        free(p);
+        return;
+    }
+    uint32_t ack = REPLY_ACK;
+    epoll_ctl(T.ep, EPOLL_CTL_DEL, p->fd, NULL);
+    set_nodelay(p->fd);
+    if (send(p->fd, &ack, sizeof(ack), MSG_NOSIGNAL) != (ssize_t)sizeof(ack)) {
+        close(p->fd);
+        free(p);
+        c->state = C_NONE;
+        lose(c, "handshake failed");
+        return;
+    }
+    c->fd = p->fd;
+    c->ev = 0;
+    free(p);
+    became_up(c);
+}
+
+/* ---- reading ------------------------------------------------------------------ */
+
+static void frame_done(struct conn *c)
+{
+    if (c->dtmp) {
+        xm_handle_pkt(&c->dh, c->dtmp, c->dlen);
+        free(c->dtmp);
+        c->dtmp = NULL;
+    } else {
+        xm_rdata_done(&c->dh, c->dlen);
+    }
+}
+
+/* Handle every complete frame in c->rb; start a direct read for a large one. */
+static void parse(struct conn *c)
+{
+    size_t off = 0;
+    while (c->rlen - off >= FRAME_HDR && c->state == C_UP) {
+        struct fhdr f;
+        struct xm_pkt_hdr h;
+        memcpy(&f, c->rb + off, sizeof(f));
+        memcpy(&h, c->rb + off + sizeof(f), sizeof(h));
+        if (f.kind == F_BYE) {
+            c->bye = 1;
+            off += FRAME_HDR;
+            continue;
+        }
+        size_t avail = c->rlen - off - FRAME_HDR;
+        char *dst = NULL;
+        c->big = f.paylen >= BIG_FRAME;
+        if ((h.type == XM_PKT_RDATA || h.type == XM_PKT_EAGER) && f.paylen > avail &&
+            f.paylen >= DIRECT_MIN)
+            dst = xm_rdata_target(&h, f.paylen);
+        if (!dst && FRAME_HDR + f.paylen > c->rcap) {
+            c->dtmp = malloc(f.paylen);
+            if (!c->dtmp)
+                xm_die("out of memory receiving a %llu-byte TCP frame",
+                       (unsigned long long)f.paylen);
+            dst = c->dtmp;
+        }
+        if (dst) {
+            memcpy(dst, c->rb + off + FRAME_HDR, avail);
+            c->dh = h;
+            c->dlen = f.paylen;
+            c->dptr = dst + avail;
+            c->dleft = f.paylen - avail;
+            off = c->rlen;
+            if (!c->dleft)
+                frame_done(c);
+            break;
+        }
+        if (avail < f.paylen)
+            break;
+        xm_handle_pkt(&h, c->rb + off + FRAME_HDR, f.paylen);
+        off += FRAME_HDR + f.paylen;
+    }
+    if (off && off < c->rlen)
+        memmove(c->rb, c->rb + off, c->rlen - off);
+    c->rlen -= off;
+}
+
+/* Read what is there.  Returns the number of packets-ish events (>0 = progress). */
+static int read_conn(struct conn *c)
+{
+    int n = 0;
+    for (int rounds = 0; rounds < 8 && c->state == C_UP; rounds++) {
+        ssize_t k;
+        size_t want;
+        if (c->dleft) {
+            want = c->dleft;
+            k = recv(c->fd, c->dptr, want, MSG_DONTWAIT);
+        } else {
+            if (c->rcap - c->rlen < FRAME_HDR + 64) {
+                size_t nc = c->rcap * 2;
+                char *nb = realloc(c->rb, nc);
+                if (!nb)
+                    xm_die("out of memory growing a TCP receive buffer");
+                c->rb = nb;
+                c->rcap = nc;
+            }
+            want = c->rcap - c->rlen;
+            /* after a large frame, another is likely: read its header alone, so its
+             * payload goes straight to the user buffer instead of through rb */
+            if (c->big && c->rlen < FRAME_HDR)
+                want = FRAME_HDR - c->rlen;
+            k = recv(c->fd, c->rb + c->rlen, want, MSG_DONTWAIT);
+        }
+        if (k < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+                return n;
+            lose_errno(c, errno);
+            return n + 1;
+        }
+        if (k == 0) {
+            if (c->bye) {
+                up_del(c);
+                ep_del_close(c->fd);
+                c->fd = -1;
+                c->ev = 0;
+                c->state = C_CLOSED;
+            } else {
+                lose(c, "end of stream (peer exited)");
+            }
+            return n + 1;
+        }
+        n++;
+        if (c->dleft) {
+            c->dptr += k;
+            c->dleft -= (size_t)k;
+            if (!c->dleft)
+                frame_done(c);
+        } else {
+            c->rlen += (size_t)k;
+            parse(c);
+        }
+        if ((size_t)k < want)
+            return n; /* drained */
+    }
+    return n;
+}
+
+/* ---- transport ops ------------------------------------------------------------ */
+
+static void drain_event(void);
+
+static struct conn *get_conn(int dest)
+{
+    struct conn *c = T.peer[dest];
+    if (!c)
+        c = conn_new(dest);
+    if (c->state == C_NONE)
+        start_connect(c);
+    return c;
+}
+
+static struct xm_pkt_hdr *t_alloc_n(struct xm_transport *t, int dest, size_t want,
+                                    void **payload, size_t *cap)
+{
+    struct tq *q = tq_get(want);
+    if (!q)
+        return NULL;
+    *payload = q->buf + FRAME_HDR;
+    *cap = q->cap;
+    return (struct xm_pkt_hdr *)(q->buf + sizeof(struct fhdr));
+}
+
+static struct xm_pkt_hdr *t_alloc(struct xm_transport *t, int dest, void **payload,
+                                  size_t *cap)
+{
+    return t_alloc_n(t, dest, BIG_CAP, payload, cap);
+}
+
+/* Queue q on c (writing at once when nothing is ahead of it).  1 = all written. */
+static int enqueue(struct conn *c, struct tq *q)
+{
+    q->next = NULL;
+    if (c->state == C_UP && !c->sq) {
+        struct iovec iov[2] = {{q->buf, q->hlen}, {(void *)q->zptr, q->zlen}};
+        struct msghdr m = {.msg_iov = iov, .msg_iovlen = q->zlen ? 2 : 1};
+        ssize_t k = sendmsg(c->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (k == (ssize_t)(q->hlen + q->zlen)) {
+            tq_put(q);
+            return 1;
+        }
+        if (k > 0)
+            q->off = (size_t)k;
+        else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+            c->err = errno;
+            T.any_err = 1;
+        }
+    }
+    *c->sq_tail = q;
+    c->sq_tail = &q->next;
+    if (c->state == C_UP) {
+        ep_set(c, EPOLLIN | EPOLLOUT);
+        wl_add(c);
+    }
+    return 0;
+}
+
+static int t_post(struct xm_transport *t, int dest, struct xm_pkt_hdr *h, size_t paylen)
+{
+    struct tq *q =
+        (struct tq *)((char *)h - sizeof(struct fhdr) - offsetof(struct tq, buf));
+    struct fhdr f = {.kind = F_PKT, .paylen = paylen};
+    memcpy(q->buf, &f, sizeof(f));
+    q->hlen = FRAME_HDR + paylen;
+    struct conn *c = get_conn(dest);
+    if (c->state == C_DEAD) {
+        tq_put(q);
+        return -EPIPE;
+    }
+    enqueue(c, q);
+    return 0;
+}
+
+/* Packet h with a payload left in the caller's memory.  1 = written now; 0 = queued,
+ * xm_p2p_sent(r) follows once written; -errno: the peer is gone. */
+static int t_post_ref(struct xm_transport *t, int dest, const struct xm_pkt_hdr *h,
+                      const void *data, size_t len, struct xm_req *r)
+{
+    struct conn *c = get_conn(dest);
+    if (c->state == C_DEAD)
+        return -EPIPE;
+    struct tq *q = tq_get(0);
+    if (!q)
+        return -ENOMEM;
+    struct fhdr f = {.kind = F_PKT, .paylen = len};
+    memcpy(q->buf, &f, sizeof(f));
+    memcpy(q->buf + sizeof(f), h, sizeof(*h));
+    q->hlen = FRAME_HDR;
+    q->zptr = data;
+    q->zlen = len;
+    q->req = r;
+    return enqueue(c, q);
+}
+
+static int t_poll(struct xm_transport *t, int max)
+{
+    int n = 0;
+    if (T.any_err) {
+        T.any_err = 0;
+        for (int r = 0; r < xm_g.size; r++)
+            if (T.peer[r] && T.peer[r]->err && T.peer[r]->state != C_DEAD)
+                lose_errno(T.peer[r], T.peer[r]->err);
+    }
+    for (int i = 0; i < T.nwl; i++) {
+        struct conn *c = T.wl[i];
+        if (c->state == C_UP && c->sq) {
+            int before = c->sq != NULL;
+            flush_or_fail(c);
+            n += before && !c->sq;
+        }
+        if (c->state != C_UP || !c->sq) {
+            c->in_wlist = 0;
+            if (c->state == C_UP)
+                ep_set(c, EPOLLIN);
+            T.wl[i--] = T.wl[--T.nwl];
+        }
+    }
+    /* fast path: few connections, no handshake: read them directly; every 64th poll
+     * (and whenever a handshake is open) ask epoll, which also sees new connections */
+    if (T.nhand == 0 && T.nup <= 2 && (++T.tick & 63)) {
+        for (int i = 0; i < T.nup; i++)
+            n += read_conn(T.up[i]);
+        return n;
+    }
+    struct epoll_event ev[64];
+    int k = epoll_wait(T.ep, ev, 64, 0);
+    for (int i = 0; i < k; i++) {
+        int kind = *(int *)ev[i].data.ptr;
+        if (kind == K_EVENT) {
+            drain_event();
+            continue;
+        }
+        if (kind == K_LISTEN) {
+            do_accept();
+        } else if (kind == K_PEND) {
+            read_hello(ev[i].data.ptr);
+        } else {
+            struct conn *c = ev[i].data.ptr;
+            if (c->state == C_CONNECTING) {
+                connected(c);
+            } else if (c->state == C_HELLO_SENT) {
+                read_reply(c);
+            } else if (c->state == C_UP) {
+                if (ev[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP))
+                    n += read_conn(c);
+            }
+        }
+        n++;
+    }
+    return n;
+}
+
+/* ---- sleeping on both transports --------------------------------------------------
+ * With shm in use too, block() must also wake when a local rank posts to shm, which
+ * signals a futex epoll cannot see.  A helper thread sleeps in the shm transport's
+ * block() on our behalf and then writes an eventfd that is in the epoll set, so one
+ * epoll_wait sleeps on both.  The helper touches nothing but shm's sleep protocol (its
+ * own futex word and `sleeping` flag, read-only looks at the queues) and the eventfd;
+ * the main thread never calls shm's block() itself while the helper exists. */
+static struct {
+    pthread_t th;
+    int started, efd, kind_ev;
+    _Atomic uint32_t gen; /* futex word: bumped to ask for one shm sleep */
+    _Atomic int busy;     /* the helper is (about to be) asleep in shm block() */
+    _Atomic int stop;
+} H = {.efd = -1};
+
+static void *helper_main(void *arg)
+{
+    uint32_t seen = 0;
+    for (;;) {
+        uint32_t g;
+        /* acquire: pairs with the release bump in t_block()/helper_stop() */
+        while ((g = atomic_load_explicit(&H.gen, memory_order_acquire)) == seen)
+            syscall(SYS_futex, &H.gen, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
+        seen = g;
+        if (atomic_load_explicit(&H.stop, memory_order_acquire))
+            break;
+        xm_g.shm->block(xm_g.shm, 50);
+        uint64_t one = 1;
+        if (write(H.efd, &one, sizeof(one)) < 0) { /* full counter: already signalled */
+        }
+        atomic_store_explicit(&H.busy, 0, memory_order_release);
+    }
+    return arg;
+}
+
+static int helper_start(void)
+{
+    H.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (H.efd < 0)
+        return -errno;
+    H.kind_ev = K_EVENT;
+    struct epoll_event e = {.events = EPOLLIN, .data.ptr = &H.kind_ev};
+    epoll_ctl(T.ep, EPOLL_CTL_ADD, H.efd, &e);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old); /* the helper takes no signals */
+    int rc = pthread_create(&H.th, NULL, helper_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        close(H.efd);
+        H.efd = -1;
+        return -rc;
+    }
+    H.started = 1;
+    return 0;
+}
+
+static void helper_stop(void)
+{
+    if (!H.started)
+        return;
+    atomic_store_explicit(&H.stop, 1, memory_order_release);
+    atomic_fetch_add_explicit(&H.gen, 1, memory_order_release);
+    syscall(SYS_futex, &H.gen, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    pthread_join(H.th, NULL); /* at most one shm sleep (50 ms) away */
+    close(H.efd);
+    H.efd = -1;
+    H.started = 0;
+    atomic_store(&H.stop, 0);
+    atomic_store(&H.busy, 0);
+}
+
+static void drain_event(void)
+{
+    uint64_t v;
+    if (H.efd >= 0 && read(H.efd, &v, sizeof(v)) < 0) { /* nothing pending */
+    }
+}
+
+static int t_block(struct xm_transport *t, int timeout_ms)
+{
+    if (xm_g.shm && !H.started && helper_start() < 0)
+        timeout_ms = timeout_ms > 1 ? 1 : timeout_ms; /* no helper: short naps */
+    if (H.started && !atomic_load_explicit(&H.busy, memory_order_acquire)) {
+        atomic_store_explicit(&H.busy, 1, memory_order_relaxed);
+        /* release: the helper sees busy = 1 before it runs */
+        atomic_fetch_add_explicit(&H.gen, 1, memory_order_release);
+        syscall(SYS_futex, &H.gen, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    }
+    struct epoll_event ev[8];
+    int k = epoll_wait(T.ep, ev, 8, timeout_ms); /* level-triggered: poll() reads */
+    for (int i = 0; i < k; i++)
+        if (*(int *)ev[i].data.ptr == K_EVENT)
+            drain_event();
+    return 0;
+}
+
+static int t_reaches(struct xm_transport *t, int r)
+{
+    return T.active && r != xm_g.rank;
+}
+
+static int parse_if(const char *spec, struct in_addr *net, struct in_addr *mask)
+{
+    char buf[64];
+    snprintf(buf, sizeof(buf), "%s", spec);
+    char *slash = strchr(buf, '/');
+    if (!slash)
+        return 0;
+    *slash = 0;
+    int bits = atoi(slash + 1);
+    if (inet_pton(AF_INET, buf, net) != 1 || bits < 0 || bits > 32)
+        return 0;
+    mask->s_addr = bits ? htonl(~0u << (32 - bits)) : 0;
+    return 1;
+}
+
+/* My advertised addresses into T.my_addr/my_mask; returns how many. */
+static int find_addrs(void)
+{
+    struct ifaddrs *ifs, *i;
+    const char *want = getenv("LOOM_MPI_TCP_IF");
+    struct in_addr wnet = {0}, wmask = {0};
+    int is_net = want && *want && parse_if(want, &wnet, &wmask);
+    T.nmy = 0;
+    if (getifaddrs(&ifs) < 0)
+        return 0;
+    for (int pass = 0; pass < 2 && T.nmy == 0; pass++) {
+        for (i = ifs; i && T.nmy < MAX_ADDRS; i = i->ifa_next) {
+            if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET ||
+                !(i->ifa_flags & IFF_UP))
+                continue;
+            struct in_addr a = ((struct sockaddr_in *)i->ifa_addr)->sin_addr;
+            struct in_addr m = {0};
+            if (i->ifa_netmask)
+                m = ((struct sockaddr_in *)i->ifa_netmask)->sin_addr;
+            int loop = (i->ifa_flags & IFF_LOOPBACK) != 0;
+            if (want && *want) {
+                if (is_net ? (a.s_addr & wmask.s_addr) != (wnet.s_addr & wmask.s_addr)
+                           : strcmp(i->ifa_name, want) != 0)
+                    continue;
+            } else if (loop != pass) { /* pass 0: not loopback; pass 1: loopback */
+                continue;
+            }
+            T.my_addr[T.nmy] = a;
+            T.my_mask[T.nmy++] = m;
+        }
+        if (want && *want)
+            break;
+    }
+    freeifaddrs(ifs);
+    return T.nmy;
+}
+
+static int t_init(struct xm_transport *t)
+{
+    T.job = job_hash(xm_g.jobid);
+    T.ep = epoll_create1(EPOLL_CLOEXEC);
+    if (T.ep < 0)
+        return -errno;
+    T.lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (T.lfd < 0)
+        return -errno;
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY)};
+    socklen_t sl = sizeof(sa);
+    if (bind(T.lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(T.lfd, 4096) < 0 ||
+        getsockname(T.lfd, (struct sockaddr *)&sa, &sl) < 0)
+        return -errno;
+    T.lport = ntohs(sa.sin_port);
+    T.kind_listen = K_LISTEN;
+    struct epoll_event e = {.events = EPOLLIN, .data.ptr = &T.kind_listen};
+    epoll_ctl(T.ep, EPOLL_CTL_ADD, T.lfd, &e);
+    T.peer = calloc((size_t)xm_g.size, sizeof(*T.peer));
+    T.up = calloc((size_t)xm_g.size, sizeof(*T.up));
+    T.wl = calloc((size_t)xm_g.size, sizeof(*T.wl));
+    if (!T.peer || !T.up || !T.wl)
+        return -ENOMEM;
+    return 0;
+}
+
+static int t_put_card(struct xm_transport *t)
+{
+    char card[CARD_MAX] = "";
+    size_t len = 0;
+    if (find_addrs() == 0) {
+        const char *w = getenv("LOOM_MPI_TCP_IF");
+        fprintf(stderr, "loom-mpi: rank %d: no IPv4 address%s%s%s; using loopback\n",
+                xm_g.rank, w ? " matches LOOM_MPI_TCP_IF=" : "", w ? w : "",
+                w ? "" : " is up");
+        T.my_addr[0].s_addr = htonl(INADDR_LOOPBACK);
+        T.my_mask[0].s_addr = htonl(0xff000000u);
+        T.nmy = 1;
+    }
+    for (int i = 0; i < T.nmy; i++) {
+        char ip[INET_ADDRSTRLEN];
+        inet_ntop(AF_INET, &T.my_addr[i], ip, sizeof(ip));
+        int k = snprintf(card + len, sizeof(card) - len, "%s%s:%d", i ? "," : "", ip,
+                         T.lport);
+        if (k < 0 || (size_t)k >= sizeof(card) - len)
+            break;
+        len += (size_t)k;
+    }
+    return xm_boot_put("tcp", card);
+}
+
+static int t_connect(struct xm_transport *t)
+{
+    T.active = 1;
+    return 0;
+}
+
+/* Goodbye to every connection, write what is queued, wait (bounded) for every peer's
+ * end of stream so that no close resets data the peer has not read yet. */
+static int t_finalize(struct xm_transport *t)
+{
+    helper_stop();
+    struct fhdr f = {.kind = F_BYE};
+    char bye[FRAME_HDR] = {0};
+    memcpy(bye, &f, sizeof(f));
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int r = 0; r < xm_g.size; r++) {
+        struct conn *c = T.peer[r];
+        if (!c || (c->state != C_UP && c->state != C_CLOSED))
+            continue;
+        if (c->state == C_UP) {
+            struct tq *q = tq_get(0);
+            if (q) {
+                memcpy(q->buf, bye, sizeof(bye));
+                q->hlen = FRAME_HDR;
+                enqueue(c, q);
+            }
+        }
+    }
+    for (;;) {
+        int busy = 0;
+        for (int r = 0; r < xm_g.size; r++) {
+            struct conn *c = T.peer[r];
+            if (!c || c->fd < 0)
+                continue;
+            if (c->sq) {
+                if (flush(c) < 0) {
+                    ep_del_close(c->fd);
+                    c->fd = -1;
+                    continue;
+                }
+                if (!c->sq)
+                    shutdown(c->fd, SHUT_WR);
+            } else if (c->state == C_UP) {
+                shutdown(c->fd, SHUT_WR);
+                c->state = C_CLOSED; /* write side done; read until EOF */
+            }
+            char sink[4096];
+            ssize_t k = recv(c->fd, sink, sizeof(sink), MSG_DONTWAIT);
+            if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR)) {
+                ep_del_close(c->fd);
+                c->fd = -1;
+                continue;
+            }
+            busy = 1;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        double el = (double)(now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) * 1e-9;
+        if (!busy || el > 10.0)
+            break;
+        struct epoll_event ev[8];
+        epoll_wait(T.ep, ev, 8, 10);
+    }
+    for (int r = 0; r < xm_g.size; r++) {
+        struct conn *c = T.peer[r];
+        if (!c)
+            continue;
+        if (c->fd >= 0)
+            close(c->fd);
+        while (c->sq) {
+            struct tq *q = c->sq;
+            c->sq = q->next;
+            free(q);
+        }
+        free(c->rb);
+        free(c->dtmp);
+        free(c);
+    }
+    for (struct tq *q; (q = T.free_small);) {
+        T.free_small = q->next;
+        free(q);
+    }
+    for (struct tq *q; (q = T.free_big);) {
+        T.free_big = q->next;
+        free(q);
+    }
+    if (T.lfd >= 0)
+        close(T.lfd);
+    if (T.ep >= 0)
+        close(T.ep);
+    free(T.peer);
+    free(T.up);
+    free(T.wl);
+    memset(&T, 0, sizeof(T));
+    T.lfd = T.ep = -1;
+    return 0;
+}
+
+struct xm_transport xm_tcp_transport = {
+    .name = "tcp",
+    .init = t_init,
+    .finalize = t_finalize,
+    .put_card = t_put_card,
+    .connect = t_connect,
+    .reaches = t_reaches,
+    .alloc = t_alloc,
+    .alloc_n = t_alloc_n,
+    .post = t_post,
+    .poll = t_poll,
+    .block = t_block,
+    .post_ref = t_post_ref,
+};
