@@ -220,12 +220,33 @@ int main(int argc, char **argv)
         CHECK(in == MPI_INFO_NULL, "info free");
     }
 
-    /* split_type shared: everybody on one node here */
+    /* split_type shared: the ranks of my node, i.e. those with my processor name
+     * (LOOM_MPI_FAKE_NODES cuts a machine into smaller pretend nodes: at most that) */
     MPI_Comm sh;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &sh);
     int shs;
     MPI_Comm_size(sh, &shs);
-    CHECK(shs == p, "split_type shared size %d", shs);
+    {
+        char nm[MPI_MAX_PROCESSOR_NAME] = {0}, *all = malloc((size_t)p * sizeof(nm));
+        int nl, same = 0, same_in_sh = 0;
+        MPI_Get_processor_name(nm, &nl);
+        MPI_Allgather(nm, (int)sizeof(nm), MPI_CHAR, all, (int)sizeof(nm), MPI_CHAR,
+                      MPI_COMM_WORLD);
+        for (int i = 0; i < p; i++)
+            same += !strcmp(all + (size_t)i * sizeof(nm), nm);
+        if (getenv("LOOM_MPI_FAKE_NODES"))
+            CHECK(shs >= 1 && shs <= same, "split_type shared size %d (node has %d)", shs,
+                  same);
+        else
+            CHECK(shs == same, "split_type shared size %d, %d ranks on my node", shs, same);
+        /* and every member of it is on my node */
+        MPI_Allgather(nm, (int)sizeof(nm), MPI_CHAR, all, (int)sizeof(nm), MPI_CHAR, sh);
+        for (int i = 0; i < shs; i++)
+            same_in_sh += !strcmp(all + (size_t)i * sizeof(nm), nm);
+        CHECK(same_in_sh == shs, "split_type shared: %d of %d members on another node",
+              shs - same_in_sh, shs);
+        free(all);
+    }
     MPI_Comm_free(&sh);
 
     /* create from a group: the even ranks, in reverse order */
