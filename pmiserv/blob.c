@@ -55,6 +55,7 @@ struct blobsvc {
     struct pack data; /* own blob + children's blobs */
     bool armed;
     uint64_t deadline;
+    int graces; /* extensions granted to this epoch's deadline */
     struct lcontrib *queue, **qtail;
     struct heldup *held;
     int broken_node;
@@ -175,6 +176,7 @@ static bool start(struct psrv *s)
     if (s->cfg.fence_timeout_ms > 0) {
         b->armed = true;
         b->deadline = srv_now(s) + (uint64_t)s->cfg.fence_timeout_ms;
+        b->graces = 0;
     }
     if (b->broken_node >= 0) {
         fail_now(s, -1, "collective %u on node %d: the link to node %d is broken",
@@ -191,6 +193,7 @@ static bool start(struct psrv *s)
 }
 
 static void replay_held(struct psrv *s);
+static void progress(struct psrv *s);
 
 static void complete(struct psrv *s, const void *all, size_t len)
 {
@@ -217,6 +220,7 @@ static void complete(struct psrv *s, const void *all, size_t len)
         pack_raw(&b->data, b->queue->buf, b->queue->len);
     }
     replay_held(s);
+    progress(s);
 }
 
 static void progress(struct psrv *s)
@@ -594,6 +598,32 @@ int blob_tree_input(struct psrv *s, const struct msg *m)
     return -EPROTO;
 }
 
+/* Extensions of the deadline a node may take before it reports a timeout
+ * itself, so that the report names as much as possible: a node missing its
+ * own contribution reports at once (it knows the ranks are local); one
+ * waiting on children waits longer the higher it sits, so the deepest node
+ * that misses a child reports first; one waiting only on its parent waits
+ * longest.  The first report floods the tree. */
+static int graces_allowed(const struct psrv *s)
+{
+    const struct blobsvc *b = s->blob;
+    int k = s->cfg.tree_width, n = s->cfg.nnodes;
+    int height = ktree_depth(k, n, n - 1) - ktree_depth(k, n, s->cfg.nodeid);
+
+    if (!b->local_in)
+        return 0;
+    for (int i = 0; i < s->nchildren; i++)
+        if (!b->child_in[i])
+            return 1 + (height > 0 ? height : 0);
+    return ktree_depth(k, n, n - 1) + 2;
+}
+
+static uint64_t grace_ms(const struct psrv *s)
+{
+    uint64_t g = (uint64_t)s->cfg.fence_timeout_ms / 10;
+    return g < 200 ? 200 : g > 5000 ? 5000 : g;
+}
+
 int blob_tick(struct psrv *s, uint64_t now)
 {
     struct blobsvc *b = s->blob;
@@ -624,6 +654,10 @@ int blob_tick(struct psrv *s, uint64_t now)
     }
     if (!b->armed)
         return next;
+    if (now >= b->deadline && b->graces < graces_allowed(s)) {
+        b->graces++;
+        b->deadline = now + grace_ms(s);
+    }
     if (now >= b->deadline) {
         char text[400];
         int n = snprintf(text, sizeof(text), "collective %u timed out on node %d", b->epoch,
