@@ -28,7 +28,7 @@
  *   - A slurmstepd serves one step, hence one global agent (g_agent).
  *   - PMIx (LoomPMIx=yes, built --with-pmix): loom_agent_start also starts
  *     libpmix's server (pmixsrv/) beside the psrv, in a tmpdir of its own
- *     (TmpFS, else /tmp: loom-pmix.<job>.<step>.<node>), before the tasks
+ *     (SlurmdSpoolDir, else /tmp: loom-pmix.<job>.<step>.<node>), before the tasks
  *     fork; its eventfd is one more watch of the loop, psrv's blob
  *     collective and direct-modex ops are forwarded to it, and a PMIx client
  *     connecting counts as "every task forked" like a first PMI byte.
@@ -314,6 +314,35 @@ static void on_pmix(struct loop *lp, struct loop_watch *w, int fd, int revents, 
     a->in_psrv = 0;
 }
 
+/* The slurmd's spool directory with %n (node name) and %h (host name)
+ * expanded, as slurmd itself does; /tmp if that is not writable. */
+static void spool_dir(struct loom_step *st, char *out, size_t len)
+{
+    const char *p = slurm_conf.slurmd_spooldir;
+    char host[256] = "";
+    size_t n = 0;
+
+    gethostname(host, sizeof(host) - 1);
+    for (; p && *p && n + 1 < len; p++) {
+        const char *sub = NULL;
+        if (p[0] == '%' && p[1] == 'n')
+            sub = st->node_names ? st->node_names[st->nodeid] : host;
+        else if (p[0] == '%' && p[1] == 'h')
+            sub = host;
+        if (sub) {
+            n += (size_t)snprintf(out + n, len - n, "%s", sub);
+            if (n >= len)
+                n = len - 1;
+            p++;
+            continue;
+        }
+        out[n++] = *p;
+    }
+    out[n] = '\0';
+    if (!n || access(out, W_OK) < 0)
+        snprintf(out, len, "/tmp");
+}
+
 /* Start libpmix's server for this step.  0, or -errno (logged). */
 static int start_pmix(struct agent *a)
 {
@@ -322,11 +351,9 @@ static int start_pmix(struct agent *a)
         .log = op_log,
         .client_connected = px_connected,
     };
-    char nspace[128], tmpdir[1024], map[1100];
-    const char *base = slurm_conf.tmp_fs;
+    char nspace[128], tmpdir[1024], map[1100], base[900];
 
-    if (!base || !*base || strchr(base, '%') || access(base, W_OK) < 0)
-        base = "/tmp";
+    spool_dir(st, base, sizeof(base));
     snprintf(nspace, sizeof(nspace), "loom.%s", st->jobid);
     snprintf(tmpdir, sizeof(tmpdir), "%s/loom-pmix.%s.%d", base, st->jobid, st->nodeid);
     struct pmixsrv_config pc = {
