@@ -824,16 +824,17 @@ struct pmixsrv *pmixsrv_create(const struct pmixsrv_config *cfg, struct psrv *sr
     g_px = px;
     pthread_mutex_unlock(&g_mu);
 
-    PMIX_INFO_CREATE(info, 5);
+    PMIX_INFO_CREATE(info, 6);
     uint32_t uid = (uint32_t)cfg->uid, gid = (uint32_t)cfg->gid;
     PMIX_INFO_LOAD(&info[0], PMIX_SERVER_TMPDIR, cfg->tmpdir, PMIX_STRING);
     PMIX_INFO_LOAD(&info[1], PMIX_SYSTEM_TMPDIR, cfg->tmpdir, PMIX_STRING);
     PMIX_INFO_LOAD(&info[2], PMIX_USERID, &uid, PMIX_UINT32);
     PMIX_INFO_LOAD(&info[3], PMIX_GRPID, &gid, PMIX_UINT32);
-    bool no = false;
+    bool no = false, share = true; /* clients adopt our hwloc topology */
     PMIX_INFO_LOAD(&info[4], PMIX_SERVER_TOOL_SUPPORT, &no, PMIX_BOOL);
-    st = PMIx_server_init(&module, info, 5);
-    PMIX_INFO_FREE(info, 5);
+    PMIX_INFO_LOAD(&info[5], PMIX_SERVER_SHARE_TOPOLOGY, &share, PMIX_BOOL);
+    st = PMIx_server_init(&module, info, 6);
+    PMIX_INFO_FREE(info, 6);
     if (st != PMIX_SUCCESS) {
         pxlog(px, PSRV_LOG_ERROR, "PMIx: PMIx_server_init: %s", PMIx_Error_string(st));
         err = EIO;
