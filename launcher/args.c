@@ -45,6 +45,10 @@ enum opt_id {
     O_LAUNCHER,
     O_NO_SLURM,
     O_MPI,
+    O_HOSTS,
+    O_HOSTFILE,
+    O_PPN,
+    O_LAUNCHER_EXEC,
 };
 
 struct opt_def {
@@ -83,14 +87,23 @@ static const struct opt_def opts[] = {
     {"bootstrap", O_LAUNCHER, 1},
     {"no-slurm", O_NO_SLURM, 0},
     {"mpi", O_MPI, 1},
+    {"hosts", O_HOSTS, 1},
+    {"host", O_HOSTS, 1},
+    {"f", O_HOSTFILE, 1},
+    {"hostfile", O_HOSTFILE, 1},
+    {"machinefile", O_HOSTFILE, 1},
+    {"ppn", O_PPN, 1},
+    {"launcher-exec", O_LAUNCHER_EXEC, 1},
+    {"bootstrap-exec", O_LAUNCHER_EXEC, 1},
 };
 
 static const char usage[] =
     "Usage: mpiexec [global options] [-n N] [app options] PROGRAM [ARGS...]\n"
     "               [: [-n N] [app options] PROGRAM2 [ARGS...] ...]\n"
     "\n"
-    "Run N copies of PROGRAM on this host, serving PMI-1 and PMI-2 to them;\n"
-    "inside a Slurm allocation, run them with srun --mpi=loom instead.\n"
+    "Run N copies of PROGRAM on this host (or on the hosts of -hosts/-f),\n"
+    "serving PMI-1 and PMI-2 to them; inside a Slurm allocation, run them\n"
+    "with srun --mpi=loom instead.\n"
     "\n"
     "Per-application options (apply to the segment they appear in):\n"
     "  -n, -np N             number of ranks (default 1)\n"
@@ -108,6 +121,12 @@ static const char usage[] =
     "  --report-bindings     print each rank's binding to stderr\n"
     "  --timeout SECS        kill the job after SECS seconds (exit 255)\n"
     "  --fence-timeout SECS  fail a PMI fence that takes longer than SECS\n"
+    "  -hosts H1[:N],H2...   run on these hosts (N ranks per block, default 1)\n"
+    "  -f, -hostfile FILE    hosts from FILE, one 'host[:N]' per line\n"
+    "  -ppn N                N ranks per host (overrides the hosts' N)\n"
+    "  -launcher ssh|rsh|fork|slurm   how to start the proxies (default ssh;\n"
+    "                        fork starts every host's proxy on this machine)\n"
+    "  -launcher-exec CMD    command to reach a host (run as CMD HOST COMMAND...)\n"
     "  -v, --verbose         report launcher progress on stderr\n"
     "  -h, --help            show this help\n"
     "  --version             show the version\n"
@@ -407,10 +426,15 @@ int mpx_args_parse(int argc, char **argv, struct mpx_opts *o, char *err, size_t 
                 o->launcher = MPX_LAUNCHER_FORK;
             else if (strcmp(v1, "slurm") == 0)
                 o->launcher = MPX_LAUNCHER_SLURM;
+            else if (strcmp(v1, "ssh") == 0)
+                o->launcher = MPX_LAUNCHER_SSH;
+            else if (strcmp(v1, "rsh") == 0)
+                o->launcher = MPX_LAUNCHER_RSH;
             else
                 return fail(err, errlen,
-                            "option '%s': unknown launcher '%s' (use fork or slurm)", arg,
-                            v1);
+                            "option '%s': unknown launcher '%s' (use ssh, rsh, fork or "
+                            "slurm)",
+                            arg, v1);
             break;
         case O_NO_SLURM:
             o->launcher = MPX_LAUNCHER_FORK;
@@ -419,6 +443,27 @@ int mpx_args_parse(int argc, char **argv, struct mpx_opts *o, char *err, size_t 
             if (!*v1 || strpbrk(v1, " \t,="))
                 return fail(err, errlen, "option '%s': bad MPI type '%s'", arg, v1);
             o->mpi_type = v1;
+            break;
+        case O_HOSTS:
+            if (!*v1)
+                return fail(err, errlen, "option '%s': empty host list", arg);
+            o->hosts = v1;
+            break;
+        case O_HOSTFILE:
+            if (!*v1)
+                return fail(err, errlen, "option '%s': empty file name", arg);
+            o->hostfile = v1;
+            break;
+        case O_PPN:
+            if (parse_int(v1, 1, MPX_MAX_RANKS, &o->ppn) < 0)
+                return fail(err, errlen,
+                            "option '%s': '%s' is not a number of ranks per host (1..%d)",
+                            arg, v1, MPX_MAX_RANKS);
+            break;
+        case O_LAUNCHER_EXEC:
+            if (!*v1 || strspn(v1, " \t") == strlen(v1))
+                return fail(err, errlen, "option '%s': empty command", arg);
+            o->launcher_exec = v1;
             break;
         case O_VERBOSE:
             o->verbose = 1;

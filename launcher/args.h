@@ -21,6 +21,8 @@
  *     environment, as with hydra's default -genvall).
  *   - launcher, mpi_type, np_set and bind_set only matter inside a Slurm
  *     allocation, where mpiexec runs srun (slurm.h maps the options).
+ *   - hosts/hostfile/ppn/launcher_exec are checked for syntax by hosts.c
+ *     when mpiexec builds its host list (multi-host mode, see front.c).
  */
 #ifndef LOOM_LAUNCHER_ARGS_H
 #define LOOM_LAUNCHER_ARGS_H
@@ -30,7 +32,13 @@
 enum mpx_bind_kind { MPX_BIND_NONE = 0, MPX_BIND_CORE = 1 };
 
 /* -launcher: AUTO uses srun inside a Slurm allocation (see slurm.h). */
-enum mpx_launcher_kind { MPX_LAUNCHER_AUTO = 0, MPX_LAUNCHER_FORK, MPX_LAUNCHER_SLURM };
+enum mpx_launcher_kind {
+    MPX_LAUNCHER_AUTO = 0,
+    MPX_LAUNCHER_FORK,
+    MPX_LAUNCHER_SLURM,
+    MPX_LAUNCHER_SSH,
+    MPX_LAUNCHER_RSH,
+};
 
 struct mpx_strv {
     char **v;
@@ -57,7 +65,11 @@ struct mpx_opts {
     int tag_output;       /* -l, --tag-output, -prepend-rank */
     enum mpx_bind_kind bind;
     int bind_set;         /* -bind-to was given */
-    enum mpx_launcher_kind launcher; /* -launcher fork|slurm, --no-slurm */
+    enum mpx_launcher_kind launcher; /* -launcher fork|ssh|rsh|slurm, --no-slurm */
+    const char *launcher_exec; /* -launcher-exec CMD (words split at blanks) */
+    const char *hosts;         /* -hosts h1,h2:n,... or NULL */
+    const char *hostfile;      /* -f/-hostfile/-machinefile FILE or NULL */
+    int ppn;                   /* -ppn N; 0 = each host's slots */
     const char *mpi_type; /* --mpi TYPE: srun's --mpi (NULL: LOOM_MPI_TYPE or loom) */
     int report_bindings;
     int timeout_s;       /* --timeout; 0 = none */

@@ -27,23 +27,34 @@
  *   poll timeout through the loop's prepare hook; the same hook flushes the
  *   output gathered during an iteration with one write per stream.
  *
+ * Proxy mode ("mpiexec --proxy", started by front.c for multi-host jobs):
+ *   the same machinery runs one node's ranks (run_ranks() with that node's
+ *   share); output, exits and failures go to mpiexec as frames (conn.h),
+ *   tree messages are relayed through it, and it decides the exit status.
+ *   Ranks of a proxy die with it (PR_SET_PDEATHSIG).
+ *
  * Caveats:
- *   - Single host only (nnodes = 1); the tree callbacks are never used.
- *     Inside a Slurm allocation run_srun() hands the job to
+ *   - Without a host list, one node (nnodes = 1); the tree callbacks are
+ *     never used.  Inside a Slurm allocation run_srun() hands the job to
  *     "srun --mpi=loom" instead (slurm.h has the option mapping).
  *   - If mpiexec itself is SIGKILLed the ranks are not killed; they see
  *     their PMI socket close.
  */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -52,10 +63,13 @@
 
 #include "args.h"
 #include "bind.h"
+#include "conn.h"
 #include "fdio.h"
+#include "front.h"
 #include "iofwd.h"
 #include "log.h"
 #include "loop.h"
+#include "pack.h"
 #include "pmiserv.h"
 #include "slurm.h"
 
@@ -84,7 +98,8 @@ struct stream {
 
 struct rank {
     struct job *job;
-    int rank;
+    int rank; /* global rank */
+    int idx;  /* psrv client index: position among this node's ranks */
     int app;
     pid_t pid;
     bool exited;
@@ -106,7 +121,8 @@ struct job {
     struct psrv *srv;
     struct loom_log log;
     struct rank *ranks;
-    int n;
+    int n;    /* ranks started here */
+    int size; /* ranks in the job (== n unless proxy) */
     int live;         /* spawned and not yet reaped */
     int open_streams; /* output pipes not yet at EOF */
     char jobid[64];
@@ -124,6 +140,17 @@ struct job {
     struct loop_timer *timeout_timer;
     struct loop_watch *sig_w;
     int pmi_level; /* enum psrv_log_level */
+
+    /* Proxy mode (multi-host, see front.c): up is the connection to the
+     * mpiexec that started us; output, exits and failures go there. */
+    struct mpx_conn *up;
+    struct loop_watch *up_w;
+    bool up_lost;      /* connection to mpiexec closed or broken */
+    bool done_sent;    /* MPX_P_DONE sent: waiting for mpiexec to hang up */
+    bool fail_sent;    /* a failure was reported: the job is about to end */
+    int nodeid;
+    const char *host;  /* our host name, for messages */
+    struct loop_timer *bye_timer;
 };
 
 /* The self-pipe and the pending flags: the only state a signal handler
@@ -164,6 +191,45 @@ static const char *plural(int n)
     return n == 1 ? "" : "s";
 }
 
+/* Proxy mode: one frame to mpiexec (pk is freed).  A failed send shows up
+ * as EOF or an error on the connection, handled in up_cb(). */
+static void up_send(struct job *job, uint8_t type, struct pack *pk)
+{
+    if (job->up && !job->up_lost && pack_error(pk) == 0) {
+        mpx_conn_send(job->up, type, pk->buf, pk->len);
+        if (job->up_w && mpx_conn_pending(job->up))
+            loop_watch_set(job->up_w, LOOP_READ | LOOP_WRITE);
+    }
+    pack_free(pk);
+}
+
+static void begin_kill(struct job *job);
+
+/* A failure that ends the job: the message names the culprit.  A proxy
+ * tells mpiexec, which decides the exit code and ends the job everywhere. */
+static void job_fail(struct job *job, int code, const char *fmt, ...) LOOM_PRINTF(3, 4);
+static void job_fail(struct job *job, int code, const char *fmt, ...)
+{
+    char text[LOOM_LOG_LINE_MAX];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    if (job->up) {
+        struct pack pk;
+        pack_init(&pk);
+        pack_i32(&pk, code);
+        pack_str(&pk, text);
+        up_send(job, MPX_P_FAIL, &pk);
+        job->fail_sent = true;
+        return;
+    }
+    msg(job, "%s", text);
+    job->exit_code = code;
+    begin_kill(job);
+}
+
 /* ---- output -------------------------------------------------------------- */
 
 static void flush_out(struct job *job)
@@ -184,7 +250,15 @@ static void stream_close(struct stream *s)
 
     if (s->fd < 0)
         return;
-    iofwd_eof(&s->fwd, job->o->tag_output, &job->obuf[s->which]);
+    if (job->up) {
+        struct pack pk;
+        pack_init(&pk);
+        pack_i32(&pk, s->r->rank);
+        pack_u8(&pk, (uint8_t)s->which);
+        up_send(job, MPX_P_EOF, &pk);
+    } else {
+        iofwd_eof(&s->fwd, job->o->tag_output, &job->obuf[s->which]);
+    }
     loop_watch_remove(job->lp, s->w);
     s->w = NULL;
     close(s->fd);
@@ -207,6 +281,18 @@ static bool stream_read(struct stream *s, bool drain)
         if (n <= 0) {
             stream_close(s);
             return false;
+        }
+        if (job->up) {
+            /* mpiexec assembles and tags the lines */
+            struct pack pk;
+            pack_init(&pk);
+            pack_i32(&pk, s->r->rank);
+            pack_u8(&pk, (uint8_t)s->which);
+            pack_bytes(&pk, buf, (size_t)n);
+            up_send(job, MPX_P_OUT, &pk);
+            if (!drain)
+                break;
+            continue;
         }
         iofwd_feed(&s->fwd, buf, (size_t)n, job->o->tag_output, &job->obuf[s->which]);
         if (job->obuf[s->which].len >= FLUSH_THRESHOLD)
@@ -250,7 +336,7 @@ static void tell_gone(struct rank *r)
     }
     if (r->gone_pending) {
         r->gone_pending = false;
-        psrv_client_gone(r->job->srv, r->rank);
+        psrv_client_gone(r->job->srv, r->idx);
     }
 }
 
@@ -302,7 +388,7 @@ static void pmi_read(struct rank *r, bool drain)
             pmi_eof(r);
             return;
         }
-        int rc = psrv_client_input(job->srv, r->rank, buf, (size_t)n);
+        int rc = psrv_client_input(job->srv, r->idx, buf, (size_t)n);
         if (rc < 0) {
             /* Protocol error: the core replied and called abort. */
             pmi_close(r);
@@ -366,13 +452,22 @@ static int op_client_send(void *arg, int client, const char *buf, size_t len)
     return pmi_flush(r);
 }
 
-/* psrv_ops->tree_send(): one node, no tree. */
+/* psrv_ops->tree_send(): a proxy's tree messages go through mpiexec, which
+ * relays them to node `to`; the standalone launcher is one node, no tree. */
 static int op_tree_send(void *arg, int to, const void *buf, size_t len)
 {
-    return -ENOTCONN;
+    struct job *job = arg;
+    struct pack pk;
+
+    if (!job->up || job->up_lost)
+        return -ENOTCONN;
+    pack_init(&pk);
+    pack_i32(&pk, to);
+    pack_bytes(&pk, buf, len);
+    up_send(job, MPX_P_TREE, &pk);
+    return 0;
 }
 
-static void begin_kill(struct job *job);
 static void errpipe_read(struct rank *r);
 
 /* psrv_ops->abort(): the core's message already names the culprit. */
@@ -387,6 +482,10 @@ static void op_abort(void *arg, int rank, int exitcode, const char *text)
      * killed is a consequence, not news. */
     if (job->ending && !job->o->verbose)
         return;
+    if (job->up) {
+        job_fail(job, code, "job aborted: %s", text && *text ? text : "(no message)");
+        return;
+    }
     msg(job, "job aborted: %s", text && *text ? text : "(no message)");
     if (!job->exit_code)
         job->exit_code = code;
@@ -404,7 +503,7 @@ static void op_log(void *arg, enum psrv_log_level level, const char *text)
     if (job->pmi_level < PSRV_LOG_INFO) {
         /* Quiet defaults: op_abort() prints the abort itself, and once the
          * job is being killed, complaints about ranks vanishing are noise. */
-        if (job->ending || strncmp(text, "abort: ", 7) == 0)
+        if (job->ending || job->fail_sent || strncmp(text, "abort: ", 7) == 0)
             return;
         loom_logf(&job->log, LOOM_LOG_ERROR, "pmi: %s", text);
         return;
@@ -447,7 +546,8 @@ static void begin_kill(struct job *job)
         return;
     job->ending = true;
     if (job->live > 0) {
-        msg(job, "killing %d remaining rank%s", job->live, plural(job->live));
+        if (!job->up) /* mpiexec counts the ranks of all hosts */
+            msg(job, "killing %d remaining rank%s", job->live, plural(job->live));
         kill_all(job, SIGTERM);
         job->kill_timer = loop_timer_add(job->lp, KILL_GRACE_MS, kill_timer_cb, job);
     }
@@ -472,10 +572,27 @@ static void drain_timer_cb(struct loop *lp, struct loop_timer *t, void *arg)
     check_done(job);
 }
 
+static void bye_timer_cb(struct loop *lp, struct loop_timer *t, void *arg);
+
 static void check_done(struct job *job)
 {
     if (job->live > 0)
         return;
+    if (job->open_streams == 0 && job->up) {
+        /* Proxy: report, then wait (bounded) for mpiexec to hang up. */
+        if (job->done_sent)
+            return;
+        job->done_sent = true;
+        if (job->up_lost) {
+            loop_stop(job->lp, 0);
+            return;
+        }
+        struct pack pk;
+        pack_init(&pk);
+        up_send(job, MPX_P_DONE, &pk);
+        job->bye_timer = loop_timer_add(job->lp, 30000, bye_timer_cb, job);
+        return;
+    }
     if (job->open_streams == 0) {
         loop_stop(job->lp, 0);
         return;
@@ -505,7 +622,15 @@ static void rank_exited(struct job *job, struct rank *r, int status)
     for (int k = 0; k < 2; k++)
         stream_read(&r->out[k], true);
 
-    bool bad = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    if (job->up) {
+        /* mpiexec judges every host's exits */
+        struct pack pk;
+        pack_init(&pk);
+        pack_i32(&pk, r->rank);
+        pack_i32(&pk, status);
+        up_send(job, MPX_P_EXIT, &pk);
+    }
+    bool bad = !job->up && !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     if (bad && !job->ending) {
         if (WIFEXITED(status)) {
             msg(job, "rank %d exited with code %d", r->rank, WEXITSTATUS(status));
@@ -552,6 +677,12 @@ static void handle_signal(struct job *job, int sig)
         return;
     }
     job->caught_signal = sig;
+    if (job->up) {
+        job_fail(job, 128 + sig, "the proxy on host %s caught signal %d (%s)", job->host,
+                 sig, strsignal(sig));
+        begin_kill(job);
+        return;
+    }
     msg(job, "caught signal %d (%s)", sig, strsignal(sig));
     job->exit_code = 128 + sig;
     begin_kill(job);
@@ -697,6 +828,7 @@ struct child {
     int out_fd, err_fd, pmi_fd, pmi_target, errpipe;
     const int *defsigs;
     int ndefsigs;
+    pid_t parent; /* > 0: die with the parent (proxy mode) */
 };
 
 /* In the child: never returns. */
@@ -714,6 +846,9 @@ static void child_exec(const struct child *c)
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     setsid();
+    /* A proxy that dies (killed, its host's link gone) takes its ranks along. */
+    if (c->parent > 0 && (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != c->parent))
+        _exit(EXIT_LAUNCH);
 #ifdef CLOSE_RANGE_CLOEXEC
     /* fds mpiexec inherited without close-on-exec are not the ranks'
      * business either; the dup2 calls below clear the flag again. */
@@ -779,20 +914,28 @@ static void errpipe_read(struct rank *r)
     if (n == -EAGAIN)
         return;
     close_errpipe(r);
+    int st = 0;
+    bool reaped = false;
     if (n == (ssize_t)sizeof(e) && !r->exited) {
         /* The child is in _exit() right after writing: reap it here so it
          * is not counted among the ranks left to kill. */
-        int st;
         if (waitpid(r->pid, &st, 0) == r->pid) {
             r->exited = true;
             job->live--;
+            reaped = true;
         }
     }
-    if (n == (ssize_t)sizeof(e) && !job->ending) {
-        msg(job, "cannot start rank %d (%s): %s", r->rank, job->o->apps[r->app].argv[0],
-            strerror(e));
-        job->exit_code = EXIT_LAUNCH;
-        begin_kill(job);
+    if (n == (ssize_t)sizeof(e) && !job->ending)
+        job_fail(job, EXIT_LAUNCH, "cannot start rank %d (%s)%s%s: %s", r->rank,
+                 job->o->apps[r->app].argv[0], job->up ? " on host " : "",
+                 job->up ? job->host : "", strerror(e));
+    if (reaped && job->up) {
+        /* after the failure, so that mpiexec reports the reason */
+        struct pack pk;
+        pack_init(&pk);
+        pack_i32(&pk, r->rank);
+        pack_i32(&pk, st);
+        up_send(job, MPX_P_EXIT, &pk);
     }
 }
 
@@ -834,12 +977,14 @@ static int launch(struct job *job, struct mpx_bind *binder)
         defsigs[ndef++] = SIGHUP;
     sigfillset(&all);
 
-    int r0 = 0;
+    int lk = 0; /* job->ranks[] holds this node's ranks in rank order */
     for (int a = 0; a < o->napps && rc == 0; a++) {
         struct mpx_app *app = &o->apps[a];
         const char *wdir = app->wdir ? app->wdir : o->gwdir;
         struct stat st;
 
+        if (lk >= job->n || job->ranks[lk].app != a)
+            continue; /* no rank of this application here */
         if (wdir &&
             (stat(wdir, &st) < 0 || (!S_ISDIR(st.st_mode) && (errno = ENOTDIR)))) {
             msg(job, "cannot use working directory '%s': %s", wdir, strerror(errno));
@@ -852,8 +997,8 @@ static int launch(struct job *job, struct mpx_bind *binder)
         }
         const char *path = find_program(app->argv[0], pathbuf, sizeof(pathbuf));
         int base = env.n;
-        for (int i = 0; i < app->np && rc == 0; i++) {
-            struct rank *r = &job->ranks[r0 + i];
+        for (; lk < job->n && job->ranks[lk].app == a && rc == 0; lk++) {
+            struct rank *r = &job->ranks[lk];
             int sv[2], po[2], pe[2] = {-1, -1}, ep[2];
 
             if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
@@ -893,9 +1038,9 @@ static int launch(struct job *job, struct mpx_bind *binder)
                 pmifd++;
             snprintf(vars[0], sizeof(vars[0]), "PMI_FD=%d", pmifd);
             snprintf(vars[1], sizeof(vars[1]), "PMI_RANK=%d", r->rank);
-            snprintf(vars[2], sizeof(vars[2]), "PMI_SIZE=%d", job->n);
+            snprintf(vars[2], sizeof(vars[2]), "PMI_SIZE=%d", job->size);
             snprintf(vars[3], sizeof(vars[3]), "PMI_JOBID=%s", job->jobid);
-            snprintf(vars[4], sizeof(vars[4]), "MPI_LOCALRANKID=%d", r->rank);
+            snprintf(vars[4], sizeof(vars[4]), "MPI_LOCALRANKID=%d", r->idx);
             snprintf(vars[5], sizeof(vars[5]), "MPI_LOCALNRANKS=%d", job->n);
             env.n = base;
             for (int k = 0; k < 6; k++)
@@ -904,7 +1049,7 @@ static int launch(struct job *job, struct mpx_bind *binder)
 
             if (binder) {
                 char desc[300];
-                int brc = mpx_bind_self(binder, r->rank, desc, sizeof(desc));
+                int brc = mpx_bind_self(binder, r->idx, desc, sizeof(desc));
                 if (brc < 0)
                     msg(job, "warning: cannot bind rank %d to %s: %s", r->rank, desc,
                         strerror(-brc));
@@ -927,6 +1072,7 @@ static int launch(struct job *job, struct mpx_bind *binder)
                 .errpipe = ep[1],
                 .defsigs = defsigs,
                 .ndefsigs = ndef,
+                .parent = job->up ? getpid() : 0,
             };
             /* Block signals across fork so that our handlers never run in
              * the child (they would write to our self-pipe). */
@@ -972,7 +1118,6 @@ static int launch(struct job *job, struct mpx_bind *binder)
                 rc = -ENOMEM;
             }
         }
-        r0 += app->np;
     }
     if (binder)
         mpx_bind_restore(binder);
@@ -1191,12 +1336,596 @@ done:
     return rc;
 }
 
+/* ---- running this node's ranks (local mode and proxy mode) -------------- */
+
+/* Create this node's PMI server core.  The one place where a node's server
+ * starts, for the standalone launcher and for each proxy of a multi-host
+ * job alike (a PMIx server would be started next to it here). */
+static struct psrv *start_server_core(struct job *job, const struct psrv_config *cfg)
+{
+    static const struct psrv_ops ops = {
+        .client_send = op_client_send,
+        .tree_send = op_tree_send,
+        .abort = op_abort,
+        .log = op_log,
+        .now_ms = NULL,
+    };
+
+    return psrv_create(cfg, &ops, job);
+}
+
+static void up_cb(struct loop *lp, struct loop_watch *w, int fd, int revents, void *arg);
+static void up_process(struct job *job);
+
+/* Starts the ranks of node `nodeid` (those with rank_node[r] == nodeid; all
+ * of them when rank_node is NULL), serves them and returns the exit code.
+ * job->o, job->size, job->jobid and job->pmi_level are set. */
+static int run_ranks(struct job *job, const int *rank_node, int nnodes, int nodeid,
+                     struct mpx_bind *binder)
+{
+    struct mpx_opts *o = job->o;
+    int rc;
+
+    job->lp = loop_create();
+    job->n = 0;
+    for (int r = 0; r < job->size; r++)
+        if (!rank_node || rank_node[r] == nodeid)
+            job->n++;
+    job->ranks = calloc((size_t)job->n + 1, sizeof(*job->ranks));
+    int *local = malloc(sizeof(int) * ((size_t)job->n + 1));
+    int *node = calloc((size_t)job->size, sizeof(int));
+    int *appnum = malloc(sizeof(int) * (size_t)job->size);
+    if (!job->lp || !job->ranks || !local || !node || !appnum) {
+        msg(job, "out of memory");
+        return 1;
+    }
+    for (int a = 0, r = 0, k = 0; a < o->napps; a++)
+        for (int i = 0; i < o->apps[a].np; i++, r++) {
+            appnum[r] = a;
+            node[r] = rank_node ? rank_node[r] : 0;
+            if (rank_node && rank_node[r] != nodeid)
+                continue;
+            struct rank *rk = &job->ranks[k];
+            local[k] = r;
+            rk->job = job;
+            rk->rank = r;
+            rk->idx = k;
+            rk->app = a;
+            rk->pmi_fd = -1;
+            rk->exec_err_fd = -1;
+            for (int j = 0; j < 2; j++) {
+                rk->out[j].job = job;
+                rk->out[j].r = rk;
+                rk->out[j].fd = -1;
+                rk->out[j].which = j + 1;
+                rk->out[j].fwd.rank = r;
+            }
+            k++;
+        }
+
+    const char *xml = getenv("LOOM_HWLOC_XML");
+    if (!xml || !*xml)
+        xml = getenv("HWLOC_XMLFILE");
+    struct psrv_config cfg = {
+        .jobid = job->jobid,
+        .size = job->size,
+        .nnodes = nnodes,
+        .nodeid = nodeid,
+        .local_count = job->n,
+        .local_ranks = local,
+        .rank_node = node,
+        .rank_appnum = appnum,
+        .universe_size = 0,
+        .hwloc_xmlfile = (xml && *xml) ? xml : NULL,
+        .process_mapping = NULL,
+        .tree_width = 2,
+        .fence_timeout_ms = o->fence_timeout_s * 1000,
+        .log_level = (enum psrv_log_level)job->pmi_level,
+    };
+    job->srv = start_server_core(job, &cfg);
+    free(local);
+    free(node);
+    free(appnum);
+    if (!job->srv) {
+        msg(job, "cannot create the PMI server: %s", strerror(errno));
+        return 1;
+    }
+
+    rc = install_signals();
+    if (rc < 0) {
+        msg(job, "cannot install signal handlers: %s", strerror(-rc));
+        return 1;
+    }
+    job->sig_w = loop_watch_add(job->lp, sig_pipe[0], LOOP_READ, sig_cb, job);
+    if (job->up) {
+        job->up_w = loop_watch_add(job->lp, job->up->fd,
+                                   LOOP_READ | (mpx_conn_pending(job->up) ? LOOP_WRITE : 0),
+                                   up_cb, job);
+        if (!job->up_w) {
+            msg(job, "out of memory");
+            return 1;
+        }
+    }
+    loop_set_prepare(job->lp, prepare_cb, job);
+    if (o->timeout_s > 0)
+        job->timeout_timer =
+            loop_timer_add(job->lp, (uint64_t)o->timeout_s * 1000, timeout_cb, job);
+
+    /* tree messages that came with the job description, already read */
+    if (job->up)
+        up_process(job);
+    rc = launch(job, binder);
+    if (o->verbose)
+        msg(job, "started %d rank%s in %llu ms (jobid %s)", job->live, plural(job->live),
+            (unsigned long long)(loop_now_ms() - job->t0), job->jobid);
+    if (rc < 0 && job->up) {
+        job_fail(job, EXIT_LAUNCH, "cannot start the ranks on host %s", job->host);
+        begin_kill(job);
+    } else if (rc < 0) {
+        job->exit_code = EXIT_LAUNCH;
+        begin_kill(job);
+    }
+    check_done(job);
+
+    rc = loop_run(job->lp);
+    flush_out(job);
+    if (rc < 0)
+        msg(job, "event loop failed: %s", strerror(-rc));
+    if (o->verbose && !job->up) {
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        msg(job,
+            "job ended after %llu ms, exit code %d (mpiexec cpu: %ld.%03ld s user, "
+            "%ld.%03ld s sys)",
+            (unsigned long long)(loop_now_ms() - job->t0), job->exit_code,
+            (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec / 1000,
+            (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec / 1000);
+    }
+
+    for (int i = 0; i < job->n; i++) {
+        pmi_close(&job->ranks[i]);
+        close_errpipe(&job->ranks[i]);
+        for (int k = 0; k < 2; k++)
+            iobuf_free(&job->ranks[i].out[k].fwd.part);
+    }
+    psrv_destroy(job->srv);
+    job->srv = NULL;
+    loop_destroy(job->lp);
+    job->lp = NULL;
+    for (int k = 0; k < 3; k++)
+        iobuf_free(&job->obuf[k]);
+    free(job->ranks);
+    job->ranks = NULL;
+    if (rc < 0 && job->exit_code == 0)
+        return 1;
+    return job->exit_code;
+}
+
+/* ---- proxy mode: one host of a multi-host job --------------------------- */
+
+/* The uplink's log sink: lines go to mpiexec, which prints them. */
+static void up_sink(void *arg, enum loom_log_level level, const char *ident,
+                    const char *line)
+{
+    struct job *job = arg;
+    struct pack pk;
+
+    if (!job->up || job->up_lost) {
+        loom_log_stderr_sink(NULL, level, ident, line);
+        return;
+    }
+    pack_init(&pk);
+    pack_str(&pk, line);
+    up_send(job, MPX_P_LOG, &pk);
+}
+
+static void bye_timer_cb(struct loop *lp, struct loop_timer *t, void *arg)
+{
+    struct job *job = arg;
+
+    job->bye_timer = NULL;
+    loop_stop(lp, 0);
+}
+
+/* The connection to mpiexec reached EOF or broke. */
+static void up_gone(struct job *job, const char *why)
+{
+    if (job->up_lost)
+        return;
+    job->up_lost = true;
+    if (job->up_w) {
+        loop_watch_remove(job->lp, job->up_w);
+        job->up_w = NULL;
+    }
+    if (job->done_sent) {
+        loop_stop(job->lp, 0);
+        return;
+    }
+    loom_logf(&job->log, LOOM_LOG_ERROR, "lost the connection to mpiexec (%s): "
+              "killing %d rank%s", why, job->live, plural(job->live));
+    job->exit_code = 1;
+    begin_kill(job);
+    check_done(job);
+}
+
+static void up_frame(struct job *job, uint8_t type, const uint8_t *body, size_t len)
+{
+    struct unpack u;
+
+    unpack_init(&u, body, len);
+    switch (type) {
+    case MPX_F_TREE: {
+        int from = unpack_i32(&u);
+        size_t n;
+        const void *b = unpack_bytes(&u, &n);
+        if (b && !unpack_error(&u))
+            psrv_tree_input(job->srv, from, b, n);
+        break;
+    }
+    case MPX_F_KILL: {
+        int sig = unpack_i32(&u);
+        if (sig == SIGKILL) {
+            job->ending = true;
+            job->sigkill_sent = true;
+            kill_all(job, SIGKILL);
+        } else {
+            begin_kill(job);
+        }
+        break;
+    }
+    default:
+        break; /* unknown frames from a newer mpiexec are ignored */
+    }
+}
+
+/* Handle the whole frames buffered from mpiexec. */
+static void up_process(struct job *job)
+{
+    uint8_t type;
+    const uint8_t *body;
+    size_t len;
+    int rc;
+
+    while (!job->up_lost && (rc = mpx_conn_next(job->up, &type, &body, &len)) == 1)
+        up_frame(job, type, body, len);
+    if (!job->up_lost && rc < 0)
+        up_gone(job, "bad frame");
+}
+
+static void up_cb(struct loop *lp, struct loop_watch *w, int fd, int revents, void *arg)
+{
+    struct job *job = arg;
+
+    if (revents & LOOP_WRITE) {
+        if (mpx_conn_flush(job->up) < 0) {
+            up_gone(job, "write failed");
+            return;
+        }
+        loop_watch_set(w, LOOP_READ | (mpx_conn_pending(job->up) ? LOOP_WRITE : 0));
+    }
+    if (!(revents & (LOOP_READ | LOOP_ERROR)))
+        return;
+    long n = mpx_conn_read(job->up);
+    if (n == -EAGAIN)
+        return;
+    if (n <= 0) {
+        up_gone(job, n == 0 ? "closed" : strerror((int)-n));
+        return;
+    }
+    up_process(job);
+}
+
+/* First line of stdin (the cookie), waiting at most ms. */
+static int read_cookie(char *buf, size_t len, int ms)
+{
+    size_t got = 0;
+    uint64_t end = loop_now_ms() + (uint64_t)ms;
+
+    while (got + 1 < len) {
+        struct pollfd pfd = {.fd = 0, .events = POLLIN};
+        int64_t left = (int64_t)(end - loop_now_ms());
+        if (left <= 0)
+            return -ETIMEDOUT;
+        int prc = poll(&pfd, 1, (int)left);
+        if (prc < 0 && errno == EINTR)
+            continue;
+        if (prc <= 0)
+            return prc == 0 ? -ETIMEDOUT : -errno;
+        ssize_t n = read(0, buf + got, 1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n == 0 ? -ENODATA : -errno;
+        if (buf[got] == '\n') {
+            buf[got] = '\0';
+            return 0;
+        }
+        got++;
+    }
+    return -EMSGSIZE;
+}
+
+/* Try each address of "A1,A2,...:PORT" in order until ms have passed. */
+static int connect_back(const char *spec, int ms, char *err, size_t errlen)
+{
+    const char *colon = strrchr(spec, ':');
+    uint64_t end = loop_now_ms() + (uint64_t)ms;
+    char addrs[1024];
+    int last = ECONNREFUSED;
+
+    if (!colon || (size_t)(colon - spec) >= sizeof(addrs)) {
+        snprintf(err, errlen, "bad --connect value '%s'", spec);
+        return -EINVAL;
+    }
+    int port = atoi(colon + 1);
+    memcpy(addrs, spec, (size_t)(colon - spec));
+    addrs[colon - spec] = '\0';
+    for (;;) {
+        char *save = NULL, tmp[sizeof(addrs)];
+        strcpy(tmp, addrs);
+        for (char *a = strtok_r(tmp, ",", &save); a; a = strtok_r(NULL, ",", &save)) {
+            struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+            if (inet_pton(AF_INET, a, &sin.sin_addr) != 1)
+                continue;
+            int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+            if (fd < 0)
+                return -errno;
+            int crc = connect(fd, (struct sockaddr *)&sin, sizeof(sin));
+            if (crc < 0 && errno == EINPROGRESS) {
+                int64_t left = (int64_t)(end - loop_now_ms());
+                struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+                if (left > 5000)
+                    left = 5000; /* one silent address must not eat the whole time */
+                if (left < 1)
+                    left = 1;
+                int prc;
+                do {
+                    prc = poll(&pfd, 1, (int)left);
+                } while (prc < 0 && errno == EINTR);
+                int soerr = ETIMEDOUT;
+                socklen_t sl = sizeof(soerr);
+                if (prc > 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0)
+                    soerr = errno;
+                crc = soerr ? -1 : 0;
+                errno = soerr;
+            }
+            if (crc == 0) {
+                int one = 1;
+                setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+                return fd;
+            }
+            last = errno;
+            close(fd);
+        }
+        if ((int64_t)(end - loop_now_ms()) <= 0)
+            break;
+        usleep(200 * 1000);
+    }
+    snprintf(err, errlen, "cannot connect back to mpiexec at %s: %s", spec, strerror(last));
+    return -last;
+}
+
+/* Wait (bounded) for one frame on a blocking-style exchange. */
+static int wait_frame(struct mpx_conn *c, int ms, uint8_t *type, const uint8_t **body,
+                      size_t *len)
+{
+    uint64_t end = loop_now_ms() + (uint64_t)ms;
+
+    for (;;) {
+        int rc = mpx_conn_next(c, type, body, len);
+        if (rc != 0)
+            return rc < 0 ? rc : 0;
+        struct pollfd pfd = {.fd = c->fd,
+                             .events = POLLIN | (mpx_conn_pending(c) ? POLLOUT : 0)};
+        int64_t left = (int64_t)(end - loop_now_ms());
+        if (left <= 0)
+            return -ETIMEDOUT;
+        int prc = poll(&pfd, 1, (int)left);
+        if (prc < 0 && errno == EINTR)
+            continue;
+        if (prc < 0)
+            return -errno;
+        if (pfd.revents & POLLOUT && mpx_conn_flush(c) < 0)
+            return -EPIPE;
+        if (pfd.revents & (POLLIN | POLLERR | POLLHUP)) {
+            long n = mpx_conn_read(c);
+            if (n == 0)
+                return -ECONNRESET;
+            if (n < 0 && n != -EAGAIN)
+                return (int)n;
+        }
+    }
+}
+
+/* Decode MPX_F_JOB into job and o; rank_node is malloc'd. */
+static int decode_job(struct job *job, struct mpx_opts *o, const uint8_t *body, size_t len,
+                      int **rank_node, int *nnodes)
+{
+    struct unpack u;
+
+    unpack_init(&u, body, len);
+    memset(o, 0, sizeof(*o));
+    if (unpack_u32(&u) != MPX_PROTO_VERSION)
+        return -EPROTO;
+    char *jobid = unpack_strdup(&u);
+    job->size = unpack_i32(&u);
+    *nnodes = unpack_i32(&u);
+    int nodeid = unpack_i32(&u);
+    o->fence_timeout_s = unpack_i32(&u);
+    job->pmi_level = unpack_i32(&u);
+    o->bind = unpack_i32(&u) ? MPX_BIND_CORE : MPX_BIND_NONE;
+    o->report_bindings = unpack_i32(&u);
+    o->verbose = unpack_i32(&u);
+    char *hname = unpack_strdup(&u);
+    if (hname) /* the name mpiexec knows this node by (-hosts) */
+        job->host = hname;
+    if (!jobid || unpack_error(&u) || job->size < 1 || job->size > 65536 ||
+        *nnodes < 1 || nodeid != job->nodeid || strlen(jobid) >= sizeof(job->jobid)) {
+        free(jobid);
+        return -EPROTO;
+    }
+    snprintf(job->jobid, sizeof(job->jobid), "%s", jobid);
+    free(jobid);
+    *rank_node = malloc(sizeof(int) * (size_t)job->size);
+    if (!*rank_node)
+        return -ENOMEM;
+    for (int r = 0; r < job->size; r++) {
+        (*rank_node)[r] = unpack_i32(&u);
+        if ((*rank_node)[r] < 0 || (*rank_node)[r] >= *nnodes)
+            return -EPROTO;
+    }
+    o->napps = unpack_i32(&u);
+    if (unpack_error(&u) || o->napps < 1 || o->napps > job->size)
+        return -EPROTO;
+    o->apps = calloc((size_t)o->napps, sizeof(*o->apps));
+    if (!o->apps)
+        return -ENOMEM;
+    for (int a = 0; a < o->napps; a++) {
+        struct mpx_app *app = &o->apps[a];
+        app->np = unpack_i32(&u);
+        app->argc = unpack_i32(&u);
+        if (unpack_error(&u) || app->np < 1 || app->argc < 1 || app->argc > (1 << 20))
+            return -EPROTO;
+        o->nranks += app->np;
+        app->argv = calloc((size_t)app->argc + 1, sizeof(char *));
+        if (!app->argv)
+            return -ENOMEM;
+        for (int i = 0; i < app->argc; i++)
+            if (!(app->argv[i] = unpack_strdup(&u)))
+                return -EPROTO;
+        int nenv = unpack_i32(&u);
+        if (unpack_error(&u) || nenv < 0 || nenv > (1 << 20))
+            return -EPROTO;
+        app->env.v = calloc((size_t)nenv + 1, sizeof(char *));
+        if (!app->env.v)
+            return -ENOMEM;
+        for (int i = 0; i < nenv; i++) {
+            if (!(app->env.v[i] = unpack_strdup(&u)) || !strchr(app->env.v[i], '='))
+                return -EPROTO;
+            app->env.n++;
+        }
+        char *wdir = unpack_strdup(&u);
+        int soft = unpack_u8(&u);
+        struct stat st;
+        if (!wdir)
+            return -EPROTO;
+        /* mpiexec's own directory is only a default: a host that lacks it
+         * runs the ranks where the proxy started, as hydra does */
+        if (!*wdir || (soft && (stat(wdir, &st) < 0 || !S_ISDIR(st.st_mode))))
+            free(wdir);
+        else
+            app->wdir = wdir;
+    }
+    if (unpack_error(&u) || o->nranks != job->size)
+        return -EPROTO;
+    /* the program is searched in the PATH the ranks will have */
+    for (int i = 0; i < o->apps[0].env.n; i++)
+        if (strncmp(o->apps[0].env.v[i], "PATH=", 5) == 0)
+            setenv("PATH", o->apps[0].env.v[i] + 5, 1);
+    return 0;
+}
+
+/* mpiexec --proxy NODE --connect A1,A2,...:PORT [--connect-timeout S]
+ * The cookie is the first line of stdin. */
+static int proxy_main(int argc, char **argv)
+{
+    struct job job;
+    struct mpx_opts o;
+    struct mpx_conn up;
+    char host[256] = "?", ident[300], err[512], cookie[256];
+    const char *spec = NULL;
+    int timeout_s = 30, rc, nodeid = -1;
+
+    memset(&job, 0, sizeof(job));
+    gethostname(host, sizeof(host) - 1);
+    snprintf(ident, sizeof(ident), "mpiexec (proxy on %s)", host);
+    loom_log_init(&job.log, ident, LOOM_LOG_INFO);
+    job.t0 = loop_now_ms();
+    job.host = host;
+    sane_stdio();
+    for (int i = 2; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--node") == 0)
+            nodeid = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--connect") == 0)
+            spec = argv[i + 1];
+        else if (strcmp(argv[i], "--connect-timeout") == 0)
+            timeout_s = atoi(argv[i + 1]);
+    }
+    if (nodeid < 0 || !spec || timeout_s < 1) {
+        msg(&job, "usage: mpiexec --proxy --node N --connect ADDR[,ADDR...]:PORT "
+                  "[--connect-timeout S] (started by mpiexec, cookie on stdin)");
+        return EXIT_USAGE;
+    }
+    job.nodeid = nodeid;
+    rc = read_cookie(cookie, sizeof(cookie), timeout_s * 1000);
+    if (rc < 0) {
+        msg(&job, "cannot read the job cookie from stdin: %s", strerror(-rc));
+        return 1;
+    }
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) {
+        dup2(devnull, 0);
+        if (devnull != 0)
+            close(devnull);
+    }
+    int fd = connect_back(spec, timeout_s * 1000, err, sizeof(err));
+    if (fd < 0) {
+        msg(&job, "%s", err);
+        return 1;
+    }
+    mpx_conn_init(&up, fd);
+    struct pack pk;
+    pack_init(&pk);
+    pack_u32(&pk, MPX_PROTO_VERSION);
+    pack_str(&pk, cookie);
+    pack_i32(&pk, nodeid);
+    pack_str(&pk, host);
+    memset(cookie, 0, sizeof(cookie));
+    rc = pack_error(&pk) ? -ENOMEM : mpx_conn_send(&up, MPX_P_HELLO, pk.buf, pk.len);
+    pack_free(&pk);
+    uint8_t type = 0;
+    const uint8_t *body = NULL;
+    size_t len = 0;
+    if (rc == 0)
+        rc = wait_frame(&up, timeout_s * 1000, &type, &body, &len);
+    if (rc == 0 && type != MPX_F_JOB)
+        rc = -EPROTO;
+    int *rank_node = NULL, nnodes = 0;
+    job.o = &o;
+    if (rc == 0)
+        rc = decode_job(&job, &o, body, len, &rank_node, &nnodes);
+    if (rc < 0) {
+        msg(&job, "no job from mpiexec: %s", strerror(-rc));
+        return 1;
+    }
+    job.up = &up;
+    loom_log_set_sink(&job.log, up_sink, &job);
+    if (job.pmi_level > PSRV_LOG_TRACE)
+        job.pmi_level = PSRV_LOG_TRACE;
+    raise_nofile();
+
+    struct mpx_bind *binder = NULL;
+    if (o.bind == MPX_BIND_CORE) {
+        binder = mpx_bind_open(err, sizeof(err));
+        if (!binder)
+            msg(&job, "warning: -bind-to core on host %s: %s", host, err);
+    }
+    rc = run_ranks(&job, rank_node, nnodes, nodeid, binder);
+    mpx_bind_close(binder);
+    free(rank_node);
+    mpx_conn_free(&up, 1);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     struct mpx_opts o;
     struct job job;
     char err[512];
     int rc;
+
+    if (argc > 1 && strcmp(argv[1], "--proxy") == 0)
+        return proxy_main(argc, argv);
 
     memset(&job, 0, sizeof(job));
     loom_log_init(&job.log, "mpiexec", LOOM_LOG_INFO);
@@ -1235,8 +1964,6 @@ int main(int argc, char **argv)
             return rc;
         }
     }
-    job.o = &o;
-    job.n = o.nranks;
 
     job.pmi_level = PSRV_LOG_WARN;
     const char *lvl = getenv("LOOM_PMI_LOGLEVEL");
@@ -1256,6 +1983,18 @@ int main(int argc, char **argv)
     if (trace && *trace && strcmp(trace, "0") != 0)
         job.pmi_level = PSRV_LOG_TRACE;
 
+    if (o.hosts || o.hostfile) {
+        /* several hosts: mpiexec starts one proxy per host (front.c), unless
+         * the list boils down to this machine alone */
+        rc = mpx_front_main(&o, job.pmi_level, &job.log);
+        if (rc != MPX_FRONT_LOCAL) {
+            mpx_args_free(&o);
+            return rc;
+        }
+    }
+    job.o = &o;
+    job.size = o.nranks;
+
     struct mpx_bind *binder = NULL;
     if (o.bind == MPX_BIND_CORE) {
         binder = mpx_bind_open(err, sizeof(err));
@@ -1270,118 +2009,8 @@ int main(int argc, char **argv)
     raise_nofile();
     snprintf(job.jobid, sizeof(job.jobid), "%u.0", (unsigned)getpid());
 
-    job.lp = loop_create();
-    job.ranks = calloc((size_t)job.n, sizeof(*job.ranks));
-    int *local = malloc(sizeof(int) * (size_t)job.n);
-    int *node = calloc((size_t)job.n, sizeof(int));
-    int *appnum = malloc(sizeof(int) * (size_t)job.n);
-    if (!job.lp || !job.ranks || !local || !node || !appnum) {
-        msg(&job, "out of memory");
-        return 1;
-    }
-    for (int a = 0, r = 0; a < o.napps; a++)
-        for (int i = 0; i < o.apps[a].np; i++, r++) {
-            local[r] = r;
-            appnum[r] = a;
-            job.ranks[r].job = &job;
-            job.ranks[r].rank = r;
-            job.ranks[r].app = a;
-            job.ranks[r].pmi_fd = -1;
-            job.ranks[r].exec_err_fd = -1;
-            for (int k = 0; k < 2; k++) {
-                job.ranks[r].out[k].job = &job;
-                job.ranks[r].out[k].r = &job.ranks[r];
-                job.ranks[r].out[k].fd = -1;
-                job.ranks[r].out[k].which = k + 1;
-                job.ranks[r].out[k].fwd.rank = r;
-            }
-        }
-
-    const char *xml = getenv("LOOM_HWLOC_XML");
-    if (!xml || !*xml)
-        xml = getenv("HWLOC_XMLFILE");
-    struct psrv_config cfg = {
-        .jobid = job.jobid,
-        .size = job.n,
-        .nnodes = 1,
-        .nodeid = 0,
-        .local_count = job.n,
-        .local_ranks = local,
-        .rank_node = node,
-        .rank_appnum = appnum,
-        .universe_size = 0,
-        .hwloc_xmlfile = (xml && *xml) ? xml : NULL,
-        .process_mapping = NULL,
-        .tree_width = 2,
-        .fence_timeout_ms = o.fence_timeout_s * 1000,
-        .log_level = (enum psrv_log_level)job.pmi_level,
-    };
-    static const struct psrv_ops ops = {
-        .client_send = op_client_send,
-        .tree_send = op_tree_send,
-        .abort = op_abort,
-        .log = op_log,
-        .now_ms = NULL,
-    };
-    job.srv = psrv_create(&cfg, &ops, &job);
-    free(local);
-    free(node);
-    free(appnum);
-    if (!job.srv) {
-        msg(&job, "cannot create the PMI server: %s", strerror(errno));
-        return 1;
-    }
-
-    rc = install_signals();
-    if (rc < 0) {
-        msg(&job, "cannot install signal handlers: %s", strerror(-rc));
-        return 1;
-    }
-    job.sig_w = loop_watch_add(job.lp, sig_pipe[0], LOOP_READ, sig_cb, &job);
-    loop_set_prepare(job.lp, prepare_cb, &job);
-    if (o.timeout_s > 0)
-        job.timeout_timer =
-            loop_timer_add(job.lp, (uint64_t)o.timeout_s * 1000, timeout_cb, &job);
-
-    rc = launch(&job, binder);
+    rc = run_ranks(&job, NULL, 1, 0, binder);
     mpx_bind_close(binder);
-    if (o.verbose)
-        msg(&job, "started %d rank%s in %llu ms (jobid %s)", job.live, plural(job.live),
-            (unsigned long long)(loop_now_ms() - job.t0), job.jobid);
-    if (rc < 0) {
-        job.exit_code = EXIT_LAUNCH;
-        begin_kill(&job);
-    }
-    check_done(&job);
-
-    rc = loop_run(job.lp);
-    flush_out(&job);
-    if (rc < 0)
-        msg(&job, "event loop failed: %s", strerror(-rc));
-    if (o.verbose) {
-        struct rusage ru;
-        getrusage(RUSAGE_SELF, &ru);
-        msg(&job,
-            "job ended after %llu ms, exit code %d (mpiexec cpu: %ld.%03ld s user, "
-            "%ld.%03ld s sys)",
-            (unsigned long long)(loop_now_ms() - job.t0), job.exit_code,
-            (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec / 1000,
-            (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec / 1000);
-    }
-
-    for (int i = 0; i < job.n; i++) {
-        pmi_close(&job.ranks[i]);
-        close_errpipe(&job.ranks[i]);
-        for (int k = 0; k < 2; k++)
-            iobuf_free(&job.ranks[i].out[k].fwd.part);
-    }
-    psrv_destroy(job.srv);
-    loop_destroy(job.lp);
-    for (int k = 0; k < 3; k++)
-        iobuf_free(&job.obuf[k]);
-    free(job.ranks);
     mpx_args_free(&o);
-    if (rc < 0 && job.exit_code == 0)
-        return 1;
-    return job.exit_code;
+    return rc;
 }

@@ -43,12 +43,21 @@ int mpx_slurm_decide(const struct mpx_opts *o, mpx_getenv_fn ge, void *gearg,
                 k = MPX_LAUNCHER_FORK;
             else if (strcmp(l, "slurm") == 0)
                 k = MPX_LAUNCHER_SLURM;
+            else if (strcmp(l, "ssh") == 0)
+                k = MPX_LAUNCHER_SSH;
+            else if (strcmp(l, "rsh") == 0)
+                k = MPX_LAUNCHER_RSH;
             else
                 return fail(err, errlen,
-                            "LOOM_MPIEXEC_LAUNCHER='%s' is not fork or slurm", l);
+                            "LOOM_MPIEXEC_LAUNCHER='%s' is not ssh, rsh, fork or slurm",
+                            l);
         }
     }
-    if (k == MPX_LAUNCHER_FORK)
+    if (k == MPX_LAUNCHER_FORK || k == MPX_LAUNCHER_SSH || k == MPX_LAUNCHER_RSH)
+        return 0;
+    /* A host list without -launcher: hydra's users expect ssh to those hosts,
+     * not srun on whatever the allocation holds. */
+    if (k == MPX_LAUNCHER_AUTO && (o->hosts || o->hostfile))
         return 0;
     if (k == MPX_LAUNCHER_SLURM) {
         if (!srun_found)

@@ -3,8 +3,9 @@
  * Contract:
  *   mpx_slurm_decide() says whether mpiexec hands the job to srun: forced
  *   by -launcher slurm (or LOOM_MPIEXEC_LAUNCHER=slurm), refused by
- *   -launcher fork / --no-slurm (or LOOM_MPIEXEC_LAUNCHER=fork); otherwise
- *   yes when SLURM_JOB_ID is set and srun was found.  The command line wins
+ *   -launcher fork|ssh|rsh / --no-slurm (or LOOM_MPIEXEC_LAUNCHER=fork,
+ *   ssh or rsh) and by a host list (-hosts, -f) without -launcher;
+ *   otherwise yes when SLURM_JOB_ID is set and srun was found.  The command line wins
  *   over the environment variable.
  *
  *   mpx_srun_build() maps the parsed options to srun's argv and to the

@@ -224,7 +224,7 @@ static const struct bad bads[] = {
     {{"-l=1", "prog"}, "does not take '=VALUE'"},
     {{"-wdir", "", "prog"}, "empty directory"},
     {{"--", ":"}, "no program after '--'"},
-    {{"-launcher", "ssh", "prog"}, "unknown launcher 'ssh'"},
+    {{"-launcher", "telnet", "prog"}, "unknown launcher 'telnet'"},
     {{"--mpi=a,b", "prog"}, "bad MPI type"},
 };
 
@@ -282,13 +282,62 @@ static int build(const char **args, char **env, struct mpx_opts *o, struct mpx_s
     return mpx_srun_build(o, fake_getenv, env, "srun", "/tmp/mp", s, err, sizeof(err));
 }
 
+START_TEST(host_options)
+{
+    char *v[] = {"mpiexec", "-hosts", "a,b:2", "-ppn", "3", "-launcher", "ssh",
+                 "-bootstrap-exec", "ssh -p 22", "-machinefile", "hf", "prog", NULL};
+    char *v2[] = {"mpiexec", "--launcher=rsh", "-f", "hf2", "--launcher-exec=x", "prog",
+                  NULL};
+    char *bad[] = {"mpiexec", "-ppn", "0", "prog", NULL};
+    char *bad2[] = {"mpiexec", "-hosts", "", "prog", NULL};
+    struct mpx_opts o;
+
+    ck_assert_int_eq(parse(v, 12, &o), 0);
+    ck_assert_str_eq(o.hosts, "a,b:2");
+    ck_assert_int_eq(o.ppn, 3);
+    ck_assert_int_eq(o.launcher, MPX_LAUNCHER_SSH);
+    ck_assert_str_eq(o.launcher_exec, "ssh -p 22");
+    ck_assert_str_eq(o.hostfile, "hf");
+    ck_assert_int_eq(o.apps[0].np_set, 0);
+    mpx_args_free(&o);
+    ck_assert_int_eq(parse(v2, 6, &o), 0);
+    ck_assert_int_eq(o.launcher, MPX_LAUNCHER_RSH);
+    ck_assert_str_eq(o.hostfile, "hf2");
+    ck_assert_str_eq(o.launcher_exec, "x");
+    mpx_args_free(&o);
+    ck_assert_int_eq(parse(bad, 4, &o), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "ranks per host"));
+    mpx_args_free(&o);
+    ck_assert_int_eq(parse(bad2, 4, &o), -EINVAL);
+    mpx_args_free(&o);
+}
+END_TEST
+
+START_TEST(slurm_decide_hosts)
+{
+    char *job[] = {"SLURM_JOB_ID=12", NULL};
+    char *jobssh[] = {"SLURM_JOB_ID=12", "LOOM_MPIEXEC_LAUNCHER=ssh", NULL};
+    struct mpx_opts o;
+
+    memset(&o, 0, sizeof(o));
+    ck_assert_int_eq(mpx_slurm_decide(&o, fake_getenv, jobssh, 1, err, sizeof(err)), 0);
+    o.hosts = "a,b"; /* a host list without -launcher: ssh, not srun */
+    ck_assert_int_eq(mpx_slurm_decide(&o, fake_getenv, job, 1, err, sizeof(err)), 0);
+    o.launcher = MPX_LAUNCHER_SLURM;
+    ck_assert_int_eq(mpx_slurm_decide(&o, fake_getenv, job, 1, err, sizeof(err)), 1);
+    o.launcher = MPX_LAUNCHER_SSH;
+    o.hosts = NULL;
+    ck_assert_int_eq(mpx_slurm_decide(&o, fake_getenv, job, 1, err, sizeof(err)), 0);
+}
+END_TEST
+
 START_TEST(slurm_decide)
 {
     char *none[] = {NULL};
     char *job[] = {"SLURM_JOB_ID=12", NULL};
     char *jobfork[] = {"SLURM_JOB_ID=12", "LOOM_MPIEXEC_LAUNCHER=fork", NULL};
     char *slurm[] = {"LOOM_MPIEXEC_LAUNCHER=slurm", NULL};
-    char *bad[] = {"LOOM_MPIEXEC_LAUNCHER=ssh", NULL};
+    char *bad[] = {"LOOM_MPIEXEC_LAUNCHER=telnet", NULL};
     struct mpx_opts o;
 
     memset(&o, 0, sizeof(o));
@@ -301,7 +350,7 @@ START_TEST(slurm_decide)
                      -EINVAL);
     ck_assert_int_eq(mpx_slurm_decide(&o, fake_getenv, bad, 1, err, sizeof(err)),
                      -EINVAL);
-    ck_assert_ptr_nonnull(strstr(err, "'ssh'"));
+    ck_assert_ptr_nonnull(strstr(err, "'telnet'"));
     o.launcher = MPX_LAUNCHER_FORK; /* -launcher fork, --no-slurm */
     ck_assert_int_eq(mpx_slurm_decide(&o, fake_getenv, job, 1, err, sizeof(err)), 0);
     ck_assert_int_eq(mpx_slurm_decide(&o, fake_getenv, slurm, 1, err, sizeof(err)), 0);
@@ -459,6 +508,8 @@ static Suite *args_suite(void)
     tc = tcase_create("slurm");
     tcase_set_timeout(tc, 10);
     tcase_add_test(tc, slurm_decide);
+    tcase_add_test(tc, slurm_decide_hosts);
+    tcase_add_test(tc, host_options);
     tcase_add_test(tc, slurm_options_parse);
     tcase_add_test(tc, srun_default_np);
     tcase_add_test(tc, srun_full_mapping);

@@ -4,8 +4,9 @@
 #   check_log:   common/log.c (levels, sinks, truncation)
 #   check_args:  launcher/args.c (mpiexec options, MPMD segments, errors)
 #   check_iofwd: launcher/iofwd.c (whole-line output assembly, tags)
-check_PROGRAMS += check_loop check_fdio check_log check_args check_iofwd
-TESTS += check_loop check_fdio check_log check_args check_iofwd
+#   check_hosts: launcher/hosts.c (-hosts, host files, rank placement), conn.c frames
+check_PROGRAMS += check_loop check_fdio check_log check_args check_iofwd check_hosts
+TESTS += check_loop check_fdio check_log check_args check_iofwd check_hosts
 
 check_loop_SOURCES = check_loop.c
 check_loop_LDADD = $(top_builddir)/common/libloomcommon.la $(CHECK_LIBS)
@@ -21,3 +22,6 @@ check_args_LDADD = $(top_builddir)/launcher/libmpx.la $(CHECK_LIBS)
 
 check_iofwd_SOURCES = check_iofwd.c
 check_iofwd_LDADD = $(top_builddir)/launcher/libmpx.la $(CHECK_LIBS)
+
+check_hosts_SOURCES = check_hosts.c
+check_hosts_LDADD = $(top_builddir)/launcher/libmpx.la $(CHECK_LIBS)

@@ -1,0 +1,74 @@
+/* conn.h - framed messages between mpiexec and its proxies (multi-host mode).
+ *
+ * Contract:
+ *   A frame is a 4-byte big-endian length L (1..MPX_FRAME_MAX) followed by
+ *   L bytes: a one-byte type and the type's payload (packed with
+ *   common/pack.h).  struct mpx_conn is one non-blocking stream socket with
+ *   an input buffer and an output queue: mpx_conn_send() queues a frame and
+ *   writes what the socket takes now; the owner watches the fd for writing
+ *   while mpx_conn_pending() and calls mpx_conn_flush().  mpx_conn_read()
+ *   reads what is there; mpx_conn_next() then hands out whole frames (the
+ *   body stays valid until the next read or next call).
+ *
+ *   mpx_frame_parse() is the pure decoder of one frame header, for tests.
+ *
+ * Notes: all functions return 0 (or a count) or -errno; a length of 0 or
+ *   above MPX_FRAME_MAX is -EPROTO (the peer is not one of ours).
+ */
+#ifndef LOOM_LAUNCHER_CONN_H
+#define LOOM_LAUNCHER_CONN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "iofwd.h"
+
+#define MPX_FRAME_MAX (64u << 20)
+#define MPX_PROTO_VERSION 1
+
+/* Frame types: F_ front to proxy, P_ proxy to front. */
+enum mpx_frame_type {
+    MPX_P_HELLO = 1, /* u32 version, str cookie, i32 node, str hostname */
+    MPX_F_JOB,       /* job description (see front.c / mpiexec.c proxy_job) */
+    MPX_P_TREE,      /* i32 to, bytes: psrv tree message to relay */
+    MPX_F_TREE,      /* i32 from, bytes: psrv tree message from another node */
+    MPX_P_OUT,       /* i32 rank, u8 stream (1 out, 2 err), bytes */
+    MPX_P_EOF,       /* i32 rank, u8 stream */
+    MPX_P_EXIT,      /* i32 rank, i32 wait status */
+    MPX_P_FAIL,      /* i32 exit code, str message: the job must end */
+    MPX_P_LOG,       /* str message: print it */
+    MPX_P_DONE,      /* every local rank reaped, every stream at EOF */
+    MPX_F_KILL,      /* i32 signal: SIGTERM starts the kill sequence, SIGKILL ends it */
+    MPX_F_STDIN,     /* bytes for rank 0's stdin; empty: EOF */
+};
+
+struct mpx_conn {
+    int fd;
+    struct iobuf in;
+    size_t in_off; /* consumed part of in */
+    struct iobuf out;
+    size_t out_off; /* sent part of out */
+};
+
+void mpx_conn_init(struct mpx_conn *c, int fd);
+/* Frees the buffers; closes the fd if close_fd. */
+void mpx_conn_free(struct mpx_conn *c, int close_fd);
+
+/* 1: a whole frame at buf (type, body offset 5, body length, frame length),
+ * 0: need more bytes, -EPROTO: bad length. */
+int mpx_frame_parse(const void *buf, size_t len, uint8_t *type, size_t *bodylen,
+                    size_t *framelen);
+
+/* Queue one frame (type + body) and try to send.  Does not need fd >= 0:
+ * frames queue until the fd is attached. */
+int mpx_conn_send(struct mpx_conn *c, uint8_t type, const void *body, size_t len);
+/* Put a frame in front of everything queued and not yet started. */
+int mpx_conn_send_first(struct mpx_conn *c, uint8_t type, const void *body, size_t len);
+int mpx_conn_flush(struct mpx_conn *c);
+int mpx_conn_pending(const struct mpx_conn *c);
+/* > 0 bytes read, 0 at EOF, -EAGAIN, or -errno. */
+long mpx_conn_read(struct mpx_conn *c);
+/* 1 with a frame, 0 when none is complete, -EPROTO. */
+int mpx_conn_next(struct mpx_conn *c, uint8_t *type, const uint8_t **body, size_t *len);
+
+#endif /* LOOM_LAUNCHER_CONN_H */

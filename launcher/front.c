@@ -1,0 +1,1287 @@
+/* front.c - multi-host mpiexec: start one proxy per host, relay, end the job.
+ *
+ * Contract: see front.h; the user-visible rules (exit status, messages,
+ * kill sequence) are those of the single-host launcher in mpiexec.c, with
+ * the host named in messages about ranks and proxies.
+ *
+ * Design:
+ *   mpiexec runs no rank itself here: every node (distinct host with ranks,
+ *   hosts.c) gets a proxy, which is the same binary in --proxy mode.
+ *   mpiexec listens on a TCP port on all IPv4 addresses (MPIEXEC_PORT_RANGE
+ *   limits the port, as with hydra) and tells each proxy the candidate
+ *   addresses (LOOM_MPIEXEC_ADDRS overrides them) and the port on its
+ *   command line; the random job cookie goes through the launcher's stdin,
+ *   so it never shows in ps.  A connection is attached to its node only
+ *   after a HELLO frame carrying the cookie and an unclaimed node id.
+ *
+ *   The proxies' PMI server cores form the usual k-ary tree (psrv); their
+ *   tree messages travel through mpiexec (a star), which forwards them by
+ *   node id and queues those for proxies that have not connected yet.
+ *
+ *   Every wait is bounded: the connect-back (LOOM_PROXY_TIMEOUT, default
+ *   30 s), an unauthenticated connection (10 s), a proxy's answer to the
+ *   kill (KILL_GRACE_MS + GIVEUP_MS), and the launchers' exit after the job.
+ *
+ * Caveats:
+ *   - Rank 0's stdin is /dev/null in multi-host mode (not forwarded).
+ *   - IPv4 only.  The cookie authenticates proxies to mpiexec; the traffic
+ *     itself is not encrypted (as with hydra).
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <limits.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "conn.h"
+#include "front.h"
+#include "hosts.h"
+#include "iofwd.h"
+#include "loop.h"
+#include "pack.h"
+
+extern char **environ;
+
+#define KILL_GRACE_MS 500
+#define GIVEUP_MS 5000     /* after the kill: a proxy that stays silent is given up */
+#define PENDING_MS 10000   /* a connection must say HELLO within this */
+#define MAX_PENDING 256
+#define LAUNCHER_WAIT_MS 3000 /* after the job: launchers (ssh) get this to exit */
+#define FLUSH_THRESHOLD (256 * 1024)
+
+#define EXIT_USAGE 2
+#define EXIT_LAUNCH 127
+#define EXIT_TIMEOUT 255
+#define EXIT_LOST 1
+
+struct front;
+
+struct fnode {
+    struct front *f;
+    int id;
+    const char *host;
+    int nranks;
+    bool local; /* started without the remote launcher */
+    pid_t pid;  /* launcher (or proxy) process, 0 once reaped */
+    int wstatus;
+    bool reaped;
+    struct mpx_conn c; /* fd -1 until the proxy said HELLO; frames queue */
+    struct loop_watch *w;
+    bool connected, done;
+};
+
+struct pend {
+    struct front *f;
+    struct mpx_conn c;
+    struct loop_watch *w;
+    uint64_t t0;
+    struct pend *next;
+};
+
+struct front {
+    struct mpx_opts *o;
+    struct mpx_layout ly;
+    struct loop *lp;
+    struct loom_log *log;
+    int pmi_level;
+    enum mpx_launcher_kind kind;
+    char jobid[64];
+    char cookie[65];
+    char self[PATH_MAX];
+    char cwd[PATH_MAX];
+    uint64_t t0;
+    int timeout_ms; /* proxy connect-back */
+
+    int lfd;
+    struct loop_watch *lw;
+    int port;
+    char addrs_remote[1024], addrs_local[1040];
+
+    struct fnode *nodes;
+    int nnodes, nconnected, ndone;
+    struct pend *pending;
+    int npending;
+
+    struct iofwd_stream *fwd; /* [size * 2] */
+    bool *exited;
+    int live;
+    struct iobuf obuf[3];
+    bool out_broken[3];
+
+    bool ending;
+    int exit_code;
+    int caught_signal;
+    struct loop_timer *connect_timer, *giveup_timer, *timeout_timer, *pend_timer;
+    struct loop_watch *sig_w;
+};
+
+/* ---- signals (same scheme as mpiexec.c: flags plus a self-pipe) --------- */
+
+static int fsig_pipe[2] = {-1, -1};
+static volatile sig_atomic_t fsig_pending[NSIG];
+
+static void on_signal(int sig)
+{
+    int saved = errno;
+    char c = 0;
+
+    if (sig > 0 && sig < NSIG)
+        fsig_pending[sig] = 1;
+    if (write(fsig_pipe[1], &c, 1) < 0) {
+        /* full: a wake-up is pending */
+    }
+    errno = saved;
+}
+
+static int install_signals(void)
+{
+    static const int sigs[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP};
+    struct sigaction sa, old;
+
+    if (pipe2(fsig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+        return -errno;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+        if (sigs[i] == SIGHUP && sigaction(SIGHUP, NULL, &old) == 0 &&
+            old.sa_handler == SIG_IGN)
+            continue;
+        if (sigaction(sigs[i], &sa, NULL) < 0)
+            return -errno;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    return 0;
+}
+
+/* ---- messages and output ------------------------------------------------- */
+
+static void flush_out(struct front *f)
+{
+    for (int fd = 1; fd <= 2; fd++) {
+        struct iobuf *b = &f->obuf[fd];
+        if (b->len == 0)
+            continue;
+        size_t off = 0;
+        while (!f->out_broken[fd] && off < b->len) {
+            ssize_t n = write(fd, b->p + off, b->len - off);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0 && errno == EAGAIN) {
+                struct timespec ts = {0, 1000000};
+                nanosleep(&ts, NULL);
+                continue;
+            }
+            if (n <= 0) {
+                f->out_broken[fd] = true;
+                break;
+            }
+            off += (size_t)n;
+        }
+        b->len = 0;
+    }
+}
+
+static void msg(struct front *f, const char *fmt, ...) LOOM_PRINTF(2, 3);
+static void msg(struct front *f, const char *fmt, ...)
+{
+    va_list ap;
+
+    flush_out(f);
+    va_start(ap, fmt);
+    loom_vlogf(f->log, LOOM_LOG_ERROR, fmt, ap);
+    va_end(ap);
+}
+
+static const char *plural(int n)
+{
+    return n == 1 ? "" : "s";
+}
+
+/* ---- job end ------------------------------------------------------------- */
+
+static void node_send(struct fnode *nd, uint8_t type, struct pack *pk);
+static void node_close(struct fnode *nd);
+
+static void check_done(struct front *f)
+{
+    if (f->ndone >= f->nnodes)
+        loop_stop(f->lp, 0);
+}
+
+static void node_finished(struct fnode *nd)
+{
+    struct front *f = nd->f;
+
+    if (nd->done)
+        return;
+    nd->done = true;
+    f->ndone++;
+    /* its ranks that did not report an exit are gone with it */
+    for (int r = 0; r < f->ly.size; r++)
+        if (f->ly.rank_node[r] == nd->id && !f->exited[r]) {
+            f->exited[r] = true;
+            f->live--;
+        }
+    check_done(f);
+}
+
+static void kill_launcher(struct fnode *nd, int sig)
+{
+    if (nd->pid > 0 && !nd->reaped) {
+        kill(-nd->pid, sig);
+        kill(nd->pid, sig);
+    }
+}
+
+static void giveup_cb(struct loop *lp, struct loop_timer *t, void *arg)
+{
+    struct front *f = arg;
+
+    f->giveup_timer = NULL;
+    for (int i = 0; i < f->nnodes; i++) {
+        struct fnode *nd = &f->nodes[i];
+        if (nd->done)
+            continue;
+        msg(f, "no answer from the proxy on host %s (node %d) after the kill: giving up",
+            nd->host, nd->id);
+        node_close(nd);
+        kill_launcher(nd, SIGKILL);
+        node_finished(nd);
+    }
+}
+
+static void begin_kill(struct front *f)
+{
+    if (f->ending)
+        return;
+    f->ending = true;
+    if (f->live > 0)
+        msg(f, "killing %d remaining rank%s", f->live, plural(f->live));
+    for (int i = 0; i < f->nnodes; i++) {
+        struct fnode *nd = &f->nodes[i];
+        if (nd->done)
+            continue;
+        if (nd->connected) {
+            struct pack pk;
+            pack_init(&pk);
+            pack_i32(&pk, SIGTERM);
+            node_send(nd, MPX_F_KILL, &pk);
+        } else {
+            /* not connected: it has no ranks yet, and will be refused */
+            kill_launcher(nd, SIGTERM);
+            node_finished(nd);
+        }
+    }
+    if (!f->giveup_timer && f->ndone < f->nnodes)
+        f->giveup_timer = loop_timer_add(f->lp, KILL_GRACE_MS + GIVEUP_MS, giveup_cb, f);
+}
+
+static void fail(struct front *f, int code, const char *fmt, ...) LOOM_PRINTF(3, 4);
+static void fail(struct front *f, int code, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (f->ending && !f->o->verbose)
+        return;
+    flush_out(f);
+    va_start(ap, fmt);
+    loom_vlogf(f->log, LOOM_LOG_ERROR, fmt, ap);
+    va_end(ap);
+    if (!f->ending) {
+        f->exit_code = code ? code : 1;
+        begin_kill(f);
+    }
+}
+
+/* ---- connections to the proxies ----------------------------------------- */
+
+static void node_cb(struct loop *lp, struct loop_watch *w, int fd, int revents, void *arg);
+
+static void node_send(struct fnode *nd, uint8_t type, struct pack *pk)
+{
+    if (!nd->done && pack_error(pk) == 0) {
+        mpx_conn_send(&nd->c, type, pk->buf, pk->len);
+        if (nd->w && mpx_conn_pending(&nd->c))
+            loop_watch_set(nd->w, LOOP_READ | LOOP_WRITE);
+    }
+    pack_free(pk);
+}
+
+static void node_close(struct fnode *nd)
+{
+    if (nd->w) {
+        loop_watch_remove(nd->f->lp, nd->w);
+        nd->w = NULL;
+    }
+    mpx_conn_free(&nd->c, 1);
+}
+
+/* The connection of a node that has not reported DONE broke. */
+static void node_lost(struct fnode *nd, const char *why)
+{
+    struct front *f = nd->f;
+    char st[128] = "";
+    int status;
+
+    node_close(nd);
+    if (nd->done)
+        return;
+    if (nd->local && nd->pid > 0 && !nd->reaped) {
+        /* a local proxy: its own exit status says what happened */
+        for (int i = 0; i < 50; i++) {
+            if (waitpid(nd->pid, &status, WNOHANG) == nd->pid) {
+                nd->reaped = true;
+                nd->wstatus = status;
+                break;
+            }
+            struct timespec ts = {0, 2000000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    if (nd->reaped && WIFSIGNALED(nd->wstatus))
+        snprintf(st, sizeof(st), ", it was killed by signal %d (%s)",
+                 WTERMSIG(nd->wstatus), strsignal(WTERMSIG(nd->wstatus)));
+    else if (nd->reaped && WIFEXITED(nd->wstatus))
+        snprintf(st, sizeof(st), ", it exited with code %d", WEXITSTATUS(nd->wstatus));
+    node_finished(nd); /* its ranks are gone: not counted among those to kill */
+    fail(f, EXIT_LOST, "lost the proxy on host %s (node %d, %d rank%s): %s%s", nd->host,
+         nd->id, nd->nranks, plural(nd->nranks), why, st);
+}
+
+static bool rank_of_node(struct front *f, struct fnode *nd, int rank)
+{
+    return rank >= 0 && rank < f->ly.size && f->ly.rank_node[rank] == nd->id;
+}
+
+static void rank_exit(struct front *f, struct fnode *nd, int rank, int status)
+{
+    if (f->exited[rank])
+        return;
+    f->exited[rank] = true;
+    f->live--;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return;
+    if (f->ending)
+        return;
+    if (WIFEXITED(status)) {
+        msg(f, "rank %d on host %s exited with code %d", rank, nd->host,
+            WEXITSTATUS(status));
+        f->exit_code = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        msg(f, "rank %d on host %s killed by signal %d (%s)", rank, nd->host, sig,
+            strsignal(sig));
+        f->exit_code = sig; /* as the single-host launcher (hydra's convention) */
+    } else {
+        msg(f, "rank %d on host %s ended with wait status 0x%x", rank, nd->host, status);
+        f->exit_code = 1;
+    }
+    begin_kill(f);
+}
+
+/* One frame from node nd's proxy; false: protocol error. */
+static bool node_frame(struct fnode *nd, uint8_t type, const uint8_t *body, size_t len)
+{
+    struct front *f = nd->f;
+    struct unpack u;
+
+    unpack_init(&u, body, len);
+    switch (type) {
+    case MPX_P_TREE: {
+        int to = unpack_i32(&u);
+        size_t n;
+        const void *b = unpack_bytes(&u, &n);
+        if (!b || unpack_error(&u) || to < 0 || to >= f->nnodes)
+            return false;
+        struct pack pk;
+        pack_init(&pk);
+        pack_i32(&pk, nd->id);
+        pack_bytes(&pk, b, n);
+        node_send(&f->nodes[to], MPX_F_TREE, &pk);
+        return true;
+    }
+    case MPX_P_OUT: {
+        int rank = unpack_i32(&u);
+        int which = unpack_u8(&u);
+        size_t n;
+        const void *b = unpack_bytes(&u, &n);
+        if (!b || unpack_error(&u) || !rank_of_node(f, nd, rank) || which < 1 || which > 2)
+            return false;
+        iofwd_feed(&f->fwd[rank * 2 + which - 1], b, n, f->o->tag_output,
+                   &f->obuf[which]);
+        if (f->obuf[which].len >= FLUSH_THRESHOLD)
+            flush_out(f);
+        return true;
+    }
+    case MPX_P_EOF: {
+        int rank = unpack_i32(&u);
+        int which = unpack_u8(&u);
+        if (unpack_error(&u) || !rank_of_node(f, nd, rank) || which < 1 || which > 2)
+            return false;
+        iofwd_eof(&f->fwd[rank * 2 + which - 1], f->o->tag_output, &f->obuf[which]);
+        return true;
+    }
+    case MPX_P_EXIT: {
+        int rank = unpack_i32(&u);
+        int status = unpack_i32(&u);
+        if (unpack_error(&u) || !rank_of_node(f, nd, rank))
+            return false;
+        rank_exit(f, nd, rank, status);
+        return true;
+    }
+    case MPX_P_FAIL: {
+        int code = unpack_i32(&u);
+        char *text = unpack_strdup(&u);
+        if (!text)
+            return false;
+        fail(f, code & 0xff, "%s", text);
+        free(text);
+        return true;
+    }
+    case MPX_P_LOG: {
+        char *text = unpack_strdup(&u);
+        if (!text)
+            return false;
+        /* as with one host: once the job is being ended, the proxies'
+         * complaints about ranks vanishing are consequences, not news */
+        if (!f->ending || f->o->verbose)
+            msg(f, "%s", text);
+        free(text);
+        return true;
+    }
+    case MPX_P_DONE:
+        node_finished(nd);
+        return true;
+    default:
+        return false;
+    }
+}
+
+static void node_cb(struct loop *lp, struct loop_watch *w, int fd, int revents, void *arg)
+{
+    struct fnode *nd = arg;
+
+    if (revents & LOOP_WRITE) {
+        if (mpx_conn_flush(&nd->c) < 0) {
+            node_lost(nd, "connection broken");
+            return;
+        }
+        loop_watch_set(w, LOOP_READ | (mpx_conn_pending(&nd->c) ? LOOP_WRITE : 0));
+    }
+    if (!(revents & (LOOP_READ | LOOP_ERROR)))
+        return;
+    long n = mpx_conn_read(&nd->c);
+    if (n == -EAGAIN)
+        return;
+    if (n <= 0) {
+        node_lost(nd, n == 0 ? "connection closed" : strerror((int)-n));
+        return;
+    }
+    uint8_t type;
+    const uint8_t *body;
+    size_t len;
+    int rc;
+    while (nd->w && (rc = mpx_conn_next(&nd->c, &type, &body, &len)) == 1)
+        if (!node_frame(nd, type, body, len)) {
+            node_lost(nd, "protocol error");
+            return;
+        }
+    if (nd->w && rc < 0)
+        node_lost(nd, "protocol error");
+}
+
+/* ---- the job description sent to each proxy ----------------------------- */
+
+static bool our_var(const char *kv)
+{
+    static const char *const ours[] = {
+        "PMI_FD=", "PMI_RANK=",    "PMI_SIZE=",        "PMI_JOBID=",       "PMI_PORT=",
+        "PMI_ID=", "PMI_SPAWNED=", "MPI_LOCALRANKID=", "MPI_LOCALNRANKS=",
+    };
+
+    for (size_t i = 0; i < sizeof(ours) / sizeof(ours[0]); i++)
+        if (strncmp(kv, ours[i], strlen(ours[i])) == 0)
+            return true;
+    return false;
+}
+
+/* "K" (from -x K / -genvlist) -> "K=<mpiexec's value>", or NULL if unset. */
+static const char *resolve(const char *s)
+{
+    if (strchr(s, '='))
+        return s;
+    for (char **p = environ; *p; p++) {
+        size_t kl = strlen(s);
+        if (strncmp(*p, s, kl) == 0 && (*p)[kl] == '=')
+            return *p;
+    }
+    return NULL;
+}
+
+/* Environment entries of one application, later ones win on the proxy:
+ * mpiexec's environment (hydra's -genvall, unless -genvnone), -genv/-x,
+ * then the segment's -env. */
+static void pack_env(struct front *f, struct mpx_app *a, struct pack *pk)
+{
+    struct mpx_opts *o = f->o;
+    int n = 0;
+
+    for (char **p = environ; *p && !o->genv_none; p++)
+        n += !our_var(*p);
+    for (int i = 0; i < o->genv.n; i++)
+        n += resolve(o->genv.v[i]) != NULL;
+    for (int i = 0; i < a->env.n; i++)
+        n += resolve(a->env.v[i]) != NULL;
+    pack_i32(pk, n);
+    for (char **p = environ; *p && !o->genv_none; p++)
+        if (!our_var(*p))
+            pack_str(pk, *p);
+    for (int i = 0; i < o->genv.n; i++)
+        if (resolve(o->genv.v[i]))
+            pack_str(pk, resolve(o->genv.v[i]));
+    for (int i = 0; i < a->env.n; i++)
+        if (resolve(a->env.v[i]))
+            pack_str(pk, resolve(a->env.v[i]));
+}
+
+static int send_job(struct fnode *nd)
+{
+    struct front *f = nd->f;
+    struct mpx_opts *o = f->o;
+    struct pack pk;
+
+    pack_init(&pk);
+    pack_u32(&pk, MPX_PROTO_VERSION);
+    pack_str(&pk, f->jobid);
+    pack_i32(&pk, f->ly.size);
+    pack_i32(&pk, f->nnodes);
+    pack_i32(&pk, nd->id);
+    pack_i32(&pk, o->fence_timeout_s);
+    pack_i32(&pk, f->pmi_level);
+    pack_i32(&pk, o->bind == MPX_BIND_CORE);
+    pack_i32(&pk, o->report_bindings);
+    pack_i32(&pk, o->verbose);
+    pack_str(&pk, nd->host);
+    for (int r = 0; r < f->ly.size; r++)
+        pack_i32(&pk, f->ly.rank_node[r]);
+    pack_i32(&pk, o->napps);
+    for (int a = 0; a < o->napps; a++) {
+        struct mpx_app *app = &o->apps[a];
+        pack_i32(&pk, app->np);
+        pack_i32(&pk, app->argc);
+        for (int i = 0; i < app->argc; i++)
+            pack_str(&pk, app->argv[i]);
+        pack_env(f, app, &pk);
+        const char *wdir = app->wdir ? app->wdir : o->gwdir;
+        pack_str(&pk, wdir ? wdir : f->cwd);
+        pack_u8(&pk, wdir ? 0 : 1);
+    }
+    int rc = pack_error(&pk);
+    if (rc == 0)
+        rc = mpx_conn_send_first(&nd->c, MPX_F_JOB, pk.buf, pk.len);
+    pack_free(&pk);
+    return rc;
+}
+
+/* ---- accepting proxies --------------------------------------------------- */
+
+static void pend_free(struct front *f, struct pend *p)
+{
+    struct pend **pp = &f->pending;
+
+    while (*pp && *pp != p)
+        pp = &(*pp)->next;
+    if (*pp)
+        *pp = p->next;
+    if (p->w)
+        loop_watch_remove(f->lp, p->w);
+    mpx_conn_free(&p->c, 1);
+    free(p);
+    f->npending--;
+}
+
+static void connect_timeout_cb(struct loop *lp, struct loop_timer *t, void *arg);
+
+/* A HELLO: attach the connection to its node, or refuse it. */
+static void hello(struct front *f, struct pend *p, const uint8_t *body, size_t len)
+{
+    struct unpack u;
+
+    unpack_init(&u, body, len);
+    uint32_t version = unpack_u32(&u);
+    size_t cl;
+    const char *cookie = unpack_bytes(&u, &cl);
+    int id = unpack_i32(&u);
+    unsigned char diff = (unsigned char)(cl != strlen(f->cookie));
+    if (cookie && cl == strlen(f->cookie))
+        for (size_t i = 0; i < cl; i++) /* time independent of where it differs */
+            diff |= (unsigned char)(cookie[i] ^ f->cookie[i]);
+    if (unpack_error(&u) || version != MPX_PROTO_VERSION || !cookie || diff || id < 0 ||
+        id >= f->nnodes || f->nodes[id].connected || f->nodes[id].done || f->ending) {
+        if (f->o->verbose)
+            msg(f, "refused a proxy connection (bad cookie, node or version, or the job "
+                   "is ending)");
+        pend_free(f, p);
+        return;
+    }
+    struct fnode *nd = &f->nodes[id];
+    int fd = p->c.fd;
+    struct iobuf rest = p->c.in;
+    size_t rest_off = p->c.in_off;
+    p->c.in = (struct iobuf){0};
+    p->c.fd = -1;
+    pend_free(f, p);
+    nd->c.fd = fd;
+    nd->c.in = rest;
+    nd->c.in_off = rest_off;
+    nd->connected = true;
+    f->nconnected++;
+    if (send_job(nd) < 0) {
+        fail(f, 1, "cannot send the job to the proxy on host %s", nd->host);
+        return;
+    }
+    nd->w = loop_watch_add(f->lp, fd, LOOP_READ | (mpx_conn_pending(&nd->c) ? LOOP_WRITE : 0),
+                           node_cb, nd);
+    if (!nd->w) {
+        fail(f, 1, "out of memory");
+        return;
+    }
+    if (f->nconnected == f->nnodes) {
+        if (f->connect_timer) {
+            loop_timer_cancel(f->lp, f->connect_timer);
+            f->connect_timer = NULL;
+        }
+        if (f->o->verbose)
+            msg(f, "all %d proxies connected after %llu ms", f->nnodes,
+                (unsigned long long)(loop_now_ms() - f->t0));
+    }
+}
+
+static void pend_cb(struct loop *lp, struct loop_watch *w, int fd, int revents, void *arg)
+{
+    struct pend *p = arg;
+    struct front *f = p->f;
+    long n = mpx_conn_read(&p->c);
+
+    if (n == -EAGAIN)
+        return;
+    if (n <= 0) {
+        pend_free(f, p);
+        return;
+    }
+    uint8_t type;
+    const uint8_t *body;
+    size_t len;
+    /* a HELLO is small: anything large before it is not a proxy of ours */
+    if (p->c.in.len > 4096) {
+        pend_free(f, p);
+        return;
+    }
+    int rc = mpx_conn_next(&p->c, &type, &body, &len);
+    if (rc == 0)
+        return;
+    if (rc < 0 || type != MPX_P_HELLO) {
+        pend_free(f, p);
+        return;
+    }
+    hello(f, p, body, len);
+}
+
+static void pend_timer_cb(struct loop *lp, struct loop_timer *t, void *arg)
+{
+    struct front *f = arg;
+    uint64_t now = loop_now_ms();
+
+    f->pend_timer = NULL;
+    for (struct pend *p = f->pending, *next; p; p = next) {
+        next = p->next;
+        if (now - p->t0 >= PENDING_MS)
+            pend_free(f, p);
+    }
+    if (f->pending)
+        f->pend_timer = loop_timer_add(lp, 1000, pend_timer_cb, f);
+}
+
+static void listen_cb(struct loop *lp, struct loop_watch *w, int fd, int revents, void *arg)
+{
+    struct front *f = arg;
+
+    for (;;) {
+        int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (c < 0)
+            return;
+        if (f->npending >= MAX_PENDING || f->ending) {
+            close(c);
+            continue;
+        }
+        struct pend *p = calloc(1, sizeof(*p));
+        if (!p) {
+            close(c);
+            continue;
+        }
+        int one = 1;
+        setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        p->f = f;
+        mpx_conn_init(&p->c, c);
+        p->t0 = loop_now_ms();
+        p->w = loop_watch_add(lp, c, LOOP_READ, pend_cb, p);
+        if (!p->w) {
+            close(c);
+            free(p);
+            continue;
+        }
+        p->next = f->pending;
+        f->pending = p;
+        f->npending++;
+        if (!f->pend_timer)
+            f->pend_timer = loop_timer_add(lp, 1000, pend_timer_cb, f);
+    }
+}
+
+static void connect_timeout_cb(struct loop *lp, struct loop_timer *t, void *arg)
+{
+    struct front *f = arg;
+    char hosts[512] = "";
+    size_t hl = 0;
+    int missing = 0;
+
+    f->connect_timer = NULL;
+    for (int i = 0; i < f->nnodes; i++) {
+        struct fnode *nd = &f->nodes[i];
+        if (nd->connected || nd->done)
+            continue;
+        missing++;
+        if (hl + strlen(nd->host) + 3 < sizeof(hosts))
+            hl += (size_t)snprintf(hosts + hl, sizeof(hosts) - hl, "%s%s", hl ? ", " : "",
+                                   nd->host);
+    }
+    if (missing)
+        fail(f, EXIT_LAUNCH,
+             "the proxy on host%s %s did not connect back within %d s (firewall? see "
+             "LOOM_MPIEXEC_ADDRS and MPIEXEC_PORT_RANGE in mpiexec(1))",
+             plural(missing), hosts, f->timeout_ms / 1000);
+}
+
+/* ---- starting the proxies ------------------------------------------------ */
+
+static int open_listener(struct front *f, char *err, size_t errlen)
+{
+    const char *range = getenv("MPIEXEC_PORT_RANGE");
+    int lo = 0, hi = 0;
+
+    if (!range || !*range)
+        range = getenv("HYDRA_PORT_RANGE");
+    if (range && *range &&
+        (sscanf(range, "%d:%d", &lo, &hi) != 2 && sscanf(range, "%d-%d", &lo, &hi) != 2)) {
+        snprintf(err, errlen, "MPIEXEC_PORT_RANGE='%s' is not LOW:HIGH", range);
+        return -EINVAL;
+    }
+    if (lo < 0 || hi > 65535 || lo > hi) {
+        snprintf(err, errlen, "MPIEXEC_PORT_RANGE='%s' is not LOW:HIGH", range);
+        return -EINVAL;
+    }
+    f->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (f->lfd < 0) {
+        snprintf(err, errlen, "socket: %s", strerror(errno));
+        return -errno;
+    }
+    int one = 1, rc = -1;
+    setsockopt(f->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    for (int port = lo; port <= hi; port++) {
+        struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                                  .sin_addr.s_addr = htonl(INADDR_ANY)};
+        rc = bind(f->lfd, (struct sockaddr *)&sin, sizeof(sin));
+        if (rc == 0)
+            break;
+    }
+    if (rc < 0 || listen(f->lfd, 1024) < 0) {
+        snprintf(err, errlen, "cannot listen on a TCP port%s%s: %s",
+                 range ? " in " : "", range ? range : "", strerror(errno));
+        return -errno;
+    }
+    struct sockaddr_in sin;
+    socklen_t sl = sizeof(sin);
+    getsockname(f->lfd, (struct sockaddr *)&sin, &sl);
+    f->port = ntohs(sin.sin_port);
+
+    /* candidate addresses: this host's IPv4 addresses (not loopback) for
+     * remote proxies, loopback first for local ones */
+    const char *forced = getenv("LOOM_MPIEXEC_ADDRS");
+    size_t rl = 0;
+    if (forced && *forced) {
+        if (strlen(forced) >= sizeof(f->addrs_remote) ||
+            strspn(forced, "0123456789.,") != strlen(forced)) {
+            snprintf(err, errlen, "LOOM_MPIEXEC_ADDRS='%s' is not a list of IPv4 addresses",
+                     forced);
+            return -EINVAL;
+        }
+        rl = (size_t)snprintf(f->addrs_remote, sizeof(f->addrs_remote), "%s", forced);
+    } else {
+        struct ifaddrs *ifa = NULL;
+        if (getifaddrs(&ifa) == 0) {
+            for (struct ifaddrs *i = ifa; i; i = i->ifa_next) {
+                char a[INET_ADDRSTRLEN];
+                if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET ||
+                    !(i->ifa_flags & IFF_UP) || (i->ifa_flags & IFF_LOOPBACK))
+                    continue;
+                inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, a,
+                          sizeof(a));
+                if (rl + strlen(a) + 2 < sizeof(f->addrs_remote))
+                    rl += (size_t)snprintf(f->addrs_remote + rl, sizeof(f->addrs_remote) - rl,
+                                           "%s%s", rl ? "," : "", a);
+            }
+            freeifaddrs(ifa);
+        }
+    }
+    snprintf(f->addrs_local, sizeof(f->addrs_local), "127.0.0.1%s%s", rl ? "," : "",
+             f->addrs_remote);
+    if (!rl)
+        snprintf(f->addrs_remote, sizeof(f->addrs_remote), "127.0.0.1");
+    return 0;
+}
+
+/* Split s at blanks into v (malloc'd copy in *store). */
+static int split_words(const char *s, char **store, char **v, int max)
+{
+    int n = 0;
+    char *save = NULL;
+
+    *store = strdup(s);
+    if (!*store)
+        return -ENOMEM;
+    for (char *w = strtok_r(*store, " \t", &save); w && n < max;
+         w = strtok_r(NULL, " \t", &save))
+        v[n++] = w;
+    return n;
+}
+
+static int start_proxy(struct front *f, struct fnode *nd, char *err, size_t errlen)
+{
+    char node[16], conn[1100], tmo[16];
+    char *words = NULL, *argv[48];
+    int n = 0, p[2];
+    const char *spec = nd->local ? f->addrs_local : f->addrs_remote;
+
+    snprintf(node, sizeof(node), "%d", nd->id);
+    snprintf(conn, sizeof(conn), "%s:%d", spec, f->port);
+    snprintf(tmo, sizeof(tmo), "%d", (f->timeout_ms + 999) / 1000);
+    if (!nd->local) {
+        const char *ex = f->o->launcher_exec;
+        if (!ex)
+            ex = f->kind == MPX_LAUNCHER_RSH ? "rsh" : "ssh -x";
+        n = split_words(ex, &words, argv, 32);
+        if (n <= 0) {
+            snprintf(err, errlen, "bad -launcher-exec '%s'", ex);
+            free(words);
+            return -EINVAL;
+        }
+        argv[n++] = (char *)nd->host;
+    }
+    argv[n++] = f->self;
+    argv[n++] = "--proxy";
+    argv[n++] = "--node";
+    argv[n++] = node;
+    argv[n++] = "--connect";
+    argv[n++] = conn;
+    argv[n++] = "--connect-timeout";
+    argv[n++] = tmo;
+    argv[n] = NULL;
+    if (f->o->verbose) {
+        char line[2048];
+        size_t l = 0;
+        for (int i = 0; i < n && l < sizeof(line) - 1; i++)
+            l += (size_t)snprintf(line + l, sizeof(line) - l, "%s%s", i ? " " : "", argv[i]);
+        msg(f, "node %d (host %s): %s", nd->id, nd->host, line);
+    }
+    if (pipe2(p, O_CLOEXEC) < 0) {
+        snprintf(err, errlen, "pipe: %s", strerror(errno));
+        free(words);
+        return -errno;
+    }
+    sigset_t all, saved;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, &saved);
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof(dfl));
+        dfl.sa_handler = SIG_DFL;
+        static const int sigs[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+        for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+            sigaction(sigs[i], &dfl, NULL);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        /* its own process group: a Ctrl-C reaches mpiexec, which ends the job */
+        setpgid(0, 0);
+        if (dup2(p[0], 0) < 0)
+            _exit(EXIT_LAUNCH);
+        execvp(argv[0], argv);
+        dprintf(2, "mpiexec: cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(EXIT_LAUNCH);
+    }
+    int fork_errno = errno;
+    sigprocmask(SIG_SETMASK, &saved, NULL);
+    close(p[0]);
+    free(words);
+    if (pid < 0) {
+        close(p[1]);
+        snprintf(err, errlen, "fork: %s", strerror(fork_errno));
+        return -fork_errno;
+    }
+    nd->pid = pid;
+    /* the cookie: through the launcher's stdin, never on a command line */
+    char line[80];
+    int ll = snprintf(line, sizeof(line), "%s\n", f->cookie);
+    if (write(p[1], line, (size_t)ll) != ll) {
+        /* the launcher died at once: its exit is reported when reaped */
+    }
+    memset(line, 0, sizeof(line));
+    close(p[1]);
+    return 0;
+}
+
+static void reap(struct front *f)
+{
+    int status;
+    pid_t pid;
+
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        for (int i = 0; i < f->nnodes; i++) {
+            struct fnode *nd = &f->nodes[i];
+            if (nd->pid != pid || nd->reaped)
+                continue;
+            nd->reaped = true;
+            nd->wstatus = status;
+            if (nd->connected || nd->done)
+                break; /* the connection tells the rest */
+            if (WIFEXITED(status))
+                fail(f, EXIT_LAUNCH,
+                     "cannot start the proxy on host %s: the launcher exited with code %d",
+                     nd->host, WEXITSTATUS(status));
+            else
+                fail(f, EXIT_LAUNCH,
+                     "cannot start the proxy on host %s: the launcher was killed by "
+                     "signal %d",
+                     nd->host, WTERMSIG(status));
+            node_finished(nd);
+            break;
+        }
+    }
+}
+
+static void sig_cb(struct loop *lp, struct loop_watch *w, int fd, int revents, void *arg)
+{
+    static const int terms[] = {SIGINT, SIGTERM, SIGHUP};
+    struct front *f = arg;
+    char buf[256];
+
+    while (read(fd, buf, sizeof(buf)) > 0)
+        ;
+    for (size_t i = 0; i < sizeof(terms) / sizeof(terms[0]); i++) {
+        int sig = terms[i];
+        if (!fsig_pending[sig])
+            continue;
+        fsig_pending[sig] = 0;
+        if (f->caught_signal) {
+            /* second signal: no more grace anywhere */
+            for (int k = 0; k < f->nnodes; k++) {
+                struct pack pk;
+                pack_init(&pk);
+                pack_i32(&pk, SIGKILL);
+                node_send(&f->nodes[k], MPX_F_KILL, &pk);
+            }
+            continue;
+        }
+        f->caught_signal = sig;
+        msg(f, "caught signal %d (%s)", sig, strsignal(sig));
+        if (!f->ending)
+            f->exit_code = 128 + sig;
+        begin_kill(f);
+    }
+    if (fsig_pending[SIGCHLD]) {
+        fsig_pending[SIGCHLD] = 0;
+        reap(f);
+    }
+}
+
+static void timeout_cb(struct loop *lp, struct loop_timer *t, void *arg)
+{
+    struct front *f = arg;
+
+    f->timeout_timer = NULL;
+    if (f->ending)
+        return;
+    msg(f, "timeout: the job did not finish within %d s", f->o->timeout_s);
+    f->exit_code = EXIT_TIMEOUT;
+    begin_kill(f);
+}
+
+static int prepare_cb(struct loop *lp, void *arg)
+{
+    flush_out(arg);
+    return -1;
+}
+
+static int make_cookie(char *out, size_t outlen)
+{
+    unsigned char b[32];
+    size_t got = 0;
+
+    while (got < sizeof(b)) {
+        ssize_t n = getrandom(b + got, sizeof(b) - got, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -errno;
+        got += (size_t)n;
+    }
+    for (size_t i = 0; i < sizeof(b) && 2 * i + 2 < outlen; i++)
+        snprintf(out + 2 * i, 3, "%02x", b[i]);
+    memset(b, 0, sizeof(b));
+    return 0;
+}
+
+/* After the loop: hang up on every proxy and give the launchers a moment
+ * to exit (ssh ends when its proxy does); then end them. */
+static void wait_launchers(struct front *f)
+{
+    uint64_t end = loop_now_ms() + LAUNCHER_WAIT_MS;
+    int status;
+
+    for (int i = 0; i < f->nnodes; i++)
+        node_close(&f->nodes[i]);
+    for (;;) {
+        int left = 0;
+        for (int i = 0; i < f->nnodes; i++) {
+            struct fnode *nd = &f->nodes[i];
+            if (nd->pid <= 0 || nd->reaped)
+                continue;
+            if (waitpid(nd->pid, &status, WNOHANG) == nd->pid) {
+                nd->reaped = true;
+                continue;
+            }
+            left++;
+        }
+        if (!left)
+            return;
+        if (loop_now_ms() >= end)
+            break;
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+    }
+    for (int i = 0; i < f->nnodes; i++)
+        kill_launcher(&f->nodes[i], SIGTERM);
+    struct timespec ts = {0, 200000000};
+    nanosleep(&ts, NULL);
+    for (int i = 0; i < f->nnodes; i++) {
+        struct fnode *nd = &f->nodes[i];
+        if (nd->pid > 0 && !nd->reaped && waitpid(nd->pid, &status, WNOHANG) != nd->pid) {
+            kill_launcher(nd, SIGKILL);
+            waitpid(nd->pid, &status, 0);
+        }
+        nd->reaped = true;
+    }
+}
+
+static int env_ms(const char *name, int dflt_s)
+{
+    const char *s = getenv(name);
+    char *end;
+    long v;
+
+    if (!s || !*s)
+        return dflt_s * 1000;
+    v = strtol(s, &end, 10);
+    if (*end || v < 1 || v > 86400)
+        return dflt_s * 1000;
+    return (int)v * 1000;
+}
+
+static enum mpx_launcher_kind resolve_kind(const struct mpx_opts *o)
+{
+    if (o->launcher != MPX_LAUNCHER_AUTO)
+        return o->launcher;
+    const char *l = getenv("LOOM_MPIEXEC_LAUNCHER");
+    if (l && strcmp(l, "fork") == 0)
+        return MPX_LAUNCHER_FORK;
+    if (l && strcmp(l, "rsh") == 0)
+        return MPX_LAUNCHER_RSH;
+    return MPX_LAUNCHER_SSH;
+}
+
+int mpx_front_main(struct mpx_opts *o, int pmi_level, struct loom_log *log)
+{
+    struct mpx_hostlist hl = {0};
+    struct front f;
+    char err[1024], myname[256] = "";
+    int rc;
+
+    memset(&f, 0, sizeof(f));
+    f.o = o;
+    f.log = log;
+    f.pmi_level = pmi_level;
+    f.lfd = -1;
+    f.t0 = loop_now_ms();
+    rc = o->hosts ? mpx_hosts_parse(o->hosts, &hl, err, sizeof(err)) : 0;
+    if (rc == 0 && o->hostfile)
+        rc = mpx_hostfile_read(o->hostfile, &hl, err, sizeof(err));
+    if (rc < 0) {
+        msg(&f, "%s", rc == -ENOMEM ? "out of memory" : err);
+        mpx_hosts_free(&hl);
+        return EXIT_USAGE;
+    }
+    /* no -n with a host list: one rank per slot, as hydra */
+    if (o->napps == 1 && !o->apps[0].np_set) {
+        long t = mpx_hosts_total_slots(&hl, o->ppn);
+        o->apps[0].np = (int)(t > 65536 ? 65536 : t);
+        o->nranks = o->apps[0].np;
+    }
+    f.kind = resolve_kind(o);
+    if (f.kind == MPX_LAUNCHER_SLURM) {
+        msg(&f, "-launcher slurm needs srun (not found)");
+        mpx_hosts_free(&hl);
+        return EXIT_LAUNCH;
+    }
+    rc = mpx_hosts_layout(&hl, o->nranks, o->ppn, &f.ly);
+    mpx_hosts_free(&hl);
+    if (rc < 0) {
+        msg(&f, "cannot place %d ranks on the hosts: %s", o->nranks, strerror(-rc));
+        return EXIT_USAGE;
+    }
+    gethostname(myname, sizeof(myname) - 1);
+    if (f.ly.nnodes == 1 &&
+        (f.kind == MPX_LAUNCHER_FORK || mpx_host_is_local(f.ly.node_host[0], myname))) {
+        mpx_layout_free(&f.ly);
+        return MPX_FRONT_LOCAL;
+    }
+
+    /* from here on, a multi-host job */
+    ssize_t sl = readlink("/proc/self/exe", f.self, sizeof(f.self) - 1);
+    const char *px = getenv("LOOM_MPIEXEC_PROXY");
+    if (px && *px)
+        snprintf(f.self, sizeof(f.self), "%s", px);
+    else if (sl <= 0) {
+        msg(&f, "cannot find my own executable: %s", strerror(errno));
+        return EXIT_LAUNCH;
+    }
+    if (!getcwd(f.cwd, sizeof(f.cwd)))
+        f.cwd[0] = '\0';
+    f.timeout_ms = env_ms("LOOM_PROXY_TIMEOUT", 30);
+    snprintf(f.jobid, sizeof(f.jobid), "%u.0", (unsigned)getpid());
+    f.nnodes = f.ly.nnodes;
+    f.nodes = calloc((size_t)f.nnodes, sizeof(*f.nodes));
+    f.fwd = calloc((size_t)f.ly.size * 2, sizeof(*f.fwd));
+    f.exited = calloc((size_t)f.ly.size, sizeof(*f.exited));
+    f.lp = loop_create();
+    if (!f.nodes || !f.fwd || !f.exited || !f.lp || make_cookie(f.cookie, sizeof(f.cookie))) {
+        msg(&f, "out of memory (or no random numbers for the job cookie)");
+        return 1;
+    }
+    for (int r = 0; r < f.ly.size; r++)
+        f.fwd[2 * r].rank = f.fwd[2 * r + 1].rank = r;
+    f.live = f.ly.size;
+    for (int i = 0; i < f.nnodes; i++) {
+        struct fnode *nd = &f.nodes[i];
+        nd->f = &f;
+        nd->id = i;
+        nd->host = f.ly.node_host[i];
+        nd->nranks = f.ly.node_nranks[i];
+        nd->local = f.kind == MPX_LAUNCHER_FORK || mpx_host_is_local(nd->host, myname);
+        mpx_conn_init(&nd->c, -1);
+        if (!nd->local && strpbrk(f.self, " \t\n'\"\\$`;&|<>*?()[]{}~!#")) {
+            msg(&f, "the proxy path '%s' cannot go through a remote shell (set "
+                    "LOOM_MPIEXEC_PROXY)", f.self);
+            return EXIT_LAUNCH;
+        }
+    }
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    rc = open_listener(&f, err, sizeof(err));
+    if (rc < 0) {
+        msg(&f, "%s", err);
+        return rc == -EINVAL ? EXIT_USAGE : EXIT_LAUNCH;
+    }
+    rc = install_signals();
+    if (rc < 0) {
+        msg(&f, "cannot install signal handlers: %s", strerror(-rc));
+        return 1;
+    }
+    f.sig_w = loop_watch_add(f.lp, fsig_pipe[0], LOOP_READ, sig_cb, &f);
+    f.lw = loop_watch_add(f.lp, f.lfd, LOOP_READ, listen_cb, &f);
+    loop_set_prepare(f.lp, prepare_cb, &f);
+    if (o->timeout_s > 0)
+        f.timeout_timer = loop_timer_add(f.lp, (uint64_t)o->timeout_s * 1000, timeout_cb, &f);
+    f.connect_timer = loop_timer_add(f.lp, (uint64_t)f.timeout_ms, connect_timeout_cb, &f);
+    if (o->verbose)
+        msg(&f, "%d ranks on %d hosts; listening on port %d (addresses %s)", f.ly.size,
+            f.nnodes, f.port, f.addrs_remote);
+
+    for (int i = 0; i < f.nnodes && !f.ending; i++) {
+        rc = start_proxy(&f, &f.nodes[i], err, sizeof(err));
+        if (rc < 0) {
+            fail(&f, EXIT_LAUNCH, "cannot start the proxy on host %s: %s", f.nodes[i].host,
+                 err);
+            node_finished(&f.nodes[i]);
+        }
+    }
+    rc = 0;
+    if (f.ndone < f.nnodes)
+        rc = loop_run(f.lp);
+    if (rc < 0)
+        msg(&f, "event loop failed: %s", strerror(-rc));
+    for (int r = 0; r < f.ly.size; r++)
+        for (int k = 0; k < 2; k++)
+            iofwd_eof(&f.fwd[2 * r + k], o->tag_output, &f.obuf[k + 1]);
+    flush_out(&f);
+    wait_launchers(&f);
+    if (o->verbose) {
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        msg(&f,
+            "job ended after %llu ms, exit code %d (mpiexec cpu: %ld.%03ld s user, "
+            "%ld.%03ld s sys)",
+            (unsigned long long)(loop_now_ms() - f.t0), f.exit_code,
+            (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec / 1000,
+            (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec / 1000);
+    }
+
+    while (f.pending)
+        pend_free(&f, f.pending);
+    for (int r = 0; r < f.ly.size * 2; r++)
+        iobuf_free(&f.fwd[r].part);
+    for (int k = 0; k < 3; k++)
+        iobuf_free(&f.obuf[k]);
+    loop_destroy(f.lp);
+    close(f.lfd);
+    free(f.nodes);
+    free(f.fwd);
+    free(f.exited);
+    mpx_layout_free(&f.ly);
+    memset(f.cookie, 0, sizeof(f.cookie));
+    if (rc < 0 && f.exit_code == 0)
+        return 1;
+    return f.exit_code;
+}
