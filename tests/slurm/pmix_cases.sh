@@ -73,3 +73,27 @@ JOB
         nfail=$((nfail + 1))
     fi
 }
+
+# mpiexec_ok NAME WANT_LINE MPIEXEC_ARGS...: our mpiexec off Slurm (no allocation: it
+# launches locally and serves PMIx itself), bounded, exit 0 and WANT_LINE on stdout.
+mpiexec_ok() {
+    _name=$1 _want=$2
+    shift 2
+    _mx=$bdir/launcher/mpiexec
+    if [ ! -x "$_mx" ]; then
+        skip_case "$_name" "launcher/mpiexec not built"
+        return
+    fi
+    _t0=$(date +%s)
+    timeout -k 5 "$T_TIMEOUT" "$_mx" "$@" >"$out.stdout" 2>"$out.stderr" </dev/null
+    rc=$?
+    dt=$(($(date +%s) - _t0))
+    if [ $rc -eq 0 ] && grep -qxF "$_want" "$out.stdout"; then
+        echo "PASS: $_name (${dt}s)"
+        npass=$((npass + 1))
+    else
+        echo "FAIL: $_name: rc $rc (mpiexec $*)"
+        show_output
+        nfail=$((nfail + 1))
+    fi
+}

@@ -9,7 +9,8 @@
 # not-supported calls; PMIx_Abort and a rank exiting without PMIx_Finalize (the step must
 # end with srun's stderr naming rank 1); MPICH hello with PMIx on (one plugin serves both);
 # PMIx off per job (LOOM_PMIX=0: no PMIX_* in the task env, PMI still served); and one
-# sbatch script running an MPICH and an Open MPI step under the same --mpi=loom.
+# sbatch script running an MPICH and an Open MPI step under the same --mpi=loom; and Open
+# MPI hello/ring and the PMIx client under our mpiexec off Slurm (PMIx served by mpiexec).
 # Skips (77) without root, Slurm, the plugin or libpmix.
 me=t-loom-pmix
 T_TIMEOUT=${T_TIMEOUT:-120}
@@ -39,4 +40,11 @@ case_ok "LOOM_PMIX=0 turns PMIx off for a job" "pmix-env=0" --mpi="$mpi" -N 1 -n
     --export=ALL,LOOM_PMIX=0 sh -c 'echo "pmix-env=$(env | grep -c "^PMIX_RANK=")"'
 kv_loom "-n 16, LOOM_PMIX=0" 16 "$mpi" -N 1 -n 16 --export=ALL,LOOM_PMIX=0
 pmix_batch 1
+# Open MPI and our PMIx client under our mpiexec, off Slurm (no allocation here).
+if [ -x "$prog/ompi_hello" ]; then
+    mpiexec_ok "Open MPI hello under mpiexec -n 16" "hello: 16 ranks OK" -n 16 "$prog/ompi_hello"
+    mpiexec_ok "Open MPI ring under mpiexec -n 8" "ring: 8 ranks, 3 laps OK" -n 8 "$prog/ompi_ring"
+fi
+mpiexec_ok "PMIx client under mpiexec -n 8" "pmix_client: 8 ranks, 3 rounds OK" -n 8 \
+    "$prog/pmix_client" -v 200
 finish
