@@ -824,6 +824,8 @@ struct pmixsrv *pmixsrv_create(const struct pmixsrv_config *cfg, struct psrv *sr
     g_px = px;
     pthread_mutex_unlock(&g_mu);
 
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     PMIX_INFO_CREATE(info, 6);
     uint32_t uid = (uint32_t)cfg->uid, gid = (uint32_t)cfg->gid;
     PMIX_INFO_LOAD(&info[0], PMIX_SERVER_TMPDIR, cfg->tmpdir, PMIX_STRING);
@@ -841,6 +843,8 @@ struct pmixsrv *pmixsrv_create(const struct pmixsrv_config *cfg, struct psrv *sr
         goto fail_global;
     }
     px->inited = true;
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
     if (register_job(px, cfg) < 0) {
         err = EIO;
         goto fail_global;
@@ -858,8 +862,14 @@ struct pmixsrv *pmixsrv_create(const struct pmixsrv_config *cfg, struct psrv *sr
             goto fail_global;
         }
     }
-    pxlog(px, PSRV_LOG_DEBUG, "PMIx: serving namespace %s (%d local ranks) from %s",
-          cfg->nspace, cfg->local_count, cfg->tmpdir);
+    struct timespec t2;
+    clock_gettime(CLOCK_MONOTONIC, &t2);
+    pxlog(px, PSRV_LOG_DEBUG,
+          "PMIx: serving namespace %s (%d local ranks) from %s; server init %.1f ms, "
+          "registration and fork env %.1f ms",
+          cfg->nspace, cfg->local_count, cfg->tmpdir,
+          (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6,
+          (t2.tv_sec - t1.tv_sec) * 1e3 + (t2.tv_nsec - t1.tv_nsec) / 1e6);
     return px;
 fail_global:
     pmixsrv_destroy(px);
