@@ -8,7 +8,8 @@
 # (tests/programs/pmix_client.c) with data collection, with direct modex and with the
 # not-supported calls; PMIx_Abort and a rank exiting without PMIx_Finalize (the step must
 # end with srun's stderr naming rank 1); MPICH hello with PMIx on (one plugin serves both);
-# PMIx off per job (LOOM_PMIX=0: no PMIX_* in the task env, PMI still served); and one
+# PMIx off per job (LOOM_PMIX=0: no PMIX_* in the task env, PMI still served) and per
+# cluster (mpi.conf LoomPMIx=no, shown by scontrol show config); and one
 # sbatch script running an MPICH and an Open MPI step under the same --mpi=loom; and Open
 # MPI hello/ring and the PMIx client under our mpiexec off Slurm (PMIx served by mpiexec).
 # Skips (77) without root, Slurm, the plugin or libpmix.
@@ -47,4 +48,23 @@ if [ -x "$prog/ompi_hello" ]; then
 fi
 mpiexec_ok "PMIx client under mpiexec -n 8" "pmix_client: 8 ranks, 3 rounds OK" -n 8 \
     "$prog/pmix_client" -v 200
+
+# mpi.conf LoomPMIx: shown by scontrol show config; =no turns PMIx off for every step.
+conf_shows() { # NAME VALUE
+    if timeout 20 scontrol show config 2>/dev/null | grep -Eq "^LoomPMIx *= *$2\$"; then
+        echo "PASS: $1"
+        npass=$((npass + 1))
+    else
+        echo "FAIL: $1: scontrol show config has no 'LoomPMIx = $2'"
+        nfail=$((nfail + 1))
+    fi
+}
+conf_shows "scontrol show config: LoomPMIx = yes by default" yes
+echo "LoomPMIx=no" >>"$cdir/c/mpi.conf"
+"$here/cluster.sh" reconfigure "$cdir/c" >/dev/null 2>&1
+sleep 1
+conf_shows "scontrol show config: LoomPMIx = no after mpi.conf LoomPMIx=no" no
+case_ok "mpi.conf LoomPMIx=no: no PMIx env" "pmix-env=0" --mpi="$mpi" -N 1 -n 1 \
+    sh -c 'echo "pmix-env=$(env | grep -c "^PMIX_RANK=")"'
+kv_loom "-n 16, LoomPMIx=no" 16 "$mpi" -N 1 -n 16
 finish
