@@ -163,7 +163,21 @@ void lpmix_dmdx_done(void *arg, uint64_t id, int rc, const void *data, size_t le
     pmixsrv_dmdx_done(g_px, id, rc, data, len, msg);
 }
 
+void lpmix_ns_done(void *arg, uint64_t id, int rc, const char *value)
+{
+    (void)arg;
+    pmixsrv_ns_done(g_px, id, rc, value);
+}
+
 #else /* !HAVE_PMIX: PMI-1/2 only */
+
+void lpmix_ns_done(void *arg, uint64_t id, int rc, const char *value)
+{
+    (void)arg;
+    (void)id;
+    (void)rc;
+    (void)value;
+}
 
 int lpmix_start(struct loop *lp, struct psrv *srv, const struct psrv_config *cfg,
                 const char *host, void (*log)(void *, enum psrv_log_level, const char *),

@@ -6,7 +6,7 @@
  *   behind these calls.  lpmix_start() after psrv_create(), on the loop's
  *   thread; lpmix_env() gives each rank's PMIX_* variables before its fork;
  *   lpmix_client_gone() when a rank's process is known to have ended;
- *   lpmix_stop() before psrv_destroy().  The three lpmix_* psrv callbacks
+ *   lpmix_stop() before psrv_destroy().  The four lpmix_* psrv callbacks
  *   go into the psrv_ops table (they ignore their arg).
  *   Built without libpmix, or with LOOM_PMIX=0 in mpiexec's environment,
  *   lpmix_start does nothing and the rest are no-ops: PMI-1/2 only.
@@ -39,5 +39,6 @@ void lpmix_dmdx_request(void *arg, uint64_t handle, int rank, const void *info,
                         size_t len);
 void lpmix_dmdx_done(void *arg, uint64_t id, int rc, const void *data, size_t len,
                      const char *msg);
+void lpmix_ns_done(void *arg, uint64_t id, int rc, const char *value);
 
 #endif /* LOOM_LAUNCHER_LPMIX_H */

@@ -1356,6 +1356,7 @@ static struct psrv *start_server_core(struct job *job, const struct psrv_config 
         .coll_done = lpmix_coll_done,
         .dmdx_request = lpmix_dmdx_request,
         .dmdx_done = lpmix_dmdx_done,
+        .ns_done = lpmix_ns_done,
     };
 
     return psrv_create(cfg, &ops, job);

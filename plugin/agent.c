@@ -294,6 +294,11 @@ static void op_dmdx_done(void *arg, uint64_t id, int rc, const void *data, size_
     pmixsrv_dmdx_done(((struct agent *)arg)->px, id, rc, data, len, msg);
 }
 
+static void op_ns_done(void *arg, uint64_t id, int rc, const char *value)
+{
+    pmixsrv_ns_done(((struct agent *)arg)->px, id, rc, value);
+}
+
 static void close_task_ends(struct agent *a);
 
 static void px_connected(void *arg, int client)
@@ -616,6 +621,7 @@ int loom_agent_start(struct loom_step *st)
         .coll_done = op_coll_done,
         .dmdx_request = op_dmdx_request,
         .dmdx_done = op_dmdx_done,
+        .ns_done = op_ns_done,
 #endif
     };
     int i, rc;

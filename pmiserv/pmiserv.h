@@ -114,6 +114,10 @@ struct psrv_ops {
      * (-ETIMEDOUT, -ECANCELED, or the serving node's error) and msg. */
     void (*dmdx_done)(void *arg, uint64_t id, int rc, const void *data, size_t len,
                       const char *msg);
+    /* Our psrv_ns_request `id` ended: rc 0 (value: the looked-up value for
+     * PSRV_NS_LOOKUP, else NULL), 1 (already published / not published),
+     * or another code (failure, timeout).  Called exactly once. */
+    void (*ns_done)(void *arg, uint64_t id, int rc, const char *value);
 };
 
 /* Create a server.  cfg's arrays are copied.  Returns NULL and sets errno
@@ -159,6 +163,14 @@ int psrv_dmdx_request(struct psrv *srv, uint64_t id, int rank, const void *info,
  * rc < 0.  Returns 0, -ENOENT for an unknown handle, or the send error. */
 int psrv_dmdx_reply(struct psrv *srv, uint64_t handle, int rc, const void *data,
                     size_t len);
+/* The job's name service (the one PMI-1/2 publish/lookup use, kept on
+ * node 0) for a host-side protocol: publish name=value, unpublish name,
+ * look name up.  The answer comes through ops->ns_done(id), possibly before
+ * this returns (node 0).  Bounded by cfg.fence_timeout_ms.  Returns 0 or
+ * -errno (then no callback comes). */
+enum { PSRV_NS_PUBLISH = 1, PSRV_NS_UNPUBLISH = 2, PSRV_NS_LOOKUP = 3 };
+int psrv_ns_request(struct psrv *srv, uint64_t id, int op, const char *name,
+                    const char *value);
 /* The job must end (e.g. a PMIx client called abort): ops->abort once, and
  * every node's waiting ranks and collectives fail, as for a PMI abort. */
 void psrv_abort(struct psrv *srv, int rank, int exitcode, const char *msg);

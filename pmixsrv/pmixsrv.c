@@ -39,6 +39,25 @@ enum job_type {
     J_FENCE,
     J_DMODEX,
     J_DMDX_ANSWER, /* libpmix answered a dmodex request we serve */
+    J_NS,          /* publish / unpublish / lookup: j->ns */
+};
+
+struct nsop; /* one publish/unpublish/lookup: one psrv_ns_request per key */
+struct nsitem {
+    struct nsop *op;
+    int idx;
+};
+struct nsop {
+    int op; /* PSRV_NS_* */
+    int n;
+    char **keys, **vals;
+    struct nsitem *items;
+    int pending, err;
+    pmix_op_cbfunc_t opcb;
+    pmix_lookup_cbfunc_t lcb;
+    void *cbdata;
+    pmix_pdata_t *pd; /* lookup answer, kept until destroy */
+    struct nsop *next;
 };
 
 struct job {
@@ -52,6 +71,7 @@ struct job {
     pmix_op_cbfunc_t opcb;
     pmix_modex_cbfunc_t mcb;
     void *cbdata;
+    struct nsop *ns; /* J_NS */
     struct job *next, *prev; /* queue, then pending list */
 };
 
@@ -71,6 +91,7 @@ struct pmixsrv {
     pthread_mutex_t mu;
     struct job *qhead, *qtail; /* from libpmix's thread */
     struct job *pending;       /* fences and dmodex requests in flight */
+    struct nsop *nsops;        /* name service operations, in flight or answered */
     bool inited;
 };
 
@@ -251,14 +272,143 @@ static void dmdx_answer(pmix_status_t status, char *data, size_t sz, void *cbdat
     (void)post(j);
 }
 
+static void nsop_free(struct nsop *o)
+{
+    if (!o)
+        return;
+    for (int i = 0; i < o->n; i++) {
+        free(o->keys ? o->keys[i] : NULL);
+        free(o->vals ? o->vals[i] : NULL);
+    }
+    free(o->keys);
+    free(o->vals);
+    free(o->items);
+    if (o->pd)
+        PMIX_PDATA_FREE(o->pd, (size_t)o->n);
+    free(o);
+}
+
+static struct nsop *nsop_new(int op, int n)
+{
+    struct nsop *o = calloc(1, sizeof(*o));
+    if (!o)
+        return NULL;
+    o->op = op;
+    o->n = n;
+    o->keys = calloc((size_t)n, sizeof(char *));
+    o->vals = calloc((size_t)n, sizeof(char *));
+    o->items = calloc((size_t)n, sizeof(*o->items));
+    if (!o->keys || !o->vals || !o->items) {
+        nsop_free(o);
+        return NULL;
+    }
+    return o;
+}
+
+static pmix_status_t post_ns(struct nsop *o)
+{
+    struct job *j = new_job(J_NS, NULL);
+    if (!j) {
+        nsop_free(o);
+        return PMIX_ERR_NOMEM;
+    }
+    j->ns = o;
+    return post(j);
+}
+
+/* PMIx keys of the form "pmix.*" in a publish are directives (range,
+ * persistence, ...), not data. */
+static bool directive(const char *key)
+{
+    return strncmp(key, "pmix.", 5) == 0;
+}
+
+static pmix_status_t up_publish(const pmix_proc_t *proc, const pmix_info_t info[],
+                                size_t ninfo, pmix_op_cbfunc_t cb, void *cbdata)
+{
+    int n = 0;
+    (void)proc;
+    for (size_t i = 0; i < ninfo; i++) {
+        if (directive(info[i].key))
+            continue;
+        if (info[i].value.type != PMIX_STRING || !info[i].value.data.string)
+            return PMIX_ERR_NOT_SUPPORTED; /* only string values are kept */
+        n++;
+    }
+    if (n == 0)
+        return PMIX_ERR_BAD_PARAM;
+    struct nsop *o = nsop_new(PSRV_NS_PUBLISH, n);
+    if (!o)
+        return PMIX_ERR_NOMEM;
+    for (size_t i = 0, k = 0; i < ninfo; i++) {
+        if (directive(info[i].key))
+            continue;
+        o->keys[k] = strdup(info[i].key);
+        o->vals[k] = strdup(info[i].value.data.string);
+        if (!o->keys[k] || !o->vals[k]) {
+            nsop_free(o);
+            return PMIX_ERR_NOMEM;
+        }
+        k++;
+    }
+    o->opcb = cb;
+    o->cbdata = cbdata;
+    return post_ns(o);
+}
+
+static pmix_status_t keys_op(int op, char **keys, pmix_op_cbfunc_t opcb,
+                             pmix_lookup_cbfunc_t lcb, void *cbdata)
+{
+    int n = 0;
+    while (keys && keys[n])
+        n++;
+    if (n == 0)
+        return PMIX_ERR_NOT_SUPPORTED; /* "everything this proc published" */
+    struct nsop *o = nsop_new(op, n);
+    if (!o)
+        return PMIX_ERR_NOMEM;
+    for (int i = 0; i < n; i++)
+        if (!(o->keys[i] = strdup(keys[i]))) {
+            nsop_free(o);
+            return PMIX_ERR_NOMEM;
+        }
+    o->opcb = opcb;
+    o->lcb = lcb;
+    o->cbdata = cbdata;
+    return post_ns(o);
+}
+
+static pmix_status_t up_lookup(const pmix_proc_t *proc, char **keys,
+                               const pmix_info_t info[], size_t ninfo,
+                               pmix_lookup_cbfunc_t cb, void *cbdata)
+{
+    (void)proc;
+    (void)info;
+    (void)ninfo; /* PMIX_WAIT is not supported: a missing key is not found */
+    return keys_op(PSRV_NS_LOOKUP, keys, NULL, cb, cbdata);
+}
+
+static pmix_status_t up_unpublish(const pmix_proc_t *proc, char **keys,
+                                  const pmix_info_t info[], size_t ninfo,
+                                  pmix_op_cbfunc_t cb, void *cbdata)
+{
+    (void)proc;
+    (void)info;
+    (void)ninfo;
+    return keys_op(PSRV_NS_UNPUBLISH, keys, cb, NULL, cbdata);
+}
+
 static pmix_server_module_t module = {
     .client_connected = up_connected,
     .client_finalized = up_finalized,
     .abort = up_abort,
     .fence_nb = up_fence,
     .direct_modex = up_dmodex,
-    /* publish, lookup, unpublish, spawn, connect, disconnect, ...: NULL,
-     * libpmix answers PMIX_ERR_NOT_SUPPORTED to the client at once. */
+    .publish = up_publish,
+    .lookup = up_lookup,
+    .unpublish = up_unpublish,
+    /* spawn, connect, disconnect, ...: NULL, libpmix answers
+     * PMIX_ERR_NOT_SUPPORTED to the client at once. */
 };
 
 /* ---- owner's thread ---------------------------------------------------- */
@@ -290,8 +440,11 @@ static struct job *pending_find(struct pmixsrv *px, uint64_t id)
     return NULL;
 }
 
+static void nsop_free(struct nsop *o);
+
 static void free_job(struct job *j)
 {
+    nsop_free(j->ns);
     free(j->data);
     free(j->msg);
     free(j);
@@ -320,6 +473,79 @@ static void modex_reply(pmix_modex_cbfunc_t cb, void *cbdata, pmix_status_t st,
 static int client_of(struct pmixsrv *px, int rank)
 {
     return rank >= 0 && rank < px->size ? px->client_of[rank] : -1;
+}
+
+/* Every key of o answered: answer libpmix. */
+static void ns_finish(struct pmixsrv *px, struct nsop *o)
+{
+    pmix_status_t st = o->err == 0   ? PMIX_SUCCESS
+                       : o->err == 1 ? (o->op == PSRV_NS_PUBLISH ? PMIX_ERR_DUPLICATE_KEY
+                                                                 : PMIX_ERR_NOT_FOUND)
+                                     : PMIX_ERROR;
+    if (o->op != PSRV_NS_LOOKUP) {
+        if (o->opcb)
+            o->opcb(st, o->cbdata);
+        return;
+    }
+    if (st != PMIX_SUCCESS) {
+        o->lcb(st, NULL, 0, o->cbdata);
+        return;
+    }
+    PMIX_PDATA_CREATE(o->pd, (size_t)o->n);
+    if (!o->pd) {
+        o->lcb(PMIX_ERR_NOMEM, NULL, 0, o->cbdata);
+        return;
+    }
+    for (int i = 0; i < o->n; i++) {
+        pmix_proc_t who;
+        PMIX_PROC_CONSTRUCT(&who);
+        snprintf(who.nspace, sizeof(who.nspace), "%s", px->nspace);
+        who.rank = PMIX_RANK_UNDEF; /* the publisher is not recorded */
+        PMIX_PDATA_LOAD(&o->pd[i], &who, o->keys[i], o->vals[i], PMIX_STRING);
+    }
+    o->lcb(PMIX_SUCCESS, o->pd, (size_t)o->n, o->cbdata);
+}
+
+void pmixsrv_ns_done(struct pmixsrv *px, uint64_t id, int rc, const char *value)
+{
+    if (!px)
+        return;
+    for (struct nsop *o = px->nsops; o; o = o->next) {
+        if (id < (uint64_t)(uintptr_t)o->items ||
+            id >= (uint64_t)(uintptr_t)(o->items + o->n) || o->pending <= 0)
+            continue;
+        struct nsitem *it = (struct nsitem *)(uintptr_t)id;
+        if (rc != 0 && o->err == 0)
+            o->err = rc;
+        if (rc == 0 && value && !o->vals[it->idx])
+            o->vals[it->idx] = strdup(value);
+        if (rc == 0 && o->op == PSRV_NS_LOOKUP && !o->vals[it->idx] && o->err == 0)
+            o->err = 2;
+        if (--o->pending == 0)
+            ns_finish(px, o);
+        return;
+    }
+}
+
+static void run_ns(struct pmixsrv *px, struct nsop *o)
+{
+    o->next = px->nsops;
+    px->nsops = o;
+    o->pending = o->n;
+    for (int i = 0; i < o->n; i++) {
+        o->items[i].op = o;
+        o->items[i].idx = i;
+    }
+    for (int i = 0; i < o->n && o->pending > 0; i++) {
+        int rc = psrv_ns_request(px->srv, (uint64_t)(uintptr_t)&o->items[i], o->op,
+                                 o->keys[i], o->vals[i]);
+        if (rc < 0) { /* no callback comes for this key */
+            if (o->err == 0)
+                o->err = 2;
+            if (--o->pending == 0)
+                ns_finish(px, o);
+        }
+    }
 }
 
 static void run(struct pmixsrv *px, struct job *j)
@@ -374,6 +600,10 @@ static void run(struct pmixsrv *px, struct job *j)
             break;
         }
         return; /* answered by pmixsrv_dmdx_done */
+    case J_NS:
+        run_ns(px, j->ns);
+        j->ns = NULL; /* on px->nsops now */
+        break;
     case J_DMDX_ANSWER:
         rc = psrv_dmdx_reply(px->srv, j->handle, j->status == PMIX_SUCCESS ? 0 : -EIO,
                              j->data, j->status == PMIX_SUCCESS ? j->len : 0);
@@ -907,6 +1137,11 @@ void pmixsrv_destroy(struct pmixsrv *px)
         struct job *j = px->pending;
         px->pending = j->next;
         free_job(j);
+    }
+    while (px->nsops) {
+        struct nsop *o = px->nsops;
+        px->nsops = o->next;
+        nsop_free(o);
     }
     for (int i = 0; px->env && i < px->local_count; i++) {
         for (char **e = px->env[i]; e && *e; e++)

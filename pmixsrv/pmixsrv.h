@@ -15,13 +15,17 @@
  *   pmixsrv_dispatch() on that, on the thread that owns the psrv; libpmix's
  *   completion callbacks are called from there.
  *
- *   The host forwards three psrv ops here: coll_done -> pmixsrv_coll_done,
- *   dmdx_request -> pmixsrv_dmdx_request, dmdx_done -> pmixsrv_dmdx_done.
+ *   The host forwards four psrv ops here: coll_done -> pmixsrv_coll_done,
+ *   dmdx_request -> pmixsrv_dmdx_request, dmdx_done -> pmixsrv_dmdx_done,
+ *   ns_done -> pmixsrv_ns_done.
  *
  *   Served: client connect/finalize, fence with and without data (only over
- *   the whole namespace), direct modex, abort (the job ends, rank named).
- *   Not supported (libpmix answers PMIX_ERR_NOT_SUPPORTED at once): spawn,
- *   connect/disconnect, publish/lookup/unpublish, fences over subsets.
+ *   the whole namespace), direct modex, abort (the job ends, rank named),
+ *   publish/lookup/unpublish of string values through the job's name
+ *   service (psrv_ns_request: shared with PMI-1/2 publish and lookup).
+ *   Not supported (PMIX_ERR_NOT_SUPPORTED at once): spawn, connect/disconnect,
+ *   fences over subsets, non-string published values, unpublish without
+ *   keys, lookup with PMIX_WAIT (a missing key is simply not found).
  *
  * Notes:
  *   - pmixsrv_create registers the namespace (job and node level info: sizes,
@@ -94,5 +98,6 @@ void pmixsrv_dmdx_request(struct pmixsrv *px, uint64_t handle, int rank,
                           const void *info, size_t len);
 void pmixsrv_dmdx_done(struct pmixsrv *px, uint64_t id, int rc, const void *data,
                        size_t len, const char *msg);
+void pmixsrv_ns_done(struct pmixsrv *px, uint64_t id, int rc, const char *value);
 
 #endif /* LOOM_PMIXSRV_H */

@@ -15,8 +15,11 @@
  *   dmodex   fence without data collection: remote gets go through direct modex
  *   abort    rank 1 (0 if alone) calls PMIx_Abort(7, "pmix_client rank R aborts on
  *            purpose") after the first fence; the others wait in a second fence
- *   unsup    every rank checks that PMIx_Publish and PMIx_Spawn return an error at once
+ *   unsup    every rank checks that PMIx_Spawn and PMIx_Connect return an error at once
  *            (not a hang), then runs the data rounds
+ *   publish  rank 0 publishes "loom-svc-N" (a string), every rank looks it up after a
+ *            fence; rank 0 unpublishes it; after a fence every lookup fails; then the
+ *            data rounds
  *   die      rank 1 (0 if alone) exits(3) before the first fence (no finalize)
  * -t: rank 0 also prints "fence_median_us=U" (median over the rounds of its fence time).
  *
@@ -184,7 +187,7 @@ int main(int argc, char **argv)
             timing = 1;
             break;
         default:
-            fprintf(stderr, "usage: pmix_client [-m data|dmodex|abort|unsup|die] [-r R] "
+            fprintf(stderr, "usage: pmix_client [-m data|dmodex|abort|unsup|publish|die] [-r R] "
                             "[-v BYTES] [-t]\n");
             return 2;
         }
@@ -204,13 +207,43 @@ int main(int argc, char **argv)
                 me.rank);
         exit(3);
     }
+    if (strcmp(mode, "publish") == 0) {
+        char svc[64], port[64];
+        snprintf(svc, sizeof(svc), "loom-svc-%d", nranks);
+        snprintf(port, sizeof(port), "port-of-%d-ranks", nranks);
+        if (me.rank == 0) {
+            pmix_info_t pi;
+            PMIX_INFO_CONSTRUCT(&pi);
+            PMIX_INFO_LOAD(&pi, svc, port, PMIX_STRING);
+            if ((st = PMIx_Publish(&pi, 1)) != PMIX_SUCCESS)
+                FAIL("PMIx_Publish: %s", PMIx_Error_string(st));
+            PMIX_INFO_DESTRUCT(&pi);
+        }
+        fence(0);
+        pmix_pdata_t pd;
+        PMIX_PDATA_CONSTRUCT(&pd);
+        PMIX_LOAD_KEY(pd.key, svc);
+        if ((st = PMIx_Lookup(&pd, 1, NULL, 0)) != PMIX_SUCCESS)
+            FAIL("PMIx_Lookup(%s): %s", svc, PMIx_Error_string(st));
+        if (pd.value.type != PMIX_STRING || strcmp(pd.value.data.string, port) != 0)
+            FAIL("PMIx_Lookup(%s) gave the wrong value", svc);
+        PMIX_PDATA_DESTRUCT(&pd);
+        fence(0);
+        if (me.rank == 0) {
+            char *keys[2] = {svc, NULL};
+            if ((st = PMIx_Unpublish(keys, NULL, 0)) != PMIX_SUCCESS)
+                FAIL("PMIx_Unpublish: %s", PMIx_Error_string(st));
+        }
+        fence(0);
+        PMIX_PDATA_CONSTRUCT(&pd);
+        PMIX_LOAD_KEY(pd.key, svc);
+        if (PMIx_Lookup(&pd, 1, NULL, 0) == PMIX_SUCCESS)
+            FAIL("PMIx_Lookup(%s) succeeded after unpublish", svc);
+        PMIX_PDATA_DESTRUCT(&pd);
+    }
     if (strcmp(mode, "unsup") == 0) {
-        pmix_info_t pi;
-        PMIX_INFO_CONSTRUCT(&pi);
-        PMIX_INFO_LOAD(&pi, "loom-test-key", "v", PMIX_STRING);
-        if (PMIx_Publish(&pi, 1) == PMIX_SUCCESS)
-            FAIL("PMIx_Publish succeeded, want an error");
-        PMIX_INFO_DESTRUCT(&pi);
+        if (PMIx_Connect(NULL, 0, NULL, 0) == PMIX_SUCCESS)
+            FAIL("PMIx_Connect succeeded, want an error");
         pmix_app_t app;
         pmix_nspace_t ns;
         PMIX_APP_CONSTRUCT(&app);

@@ -4,7 +4,7 @@
 # Contract: functions that add cases through lib.sh's case_ok / case_fail / skip_case:
 #   need_pmix               skip (77) unless the plugin serves PMIx (pmix_client built)
 #   ompi PROG N SUFFIX SRUN_ARGS...   Debian Open MPI hello/ring (tests/programs/ompi_*)
-#   pmixc MODE N SUFFIX SRUN_ARGS...  our PMIx client test in MODE (data|dmodex|unsup)
+#   pmixc MODE N SUFFIX SRUN_ARGS...  our PMIx client test in MODE (data|dmodex|unsup|publish)
 #   pmix_batch NODES SRUN_ARGS...     one sbatch script with an MPICH and an Open MPI
 #                           step under the same --mpi; asserts both OK lines
 # Open MPI runs with its defaults: under srun it needs no MCA setting here (64 ranks on

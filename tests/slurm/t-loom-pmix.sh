@@ -28,6 +28,7 @@ ompi ompi_ring 64 "-n 64" -N 1 -n 64
 pmixc data 16 "-n 16" -N 1 -n 16
 pmixc dmodex 16 "-n 16" -N 1 -n 16
 pmixc unsup 4 "-n 4" -N 1 -n 4
+pmixc publish 8 "-n 8" -N 1 -n 8
 case_fail "PMIx_Abort ends the step naming the rank" \
     "rank 1 called PMIx_Abort \(status 7\): pmix_client rank 1 aborts on purpose" \
     --mpi="$mpi" -N 1 -n 8 "$prog/pmix_client" -m abort

@@ -26,6 +26,7 @@ pmixc data 16 "-N 4 -n 16" -N 4 -n 16 --ntasks-per-node=4
 pmixc data 13 "-N 4 -n 13 plane=3" -N 4 -n 13 -m plane=3
 pmixc dmodex 16 "-N 4 -n 16 cyclic" -N 4 -n 16 --ntasks-per-node=4 -m cyclic
 pmixc unsup 4 "-N 4 -n 4" -N 4 -n 4 --ntasks-per-node=1
+pmixc publish 8 "-N 4 -n 8" -N 4 -n 8 --ntasks-per-node=2
 case_fail "PMIx_Abort on node 1 ends the step naming the rank (-N 4)" \
     "rank 1 called PMIx_Abort \(status 7\): pmix_client rank 1 aborts on purpose" \
     --mpi="$mpi" -N 4 -n 4 --ntasks-per-node=1 "$prog/pmix_client" -m abort

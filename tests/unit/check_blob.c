@@ -2,7 +2,8 @@
  * (services for the PMIx server mode), over the in-memory tree of fake_tree.c:
  * 7 nodes, tree width 2 and 3, messages in order, reordered and duplicated;
  * several epochs, queued local contributions, timeout, dead rank, broken link,
- * abort; requests routed across the tree, answered, failed, timed out, cancelled.
+ * abort; requests routed across the tree, answered, failed, timed out, cancelled;
+ * the name service used by a host-side protocol (psrv_ns_request).
  */
 #include <check.h>
 #include <errno.h>
@@ -370,6 +371,58 @@ START_TEST(dmdx_bad_message_dropped)
 }
 END_TEST
 
+/* ---- the name service for a host-side protocol (PMIx publish/lookup) ---- */
+
+START_TEST(ns_host_requests)
+{
+    struct ft *ft = job(2, 1000);
+    struct ft_node *n5 = &ft->nodes[5], *n3 = &ft->nodes[3], *n0 = &ft->nodes[0];
+
+    ck_assert_int_eq(psrv_ns_request(n5->srv, 1, PSRV_NS_PUBLISH, "svc", "port-a"), 0);
+    ck_assert_int_eq(n5->nns, 0); /* node 0 answers */
+    ft_run(ft, FT_RANDOM);
+    ck_assert_int_eq(n5->nns, 1);
+    ck_assert_uint_eq(n5->ns_id, 1);
+    ck_assert_int_eq(n5->ns_rc, 0);
+    /* lookup from another node, and on node 0 itself (answered at once) */
+    ck_assert_int_eq(psrv_ns_request(n3->srv, 2, PSRV_NS_LOOKUP, "svc", NULL), 0);
+    ft_run(ft, FT_FIFO);
+    ck_assert_int_eq(n3->ns_rc, 0);
+    ck_assert_str_eq(n3->ns_value, "port-a");
+    ck_assert_int_eq(psrv_ns_request(n0->srv, 3, PSRV_NS_LOOKUP, "svc", NULL), 0);
+    ck_assert_int_eq(n0->nns, 1);
+    ck_assert_str_eq(n0->ns_value, "port-a");
+    /* the same name twice, unpublish, then not found */
+    ck_assert_int_eq(psrv_ns_request(n3->srv, 4, PSRV_NS_PUBLISH, "svc", "port-b"), 0);
+    ft_run(ft, FT_FIFO);
+    ck_assert_int_eq(n3->ns_rc, 1);
+    ck_assert_int_eq(psrv_ns_request(n5->srv, 5, PSRV_NS_UNPUBLISH, "svc", NULL), 0);
+    ft_run(ft, FT_FIFO);
+    ck_assert_int_eq(n5->ns_rc, 0);
+    ck_assert_int_eq(psrv_ns_request(n3->srv, 6, PSRV_NS_LOOKUP, "svc", NULL), 0);
+    ft_run(ft, FT_FIFO);
+    ck_assert_int_eq(n3->ns_rc, 1);
+    ck_assert_str_eq(n3->ns_value, "(null)");
+    /* a request whose message is lost times out (one answer, rc != 0) */
+    ft->drop_count = 1;
+    ck_assert_int_eq(psrv_ns_request(n3->srv, 7, PSRV_NS_LOOKUP, "x", NULL), 0);
+    ft_run(ft, FT_FIFO);
+    int before = n3->nns;
+    ft_advance(ft, 1500);
+    ck_assert_int_eq(n3->nns, before + 1);
+    ck_assert_uint_eq(n3->ns_id, 7);
+    ck_assert_int_ne(n3->ns_rc, 0);
+    ck_assert_int_ne(n3->ns_rc, 1);
+    /* bad arguments */
+    ck_assert_int_eq(psrv_ns_request(n3->srv, 8, PSRV_NS_PUBLISH, "k", NULL), -EINVAL);
+    ck_assert_int_eq(psrv_ns_request(n3->srv, 8, 9, "k", "v"), -EINVAL);
+    ck_assert_int_eq(psrv_ns_request(n3->srv, 8, PSRV_NS_LOOKUP, "", NULL), -EINVAL);
+    int total;
+    ck_assert_int_eq(ft_first_abort(ft, &total), -1);
+    ft_destroy(ft);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("blob");
@@ -389,6 +442,7 @@ static Suite *suite(void)
     tcase_add_test(tc, dmdx_error_and_timeout);
     tcase_add_test(tc, dmdx_cancelled_by_abort);
     tcase_add_test(tc, dmdx_bad_message_dropped);
+    tcase_add_test(tc, ns_host_requests);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -128,6 +128,15 @@ static void cb_dmdx_done(void *arg, uint64_t id, int rc, const void *data, size_
     n->dmdx_len = len;
 }
 
+static void cb_ns_done(void *arg, uint64_t id, int rc, const char *value)
+{
+    struct ft_node *n = arg;
+    n->nns++;
+    n->ns_id = id;
+    n->ns_rc = rc;
+    snprintf(n->ns_value, sizeof(n->ns_value), "%s", value ? value : "(null)");
+}
+
 static const struct psrv_ops ops = {
     .client_send = cb_client_send,
     .tree_send = cb_tree_send,
@@ -137,6 +146,7 @@ static const struct psrv_ops ops = {
     .coll_done = cb_coll_done,
     .dmdx_request = cb_dmdx_request,
     .dmdx_done = cb_dmdx_done,
+    .ns_done = cb_ns_done,
 };
 
 struct ft *ft_create_cfg(int nnodes, int width, const int *rank_node, int size,

@@ -45,6 +45,10 @@ struct ft_node {
     int dmdx_rc;
     char *dmdx_data;
     size_t dmdx_len;
+    int nns; /* ops->ns_done: count and last answer */
+    uint64_t ns_id;
+    int ns_rc;
+    char ns_value[256];
 };
 
 struct ft_msg {
