@@ -2,7 +2,10 @@
  *
  * Notes:
  *   - The server's tmpdir is $TMPDIR (else /tmp)/loom-pmix.<jobid>.<node>,
- *     created here and removed by lpmix_stop (pmixsrv owns it).
+ *     created here and removed by lpmix_stop (pmixsrv owns it).  The jobid
+ *     starts with the pid of the front mpiexec; a proxy killed by a signal
+ *     cannot clean up, so lpmix_start removes our own such directories whose
+ *     mpiexec no longer exists.
  *   - Host names of other nodes are not known to a proxy: they are given as
  *     "node<k>"; locality comes from PMIX_LOCAL_PEERS, which is exact.
  *   - Open MPI 4.x recognises a direct launch only under the resource
@@ -16,10 +19,14 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <ftw.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lpmix.h"
@@ -42,6 +49,40 @@ static void on_pmix(struct loop *lp, struct loop_watch *w, int fd, int revents, 
     (void)revents;
     (void)arg;
     pmixsrv_dispatch(g_px);
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+/* Remove base/loom-pmix.<pid>.<n>.<node> of ours whose <pid> is gone. */
+static void sweep(const char *base)
+{
+    DIR *d = opendir(base);
+    struct dirent *e;
+
+    if (!d)
+        return;
+    while ((e = readdir(d))) {
+        long pid;
+        unsigned a, b;
+        char path[1200], tail;
+        struct stat st;
+        if (sscanf(e->d_name, "loom-pmix.%ld.%u.%u%c", &pid, &a, &b, &tail) != 3 ||
+            pid <= 1)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", base, e->d_name);
+        if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid())
+            continue;
+        if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+            nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    }
+    closedir(d);
 }
 
 int lpmix_start(struct loop *lp, struct psrv *srv, const struct psrv_config *cfg,
@@ -70,6 +111,7 @@ int lpmix_start(struct loop *lp, struct psrv *srv, const struct psrv_config *cfg
         if (!names[k])
             rc = -ENOMEM;
     }
+    sweep(tmp && *tmp ? tmp : "/tmp");
     snprintf(nspace, sizeof(nspace), "loom.%s", cfg->jobid);
     snprintf(tmpdir, sizeof(tmpdir), "%s/loom-pmix.%s.%d", tmp && *tmp ? tmp : "/tmp",
              cfg->jobid, cfg->nodeid);
