@@ -29,8 +29,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lpmix.h"
 #include "loop.h"
+#include "lpmix.h"
 
 #ifdef HAVE_PMIX
 #include "pmixsrv.h"

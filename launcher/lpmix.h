@@ -25,8 +25,8 @@ struct loop;
 /* host: this node's host name (NULL: gethostname).  Returns 0 (also when
  * PMIx is off) or -errno after a warning through log. */
 int lpmix_start(struct loop *lp, struct psrv *srv, const struct psrv_config *cfg,
-                const char *host, void (*log)(void *arg, enum psrv_log_level lvl,
-                                              const char *msg),
+                const char *host,
+                void (*log)(void *arg, enum psrv_log_level lvl, const char *msg),
                 void *log_arg);
 void lpmix_stop(void);
 /* NULL-terminated "NAME=value" list for local rank index idx, or NULL. */

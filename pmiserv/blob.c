@@ -35,10 +35,10 @@ struct heldup {
     struct heldup *next;
 };
 
-struct dreq { /* a direct-modex request: ours (out) or served here (in) */
-    uint64_t id;     /* out: the host's id; in: our handle */
-    uint64_t rid;    /* in: the origin's id */
-    int origin;      /* in: the origin node */
+struct dreq {     /* a direct-modex request: ours (out) or served here (in) */
+    uint64_t id;  /* out: the host's id; in: our handle */
+    uint64_t rid; /* in: the origin's id */
+    int origin;   /* in: the origin node */
     int rank;
     uint64_t deadline;
     struct dreq *next;
@@ -405,8 +405,11 @@ static void serve(struct psrv *s, int origin, uint64_t rid, int rank, const void
             pack_u64(&p, rid);
             pack_i32(&p, -ENOSYS);
             pack_bytes(&p, NULL, 0);
-            struct msg m = {.type = MSG_DMDX_RESP, .origin = s->cfg.nodeid, .dest = origin,
-                            .payload = p.buf, .len = p.len};
+            struct msg m = {.type = MSG_DMDX_RESP,
+                            .origin = s->cfg.nodeid,
+                            .dest = origin,
+                            .payload = p.buf,
+                            .len = p.len};
             (void)route(s, origin, &m);
             pack_free(&p);
         }
@@ -444,16 +447,18 @@ int psrv_dmdx_request(struct psrv *s, uint64_t id, int rank, const void *info, s
     d->id = id;
     d->rank = rank;
     d->origin = s->cfg.nodeid;
-    d->deadline = s->cfg.fence_timeout_ms > 0
-                      ? srv_now(s) + (uint64_t)s->cfg.fence_timeout_ms
-                      : 0;
+    d->deadline =
+        s->cfg.fence_timeout_ms > 0 ? srv_now(s) + (uint64_t)s->cfg.fence_timeout_ms : 0;
     struct pack p;
     pack_init(&p);
     pack_u64(&p, id);
     pack_i32(&p, rank);
     pack_bytes(&p, info, len);
-    struct msg m = {.type = MSG_DMDX_REQ, .origin = s->cfg.nodeid, .dest = node,
-                    .payload = p.buf, .len = p.len};
+    struct msg m = {.type = MSG_DMDX_REQ,
+                    .origin = s->cfg.nodeid,
+                    .dest = node,
+                    .payload = p.buf,
+                    .len = p.len};
     int rc = pack_error(&p) ? -ENOMEM : route(s, node, &m);
     pack_free(&p);
     if (rc < 0) {
@@ -490,8 +495,11 @@ int psrv_dmdx_reply(struct psrv *s, uint64_t handle, int rc, const void *data, s
     pack_u64(&p, d->rid);
     pack_i32(&p, rc);
     pack_bytes(&p, data, len);
-    struct msg m = {.type = MSG_DMDX_RESP, .origin = s->cfg.nodeid, .dest = d->origin,
-                    .payload = p.buf, .len = p.len};
+    struct msg m = {.type = MSG_DMDX_RESP,
+                    .origin = s->cfg.nodeid,
+                    .dest = d->origin,
+                    .payload = p.buf,
+                    .len = p.len};
     int r = pack_error(&p) ? -ENOMEM : route(s, d->origin, &m);
     pack_free(&p);
     free(d);
@@ -660,8 +668,8 @@ int blob_tick(struct psrv *s, uint64_t now)
     }
     if (now >= b->deadline) {
         char text[400];
-        int n = snprintf(text, sizeof(text), "collective %u timed out on node %d", b->epoch,
-                         s->cfg.nodeid);
+        int n = snprintf(text, sizeof(text), "collective %u timed out on node %d",
+                         b->epoch, s->cfg.nodeid);
         if (!b->local_in)
             n += snprintf(text + n, sizeof(text) - (size_t)n,
                           "; not every local rank entered it");
@@ -671,8 +679,8 @@ int blob_tick(struct psrv *s, uint64_t now)
                               k++ ? " %d" : "; no contribution from child node(s): %d",
                               s->children[i]);
         if (b->up_sent && n < (int)sizeof(text) - 40)
-            snprintf(text + n, sizeof(text) - (size_t)n, "; no answer from parent node %d",
-                     s->parent);
+            snprintf(text + n, sizeof(text) - (size_t)n,
+                     "; no answer from parent node %d", s->parent);
         blob_fail(s, -1, text);
         return -1;
     }

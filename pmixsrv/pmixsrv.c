@@ -71,7 +71,7 @@ struct job {
     pmix_op_cbfunc_t opcb;
     pmix_modex_cbfunc_t mcb;
     void *cbdata;
-    struct nsop *ns; /* J_NS */
+    struct nsop *ns;         /* J_NS */
     struct job *next, *prev; /* queue, then pending list */
 };
 
@@ -210,7 +210,8 @@ static bool whole_job(const pmix_proc_t procs[], size_t nprocs)
     if (nprocs != (size_t)px->size)
         return false;
     for (size_t i = 0; i < nprocs; i++)
-        if (procs[i].rank == PMIX_RANK_WILDCARD || procs[i].rank >= (pmix_rank_t)px->size ||
+        if (procs[i].rank == PMIX_RANK_WILDCARD ||
+            procs[i].rank >= (pmix_rank_t)px->size ||
             strncmp(procs[i].nspace, px->nspace, PMIX_MAX_NSLEN) != 0)
             return false;
     /* n distinct ranks of 0..n-1: the whole job (duplicates would be odd). */
@@ -676,9 +677,9 @@ void pmixsrv_dmdx_done(struct pmixsrv *px, uint64_t id, int rc, const void *data
         pxlog(px, PSRV_LOG_WARN, "PMIx: direct modex for rank %d failed: %s", j->rank,
               msg ? msg : strerror(-rc));
     modex_reply(j->mcb, j->cbdata,
-                rc == 0           ? PMIX_SUCCESS
+                rc == 0            ? PMIX_SUCCESS
                 : rc == -ETIMEDOUT ? PMIX_ERR_TIMEOUT
-                                  : PMIX_ERROR,
+                                   : PMIX_ERROR,
                 data, len);
     free_job(j);
 }
@@ -749,7 +750,8 @@ struct sbuf {
     bool oom;
 };
 
-static void sb_add(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_add(struct sbuf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 static void sb_add(struct sbuf *b, const char *fmt, ...)
 {
     va_list ap;
@@ -921,7 +923,8 @@ static int register_job(struct pmixsrv *px, const struct pmixsrv_config *cfg)
         if ((rc = proc_data(px, cfg, r, app_ldr, local_idx, &info[ninfo++])) < 0)
             goto out;
 
-    struct waiter w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 1, PMIX_SUCCESS};
+    struct waiter w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 1,
+                       PMIX_SUCCESS};
     st = PMIx_server_register_nspace(cfg->nspace, cfg->local_count, info, ninfo, op_done,
                                      &w);
     if (st == PMIX_OPERATION_SUCCEEDED)

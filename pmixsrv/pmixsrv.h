@@ -47,9 +47,9 @@
 struct pmixsrv;
 
 struct pmixsrv_config {
-    const char *nspace;            /* namespace, e.g. "loom.<job>.<step>" */
-    const char *jobid;             /* PMIX_JOBID */
-    int size, nnodes, nodeid;      /* as struct psrv_config */
+    const char *nspace;       /* namespace, e.g. "loom.<job>.<step>" */
+    const char *jobid;        /* PMIX_JOBID */
+    int size, nnodes, nodeid; /* as struct psrv_config */
     int local_count;
     const int *local_ranks;        /* [local_count] */
     const int *rank_node;          /* [size] */
@@ -94,8 +94,8 @@ char *const *pmixsrv_task_env(const struct pmixsrv *px, int client);
 /* psrv ops forwarded by the host. */
 void pmixsrv_coll_done(struct pmixsrv *px, uint64_t id, int rc, const void *data,
                        size_t len, const char *msg);
-void pmixsrv_dmdx_request(struct pmixsrv *px, uint64_t handle, int rank,
-                          const void *info, size_t len);
+void pmixsrv_dmdx_request(struct pmixsrv *px, uint64_t handle, int rank, const void *info,
+                          size_t len);
 void pmixsrv_dmdx_done(struct pmixsrv *px, uint64_t id, int rc, const void *data,
                        size_t len, const char *msg);
 void pmixsrv_ns_done(struct pmixsrv *px, uint64_t id, int rc, const char *value);

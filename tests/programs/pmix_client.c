@@ -187,8 +187,9 @@ int main(int argc, char **argv)
             timing = 1;
             break;
         default:
-            fprintf(stderr, "usage: pmix_client [-m data|dmodex|abort|unsup|publish|die] [-r R] "
-                            "[-v BYTES] [-t]\n");
+            fprintf(stderr,
+                    "usage: pmix_client [-m data|dmodex|abort|unsup|publish|die] [-r R] "
+                    "[-v BYTES] [-t]\n");
             return 2;
         }
     }

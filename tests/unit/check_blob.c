@@ -32,7 +32,8 @@ static void contribute(struct ft *ft, int node, int epoch)
     char blob[32];
     int n = snprintf(blob, sizeof(blob), "[e%d n%d]", epoch, node);
     ck_assert_int_eq(psrv_coll_contribute(ft->nodes[node].srv,
-                                          (uint64_t)(100 * epoch + node), blob, (size_t)n),
+                                          (uint64_t)(100 * epoch + node), blob,
+                                          (size_t)n),
                      0);
 }
 
@@ -51,8 +52,8 @@ static void check_coll(struct ft *ft, int epoch)
             char *p = strstr(n->coll_data, blob);
             ck_assert_msg(p != NULL, "node %d: blob of node %d missing in %s", k, j,
                           n->coll_data);
-            ck_assert_msg(strstr(p + 1, blob) == NULL, "node %d: blob of node %d twice", k,
-                          j);
+            ck_assert_msg(strstr(p + 1, blob) == NULL, "node %d: blob of node %d twice",
+                          k, j);
         }
         ck_assert_uint_eq(n->coll_len, want);
     }
@@ -183,8 +184,9 @@ START_TEST(coll_timeout_fails_everywhere)
     /* Node 5 never contributed (so it never started the epoch): its parent
      * reports first, naming it, and that text reaches every node. */
     for (int k = 0; k < NNODES; k++)
-        ck_assert_msg(strstr(ft->nodes[k].abort_msg, "collective 0 timed out on node 2; "
-                                                     "no contribution from child node(s): 5"),
+        ck_assert_msg(strstr(ft->nodes[k].abort_msg,
+                             "collective 0 timed out on node 2; "
+                             "no contribution from child node(s): 5"),
                       "node %d: abort message: %s", k, ft->nodes[k].abort_msg);
     /* Later contributions are answered at once with an error. */
     contribute(ft, 5, 0);
@@ -314,9 +316,8 @@ START_TEST(dmdx_error_and_timeout)
     ck_assert_int_eq(ft->nodes[6].ndreq, 2);
     /* The first gets an error answer, the second none: it times out. */
     int i = ft->nodes[6].dreq_rank[0] == 12 ? 0 : 1;
-    ck_assert_int_eq(psrv_dmdx_reply(ft->nodes[6].srv, ft->nodes[6].dreq_handle[i], -EIO,
-                                     NULL, 0),
-                     0);
+    ck_assert_int_eq(
+        psrv_dmdx_reply(ft->nodes[6].srv, ft->nodes[6].dreq_handle[i], -EIO, NULL, 0), 0);
     ft_run(ft, FT_FIFO);
     ck_assert_int_eq(ft->nodes[3].ndmdx, 1);
     ck_assert_int_eq(ft->nodes[3].dmdx_rc, -EIO);
@@ -325,9 +326,9 @@ START_TEST(dmdx_error_and_timeout)
     ck_assert_int_eq(ft->nodes[4].ndmdx, 1);
     ck_assert_int_eq(ft->nodes[4].dmdx_rc, -ETIMEDOUT);
     /* A late answer is dropped, not delivered twice. */
-    ck_assert_int_eq(psrv_dmdx_reply(ft->nodes[6].srv, ft->nodes[6].dreq_handle[1 - i], 0,
-                                     "late", 4),
-                     0);
+    ck_assert_int_eq(
+        psrv_dmdx_reply(ft->nodes[6].srv, ft->nodes[6].dreq_handle[1 - i], 0, "late", 4),
+        0);
     ft_run(ft, FT_FIFO);
     ck_assert_int_eq(ft->nodes[4].ndmdx, 1);
     /* Bad arguments. */
@@ -361,7 +362,8 @@ START_TEST(dmdx_bad_message_dropped)
     ck_assert_int_eq(ft->nq, 1);
     /* Corrupt the rank field (after u64 id) to 13 (node 6) while dest stays 2. */
     unsigned char *b = ft->q[0].buf;
-    size_t hdr = 1 + 1 + 1 + 4 + 4 + 4 + 4 + 4; /* magic ver type epoch from origin dest len */
+    size_t hdr =
+        1 + 1 + 1 + 4 + 4 + 4 + 4 + 4; /* magic ver type epoch from origin dest len */
     b[hdr + 8 + 3] = 13;
     ft_run(ft, FT_FIFO);
     ck_assert_int_eq(ft->nodes[2].ndreq, 0);
