@@ -379,7 +379,8 @@ static int start_pmix(struct agent *a)
         .anl_map = psrv_process_mapping(st->rank_node, st->size, map, sizeof(map)) >= 0
                        ? map
                        : NULL,
-        .log_level = st->conf.trace ? PSRV_LOG_TRACE : (enum psrv_log_level)st->conf.debug,
+        .log_level =
+            st->conf.trace ? PSRV_LOG_TRACE : (enum psrv_log_level)st->conf.debug,
     };
     if (!(a->px = pmixsrv_create(&pc, a->srv, &ops, a))) {
         int rc = -errno;

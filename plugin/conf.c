@@ -30,9 +30,12 @@
 struct loom_conf loom_conf;
 
 static s_p_options_t loom_options[] = {
-    {"LoomTreeWidth", S_P_UINT32},      {"LoomFenceTimeout", S_P_UINT32},
-    {"LoomConnectTimeout", S_P_UINT32}, {"LoomDebug", S_P_STRING},
-    {"LoomTrace", S_P_BOOLEAN},         {"LoomPMIx", S_P_BOOLEAN},
+    {"LoomTreeWidth", S_P_UINT32},
+    {"LoomFenceTimeout", S_P_UINT32},
+    {"LoomConnectTimeout", S_P_UINT32},
+    {"LoomDebug", S_P_STRING},
+    {"LoomTrace", S_P_BOOLEAN},
+    {"LoomPMIx", S_P_BOOLEAN},
     {NULL},
 };
 

@@ -176,7 +176,9 @@ int loom_setup_stepd(struct loom_step *st, const void *jobv, char ***env)
     }
 
     if (st->conf.pmix)
-        node_names(st, het ? job->het_job_node_list : msg ? msg->complete_nodelist : NULL);
+        node_names(st, het   ? job->het_job_node_list
+                       : msg ? msg->complete_nodelist
+                             : NULL);
 
     if (st->nnodes > 1) {
         const char *port = getenvp(*env, LOOM_ENV_RDV_PORT);

@@ -229,7 +229,8 @@ static int on_resp(struct psrv *s, const struct msg *m)
             struct hreq *h = *pp;
             *pp = h->next;
             if (s->ops.ns_done)
-                s->ops.ns_done(s->arg, h->id, prc, prc == 0 && op == NS_LOOKUP ? port : NULL);
+                s->ops.ns_done(s->arg, h->id, prc,
+                               prc == 0 && op == NS_LOOKUP ? port : NULL);
             free(h);
         }
         free(port);
