@@ -69,6 +69,7 @@
 #include "iofwd.h"
 #include "log.h"
 #include "loop.h"
+#include "lpmix.h"
 #include "pack.h"
 #include "pmiserv.h"
 #include "slurm.h"
@@ -337,6 +338,7 @@ static void tell_gone(struct rank *r)
     if (r->gone_pending) {
         r->gone_pending = false;
         psrv_client_gone(r->job->srv, r->idx);
+        lpmix_client_gone(r->idx);
     }
 }
 
@@ -1045,6 +1047,8 @@ static int launch(struct job *job, struct mpx_bind *binder)
             env.n = base;
             for (int k = 0; k < 6; k++)
                 env.v[env.n++] = vars[k];
+            for (char *const *xv = lpmix_env(r->idx); xv && *xv; xv++)
+                (void)env_set(&env, *xv);
             env.v[env.n] = NULL;
 
             if (binder) {
@@ -1349,6 +1353,10 @@ static struct psrv *start_server_core(struct job *job, const struct psrv_config 
         .abort = op_abort,
         .log = op_log,
         .now_ms = NULL,
+        .coll_done = lpmix_coll_done,
+        .dmdx_request = lpmix_dmdx_request,
+        .dmdx_done = lpmix_dmdx_done,
+        .ns_done = lpmix_ns_done,
     };
 
     return psrv_create(cfg, &ops, job);
@@ -1423,6 +1431,8 @@ static int run_ranks(struct job *job, const int *rank_node, int nnodes, int node
         .log_level = (enum psrv_log_level)job->pmi_level,
     };
     job->srv = start_server_core(job, &cfg);
+    if (job->srv)
+        (void)lpmix_start(job->lp, job->srv, &cfg, job->host, op_log, job);
     free(local);
     free(node);
     free(appnum);
@@ -1488,6 +1498,7 @@ static int run_ranks(struct job *job, const int *rank_node, int nnodes, int node
         for (int k = 0; k < 2; k++)
             iobuf_free(&job->ranks[i].out[k].fwd.part);
     }
+    lpmix_stop();
     psrv_destroy(job->srv);
     job->srv = NULL;
     loop_destroy(job->lp);

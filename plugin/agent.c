@@ -26,6 +26,14 @@
  *     LoomConnectTimeout, fences by LoomFenceTimeout (psrv_tick through the
  *     loop's prepare hook).
  *   - A slurmstepd serves one step, hence one global agent (g_agent).
+ *   - PMIx (LoomPMIx=yes, built --with-pmix): loom_agent_start also starts
+ *     libpmix's server (pmixsrv/) beside the psrv, in a tmpdir of its own
+ *     (SlurmdSpoolDir, else /tmp: loom-pmix.<job>.<step>.<node>), before the tasks
+ *     fork; its eventfd is one more watch of the loop, psrv's blob
+ *     collective and direct-modex ops are forwarded to it, and a PMIx client
+ *     connecting counts as "every task forked" like a first PMI byte.
+ *     PMIx abort, fence timeout and dead ranks end the step through the same
+ *     psrv abort -> kill_step path.
  */
 
 #include "slurm_glue.h"
@@ -42,6 +50,9 @@
 #include "loom_plugin.h"
 #include "loop.h"
 #include "pmiserv.h"
+#ifdef LOOM_WITH_PMIX
+#include "pmixsrv.h"
+#endif
 #ifndef LOOM_PLUGIN_NO_TREENET
 #include "treenet.h"
 #endif
@@ -62,6 +73,10 @@ struct agent {
     struct psrv *srv;
 #ifndef LOOM_PLUGIN_NO_TREENET
     struct treenet *tn;
+#endif
+#ifdef LOOM_WITH_PMIX
+    struct pmixsrv *px;
+    struct loop_watch *pxw;
 #endif
     struct client *cl;
     pthread_t thr;
@@ -260,6 +275,124 @@ static void op_log(void *arg, enum psrv_log_level level, const char *msg)
              msg);
 }
 
+#ifdef LOOM_WITH_PMIX
+static void op_coll_done(void *arg, uint64_t id, int rc, const void *data, size_t len,
+                         const char *msg)
+{
+    pmixsrv_coll_done(((struct agent *)arg)->px, id, rc, data, len, msg);
+}
+
+static void op_dmdx_request(void *arg, uint64_t handle, int rank, const void *info,
+                            size_t len)
+{
+    pmixsrv_dmdx_request(((struct agent *)arg)->px, handle, rank, info, len);
+}
+
+static void op_dmdx_done(void *arg, uint64_t id, int rc, const void *data, size_t len,
+                         const char *msg)
+{
+    pmixsrv_dmdx_done(((struct agent *)arg)->px, id, rc, data, len, msg);
+}
+
+static void op_ns_done(void *arg, uint64_t id, int rc, const char *value)
+{
+    pmixsrv_ns_done(((struct agent *)arg)->px, id, rc, value);
+}
+
+static void close_task_ends(struct agent *a);
+
+static void px_connected(void *arg, int client)
+{
+    (void)client;
+    close_task_ends(arg); /* a task runs: Slurm has forked them all */
+}
+
+static void on_pmix(struct loop *lp, struct loop_watch *w, int fd, int revents, void *arg)
+{
+    struct agent *a = arg;
+    (void)lp;
+    (void)w;
+    (void)fd;
+    (void)revents;
+    a->in_psrv = 1;
+    pmixsrv_dispatch(a->px);
+    a->in_psrv = 0;
+}
+
+/* The slurmd's spool directory with %n (node name) and %h (host name)
+ * expanded, as slurmd itself does; /tmp if that is not writable. */
+static void spool_dir(struct loom_step *st, char *out, size_t len)
+{
+    const char *p = slurm_conf.slurmd_spooldir;
+    char host[256] = "";
+    size_t n = 0;
+
+    gethostname(host, sizeof(host) - 1);
+    for (; p && *p && n + 1 < len; p++) {
+        const char *sub = NULL;
+        if (p[0] == '%' && p[1] == 'n')
+            sub = st->node_names ? st->node_names[st->nodeid] : host;
+        else if (p[0] == '%' && p[1] == 'h')
+            sub = host;
+        if (sub) {
+            n += (size_t)snprintf(out + n, len - n, "%s", sub);
+            if (n >= len)
+                n = len - 1;
+            p++;
+            continue;
+        }
+        out[n++] = *p;
+    }
+    out[n] = '\0';
+    if (!n || access(out, W_OK) < 0)
+        snprintf(out, len, "/tmp");
+}
+
+/* Start libpmix's server for this step.  0, or -errno (logged). */
+static int start_pmix(struct agent *a)
+{
+    struct loom_step *st = a->st;
+    static const struct pmixsrv_ops ops = {
+        .log = op_log,
+        .client_connected = px_connected,
+    };
+    char nspace[128], tmpdir[1024], map[1100], base[900];
+
+    spool_dir(st, base, sizeof(base));
+    snprintf(nspace, sizeof(nspace), "loom.%s", st->jobid);
+    snprintf(tmpdir, sizeof(tmpdir), "%s/loom-pmix.%s.%d", base, st->jobid, st->nodeid);
+    struct pmixsrv_config pc = {
+        .nspace = nspace,
+        .jobid = st->jobid,
+        .size = st->size,
+        .nnodes = st->nnodes,
+        .nodeid = st->nodeid,
+        .local_count = st->local_count,
+        .local_ranks = st->local_ranks,
+        .rank_node = st->rank_node,
+        .rank_appnum = st->rank_appnum,
+        .node_names = (const char *const *)st->node_names,
+        .universe_size = st->size,
+        .uid = st->uid,
+        .gid = st->gid,
+        .tmpdir = tmpdir,
+        .anl_map = psrv_process_mapping(st->rank_node, st->size, map, sizeof(map)) >= 0
+                       ? map
+                       : NULL,
+        .log_level =
+            st->conf.trace ? PSRV_LOG_TRACE : (enum psrv_log_level)st->conf.debug,
+    };
+    if (!(a->px = pmixsrv_create(&pc, a->srv, &ops, a))) {
+        int rc = -errno;
+        error("%s: step %s: cannot start the PMIx server: %s", loom_plugin_tag, st->jobid,
+              strerror(errno));
+        return rc;
+    }
+    a->pxw = loop_watch_add(a->lp, pmixsrv_fd(a->px), LOOP_READ, on_pmix, a);
+    return a->pxw ? 0 : -ENOMEM;
+}
+#endif
+
 /* ---- loop callbacks ------------------------------------------------------ */
 
 static void on_client(struct loop *lp, struct loop_watch *w, int fd, int revents,
@@ -294,6 +427,10 @@ static void on_client(struct loop *lp, struct loop_watch *w, int fd, int revents
         client_close(c);
         a->in_psrv = 1;
         psrv_client_gone(a->srv, c->idx);
+#ifdef LOOM_WITH_PMIX
+        if (!step_ending(a))
+            pmixsrv_client_gone(a->px, c->idx);
+#endif
         a->in_psrv = 0;
         return;
     }
@@ -453,6 +590,11 @@ static void agent_free(struct agent *a)
     for (i = 0; a->cl && i < a->st->local_count; i++)
         if (a->cl[i].w || a->cl[i].fd >= 0)
             client_close(&a->cl[i]);
+#ifdef LOOM_WITH_PMIX
+    if (a->pxw)
+        loop_watch_remove(a->lp, a->pxw);
+    pmixsrv_destroy(a->px); /* before the psrv it drives */
+#endif
 #ifndef LOOM_PLUGIN_NO_TREENET
     if (a->tn)
         treenet_destroy(a->tn);
@@ -476,6 +618,12 @@ int loom_agent_start(struct loom_step *st)
         .abort = op_abort,
         .log = op_log,
         .now_ms = NULL,
+#ifdef LOOM_WITH_PMIX
+        .coll_done = op_coll_done,
+        .dmdx_request = op_dmdx_request,
+        .dmdx_done = op_dmdx_done,
+        .ns_done = op_ns_done,
+#endif
     };
     int i, rc;
 
@@ -532,12 +680,16 @@ int loom_agent_start(struct loom_step *st)
         }
     }
     loop_set_prepare(a->lp, on_prepare, a);
+#ifdef LOOM_WITH_PMIX
+    if (st->conf.pmix && (rc = start_pmix(a)) < 0)
+        goto fail;
+#endif
     if (st->conf.debug >= PSRV_LOG_INFO || st->conf.trace)
         info("%s: step %s: node %d of %d, %d of %d ranks here, tree width %u, "
-             "fence timeout %u s%s",
+             "fence timeout %u s%s%s",
              loom_plugin_tag, st->jobid, st->nodeid, st->nnodes, st->local_count,
              st->size, st->conf.tree_width, st->conf.fence_timeout_s,
-             st->conf.trace ? ", tracing PMI" : "");
+             st->conf.pmix ? ", PMIx" : "", st->conf.trace ? ", tracing PMI" : "");
 
     g_agent = a;
     if ((rc = pthread_create(&a->thr, NULL, agent_main, a)) != 0) {
@@ -562,6 +714,16 @@ fail:
 struct loom_step *loom_agent_step(void)
 {
     return g_agent ? g_agent->st : NULL;
+}
+
+char *const *loom_agent_pmix_env(int ltaskid)
+{
+#ifdef LOOM_WITH_PMIX
+    return g_agent && g_agent->px ? pmixsrv_task_env(g_agent->px, ltaskid) : NULL;
+#else
+    (void)ltaskid;
+    return NULL;
+#endif
 }
 
 void loom_agent_stop(void)

@@ -9,6 +9,8 @@
  *     LoomConnectTimeout=S   seconds for the rendezvous and the tree links (60)
  *     LoomDebug=LEVEL        error|warn|info|debug|trace or 0-4 (default warn)
  *     LoomTrace=yes|no       log every PMI request and reply (default no)
+ *     LoomPMIx=yes|no        also serve PMIx (OpenPMIx server library) beside PMI-1/2
+ *                            (default yes when built --with-pmix; always no without)
  *   mpi_p_conf_options / conf_set / conf_get / conf_get_printable implement
  *   Slurm's four conf hooks over the global struct loom_conf.
  *
@@ -28,9 +30,13 @@
 struct loom_conf loom_conf;
 
 static s_p_options_t loom_options[] = {
-    {"LoomTreeWidth", S_P_UINT32},      {"LoomFenceTimeout", S_P_UINT32},
-    {"LoomConnectTimeout", S_P_UINT32}, {"LoomDebug", S_P_STRING},
-    {"LoomTrace", S_P_BOOLEAN},         {NULL},
+    {"LoomTreeWidth", S_P_UINT32},
+    {"LoomFenceTimeout", S_P_UINT32},
+    {"LoomConnectTimeout", S_P_UINT32},
+    {"LoomDebug", S_P_STRING},
+    {"LoomTrace", S_P_BOOLEAN},
+    {"LoomPMIx", S_P_BOOLEAN},
+    {NULL},
 };
 
 void loom_conf_reset(void)
@@ -40,6 +46,7 @@ void loom_conf_reset(void)
     loom_conf.connect_timeout_s = LOOM_DEFAULT_CONNECT_TIMEOUT;
     loom_conf.debug = LOOM_DEFAULT_DEBUG;
     loom_conf.trace = 0;
+    loom_conf.pmix = LOOM_DEFAULT_PMIX;
 }
 
 LOOM_EXPORT void mpi_p_conf_options(s_p_options_t **full_options, int *full_opt_cnt);
@@ -83,6 +90,12 @@ LOOM_EXPORT void mpi_p_conf_set(s_p_hashtbl_t *tbl)
     }
     if (s_p_get_boolean(&b, "LoomTrace", tbl))
         loom_conf.trace = b;
+    if (s_p_get_boolean(&b, "LoomPMIx", tbl)) {
+        loom_conf.pmix = b && LOOM_DEFAULT_PMIX;
+        if (b && !LOOM_DEFAULT_PMIX)
+            error("%s: mpi.conf: LoomPMIx=yes but this plugin was built without PMIx",
+                  loom_plugin_tag);
+    }
 }
 
 LOOM_EXPORT s_p_hashtbl_t *mpi_p_conf_get(void)
@@ -101,6 +114,7 @@ LOOM_EXPORT s_p_hashtbl_t *mpi_p_conf_get(void)
     xfree(v);
     s_p_parse_pair(tbl, "LoomDebug", (char *)loom_log_level_name(loom_conf.debug));
     s_p_parse_pair(tbl, "LoomTrace", loom_conf.trace ? "yes" : "no");
+    s_p_parse_pair(tbl, "LoomPMIx", loom_conf.pmix ? "yes" : "no");
     return tbl;
 }
 
@@ -119,6 +133,7 @@ LOOM_EXPORT List mpi_p_conf_get_printable(void)
     add_pair(l, "LoomConnectTimeout", xstrdup_printf("%u", loom_conf.connect_timeout_s));
     add_pair(l, "LoomDebug", xstrdup(loom_log_level_name(loom_conf.debug)));
     add_pair(l, "LoomFenceTimeout", xstrdup_printf("%u", loom_conf.fence_timeout_s));
+    add_pair(l, "LoomPMIx", xstrdup(loom_conf.pmix ? "yes" : "no"));
     add_pair(l, "LoomTrace", xstrdup(loom_conf.trace ? "yes" : "no"));
     add_pair(l, "LoomTreeWidth", xstrdup_printf("%u", loom_conf.tree_width));
     return l;

@@ -33,6 +33,7 @@
 #define LOOM_ENV_DEBUG "LOOM_PMI_DEBUG"             /* log level name or 0-4 */
 #define LOOM_ENV_FENCE_TIMEOUT "LOOM_FENCE_TIMEOUT" /* seconds, overrides mpi.conf */
 #define LOOM_ENV_TREE_WIDTH "LOOM_TREE_WIDTH"       /* overrides mpi.conf */
+#define LOOM_ENV_PMIX "LOOM_PMIX"                   /* 0: no PMIx server for this job */
 
 /* Settings from mpi.conf (conf.c), overridable per job through the env. */
 struct loom_conf {
@@ -41,12 +42,18 @@ struct loom_conf {
     uint32_t connect_timeout_s; /* LoomConnectTimeout: rendezvous and links */
     int debug;                  /* LoomDebug, enum psrv_log_level */
     int trace;                  /* LoomTrace (bool) */
+    int pmix;                   /* LoomPMIx (bool): serve PMIx too (--with-pmix builds) */
 };
 
 #define LOOM_DEFAULT_TREE_WIDTH 16
 #define LOOM_DEFAULT_FENCE_TIMEOUT 600
 #define LOOM_DEFAULT_CONNECT_TIMEOUT 60
 #define LOOM_DEFAULT_DEBUG PSRV_LOG_WARN
+#ifdef LOOM_WITH_PMIX
+#define LOOM_DEFAULT_PMIX 1
+#else
+#define LOOM_DEFAULT_PMIX 0
+#endif
 
 extern struct loom_conf loom_conf;
 void loom_conf_reset(void);
@@ -61,6 +68,7 @@ struct loom_step {
     uint32_t job_id, step_id; /* job id (het leader for het steps), step id */
     char jobid[64];           /* "<job>.<step>" */
     uid_t uid;
+    gid_t gid;
     int size, nnodes, nodeid, local_count;
     int *local_ranks; /* [local_count] */
     int *rank_node;   /* [size] */
@@ -68,6 +76,7 @@ struct loom_step {
     int *task_fd;     /* [local_count] task end of each socketpair */
     int *stepd_fd;    /* [local_count] stepd end */
     char *rdv_server; /* "host:port" or NULL (single node) */
+    char **node_names; /* [nnodes] host names of the step's nodes (PMIx) */
     struct loom_conf conf;
 };
 
@@ -86,6 +95,9 @@ int loom_agent_start(struct loom_step *st);
 void loom_agent_stop(void);
 /* The step being served (for slurmstepd_task), or NULL. */
 struct loom_step *loom_agent_step(void);
+/* PMIx env ("NAME=value", NULL-terminated) of local task i, or NULL when
+ * this step serves no PMIx. */
+char *const *loom_agent_pmix_env(int ltaskid);
 
 /* ---- srun side (srun.c) ------------------------------------------------ */
 struct loom_srun;

@@ -75,6 +75,29 @@ static void apply_env_overrides(struct loom_conf *c, char **env)
         c->fence_timeout_s = (uint32_t)n;
     if (env_int(env, LOOM_ENV_TREE_WIDTH, 1, 1024, &n))
         c->tree_width = (uint32_t)n;
+    v = getenvp(env, LOOM_ENV_PMIX);
+    n = loom_env_flag(v);
+    if (n < 0)
+        error("%s: ignoring %s=%s (want 1 or 0)", loom_plugin_tag, LOOM_ENV_PMIX, v);
+    else if (v && *v)
+        c->pmix = n && LOOM_DEFAULT_PMIX;
+}
+
+/* Host names of the step's nodes, in node index order (PMIx node map and
+ * PMIX_HOSTNAME).  Falls back to "node<i>" when the list does not match. */
+static void node_names(struct loom_step *st, const char *list)
+{
+    hostlist_t hl = list ? hostlist_create(list) : NULL;
+    int i, n = hl ? hostlist_count(hl) : 0;
+
+    st->node_names = xcalloc(st->nnodes, sizeof(char *));
+    for (i = 0; i < st->nnodes; i++) {
+        char *h = (n == st->nnodes) ? hostlist_shift(hl) : NULL;
+        st->node_names[i] = h ? xstrdup(h) : xstrdup_printf("node%d", i);
+        free(h);
+    }
+    if (hl)
+        hostlist_destroy(hl);
 }
 
 int loom_setup_stepd(struct loom_step *st, const void *jobv, char ***env)
@@ -93,6 +116,7 @@ int loom_setup_stepd(struct loom_step *st, const void *jobv, char ***env)
     st->step_id = job->step_id.step_id;
     snprintf(st->jobid, sizeof(st->jobid), "%u.%u", st->job_id, st->step_id);
     st->uid = job->uid;
+    st->gid = job->gid;
     st->conf = loom_conf;
     apply_env_overrides(&st->conf, *env);
 
@@ -150,6 +174,11 @@ int loom_setup_stepd(struct loom_step *st, const void *jobv, char ***env)
         for (i = 0; i < st->size; i++)
             st->rank_appnum[i] = (int)job->het_job_tid_offsets[i];
     }
+
+    if (st->conf.pmix)
+        node_names(st, het   ? job->het_job_node_list
+                       : msg ? msg->complete_nodelist
+                             : NULL);
 
     if (st->nnodes > 1) {
         const char *port = getenvp(*env, LOOM_ENV_RDV_PORT);
@@ -214,6 +243,15 @@ int loom_setup_task(struct loom_step *st, int ltaskid, uint32_t gtaskid, char **
     env_array_overwrite_fmt(env, "PMI_FD", "%d", fd);
     env_array_overwrite_fmt(env, "PMI_RANK", "%d", st->local_ranks[ltaskid]);
     env_array_overwrite_fmt(env, "MPI_LOCALRANKID", "%d", ltaskid);
+    /* PMIx clients find the stepd's PMIx server through these (PMIx on). */
+    for (char *const *e = loom_agent_pmix_env(ltaskid); e && *e; e++) {
+        char *eq = strchr(*e, '=');
+        if (!eq || eq == *e)
+            continue;
+        char *name = xstrndup(*e, (int)(eq - *e));
+        env_array_overwrite(env, name, eq + 1);
+        xfree(name);
+    }
     return 0;
 }
 
@@ -235,5 +273,8 @@ void loom_step_free(struct loom_step *st)
     xfree(st->task_fd);
     xfree(st->stepd_fd);
     xfree(st->rdv_server);
+    for (i = 0; st->node_names && i < st->nnodes; i++)
+        xfree(st->node_names[i]);
+    xfree(st->node_names);
     xfree(st);
 }

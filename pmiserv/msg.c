@@ -34,7 +34,7 @@ int msg_decode(struct msg *m, const void *buf, size_t len)
     if (unpack_error(&u) || magic != MSG_MAGIC || version != MSG_VERSION ||
         unpack_remaining(&u) != 0)
         return -EPROTO;
-    if (m->type < MSG_FENCE_UP || m->type > MSG_RING_DOWN)
+    if (m->type < MSG_FENCE_UP || m->type > MSG_DMDX_RESP)
         return -EPROTO;
     if (n == 0)
         m->payload = NULL;
@@ -58,6 +58,14 @@ const char *msg_type2str(int type)
         return "RING_UP";
     case MSG_RING_DOWN:
         return "RING_DOWN";
+    case MSG_COLL_UP:
+        return "COLL_UP";
+    case MSG_COLL_DOWN:
+        return "COLL_DOWN";
+    case MSG_DMDX_REQ:
+        return "DMDX_REQ";
+    case MSG_DMDX_RESP:
+        return "DMDX_RESP";
     }
     return "UNKNOWN";
 }

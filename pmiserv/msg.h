@@ -29,6 +29,10 @@ enum msg_type {
     MSG_NS_RESP = 5,    /* routed to origin: name service answer */
     MSG_RING_UP = 6,    /* child -> parent: PMIX_Ring contribution */
     MSG_RING_DOWN = 7,  /* parent -> child: PMIX_Ring answer */
+    MSG_COLL_UP = 8,    /* child -> parent: subtree's blobs of a blob collective */
+    MSG_COLL_DOWN = 9,  /* parent -> child: every node's blob, concatenated */
+    MSG_DMDX_REQ = 10,  /* routed to the node of a rank: direct-modex request */
+    MSG_DMDX_RESP = 11, /* routed to origin: direct-modex answer */
 };
 
 struct msg {

@@ -20,8 +20,18 @@ struct entry {
     struct entry *next;
 };
 
+struct hreq { /* a request of the host (psrv_ns_request) in flight */
+    uint64_t id;
+    uint32_t seq;
+    int op;
+    uint64_t deadline;
+    struct hreq *next;
+};
+
 struct nameserv {
     struct entry *list; /* node 0 only */
+    struct hreq *host;  /* host requests waiting for node 0 */
+    uint32_t host_seq;
 };
 
 struct nameserv *ns_create(struct psrv *s)
@@ -40,6 +50,11 @@ void ns_destroy(struct nameserv *ns)
         free(e->name);
         free(e->port);
         free(e);
+    }
+    while (ns->host) {
+        struct hreq *h = ns->host;
+        ns->host = h->next;
+        free(h);
     }
     free(ns);
 }
@@ -201,10 +216,25 @@ static int on_resp(struct psrv *s, const struct msg *m)
     int32_t prc = unpack_i32(&u);
     char *port = unpack_strdup(&u);
 
-    if (unpack_error(&u) || !port || unpack_remaining(&u) || client < 0 ||
+    if (unpack_error(&u) || !port || unpack_remaining(&u) || client < -1 ||
         client >= s->cfg.local_count) {
         free(port);
         return -EPROTO;
+    }
+    if (client == -1) { /* the host's request */
+        struct hreq **pp = &s->ns->host;
+        while (*pp && (*pp)->seq != seq)
+            pp = &(*pp)->next;
+        if (*pp && (*pp)->op == op) {
+            struct hreq *h = *pp;
+            *pp = h->next;
+            if (s->ops.ns_done)
+                s->ops.ns_done(s->arg, h->id, prc,
+                               prc == 0 && op == NS_LOOKUP ? port : NULL);
+            free(h);
+        }
+        free(port);
+        return 0;
     }
     struct client *c = &s->cl[client];
     if (c->ns_wait && c->ns_seq == seq && c->ns_op == op)
@@ -233,9 +263,71 @@ int ns_tree_input(struct psrv *s, const struct msg *m)
     return m->type == MSG_NS_REQ ? on_req(s, m) : on_resp(s, m);
 }
 
+int psrv_ns_request(struct psrv *s, uint64_t id, int op, const char *name,
+                    const char *value)
+{
+    if (!s || !name || !*name || op < NS_PUBLISH || op > NS_LOOKUP ||
+        (op == NS_PUBLISH && !value))
+        return -EINVAL;
+    if (s->cfg.nodeid == 0) {
+        const char *out;
+        int rc = ns_apply(s->ns, op, name, value ? value : "", &out);
+        if (s->ops.ns_done)
+            s->ops.ns_done(s->arg, id, rc, rc == 0 && op == NS_LOOKUP ? out : NULL);
+        return 0;
+    }
+    struct hreq *h = calloc(1, sizeof(*h));
+    if (!h)
+        return -ENOMEM;
+    h->id = id;
+    h->op = op;
+    h->seq = ++s->ns->host_seq;
+    h->deadline =
+        s->cfg.fence_timeout_ms > 0 ? srv_now(s) + (uint64_t)s->cfg.fence_timeout_ms : 0;
+    struct pack p;
+    pack_init(&p);
+    pack_u8(&p, (uint8_t)op);
+    pack_i32(&p, -1);
+    pack_u32(&p, h->seq);
+    pack_str(&p, name);
+    pack_str(&p, value ? value : "");
+    struct msg m = {.type = MSG_NS_REQ,
+                    .from = s->cfg.nodeid,
+                    .origin = s->cfg.nodeid,
+                    .dest = 0,
+                    .payload = p.buf,
+                    .len = p.len};
+    int rc = pack_error(&p) ? -ENOMEM : route(s, 0, &m);
+    pack_free(&p);
+    if (rc < 0) {
+        free(h);
+        return rc;
+    }
+    h->next = s->ns->host;
+    s->ns->host = h;
+    return 0;
+}
+
 int ns_tick(struct psrv *s, uint64_t now)
 {
     int next = -1;
+    for (struct hreq **pp = &s->ns->host; *pp;) {
+        struct hreq *h = *pp;
+        if (h->deadline && now >= h->deadline) {
+            *pp = h->next;
+            if (s->ops.ns_done)
+                s->ops.ns_done(s->arg, h->id, 14, NULL);
+            free(h);
+            continue;
+        }
+        if (h->deadline) {
+            uint64_t d = h->deadline - now;
+            int di = d > 0x7fffffff ? 0x7fffffff : (int)d;
+            if (next < 0 || di < next)
+                next = di;
+        }
+        pp = &h->next;
+    }
     for (int i = 0; i < s->cfg.local_count; i++) {
         struct client *c = &s->cl[i];
         if (!c->ns_wait || c->ns_deadline == 0)

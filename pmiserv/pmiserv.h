@@ -97,6 +97,27 @@ struct psrv_ops {
     void (*log)(void *arg, enum psrv_log_level level, const char *msg);
     /* Monotonic milliseconds.  May be NULL: CLOCK_MONOTONIC is used. */
     uint64_t (*now_ms)(void *arg);
+
+    /* Services for a protocol the host serves itself (PMIx, pmixsrv/); all
+     * may be NULL when the host does not use them.  See psrv_coll_contribute
+     * and psrv_dmdx_request below. */
+    /* The blob collective `id` (this node's contribution) ended: rc 0 and
+     * the concatenation of every node's blob, or rc < 0 and msg.  data is
+     * valid during the call only. */
+    void (*coll_done)(void *arg, uint64_t id, int rc, const void *data, size_t len,
+                      const char *msg);
+    /* Another node (or this one) asks for the direct-modex data of local
+     * rank `rank`; answer once with psrv_dmdx_reply(handle). */
+    void (*dmdx_request)(void *arg, uint64_t handle, int rank, const void *info,
+                         size_t len);
+    /* Our psrv_dmdx_request `id` ended: rc 0 and the data, or rc < 0
+     * (-ETIMEDOUT, -ECANCELED, or the serving node's error) and msg. */
+    void (*dmdx_done)(void *arg, uint64_t id, int rc, const void *data, size_t len,
+                      const char *msg);
+    /* Our psrv_ns_request `id` ended: rc 0 (value: the looked-up value for
+     * PSRV_NS_LOOKUP, else NULL), 1 (already published / not published),
+     * or another code (failure, timeout).  Called exactly once. */
+    void (*ns_done)(void *arg, uint64_t id, int rc, const char *value);
 };
 
 /* Create a server.  cfg's arrays are copied.  Returns NULL and sets errno
@@ -121,6 +142,40 @@ void psrv_tree_gone(struct psrv *srv, int node);
  * none is armed.  Hosts call it when that time has passed (and may call it
  * more often). */
 int psrv_tick(struct psrv *srv);
+
+/* ---- services for host-side protocols (PMIx) ------------------------ */
+
+/* This node's blob for the next job-wide blob collective.  Every node
+ * contributes once per collective, in the same order; node blobs are
+ * gathered up the fence tree and the concatenation comes back to every node
+ * through ops->coll_done(id).  Epochs, timeout (cfg.fence_timeout_ms), link
+ * loss, dead local clients and abort behave as for the KVS fence: a failure
+ * answers ops->coll_done with rc < 0 on every node and ends the job through
+ * ops->abort.  A contribution made while one is in flight is queued.
+ * Returns 0 or -errno (bad arguments, out of memory). */
+int psrv_coll_contribute(struct psrv *srv, uint64_t id, const void *blob, size_t len);
+/* Ask the node hosting `rank` for its direct-modex data (info is passed to
+ * that node's ops->dmdx_request).  The answer comes through ops->dmdx_done(id)
+ * exactly once.  Returns 0 or -errno (then no callback comes). */
+int psrv_dmdx_request(struct psrv *srv, uint64_t id, int rank, const void *info,
+                      size_t len);
+/* Answer the request `handle` of ops->dmdx_request: rc 0 and the data, or
+ * rc < 0.  Returns 0, -ENOENT for an unknown handle, or the send error. */
+int psrv_dmdx_reply(struct psrv *srv, uint64_t handle, int rc, const void *data,
+                    size_t len);
+/* The job's name service (the one PMI-1/2 publish/lookup use, kept on
+ * node 0) for a host-side protocol: publish name=value, unpublish name,
+ * look name up.  The answer comes through ops->ns_done(id), possibly before
+ * this returns (node 0).  Bounded by cfg.fence_timeout_ms.  Returns 0 or
+ * -errno (then no callback comes). */
+enum { PSRV_NS_PUBLISH = 1, PSRV_NS_UNPUBLISH = 2, PSRV_NS_LOOKUP = 3 };
+int psrv_ns_request(struct psrv *srv, uint64_t id, int op, const char *name,
+                    const char *value);
+/* The job must end (e.g. a PMIx client called abort): ops->abort once, and
+ * every node's waiting ranks and collectives fail, as for a PMI abort. */
+void psrv_abort(struct psrv *srv, int rank, int exitcode, const char *msg);
+/* Client finalized through another protocol: its hang-up is then normal. */
+void psrv_client_finalized(struct psrv *srv, int client);
 
 /* Introspection for hosts and tests. */
 int psrv_clients_finalized(const struct psrv *srv); /* how many finalized */

@@ -25,6 +25,7 @@ struct nameserv;
 struct kvs;
 struct nodeattrs;
 struct msg;
+struct blobsvc;
 
 struct client {
     int idx;
@@ -84,6 +85,7 @@ struct psrv {
     struct fence *fence;
     struct ring *ring;
     struct nameserv *ns;
+    struct blobsvc *blob;
 
     const char *cur_thrid; /* thrid of the request being handled, or NULL */
 };

@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "attrs.h"
+#include "blob.h"
 #include "fence.h"
 #include "ktree.h"
 #include "kvs.h"
@@ -82,6 +83,24 @@ void srv_abort(struct psrv *s, int rank, int exitcode, const char *fmt, ...)
     /* Nobody may keep waiting in a collective of a job that is going away. */
     fence_fail(s, rank, -1, buf);
     ring_fail(s, rank, buf);
+    blob_fail(s, rank, buf);
+}
+
+void psrv_abort(struct psrv *s, int rank, int exitcode, const char *msg)
+{
+    if (s)
+        srv_abort(s, rank, exitcode, "%s", msg && *msg ? msg : "the job was aborted");
+}
+
+void psrv_client_finalized(struct psrv *s, int client)
+{
+    if (!s || client < 0 || client >= s->cfg.local_count)
+        return;
+    struct client *c = &s->cl[client];
+    if (!c->finalized && !c->gone) {
+        c->finalized = true;
+        s->nfinalized++;
+    }
 }
 
 int srv_child_index(const struct psrv *s, int node)
@@ -302,7 +321,7 @@ struct psrv *psrv_create(const struct psrv_config *cfg, const struct psrv_ops *o
     }
     if (!(s->kvs = kvs_create()) || !(s->na = nodeattrs_create(s)) ||
         !(s->fence = fence_create(s)) || !(s->ring = ring_create(s)) ||
-        !(s->ns = ns_create(s)))
+        !(s->ns = ns_create(s)) || !(s->blob = blob_create(s)))
         goto nomem;
     if (!s->mapping)
         srv_log(s, PSRV_LOG_WARN, "no PMI_process_mapping for this job (%s)",
@@ -341,6 +360,7 @@ void psrv_destroy(struct psrv *s)
     fence_destroy(s->fence);
     ring_destroy(s->ring);
     ns_destroy(s->ns);
+    blob_destroy(s->blob);
     free(s->cl);
     free(s->children);
     free(s->jobid);
@@ -522,6 +542,7 @@ static void client_lost(struct psrv *s, struct client *c)
     if (c->dead) {
         fence_client_lost(s, c);
         ring_client_lost(s, c);
+        blob_client_lost(s, c);
     }
 }
 
@@ -567,6 +588,12 @@ int psrv_tree_input(struct psrv *s, int from, const void *buf, size_t len)
     case MSG_RING_DOWN:
         rc = ring_tree_input(s, &m);
         break;
+    case MSG_COLL_UP:
+    case MSG_COLL_DOWN:
+    case MSG_DMDX_REQ:
+    case MSG_DMDX_RESP:
+        rc = blob_tree_input(s, &m);
+        break;
     default:
         rc = -EPROTO;
     }
@@ -583,6 +610,7 @@ void psrv_tree_gone(struct psrv *s, int node)
     srv_log(s, PSRV_LOG_WARN, "node %d: link to node %d is gone", s->cfg.nodeid, node);
     fence_link_gone(s, node);
     ring_link_gone(s, node);
+    blob_link_gone(s, node);
 }
 
 static int min_deadline(int a, int b)
@@ -603,6 +631,7 @@ int psrv_tick(struct psrv *s)
     next = min_deadline(next, ring_tick(s, now));
     next = min_deadline(next, ns_tick(s, now));
     next = min_deadline(next, nodeattrs_tick(s, now));
+    next = min_deadline(next, blob_tick(s, now));
     return next;
 }
 

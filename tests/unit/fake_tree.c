@@ -81,12 +81,72 @@ static uint64_t cb_now(void *arg)
     return n->ft->now;
 }
 
+static char *copy_blob(const void *data, size_t len)
+{
+    char *c = malloc(len + 1);
+    ck_assert_ptr_nonnull(c);
+    if (len)
+        memcpy(c, data, len);
+    c[len] = '\0';
+    return c;
+}
+
+static void cb_coll_done(void *arg, uint64_t id, int rc, const void *data, size_t len,
+                         const char *msg)
+{
+    struct ft_node *n = arg;
+    (void)msg;
+    n->ncoll++;
+    n->coll_id = id;
+    n->coll_rc = rc;
+    free(n->coll_data);
+    n->coll_data = copy_blob(data, len);
+    n->coll_len = len;
+}
+
+static void cb_dmdx_request(void *arg, uint64_t handle, int rank, const void *info,
+                            size_t len)
+{
+    struct ft_node *n = arg;
+    (void)info;
+    (void)len;
+    ck_assert_int_lt(n->ndreq, 16);
+    n->dreq_handle[n->ndreq] = handle;
+    n->dreq_rank[n->ndreq++] = rank;
+}
+
+static void cb_dmdx_done(void *arg, uint64_t id, int rc, const void *data, size_t len,
+                         const char *msg)
+{
+    struct ft_node *n = arg;
+    (void)msg;
+    n->ndmdx++;
+    n->dmdx_id = id;
+    n->dmdx_rc = rc;
+    free(n->dmdx_data);
+    n->dmdx_data = copy_blob(data, len);
+    n->dmdx_len = len;
+}
+
+static void cb_ns_done(void *arg, uint64_t id, int rc, const char *value)
+{
+    struct ft_node *n = arg;
+    n->nns++;
+    n->ns_id = id;
+    n->ns_rc = rc;
+    snprintf(n->ns_value, sizeof(n->ns_value), "%s", value ? value : "(null)");
+}
+
 static const struct psrv_ops ops = {
     .client_send = cb_client_send,
     .tree_send = cb_tree_send,
     .abort = cb_abort,
     .log = cb_log,
     .now_ms = cb_now,
+    .coll_done = cb_coll_done,
+    .dmdx_request = cb_dmdx_request,
+    .dmdx_done = cb_dmdx_done,
+    .ns_done = cb_ns_done,
 };
 
 struct ft *ft_create_cfg(int nnodes, int width, const int *rank_node, int size,
@@ -152,6 +212,8 @@ void ft_destroy(struct ft *ft)
     for (int k = 0; k < ft->nnodes; k++) {
         psrv_destroy(ft->nodes[k].srv);
         free(ft->nodes[k].ranks);
+        free(ft->nodes[k].coll_data);
+        free(ft->nodes[k].dmdx_data);
     }
     for (int i = 0; i < ft->nq; i++)
         free(ft->q[i].buf);

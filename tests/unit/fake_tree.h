@@ -30,6 +30,25 @@ struct ft_node {
     int abort_rank;
     int abort_code;
     char abort_msg[2048];
+    /* Blob collective / direct modex (ops->coll_done, dmdx_request, dmdx_done):
+     * the last result of each kind, and how many came. */
+    int ncoll;
+    uint64_t coll_id;
+    int coll_rc;
+    char *coll_data; /* malloc'ed copy, NUL-terminated */
+    size_t coll_len;
+    int ndreq; /* requests served here, handles in dreq_handle */
+    uint64_t dreq_handle[16];
+    int dreq_rank[16];
+    int ndmdx;
+    uint64_t dmdx_id;
+    int dmdx_rc;
+    char *dmdx_data;
+    size_t dmdx_len;
+    int nns; /* ops->ns_done: count and last answer */
+    uint64_t ns_id;
+    int ns_rc;
+    char ns_value[256];
 };
 
 struct ft_msg {

@@ -24,3 +24,7 @@ check_PROGRAMS += check_procmap
 TESTS += check_procmap
 check_procmap_SOURCES = check_procmap.c fake_tree.c fake_tree.h
 check_procmap_LDADD = $(PMISERV_TEST_LIBS)
+check_PROGRAMS += check_blob
+TESTS += check_blob
+check_blob_SOURCES = check_blob.c fake_tree.c fake_tree.h
+check_blob_LDADD = $(PMISERV_TEST_LIBS)

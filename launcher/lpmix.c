@@ -1,0 +1,284 @@
+/* lpmix.c - mpiexec's PMIx server (contract in lpmix.h).
+ *
+ * Notes:
+ *   - The server's tmpdir is $TMPDIR (else /tmp)/loom-pmix.<jobid>.<node>,
+ *     created here and removed by lpmix_stop (pmixsrv owns it).  The jobid
+ *     starts with the pid of the front mpiexec; a proxy killed by a signal
+ *     cannot clean up, so lpmix_start removes our own such directories whose
+ *     mpiexec no longer exists.
+ *   - Host names of other nodes are not known to a proxy: they are given as
+ *     "node<k>"; locality comes from PMIX_LOCAL_PEERS, which is exact.
+ *   - Open MPI 4.x recognises a direct launch only under the resource
+ *     managers it knows (Slurm, Flux, ALPS, ...); anywhere else its
+ *     schizo/orte component declares a singleton unless a local daemon URI
+ *     is set, in which case it selects ess/pmi and takes everything from
+ *     PMIx.  So, unless the user set one, we put a placeholder
+ *     OMPI_MCA_orte_local_daemon_uri (an unreachable address, never
+ *     contacted from MPI_Init to MPI_Finalize) into the ranks' environment
+ *     (inherited from ours).
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "loop.h"
+#include "lpmix.h"
+
+#ifdef HAVE_PMIX
+#include "pmixsrv.h"
+
+#define OMPI_DAEMON_URI "OMPI_MCA_orte_local_daemon_uri"
+
+static struct pmixsrv *g_px;
+static struct loop *g_lp;
+static struct loop_watch *g_w;
+
+static void on_pmix(struct loop *lp, struct loop_watch *w, int fd, int revents, void *arg)
+{
+    (void)lp;
+    (void)w;
+    (void)fd;
+    (void)revents;
+    (void)arg;
+    pmixsrv_dispatch(g_px);
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+/* Remove base/loom-pmix.<pid>.<n>.<node> of ours whose <pid> is gone. */
+static void sweep(const char *base)
+{
+    DIR *d = opendir(base);
+    struct dirent *e;
+
+    if (!d)
+        return;
+    while ((e = readdir(d))) {
+        long pid;
+        unsigned a, b;
+        char path[1200], tail;
+        struct stat st;
+        if (sscanf(e->d_name, "loom-pmix.%ld.%u.%u%c", &pid, &a, &b, &tail) != 3 ||
+            pid <= 1)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", base, e->d_name);
+        if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid())
+            continue;
+        if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+            nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    }
+    closedir(d);
+}
+
+int lpmix_start(struct loop *lp, struct psrv *srv, const struct psrv_config *cfg,
+                const char *host, void (*log)(void *, enum psrv_log_level, const char *),
+                void *log_arg)
+{
+    const char *off = getenv("LOOM_PMIX");
+    char myhost[256] = "", tmpdir[1024], nspace[128], map[1100], warn[300];
+    const char *tmp = getenv("TMPDIR");
+    char **names;
+    int rc = 0;
+
+    if (g_px || (off && strcmp(off, "0") == 0))
+        return 0;
+    if (!host || !*host) {
+        gethostname(myhost, sizeof(myhost) - 1);
+        host = myhost;
+    }
+    names = calloc((size_t)cfg->nnodes, sizeof(char *));
+    if (!names)
+        return -ENOMEM;
+    for (int k = 0; k < cfg->nnodes; k++) {
+        char buf[32];
+        snprintf(buf, sizeof(buf), "node%d", k);
+        names[k] = strdup(k == cfg->nodeid ? host : buf);
+        if (!names[k])
+            rc = -ENOMEM;
+    }
+    sweep(tmp && *tmp ? tmp : "/tmp");
+    snprintf(nspace, sizeof(nspace), "loom.%s", cfg->jobid);
+    snprintf(tmpdir, sizeof(tmpdir), "%s/loom-pmix.%s.%d", tmp && *tmp ? tmp : "/tmp",
+             cfg->jobid, cfg->nodeid);
+    struct pmixsrv_config pc = {
+        .nspace = nspace,
+        .jobid = cfg->jobid,
+        .size = cfg->size,
+        .nnodes = cfg->nnodes,
+        .nodeid = cfg->nodeid,
+        .local_count = cfg->local_count,
+        .local_ranks = cfg->local_ranks,
+        .rank_node = cfg->rank_node,
+        .rank_appnum = cfg->rank_appnum,
+        .node_names = (const char *const *)names,
+        .universe_size = cfg->universe_size,
+        .uid = getuid(),
+        .gid = getgid(),
+        .tmpdir = tmpdir,
+        .anl_map = cfg->rank_node && psrv_process_mapping(cfg->rank_node, cfg->size, map,
+                                                          sizeof(map)) >= 0
+                       ? map
+                       : NULL,
+        .log_level = cfg->log_level,
+    };
+    static const struct pmixsrv_ops ops = {0};
+    struct pmixsrv_ops o = ops;
+    o.log = log;
+    if (rc == 0 && cfg->rank_node && (g_px = pmixsrv_create(&pc, srv, &o, log_arg))) {
+        g_lp = lp;
+        if (!(g_w = loop_watch_add(lp, pmixsrv_fd(g_px), LOOP_READ, on_pmix, NULL))) {
+            pmixsrv_destroy(g_px);
+            g_px = NULL;
+            rc = -ENOMEM;
+        }
+    } else if (rc == 0) {
+        rc = cfg->rank_node ? -errno : -EINVAL;
+    }
+    if (rc == 0 && !getenv(OMPI_DAEMON_URI))
+        setenv(OMPI_DAEMON_URI, "0.0;tcp://127.0.0.1:1", 0);
+    if (rc < 0 && log) {
+        snprintf(warn, sizeof(warn),
+                 "cannot start the PMIx server (%s): PMIx clients will not find it",
+                 strerror(-rc));
+        log(log_arg, PSRV_LOG_WARN, warn);
+    }
+    for (int k = 0; k < cfg->nnodes; k++)
+        free(names[k]);
+    free(names);
+    return rc;
+}
+
+void lpmix_stop(void)
+{
+    if (g_w)
+        loop_watch_remove(g_lp, g_w);
+    g_w = NULL;
+    pmixsrv_destroy(g_px);
+    g_px = NULL;
+}
+
+char *const *lpmix_env(int idx)
+{
+    return g_px ? pmixsrv_task_env(g_px, idx) : NULL;
+}
+
+void lpmix_client_gone(int idx)
+{
+    if (g_px)
+        pmixsrv_client_gone(g_px, idx);
+}
+
+void lpmix_coll_done(void *arg, uint64_t id, int rc, const void *data, size_t len,
+                     const char *msg)
+{
+    (void)arg;
+    pmixsrv_coll_done(g_px, id, rc, data, len, msg);
+}
+
+void lpmix_dmdx_request(void *arg, uint64_t handle, int rank, const void *info,
+                        size_t len)
+{
+    (void)arg;
+    if (g_px)
+        pmixsrv_dmdx_request(g_px, handle, rank, info, len);
+}
+
+void lpmix_dmdx_done(void *arg, uint64_t id, int rc, const void *data, size_t len,
+                     const char *msg)
+{
+    (void)arg;
+    pmixsrv_dmdx_done(g_px, id, rc, data, len, msg);
+}
+
+void lpmix_ns_done(void *arg, uint64_t id, int rc, const char *value)
+{
+    (void)arg;
+    pmixsrv_ns_done(g_px, id, rc, value);
+}
+
+#else /* !HAVE_PMIX: PMI-1/2 only */
+
+void lpmix_ns_done(void *arg, uint64_t id, int rc, const char *value)
+{
+    (void)arg;
+    (void)id;
+    (void)rc;
+    (void)value;
+}
+
+int lpmix_start(struct loop *lp, struct psrv *srv, const struct psrv_config *cfg,
+                const char *host, void (*log)(void *, enum psrv_log_level, const char *),
+                void *log_arg)
+{
+    (void)lp;
+    (void)srv;
+    (void)cfg;
+    (void)host;
+    (void)log;
+    (void)log_arg;
+    return 0;
+}
+
+void lpmix_stop(void)
+{
+}
+
+char *const *lpmix_env(int idx)
+{
+    (void)idx;
+    return NULL;
+}
+
+void lpmix_client_gone(int idx)
+{
+    (void)idx;
+}
+
+void lpmix_coll_done(void *arg, uint64_t id, int rc, const void *data, size_t len,
+                     const char *msg)
+{
+    (void)arg;
+    (void)id;
+    (void)rc;
+    (void)data;
+    (void)len;
+    (void)msg;
+}
+
+void lpmix_dmdx_request(void *arg, uint64_t handle, int rank, const void *info,
+                        size_t len)
+{
+    (void)arg;
+    (void)handle;
+    (void)rank;
+    (void)info;
+    (void)len;
+}
+
+void lpmix_dmdx_done(void *arg, uint64_t id, int rc, const void *data, size_t len,
+                     const char *msg)
+{
+    (void)arg;
+    (void)id;
+    (void)rc;
+    (void)data;
+    (void)len;
+    (void)msg;
+}
+
+#endif

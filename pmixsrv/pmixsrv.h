@@ -1,0 +1,103 @@
+/* pmixsrv.h - PMIx server mode: OpenPMIx's server library in front of one
+ * node's pmiserv core, so PMIx clients (Open MPI) are served beside PMI-1/2.
+ *
+ * Contract:
+ *   No Slurm inside: the Slurm plugin (slurmstepd) and mpiexec use it.  One
+ *   struct pmixsrv per process (libpmix has one server per process).  It
+ *   shares the host's struct psrv for everything that crosses nodes or ends
+ *   the job: fences are psrv blob collectives (psrv_coll_contribute), direct
+ *   modex goes to the rank's node through psrv_dmdx_request, PMIx_Abort is
+ *   psrv_abort (ops->abort of the host kills the job).
+ *
+ *   Threads: libpmix calls our server module on its own progress thread.
+ *   Those callbacks never block and never touch psrv: they queue the work
+ *   and make pmixsrv_fd() readable.  The host's loop calls
+ *   pmixsrv_dispatch() on that, on the thread that owns the psrv; libpmix's
+ *   completion callbacks are called from there.
+ *
+ *   The host forwards four psrv ops here: coll_done -> pmixsrv_coll_done,
+ *   dmdx_request -> pmixsrv_dmdx_request, dmdx_done -> pmixsrv_dmdx_done,
+ *   ns_done -> pmixsrv_ns_done.
+ *
+ *   Served: client connect/finalize, fence with and without data (only over
+ *   the whole namespace), direct modex, abort (the job ends, rank named),
+ *   publish/lookup/unpublish of string values through the job's name
+ *   service (psrv_ns_request: shared with PMI-1/2 publish and lookup).
+ *   Not supported (PMIX_ERR_NOT_SUPPORTED at once): spawn, connect/disconnect,
+ *   fences over subsets, non-string published values, unpublish without
+ *   keys, lookup with PMIX_WAIT (a missing key is simply not found).
+ *
+ * Notes:
+ *   - pmixsrv_create registers the namespace (job and node level info: sizes,
+ *     node and proc maps, local peers, per-rank local/node rank, hostname,
+ *     node id, app number) and every local client (cfg.uid/gid), and
+ *     computes every local task's environment (PMIx_server_setup_fork) so
+ *     that a forked child only copies strings.
+ *   - cfg.tmpdir is created (0700, owned by cfg.uid) and removed by destroy.
+ */
+#ifndef LOOM_PMIXSRV_H
+#define LOOM_PMIXSRV_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "pmiserv.h"
+
+struct pmixsrv;
+
+struct pmixsrv_config {
+    const char *nspace;       /* namespace, e.g. "loom.<job>.<step>" */
+    const char *jobid;        /* PMIX_JOBID */
+    int size, nnodes, nodeid; /* as struct psrv_config */
+    int local_count;
+    const int *local_ranks;        /* [local_count] */
+    const int *rank_node;          /* [size] */
+    const int *rank_appnum;        /* [size] or NULL */
+    const char *const *node_names; /* [nnodes] host names */
+    int universe_size;             /* <= 0: size */
+    uid_t uid;                     /* owner of the job's processes */
+    gid_t gid;
+    const char *tmpdir;            /* server tmpdir (created, removed) */
+    const char *anl_map;           /* PMI_process_mapping, or NULL */
+    enum psrv_log_level log_level; /* lines above it are not logged */
+};
+
+struct pmixsrv_ops {
+    /* One log line (psrv levels).  May be NULL. */
+    void (*log)(void *arg, enum psrv_log_level level, const char *msg);
+    /* A local client connected to libpmix (on the owner's thread).  May be
+     * NULL. */
+    void (*client_connected)(void *arg, int client);
+};
+
+/* Start the PMIx server.  Returns NULL and sets errno (EBUSY: one already
+ * exists in this process; EIO: libpmix refused, logged). */
+struct pmixsrv *pmixsrv_create(const struct pmixsrv_config *cfg, struct psrv *srv,
+                               const struct pmixsrv_ops *ops, void *arg);
+/* Finalize libpmix, answer what is pending with an error, remove tmpdir. */
+void pmixsrv_destroy(struct pmixsrv *px);
+
+/* Readable when pmixsrv_dispatch() has work. */
+int pmixsrv_fd(const struct pmixsrv *px);
+void pmixsrv_dispatch(struct pmixsrv *px);
+
+/* The host saw local client i's process end (its PMI socket closed).  A
+ * client that connected to libpmix and did not PMIx_Finalize ends the job
+ * (psrv_abort naming the rank): libpmix itself would drop it from the
+ * collectives and let the others run on without it. */
+void pmixsrv_client_gone(struct pmixsrv *px, int client);
+
+/* NULL-terminated "NAME=value" strings for local client i (owned by px). */
+char *const *pmixsrv_task_env(const struct pmixsrv *px, int client);
+
+/* psrv ops forwarded by the host. */
+void pmixsrv_coll_done(struct pmixsrv *px, uint64_t id, int rc, const void *data,
+                       size_t len, const char *msg);
+void pmixsrv_dmdx_request(struct pmixsrv *px, uint64_t handle, int rank, const void *info,
+                          size_t len);
+void pmixsrv_dmdx_done(struct pmixsrv *px, uint64_t id, int rc, const void *data,
+                       size_t len, const char *msg);
+void pmixsrv_ns_done(struct pmixsrv *px, uint64_t id, int rc, const char *value);
+
+#endif /* LOOM_PMIXSRV_H */
