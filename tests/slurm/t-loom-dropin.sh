@@ -17,6 +17,9 @@ if [ ! -f "$dropin_src/mpi_pmi2.so" ]; then
     exit 77
 fi
 mpi=pmi2
+# LoomDebug=info: every step served by the drop-in logs its start line ("mpi/pmi2(loom):
+# step ...: node 0 of N ..."), so the check at the end does not hang on chance events
+printf 'LoomDebug=info\n' >"$cdir/mpi.conf.in"
 start_cluster dropin -N 2
 kv_slurm "-n 64 (drop-in)" 64 -N 1 -n 64
 kv_slurm "-N 2 -n 16 (drop-in)" 16 -N 2 -n 16 --ntasks-per-node=8
