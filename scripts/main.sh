@@ -3,8 +3,9 @@
 # main job: a real local Slurm cluster (munge, slurmctld, slurmd on loopback, our plugin
 # directory first in PluginDir) and `srun --mpi=loom -n 64` of the PMI-2 key-value
 # exchange test built against Slurm's own libpmi2 (every rank puts a 1000-byte value,
-# fences, reads and checks every other rank's value), then the same with Debian MPICH's
-# hello when it is installed. The cluster is torn down afterwards, also on failure.
+# fences, reads and checks every other rank's value), then an MPI hello (init, allreduce,
+# finalize) built with Debian MPICH, with our own mpicc, and with Debian Open MPI (PMIx),
+# each when available. The cluster is torn down afterwards, also on failure.
 #
 # If the plugin could not be built (no Slurm source), the job runs under our standalone
 # `mpiexec -n 64` instead, and says so.
@@ -69,5 +70,17 @@ timed "srun --mpi=loom -n $np $(basename "$prog")" \
 if [ "$rc" -eq 0 ] && [ -x "$progs/mpich_hello" ]; then
     timed "srun --mpi=loom -n $np mpich_hello (Debian MPICH)" \
         timeout -k 5 180 srun --mpi=loom -n "$np" "$progs/mpich_hello" || rc=$?
+fi
+# the same hello built with our own mpicc (Loom's MPI), and with Debian Open MPI's, which
+# wires up through the plugin's PMIx server
+if [ "$rc" -eq 0 ] && [ -x "$bdir/mpi/mpicc" ] &&
+        "$bdir/mpi/mpicc" -O2 -o "$cdir/loom_hello" tests/mpi/hello.c; then
+    timed "srun --mpi=loom -n $np hello (Loom MPI, built with our mpicc)" \
+        timeout -k 5 120 srun --mpi=loom -n "$np" "$cdir/loom_hello" || rc=$?
+fi
+if [ "$rc" -eq 0 ] && command -v mpicc.openmpi >/dev/null 2>&1 &&
+        mpicc.openmpi -O2 -o "$cdir/ompi_hello" tests/programs/mpi_hello.c 2>/dev/null; then
+    timed "srun --mpi=loom -n $np hello (Debian Open MPI, through PMIx)" \
+        timeout -k 5 180 srun --mpi=loom -n "$np" "$cdir/ompi_hello" || rc=$?
 fi
 exit "$rc"
