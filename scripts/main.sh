@@ -56,7 +56,7 @@ fi
 # A private cluster in a temporary directory, with a private copy of the plugin.
 cdir=$(mktemp -d /tmp/loom-main.XXXXXX)
 cleanup() {
-    "$top/tests/slurm/cluster.sh" stop "$cdir" >/dev/null 2>&1 || true
+    "$top/tests/slurm/cluster.sh" stop "$cdir/cluster" >/dev/null 2>&1 || true
     rm -rf "$cdir"
 }
 trap cleanup EXIT INT TERM
