@@ -33,9 +33,12 @@
  *   every LOOM_MPI_COLL_YIELD_EVERY_US while spinning (default 0 = never).
  *   Oversubscribed: 64 pauses, up to LOOM_MPI_COLL_YIELD yields (4 per local rank, at
  *   most 256), then sleep.  The yield budget adapts: a yield that takes longer than
- *   LOOM_MPI_COLL_YIELD_SLOW_US (50) ran another job's time slice, so it halves (under
+ *   LOOM_MPI_COLL_YIELD_SLOW_US (1000) ran another job's time slice, so it halves (under
  *   load from other jobs, sleeping at once beat yielding 2x at 8 ranks); quick yields
- *   (our own ranks taking turns) double it back.
+ *   (our own ranks taking turns) double it back.  The threshold is a time slice, not
+ *   less: our own ranks' work between yields (a 64 KiB reduction) takes 100-300 us, and
+ *   a 50 us threshold halved the budget to nothing there, so a barrier after a large
+ *   Allreduce slept instead of yielding (37 us against 17 us at 8 ranks on 2 cores).
  * LOOM_MPI_COLL_SHM=0 turns all of this off; LOOM_MPI_COLL_SHM_MAX caps Bcast and
  *   (All)reduce bytes (default 64 KiB: above it the copy in and out of the segment
  *   loses to the p2p path's single-copy CMA and Rabenseifner, measured at 2 and 8
@@ -84,7 +87,7 @@ static void init(void)
     int y = 4 * xm_g.nlocal;
     L.yield = (unsigned)xm_env_int("LOOM_MPI_COLL_YIELD", ov ? (y < 256 ? y : 256) : 0);
     L.ycur = L.yield;
-    L.yield_slow = xm_env_int("LOOM_MPI_COLL_YIELD_SLOW_US", 50);
+    L.yield_slow = xm_env_int("LOOM_MPI_COLL_YIELD_SLOW_US", 1000);
     L.max = (size_t)xm_env_int("LOOM_MPI_COLL_SHM_MAX", 65536);
     L.split = (size_t)xm_env_int("LOOM_MPI_COLL_SHM_SPLIT", 2048);
     if (L.on) {
