@@ -9,7 +9,8 @@
 # Cases: ranks land on 4 distinct hosts (-ppn 2 blocks); PMI-2 and PMI-1 kvstests at 8 and
 # 64 ranks with the mapping of 4 nodes; a PMI abort on one node ends the job on all with
 # the rank named; a rank exit code; Debian MPICH hello across the hosts (with the
-# finalize shim, see lib.sh). Prints launch-to-exit times of pmi2_kvstest at 4x16 ranks
+# finalize shim, see lib.sh); PMIx served by every proxy: our pmix_client (fence with
+# data, direct modex, abort naming the rank) and Debian Open MPI hello at 8 and 64 ranks. Prints launch-to-exit times of pmi2_kvstest at 4x16 ranks
 # against -n 64 on this host alone (information, not assertions).
 me=t-loom-mpiexec-hosts
 . "$(dirname "$0")/lib.sh"
@@ -77,6 +78,34 @@ if [ -x "$prog/mpich_hello" ] && build_shim; then
     else bad "Debian MPICH hello across hosts" "-ppn 2 -n 8 mpich_hello"; fi
 else
     skip_case "Debian MPICH hello across hosts" "mpich_hello not built or no C compiler"
+fi
+
+# PMIx across the hosts: every proxy serves PMIx to its ranks, fences and direct-modex
+# requests cross the hosts through mpiexec
+if [ -x "$prog/pmix_client" ]; then
+    for m in data dmodex; do
+        run_mpx -ppn 2 -n 8 "$prog/pmix_client" -m $m -v 200
+        if [ $rc -eq 0 ] && grep -qx "pmix_client: 8 ranks, 3 rounds OK" "$out.stdout"; then
+            pass "PMIx client ($m) across 4 hosts, 8 ranks"
+        else bad "PMIx client ($m) across hosts" "-ppn 2 -n 8 pmix_client -m $m"; fi
+    done
+    run_mpx -ppn 2 -n 8 "$prog/pmix_client" -m abort
+    if [ $hung -eq 0 ] && [ $rc -ne 0 ] &&
+        grep -q 'rank 1 called PMIx_Abort (status 7)' "$out.stderr"; then
+        pass "PMIx_Abort of rank 1 (host loom1) ends the job on 4 hosts, rc $rc"
+    else bad "PMIx_Abort across hosts" "-ppn 2 -n 8 pmix_client -m abort"; fi
+else
+    skip_case "PMIx client across hosts" "pmix_client not built (configure found no libpmix)"
+fi
+if [ -x "$prog/ompi_hello" ]; then
+    for n in 8 64; do
+        run_mpx -ppn $((n / 4)) -n $n "$prog/ompi_hello"
+        if [ $rc -eq 0 ] && grep -qx "hello: $n ranks OK" "$out.stdout"; then
+            pass "Debian Open MPI hello (PMIx), $n ranks on 4 hosts"
+        else bad "Debian Open MPI hello across hosts" "-ppn $((n / 4)) -n $n ompi_hello"; fi
+    done
+else
+    skip_case "Debian Open MPI hello across hosts" "ompi_hello not built (no mpicc.openmpi)"
 fi
 
 # launch-to-exit: 4 hosts x 16 ranks against 64 ranks on this host (medians of 3)
