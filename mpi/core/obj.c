@@ -90,11 +90,23 @@ void xm_comm_unregister(struct xm_comm *c)
         table_del(&comms, (int)XM_H_INDEX(c->handle));
 }
 
+/* Freed requests are kept for reuse: a blocking send or receive creates and frees one
+ * each, and calloc/free cost about as much as the rest of a shared-memory message
+ * (callgrind: ~300 of ~1500 instructions per ping-pong iteration). */
+#define REQ_POOL_MAX 256
+static struct xm_req *req_pool;
+static int req_pool_n;
+
 struct xm_req *xm_req_new(enum xm_req_kind kind)
 {
-    struct xm_req *r = calloc(1, sizeof(*r));
-    if (!r)
+    struct xm_req *r = req_pool;
+    if (r) {
+        req_pool = r->next;
+        req_pool_n--;
+        memset(r, 0, sizeof(*r));
+    } else if (!(r = calloc(1, sizeof(*r)))) {
         return NULL;
+    }
     int i = table_add(&reqs, r);
     if (i < 0) {
         free(r);
@@ -120,7 +132,13 @@ void xm_req_free(struct xm_req *r)
         return;
     table_del(&reqs, (int)XM_H_INDEX(r->handle));
     free(r->tmp);
-    free(r);
+    if (req_pool_n < REQ_POOL_MAX) {
+        r->next = req_pool;
+        req_pool = r;
+        req_pool_n++;
+    } else {
+        free(r);
+    }
 }
 
 void xm_req_foreach(void (*fn)(struct xm_req *r, void *arg), void *arg)

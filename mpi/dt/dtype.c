@@ -135,18 +135,28 @@ static void predef_init(struct xm_dtype *t, MPI_Datatype h)
     t->handle = h;
 }
 
+/* A predefined handle whose entry is not set up yet, or not a valid one. */
+static __attribute__((noinline)) struct xm_dtype *predef_first(MPI_Datatype h)
+{
+    if (XM_DT_IDX(h) == 0 || XM_DT_IDX(h) > XM_DT_LAST_PREDEFINED)
+        return NULL;
+    struct xm_dtype *t = &predef[XM_DT_IDX(h)];
+    if (!t->handle) {
+        if (!*xm_dt_predef_name(h)) /* not a predefined handle (wrong size byte) */
+            return NULL;
+        predef_init(t, h);
+    }
+    return t->handle == h ? t : NULL;
+}
+
+/* Called several times per message: the common case stays a short leaf function. */
 struct xm_dtype *xm_dt_get(MPI_Datatype h)
 {
     if (XM_DT_IS_PREDEF(h)) {
-        struct xm_dtype *t = &predef[XM_DT_IDX(h)];
-        if (XM_DT_IDX(h) == 0 || XM_DT_IDX(h) > XM_DT_LAST_PREDEFINED)
-            return NULL;
-        if (!t->handle) {
-            if (!*xm_dt_predef_name(h)) /* not a predefined handle (wrong size byte) */
-                return NULL;
-            predef_init(t, h);
-        }
-        return t->handle == h ? t : NULL;
+        unsigned i = XM_DT_IDX(h);
+        if (i - 1u < (unsigned)XM_DT_LAST_PREDEFINED && predef[i].handle == h)
+            return &predef[i];
+        return predef_first(h);
     }
     return xm_dt_get_derived(h);
 }
