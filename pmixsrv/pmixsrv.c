@@ -11,8 +11,14 @@
  *     address is the psrv id; it is on the `pending` list until psrv answers.
  *   - Data handed to a libpmix modex callback stays ours until libpmix calls
  *     the release function we pass with it.
+ *   - The node topology that libpmix shares with its clients (hwloc shared
+ *     memory) is loaded here, without I/O devices, and handed over as
+ *     PMIX_TOPOLOGY2: left to itself libpmix discovers it with every PCI
+ *     device, which was most of the cost of PMIx_server_init (lstopo: 13 ms
+ *     with I/O, 5 ms without) for every step, PMIx client or not.
  */
 #define _GNU_SOURCE
+#include "config.h"
 #include <dlfcn.h>
 #include <errno.h>
 #include <ftw.h>
@@ -29,6 +35,9 @@
 
 #include <pmix.h>
 #include <pmix_server.h>
+#ifdef HAVE_HWLOC
+#include <hwloc.h>
+#endif
 
 #include "pmixsrv.h"
 
@@ -93,7 +102,28 @@ struct pmixsrv {
     struct job *pending;       /* fences and dmodex requests in flight */
     struct nsop *nsops;        /* name service operations, in flight or answered */
     bool inited;
+#ifdef HAVE_HWLOC
+    hwloc_topology_t topo; /* shared with the clients through libpmix, or NULL */
+#endif
 };
+
+#ifdef HAVE_HWLOC
+/* This node's topology for the clients: cores, caches and NUMA nodes, no I/O
+ * devices (their discovery scans every PCI device).  NULL if hwloc fails:
+ * libpmix then discovers it itself. */
+static hwloc_topology_t load_topology(void)
+{
+    hwloc_topology_t t;
+    if (hwloc_topology_init(&t) < 0)
+        return NULL;
+    if (hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_NONE) < 0 ||
+        hwloc_topology_load(t) < 0) {
+        hwloc_topology_destroy(t);
+        return NULL;
+    }
+    return t;
+}
+#endif
 
 static struct pmixsrv *g_px; /* libpmix has one server per process */
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -1059,7 +1089,8 @@ struct pmixsrv *pmixsrv_create(const struct pmixsrv_config *cfg, struct psrv *sr
 
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    PMIX_INFO_CREATE(info, 6);
+    size_t ninfo = 6;
+    PMIX_INFO_CREATE(info, 7);
     uint32_t uid = (uint32_t)cfg->uid, gid = (uint32_t)cfg->gid;
     PMIX_INFO_LOAD(&info[0], PMIX_SERVER_TMPDIR, cfg->tmpdir, PMIX_STRING);
     PMIX_INFO_LOAD(&info[1], PMIX_SYSTEM_TMPDIR, cfg->tmpdir, PMIX_STRING);
@@ -1068,8 +1099,20 @@ struct pmixsrv *pmixsrv_create(const struct pmixsrv_config *cfg, struct psrv *sr
     bool no = false, share = true; /* clients adopt our hwloc topology */
     PMIX_INFO_LOAD(&info[4], PMIX_SERVER_TOOL_SUPPORT, &no, PMIX_BOOL);
     PMIX_INFO_LOAD(&info[5], PMIX_SERVER_SHARE_TOPOLOGY, &share, PMIX_BOOL);
-    st = PMIx_server_init(&module, info, 6);
-    PMIX_INFO_FREE(info, 6);
+#ifdef HAVE_HWLOC
+    pmix_topology_t topo = {.source = "hwloc:" HWLOC_VERSION};
+    if ((topo.topology = px->topo = load_topology()) != NULL) {
+        /* by hand, not PMIX_INFO_LOAD: libpmix keeps the pointer, and freeing the
+         * info must not destroy the topology it refers to (type reset below) */
+        PMIX_LOAD_KEY(info[6].key, PMIX_TOPOLOGY2);
+        info[6].value.type = PMIX_TOPO;
+        info[6].value.data.topo = &topo;
+        ninfo = 7;
+    }
+#endif
+    st = PMIx_server_init(&module, info, ninfo);
+    info[6].value.type = PMIX_UNDEF;
+    PMIX_INFO_FREE(info, 7);
     if (st != PMIX_SUCCESS) {
         pxlog(px, PSRV_LOG_ERROR, "PMIx: PMIx_server_init: %s", PMIx_Error_string(st));
         err = EIO;
@@ -1098,10 +1141,15 @@ struct pmixsrv *pmixsrv_create(const struct pmixsrv_config *cfg, struct psrv *sr
     struct timespec t2;
     clock_gettime(CLOCK_MONOTONIC, &t2);
     pxlog(px, PSRV_LOG_DEBUG,
-          "PMIx: serving namespace %s (%d local ranks) from %s; server init %.1f ms, "
-          "registration and fork env %.1f ms",
+          "PMIx: serving namespace %s (%d local ranks) from %s; server init %.1f ms "
+          "(topology %s), registration and fork env %.1f ms",
           cfg->nspace, cfg->local_count, cfg->tmpdir,
           (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6,
+#ifdef HAVE_HWLOC
+          px->topo ? "ours, without I/O devices" : "libpmix's own",
+#else
+          "libpmix's own",
+#endif
           (t2.tv_sec - t1.tv_sec) * 1e3 + (t2.tv_nsec - t1.tv_nsec) / 1e6);
     return px;
 fail_global:
@@ -1127,6 +1175,10 @@ void pmixsrv_destroy(struct pmixsrv *px)
         return;
     if (px->inited)
         PMIx_server_finalize(); /* joins libpmix's thread: no upcall after */
+#ifdef HAVE_HWLOC
+    if (px->topo)
+        hwloc_topology_destroy(px->topo); /* libpmix leaves a given topology alone */
+#endif
     pthread_mutex_lock(&g_mu);
     if (g_px == px)
         g_px = NULL;

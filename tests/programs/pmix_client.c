@@ -22,6 +22,8 @@
  *            data rounds
  *   die      rank 1 (0 if alone) exits(3) before the first fence (no finalize)
  * -t: rank 0 also prints "fence_median_us=U" (median over the rounds of its fence time).
+ * -s: also check that the server shares its node topology in hwloc shared memory
+ *     (PMIX_HWLOC_SHMEM_FILE/ADDR/SIZE, the file readable), as Open MPI adopts it.
  *
  * Notes: built with the OpenPMIx client library (libpmix-dev), only when configure
  *   found it; run under srun --mpi=loom (or --mpi=pmix for reference).
@@ -166,13 +168,30 @@ static void check_job_keys(void)
         FAIL("PMIX_APPNUM is not 0");
 }
 
+static void check_topology_shared(void)
+{
+    char *file = gets_(PMIX_RANK_WILDCARD, PMIX_HWLOC_SHMEM_FILE);
+    pmix_value_t *a = get(PMIX_RANK_WILDCARD, PMIX_HWLOC_SHMEM_ADDR);
+    pmix_value_t *z = get(PMIX_RANK_WILDCARD, PMIX_HWLOC_SHMEM_SIZE);
+    if (a->type != PMIX_SIZE || z->type != PMIX_SIZE || !a->data.size || !z->data.size)
+        FAIL("PMIX_HWLOC_SHMEM_ADDR/SIZE: types %d/%d, values %zu/%zu", a->type, z->type,
+             a->type == PMIX_SIZE ? a->data.size : 0, z->type == PMIX_SIZE ? z->data.size : 0);
+    FILE *f = fopen(file, "r");
+    if (!f)
+        FAIL("PMIX_HWLOC_SHMEM_FILE %s cannot be read", file);
+    fclose(f);
+    PMIX_VALUE_RELEASE(a);
+    PMIX_VALUE_RELEASE(z);
+    free(file);
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = "data";
-    int rounds = 3, vlen = 64, timing = 0, c;
+    int rounds = 3, vlen = 64, timing = 0, topo = 0, c;
     pmix_status_t st;
 
-    while ((c = getopt(argc, argv, "m:r:v:t")) != -1) {
+    while ((c = getopt(argc, argv, "m:r:v:ts")) != -1) {
         switch (c) {
         case 'm':
             mode = optarg;
@@ -186,10 +205,13 @@ int main(int argc, char **argv)
         case 't':
             timing = 1;
             break;
+        case 's':
+            topo = 1;
+            break;
         default:
             fprintf(stderr,
                     "usage: pmix_client [-m data|dmodex|abort|unsup|publish|die] [-r R] "
-                    "[-v BYTES] [-t]\n");
+                    "[-v BYTES] [-t] [-s]\n");
             return 2;
         }
     }
@@ -201,6 +223,8 @@ int main(int argc, char **argv)
     }
     nranks = (int)getu(PMIX_RANK_WILDCARD, PMIX_JOB_SIZE);
     check_job_keys();
+    if (topo)
+        check_topology_shared();
     int culprit = nranks > 1 ? 1 : 0;
 
     if (strcmp(mode, "die") == 0 && (int)me.rank == culprit) {

@@ -11,7 +11,9 @@
 # PMIx off per job (LOOM_PMIX=0: no PMIX_* in the task env, PMI still served) and per
 # cluster (mpi.conf LoomPMIx=no, shown by scontrol show config); and one
 # sbatch script running an MPICH and an Open MPI step under the same --mpi=loom; and Open
-# MPI hello/ring and the PMIx client under our mpiexec off Slurm (PMIx served by mpiexec).
+# MPI hello/ring and the PMIx client under our mpiexec off Slurm (PMIx served by mpiexec);
+# the node topology shared with the clients in hwloc shared memory (pmix_client -s), the
+# one mpiexec shares loaded without I/O devices (its debug log says so).
 # Skips (77) without root, Slurm, the plugin or libpmix.
 me=t-loom-pmix
 T_TIMEOUT=${T_TIMEOUT:-120}
@@ -49,6 +51,20 @@ if [ -x "$prog/ompi_hello" ]; then
 fi
 mpiexec_ok "PMIx client under mpiexec -n 8" "pmix_client: 8 ranks, 3 rounds OK" -n 8 \
     "$prog/pmix_client" -v 200
+# the node topology reaches the clients in hwloc shared memory, loaded by us without I/O
+# devices (the PCI scan was most of PMIx_server_init's cost)
+case_ok "PMIx client: topology shared in hwloc shared memory (srun)" \
+    "pmix_client: 4 ranks, 3 rounds OK" --mpi="$mpi" -N 1 -n 4 "$prog/pmix_client" -s
+LOOM_PMI_LOGLEVEL=debug mpiexec_ok "PMIx client: topology shared (mpiexec)" \
+    "pmix_client: 4 ranks, 3 rounds OK" -n 4 "$prog/pmix_client" -s
+if grep -q 'topology ours, without I/O devices' "$out.stderr"; then
+    echo "PASS: mpiexec's PMIx server shares its own I/O-less topology"
+    npass=$((npass + 1))
+else
+    echo "FAIL: mpiexec's debug log does not say 'topology ours, without I/O devices'"
+    show_output
+    nfail=$((nfail + 1))
+fi
 
 # mpi.conf LoomPMIx: shown by scontrol show config; =no turns PMIx off for every step.
 conf_shows() { # NAME VALUE
