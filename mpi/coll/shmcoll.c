@@ -32,7 +32,12 @@
  *   hands the CPU to whatever else yields on a loaded machine), optionally one yield
  *   every LOOM_MPI_COLL_YIELD_EVERY_US while spinning (default 0 = never).
  *   Oversubscribed: 64 pauses, up to LOOM_MPI_COLL_YIELD yields (4 per local rank, at
- *   most 256), then sleep.  The yield budget adapts: a yield that takes longer than
+ *   most 256; none from 16 ranks per CPU on), then sleep.  Yielding pays while few
+ *   ranks share a CPU: the one we wait for runs next.  With many, every yield runs
+ *   another waiter that yields again, and the ranks still to arrive get a shrinking
+ *   share of the CPU: 64 ranks on 2 cores took 660-760 us per Barrier with 256 yields
+ *   and 345 us sleeping at once (Open MPI yielding: 330 us); 32 ranks were the same
+ *   either way; 8 and 16 ranks lose 2-3x by sleeping at once (futex wake-ups).  The yield budget adapts: a yield that takes longer than
  *   LOOM_MPI_COLL_YIELD_SLOW_US (1000) ran another job's time slice, so it halves (under
  *   load from other jobs, sleeping at once beat yielding 2x at 8 ranks); quick yields
  *   (our own ranks taking turns) double it back.  The threshold is a time slice, not
@@ -85,6 +90,8 @@ static void init(void)
     L.spin_us = xm_env_int("LOOM_MPI_COLL_SPIN_US", ov ? 0 : 100000);
     L.yield_every = xm_env_int("LOOM_MPI_COLL_YIELD_EVERY_US", 0);
     int y = 4 * xm_g.nlocal;
+    if (xm_g.nlocal >= 16 * (xm_g.ncpus > 0 ? xm_g.ncpus : 1))
+        y = 0; /* 16 or more ranks per CPU: sleep at once (see the header) */
     L.yield = (unsigned)xm_env_int("LOOM_MPI_COLL_YIELD", ov ? (y < 256 ? y : 256) : 0);
     L.ycur = L.yield;
     L.yield_slow = xm_env_int("LOOM_MPI_COLL_YIELD_SLOW_US", 1000);

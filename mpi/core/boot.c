@@ -141,7 +141,8 @@ static void build_local_view(void)
         }
     }
     xm_g.nlocal = n;
-    xm_g.oversubscribed = n > usable_cpus();
+    xm_g.ncpus = usable_cpus();
+    xm_g.oversubscribed = n > xm_g.ncpus;
 }
 
 int xm_boot_put(const char *key, const char *val)

@@ -150,7 +150,8 @@ struct xm_state {
     int *local_ranks;    /* local index -> world rank */
     int *local_index;    /* world rank -> local index or -1 (size entries) */
     int *node_of;        /* world rank -> node id */
-    int oversubscribed;  /* nlocal > usable CPUs */
+    int ncpus;           /* CPUs this process may run on (affinity) */
+    int oversubscribed;  /* nlocal > ncpus */
     struct xm_transport *shm; /* transport reaching node-local peers (NULL if alone) */
     struct xm_transport *net; /* netmod (later) */
     struct xm_comm *world, *self;
