@@ -160,6 +160,8 @@ COLL = [("Allreduce 8 B, 2 ranks", "allreduce", 2, 8),
         ("Allreduce 64 KiB, 2 ranks", "allreduce", 2, 65536),
         ("Allreduce 8 B, 8 ranks", "allreduce", 8, 8),
         ("Allreduce 64 KiB, 8 ranks", "allreduce", 8, 65536),
+        ("Allreduce 8 B, 64 ranks", "allreduce", 64, 8),
+        ("Allreduce 64 KiB, 64 ranks", "allreduce", 64, 65536),
         ("Barrier, 2 ranks", "barrier", 2, 0),
         ("Barrier, 8 ranks", "barrier", 8, 0),
         ("Barrier, 64 ranks", "barrier", 64, 0),
@@ -216,6 +218,7 @@ tsv(base + "_lat.tsv", [(str(max(b, 1)), ("lat", 2, b)) for b in LAT], COLS)
 tsv(base + "_bw.tsv", [(str(b), ("bw", 2, b)) for b in BW], COLS)
 short = [("AR8B/2", ("allreduce", 2, 8)), ("AR64K/2", ("allreduce", 2, 65536)),
          ("AR8B/8", ("allreduce", 8, 8)), ("AR64K/8", ("allreduce", 8, 65536)),
+         ("AR8B/64", ("allreduce", 64, 8)), ("AR64K/64", ("allreduce", 64, 65536)),
          ("Bar/2", ("barrier", 2, 0)), ("Bar/8", ("barrier", 8, 0)),
          ("Bar/64", ("barrier", 64, 0)), ("Bc8B/2", ("bcast", 2, 8)),
          ("Bc64K/2", ("bcast", 2, 65536))]

@@ -15,7 +15,7 @@
 #   p2p    2 ranks: ping-pong latency 0 B..1 MiB, streaming bandwidth 64 KiB..4 MiB
 #   coll2  2 ranks: Allreduce 8 B/64 KiB, Barrier, Bcast 8 B/64 KiB
 #   coll8  8 ranks (oversubscribed on 2 cores): Allreduce 8 B/64 KiB, Barrier
-#   bar64  64 ranks: Barrier
+#   coll64 64 ranks: Barrier, Allreduce 8 B/64 KiB
 #   hello  launch-to-exit of hello (MPI_Init + MPI_Allreduce + MPI_Finalize), N = 8, 64
 # Loom runs under BUILDDIR/launcher/mpiexec, MPICH under mpiexec.hydra, Open MPI under
 # mpirun --oversubscribe, and for the oversubscribed jobs also with
@@ -126,7 +126,7 @@ declare -A dead=()
 
 # one mpibench job for every MPI (interleaved), REPS rounds
 declare -a jobs=("p2p 2 lat bw" "coll2 2 allreduce barrier bcast" "coll8 8 allreduce barrier"
-                 "bar64 64 barrier")
+                 "coll64 64 barrier allreduce")
 t_start=$(now)
 load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)
 for ((r = 1; r <= reps; r++)); do

@@ -25,9 +25,12 @@
  *   already visible because the sender published it before enqueueing the cell).
  *   Collective area (shm.h, after the rank areas): LOOM_MPI_SHM_COLL_SLOTS slots (16,
  *   8 above 16 local ranks; 0 = none), each a header, a result buffer and one buffer per
- *   local rank of LOOM_MPI_SHM_COLL_BUF bytes (16 KiB up to 8 local ranks, 8 KiB up to
- *   16, else 2 KiB), and a broadcast ring of 4 chunks of LOOM_MPI_SHM_COLL_CHUNK bytes
- *   (16 KiB).  Its geometry is in the segment header for the attaching ranks.
+ *   local rank of LOOM_MPI_SHM_COLL_BUF bytes, and a broadcast ring of 4 chunks of
+ *   LOOM_MPI_SHM_COLL_CHUNK bytes (16 KiB).  The buffer is 64 KiB (the largest message
+ *   the shm collectives take) as long as slots x (local ranks + 1) buffers fit in 32 MiB
+ *   (up to 64 local ranks), smaller beyond (16 KiB at 256, never under 2 KiB): every
+ *   buffer-full is one round, a barrier of all members, and 64 ranks on 2 cores took
+ *   12 ms for a 64 KiB Allreduce in 32 rounds of 2 KiB, 0.65 ms in one.  Its geometry is in the segment header for the attaching ranks.
  *   Sleeping: each rank has a futex word `seq` in its rank_area and a `sleeping` flag.
  *   A producer publishes its packet, issues a seq_cst fence and looks at `sleeping`;
  *   only if it is set does it bump `seq` and FUTEX_WAKE.  The sleeper reads `seq`,
@@ -57,6 +60,8 @@
 #include "../core/transport.h"
 #include "shm.h"
 #include "shm_queue.h"
+
+#define COLL_AREA_BUDGET (32L << 20) /* bytes for the collective buffers */
 
 #define SEG_MAGIC 0x4c6f6f6d53484d31ull /* "LoomSHM1" */
 
@@ -169,10 +174,11 @@ static int shm_create(void)
         return -EINVAL;
     /* collective area: small buffers when many ranks share the node */
     S.ncslots = xm_env_int("LOOM_MPI_SHM_COLL_SLOTS", nl <= 16 ? 16 : 8);
-    int cb = xm_env_int("LOOM_MPI_SHM_COLL_BUF", nl <= 4    ? 65536
-                                                 : nl <= 8  ? 32768
-                                                 : nl <= 16 ? 8192
-                                                            : 2048);
+    /* one (all)reduce chunk per round: as large as 64 KiB (the shm path's limit) while
+     * the whole area stays within COLL_AREA_BUDGET */
+    long cbd = S.ncslots > 0 ? COLL_AREA_BUDGET / ((long)S.ncslots * (nl + 1)) : 65536;
+    int cb = xm_env_int("LOOM_MPI_SHM_COLL_BUF",
+                        cbd > 65536 ? 65536 : cbd < 2048 ? 2048 : (int)(cbd & ~63L));
     int ch = xm_env_int("LOOM_MPI_SHM_COLL_CHUNK", 16384);
     if (S.ncslots < 0 || S.ncslots > 1024 || cb < 64 || ch < 64 || cb > (1 << 24) ||
         ch > (1 << 24))
