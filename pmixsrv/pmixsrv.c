@@ -111,10 +111,18 @@ struct pmixsrv {
 /* This node's topology for the clients: cores, caches and NUMA nodes, no I/O
  * devices (their discovery scans every PCI device).  NULL if hwloc fails:
  * libpmix then discovers it itself. */
-static hwloc_topology_t load_topology(void)
+static hwloc_topology_t load_topology(bool no_plugins)
 {
     hwloc_topology_t t;
-    if (hwloc_topology_init(&t) < 0)
+    /* hwloc loads its plugins at the first topology of the process, and keeps
+     * them while one exists (ours does, until pmixsrv_destroy) */
+    bool set = no_plugins && !getenv("HWLOC_PLUGINS_BLACKLIST") &&
+               setenv("HWLOC_PLUGINS_BLACKLIST",
+                      "hwloc_opencl,hwloc_gl,hwloc_xml_libxml,hwloc_pci", 0) == 0;
+    int rc = hwloc_topology_init(&t);
+    if (set)
+        unsetenv("HWLOC_PLUGINS_BLACKLIST");
+    if (rc < 0)
         return NULL;
     if (hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_NONE) < 0 ||
         hwloc_topology_load(t) < 0) {
@@ -1101,7 +1109,7 @@ struct pmixsrv *pmixsrv_create(const struct pmixsrv_config *cfg, struct psrv *sr
     PMIX_INFO_LOAD(&info[5], PMIX_SERVER_SHARE_TOPOLOGY, &share, PMIX_BOOL);
 #ifdef HAVE_HWLOC
     pmix_topology_t topo = {.source = "hwloc:" HWLOC_VERSION};
-    if ((topo.topology = px->topo = load_topology()) != NULL) {
+    if ((topo.topology = px->topo = load_topology(cfg->hwloc_no_plugins)) != NULL) {
         /* by hand, not PMIX_INFO_LOAD: libpmix keeps the pointer, and freeing the
          * info must not destroy the topology it refers to (type reset below) */
         PMIX_LOAD_KEY(info[6].key, PMIX_TOPOLOGY2);
