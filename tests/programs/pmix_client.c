@@ -45,6 +45,12 @@ static int nranks;
         fprintf(stderr, "\n");                                                           \
         exit(1);                                                                         \
     } while (0)
+/* ASSERT(condition that must hold, message...): FAIL unless it holds */
+#define ASSERT(ok, ...)                                                                  \
+    do {                                                                                 \
+        if (!(ok))                                                                       \
+            FAIL(__VA_ARGS__);                                                           \
+    } while (0)
 
 static pmix_value_t *get(int rank, const char *key)
 {
@@ -56,8 +62,8 @@ static pmix_value_t *get(int rank, const char *key)
     PMIX_LOAD_NSPACE(p.nspace, me.nspace);
     p.rank = (pmix_rank_t)rank;
     st = PMIx_Get(&p, key, NULL, 0, &v);
-    if (st != PMIX_SUCCESS || !v)
-        FAIL("PMIx_Get(rank %d, %s): %s", rank, key, PMIx_Error_string(st));
+    ASSERT(st == PMIX_SUCCESS && v, "PMIx_Get(rank %d, %s): %s", rank, key,
+           PMIx_Error_string(st));
     return v;
 }
 
@@ -88,8 +94,8 @@ static unsigned long getu(int rank, const char *key)
 static char *gets_(int rank, const char *key)
 {
     pmix_value_t *v = get(rank, key);
-    if (v->type != PMIX_STRING || !v->data.string)
-        FAIL("%s: not a string (type %d)", key, v->type);
+    ASSERT(v->type == PMIX_STRING && v->data.string, "%s: not a string (type %d)", key,
+           v->type);
     char *s = strdup(v->data.string);
     PMIX_VALUE_RELEASE(v);
     return s;
@@ -125,8 +131,7 @@ static void fence(int collect)
     PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &flag, PMIX_BOOL);
     st = PMIx_Fence(NULL, 0, &info, 1);
     PMIX_INFO_DESTRUCT(&info);
-    if (st != PMIX_SUCCESS)
-        FAIL("PMIx_Fence: %s", PMIx_Error_string(st));
+    ASSERT(st == PMIX_SUCCESS, "PMIx_Fence: %s", PMIx_Error_string(st));
 }
 
 static void check_job_keys(void)
@@ -135,10 +140,10 @@ static void check_job_keys(void)
     char *peers, *host, *myhost;
     int found = 0;
 
-    if ((int)getu(PMIX_RANK_WILDCARD, PMIX_JOB_SIZE) != nranks)
-        FAIL("PMIX_JOB_SIZE is not %d", nranks);
-    if ((int)getu(PMIX_RANK_WILDCARD, PMIX_UNIV_SIZE) < nranks)
-        FAIL("PMIX_UNIV_SIZE < %d", nranks);
+    ASSERT((int)getu(PMIX_RANK_WILDCARD, PMIX_JOB_SIZE) == nranks,
+           "PMIX_JOB_SIZE is not %d", nranks);
+    ASSERT((int)getu(PMIX_RANK_WILDCARD, PMIX_UNIV_SIZE) >= nranks, "PMIX_UNIV_SIZE < %d",
+           nranks);
     lsize = getu(PMIX_RANK_WILDCARD, PMIX_LOCAL_SIZE);
     peers = gets_(PMIX_RANK_WILDCARD, PMIX_LOCAL_PEERS);
     lrank = getu((int)me.rank, PMIX_LOCAL_RANK);
@@ -151,21 +156,19 @@ static void check_job_keys(void)
             found = 1;
             idx = n;
         }
-    if (!found || n != lsize)
-        FAIL("PMIX_LOCAL_PEERS (%lu entries) does not hold this rank or is not "
-             "PMIX_LOCAL_SIZE=%lu",
-             n, lsize);
-    if (lrank != idx || nrank != lrank)
-        FAIL("PMIX_LOCAL_RANK %lu / PMIX_NODE_RANK %lu, want %lu", lrank, nrank, idx);
+    ASSERT(found && n == lsize,
+           "PMIX_LOCAL_PEERS (%lu entries) does not hold this rank or is not "
+           "PMIX_LOCAL_SIZE=%lu",
+           n, lsize);
+    ASSERT(lrank == idx && nrank == lrank,
+           "PMIX_LOCAL_RANK %lu / PMIX_NODE_RANK %lu, want %lu", lrank, nrank, idx);
     myhost = gets_((int)me.rank, PMIX_HOSTNAME);
     host = gets_((int)((me.rank + 1) % (pmix_rank_t)nranks), PMIX_HOSTNAME);
-    if (!*myhost || !*host)
-        FAIL("empty PMIX_HOSTNAME");
+    ASSERT(*myhost && *host, "empty PMIX_HOSTNAME");
     free(peers);
     free(myhost);
     free(host);
-    if (getu((int)me.rank, PMIX_APPNUM) != 0)
-        FAIL("PMIX_APPNUM is not 0");
+    ASSERT(getu((int)me.rank, PMIX_APPNUM) == 0, "PMIX_APPNUM is not 0");
 }
 
 static void check_topology_shared(void)
@@ -173,12 +176,12 @@ static void check_topology_shared(void)
     char *file = gets_(PMIX_RANK_WILDCARD, PMIX_HWLOC_SHMEM_FILE);
     pmix_value_t *a = get(PMIX_RANK_WILDCARD, PMIX_HWLOC_SHMEM_ADDR);
     pmix_value_t *z = get(PMIX_RANK_WILDCARD, PMIX_HWLOC_SHMEM_SIZE);
-    if (a->type != PMIX_SIZE || z->type != PMIX_SIZE || !a->data.size || !z->data.size)
-        FAIL("PMIX_HWLOC_SHMEM_ADDR/SIZE: types %d/%d, values %zu/%zu", a->type, z->type,
-             a->type == PMIX_SIZE ? a->data.size : 0, z->type == PMIX_SIZE ? z->data.size : 0);
+    ASSERT(a->type == PMIX_SIZE && z->type == PMIX_SIZE && a->data.size && z->data.size,
+           "PMIX_HWLOC_SHMEM_ADDR/SIZE: types %d/%d, values %zu/%zu", a->type, z->type,
+           a->type == PMIX_SIZE ? a->data.size : 0,
+           z->type == PMIX_SIZE ? z->data.size : 0);
     FILE *f = fopen(file, "r");
-    if (!f)
-        FAIL("PMIX_HWLOC_SHMEM_FILE %s cannot be read", file);
+    ASSERT(f, "PMIX_HWLOC_SHMEM_FILE %s cannot be read", file);
     fclose(f);
     PMIX_VALUE_RELEASE(a);
     PMIX_VALUE_RELEASE(z);
@@ -250,8 +253,8 @@ int main(int argc, char **argv)
         PMIX_LOAD_KEY(pd.key, svc);
         if ((st = PMIx_Lookup(&pd, 1, NULL, 0)) != PMIX_SUCCESS)
             FAIL("PMIx_Lookup(%s): %s", svc, PMIx_Error_string(st));
-        if (pd.value.type != PMIX_STRING || strcmp(pd.value.data.string, port) != 0)
-            FAIL("PMIx_Lookup(%s) gave the wrong value", svc);
+        ASSERT(pd.value.type == PMIX_STRING && strcmp(pd.value.data.string, port) == 0,
+               "PMIx_Lookup(%s) gave the wrong value", svc);
         PMIX_PDATA_DESTRUCT(&pd);
         fence(0);
         if (me.rank == 0) {
@@ -262,20 +265,20 @@ int main(int argc, char **argv)
         fence(0);
         PMIX_PDATA_CONSTRUCT(&pd);
         PMIX_LOAD_KEY(pd.key, svc);
-        if (PMIx_Lookup(&pd, 1, NULL, 0) == PMIX_SUCCESS)
-            FAIL("PMIx_Lookup(%s) succeeded after unpublish", svc);
+        ASSERT(PMIx_Lookup(&pd, 1, NULL, 0) != PMIX_SUCCESS,
+               "PMIx_Lookup(%s) succeeded after unpublish", svc);
         PMIX_PDATA_DESTRUCT(&pd);
     }
     if (strcmp(mode, "unsup") == 0) {
-        if (PMIx_Connect(NULL, 0, NULL, 0) == PMIX_SUCCESS)
-            FAIL("PMIx_Connect succeeded, want an error");
+        ASSERT(PMIx_Connect(NULL, 0, NULL, 0) != PMIX_SUCCESS,
+               "PMIx_Connect succeeded, want an error");
         pmix_app_t app;
         pmix_nspace_t ns;
         PMIX_APP_CONSTRUCT(&app);
         app.cmd = strdup("/bin/true");
         app.maxprocs = 1;
-        if (PMIx_Spawn(NULL, 0, &app, 1, ns) == PMIX_SUCCESS)
-            FAIL("PMIx_Spawn succeeded, want an error");
+        ASSERT(PMIx_Spawn(NULL, 0, &app, 1, ns) != PMIX_SUCCESS,
+               "PMIx_Spawn succeeded, want an error");
         PMIX_APP_DESTRUCT(&app);
     }
 
@@ -316,8 +319,8 @@ int main(int argc, char **argv)
         for (int k = 0; k < 3; k++) {
             pmix_value_t *v = get(peers[k], key);
             fill(want, vlen, peers[k], r);
-            if (v->type != PMIX_STRING || strcmp(v->data.string, want) != 0)
-                FAIL("round %d: %s of rank %d is wrong", r, key, peers[k]);
+            ASSERT(v->type == PMIX_STRING && strcmp(v->data.string, want) == 0,
+                   "round %d: %s of rank %d is wrong", r, key, peers[k]);
             PMIX_VALUE_RELEASE(v);
         }
     }

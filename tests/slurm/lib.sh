@@ -165,6 +165,23 @@ show_output() {
     sed 's/^/  stderr: /' "$out.stderr" | tail -n 15
 }
 
+# assert_last PASS_TEXT FAIL_TEXT: the verdict of the command run just before (its exit
+# status): PASS_TEXT, or FAIL_TEXT with the last run's output.  Usage:
+#   [ $rc -ne 0 ] && grep -q 'ERE' "$out.stderr"
+#   assert_last "what held" "what did not"
+assert_last() {
+    _st=$?
+    if [ $_st -eq 0 ]; then
+        echo "PASS: $1"
+        npass=$((npass + 1))
+        return 0
+    fi
+    echo "FAIL: $2"
+    show_output
+    nfail=$((nfail + 1))
+    return 1
+}
+
 # case_ok NAME WANT_LINE SRUN_ARGS...
 case_ok() {
     _name=$1 _want=$2

@@ -88,12 +88,6 @@ mpiexec_ok() {
     timeout -k 5 "$T_TIMEOUT" "$_mx" "$@" >"$out.stdout" 2>"$out.stderr" </dev/null
     rc=$?
     dt=$(($(date +%s) - _t0))
-    if [ $rc -eq 0 ] && grep -qxF "$_want" "$out.stdout"; then
-        echo "PASS: $_name (${dt}s)"
-        npass=$((npass + 1))
-    else
-        echo "FAIL: $_name: rc $rc (mpiexec $*)"
-        show_output
-        nfail=$((nfail + 1))
-    fi
+    [ $rc -eq 0 ] && grep -qxF "$_want" "$out.stdout"
+    assert_last "$_name (${dt}s)" "$_name: rc $rc (mpiexec $*)"
 }

@@ -76,13 +76,8 @@ run_list "testlist subset, srun --mpi=$mpi -N4, 16 ranks per node" \
 # A peer whose connections die mid-transfer: one rank per node, so ranks 0 and 1 talk
 # over TCP.  srun must end by itself, with the message.
 run_srun --mpi="$mpi" -N4 --ntasks-per-node=1 "$bdir/mpi/tcp_peerdeath"
-if [ $hung -eq 0 ] && [ $rc -ne 0 ] &&
-    grep -q 'rank 0: connection to rank 1 lost' "$out.stdout" "$out.stderr"; then
-    echo "PASS: killed peer across nodes ends the step (rc $rc, ${dt}s)"
-    npass=$((npass + 1))
-else
-    echo "FAIL: killed peer across nodes (rc $rc, hung $hung, ${dt}s)"
-    show_output
-    nfail=$((nfail + 1))
-fi
+[ $hung -eq 0 ] && [ $rc -ne 0 ] &&
+    grep -q 'rank 0: connection to rank 1 lost' "$out.stdout" "$out.stderr"
+assert_last "killed peer across nodes ends the step (rc $rc, ${dt}s)" \
+    "killed peer across nodes (rc $rc, hung $hung, ${dt}s)"
 finish

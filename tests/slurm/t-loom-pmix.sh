@@ -57,14 +57,9 @@ case_ok "PMIx client: topology shared in hwloc shared memory (srun)" \
     "pmix_client: 4 ranks, 3 rounds OK" --mpi="$mpi" -N 1 -n 4 "$prog/pmix_client" -s
 LOOM_PMI_LOGLEVEL=debug mpiexec_ok "PMIx client: topology shared (mpiexec)" \
     "pmix_client: 4 ranks, 3 rounds OK" -n 4 "$prog/pmix_client" -s
-if grep -q 'topology ours, without I/O devices' "$out.stderr"; then
-    echo "PASS: mpiexec's PMIx server shares its own I/O-less topology"
-    npass=$((npass + 1))
-else
-    echo "FAIL: mpiexec's debug log does not say 'topology ours, without I/O devices'"
-    show_output
-    nfail=$((nfail + 1))
-fi
+grep -q 'topology ours, without I/O devices' "$out.stderr"
+assert_last "mpiexec's PMIx server shares its own I/O-less topology" \
+    "mpiexec's debug log does not say 'topology ours, without I/O devices'"
 
 # mpi.conf LoomPMIx: shown by scontrol show config; =no turns PMIx off for every step.
 conf_shows() { # NAME VALUE
