@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "../dt/dtype.h"
+#include "../shm/shm.h"
 #include "p2p.h"
 #include "transport.h"
 
@@ -41,6 +42,7 @@
 #define F_RDV 0x400u    /* send: rendezvous (completes on FIN / last RDATA) */
 #define F_RDV_GO 0x800u /* send: CTS received, stream RDATA */
 #define F_ZC 0x1000u    /* send: payload posted by reference, not yet written */
+#define F_LMT 0x2000u   /* send: RTS to a local rank, on the lmt list until FIN/CTS */
 
 struct ctrl {
     struct ctrl *next;
@@ -56,6 +58,7 @@ struct list {
 };
 
 static struct list posted, unexp, sendq;
+static struct list lmtq; /* rendezvous sends whose receiver may offer a shared copy */
 static struct xm_req **inflight; /* world rank -> request receiving its fragments */
 static int *pending;             /* world rank -> queued sends */
 static unsigned *pass_mark;      /* scratch for push_sends() */
@@ -136,11 +139,13 @@ int xm_p2p_init(void)
         /* Yama ptrace_scope 1 lets only ancestors read us; allow any process of the same
          * user (the kernel still checks credentials).  EINVAL without Yama: ignored. */
         prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+    xm_lmt_init();
     return 0;
 }
 
 void xm_p2p_finalize(void)
 {
+    xm_lmt_report();
     free(inflight);
     free(pending);
     free(pass_mark);
@@ -217,6 +222,10 @@ static int push_rdv(struct xm_req *r, struct xm_transport *t, struct xm_dtype *d
         memcpy(pay, &rts, sizeof(rts));
         t->post(t, r->peer, h, sizeof(rts));
         r->flags |= F_HDR_SENT;
+        if (t == xm_g.shm && cma_mode != 0 && xm_lmt_wanted(r->total)) {
+            r->flags |= F_LMT; /* the receiver may ask us to help copy (lmt.c) */
+            list_add(&lmtq, r);
+        }
         return 1; /* waits for FIN or CTS, off the send queue */
     }
     if (t->post_ref && r->pos < r->total) {
@@ -489,6 +498,14 @@ static int cma_read(struct xm_req *r, pid_t pid, uint64_t addr, size_t n)
     return 0;
 }
 
+static void lmt_done(struct xm_req *r)
+{
+    if (r->flags & F_LMT) {
+        r->flags &= ~F_LMT;
+        list_del(&lmtq, r);
+    }
+}
+
 /* A receive r matched an RTS: fetch the bytes (CMA) or ask for them (CTS). */
 static void rdv_start(struct xm_req *r, int src, int tag, size_t total, uint64_t cookie,
                       uint64_t pid, uint64_t addr)
@@ -500,7 +517,13 @@ static void rdv_start(struct xm_req *r, int src, int tag, size_t total, uint64_t
     size_t n = total < r->bytes ? total : r->bytes;
     /* CMA never towards a rank the netmod reaches (another node, or forced TCP) */
     if (cma_mode != 0 && !(xm_g.net && route(src) == xm_g.net)) {
-        int rc = cma_read(r, (pid_t)pid, addr, n);
+        int rc = direct_ok(r->dt, xm_dt_get(r->dt)) && xm_lmt_wanted(n)
+                     ? xm_lmt_recv(src, (uint32_t)cookie, (int)pid, addr, r->buf, n)
+                     : cma_read(r, (pid_t)pid, addr, n);
+        if (rc == -ESRCH) {
+            xm_peer_lost(src, "it died during a large transfer");
+            return;
+        }
         if (rc == 0) {
             cma_mode = 1;
             r->pos = total;
@@ -594,6 +617,7 @@ void xm_handle_pkt(const struct xm_pkt_hdr *h, const void *payload, size_t payle
         r = xm_req_get((MPI_Request)h->cookie);
         if (!r || !(r->flags & F_RDV))
             xm_die("protocol error: CTS from rank %d for no rendezvous", src);
+        lmt_done(r);
         r->flags |= F_RDV_GO;
         r->cookie_ack = h->len;
         r->pos = 0;
@@ -606,6 +630,7 @@ void xm_handle_pkt(const struct xm_pkt_hdr *h, const void *payload, size_t payle
         r = xm_req_get((MPI_Request)h->cookie);
         if (!r || !(r->flags & F_RDV))
             xm_die("protocol error: FIN from rank %d for no rendezvous", src);
+        lmt_done(r);
         r->pos = r->total;
         complete(r);
         break;
@@ -841,6 +866,7 @@ static void fail_req(struct xm_req *r, void *arg)
     if (r->done || r->peer != peer)
         return;
     if (r->kind == XM_REQ_SEND) {
+        lmt_done(r);
         if (on_list(&sendq, r)) {
             list_del(&sendq, r);
             pending[peer]--;
@@ -891,6 +917,8 @@ int xm_progress(void)
         n += push_ctrl();
     if (sendq.head)
         n += push_sends();
+    for (struct xm_req *r = lmtq.head; r; r = r->next)
+        n += xm_lmt_help(r->peer, (uint32_t)(unsigned)r->handle);
     if (xm_progress_hook && !in_hook) {
         in_hook = 1;
         n += xm_progress_hook();

@@ -79,6 +79,7 @@ struct rank_area {
     _Alignas(
         64) _Atomic uint32_t seq; /* futex word: bumped for every wake-worthy event */
     _Atomic uint32_t sleeping;    /* 1 while the owner is (about to be) in FUTEX_WAIT */
+    struct xm_shm_lmt lmt;        /* this rank's large-transfer offer (lmt.c) */
 };
 
 /* One fastbox (sender -> receiver); header in the first cache line, payload after. */
@@ -555,6 +556,11 @@ void xm_shm_wake_nf(int lidx)
         atomic_fetch_add_explicit(&a->seq, 1, memory_order_release);
         syscall(SYS_futex, &a->seq, FUTEX_WAKE, 1, NULL, NULL, 0);
     }
+}
+
+struct xm_shm_lmt *xm_shm_lmt_slot(int lidx)
+{
+    return S.ra ? &S.ra[lidx].lmt : NULL;
 }
 
 struct xm_transport xm_shm_transport = {

@@ -31,6 +31,24 @@
 
 #define XM_SHM_COLL_RING 4 /* broadcast chunks in flight */
 
+/* A receiver's offer of a large single-copy transfer to its sender (lmt.c): one per
+ * local rank, in its rank area.  `word` is gen << 32 | next chunk to claim; an even
+ * gen (0 in a new segment) means nothing is offered and the other fields may be
+ * changing; an odd gen is an offer whose fields hold still until gen moves on. */
+struct xm_shm_lmt {
+    _Alignas(64) _Atomic uint64_t word;
+    _Alignas(64) _Atomic uint32_t helped; /* chunks the sender finished or gave back */
+    _Atomic int32_t given_back;           /* chunk the sender could not copy, -1 none */
+    _Atomic int32_t sender;               /* world rank the offer is for */
+    _Atomic uint32_t cookie;              /* the sender's request (from its RTS) */
+    _Atomic uint32_t nchunks;
+    _Atomic uint64_t pid;   /* receiver's pid (process_vm_writev target) */
+    _Atomic uint64_t dst;   /* receiver's buffer */
+    _Atomic uint64_t src;   /* sender's packed bytes */
+    _Atomic uint64_t len;   /* bytes in all */
+    _Atomic uint64_t chunk; /* bytes per chunk (the last one may be shorter) */
+};
+
 struct xm_shm_coll {
     _Alignas(64) _Atomic uint64_t key;   /* 0 = free; set once by a CAS */
     _Alignas(64) _Atomic uint32_t count; /* arrivals in the current round */
@@ -58,5 +76,30 @@ void xm_shm_wake(int lidx);
 /* several ranks: one xm_shm_wake_fence(), then xm_shm_wake_nf() for each */
 void xm_shm_wake_fence(void);
 void xm_shm_wake_nf(int lidx);
+/* the large-transfer offer slot of local rank lidx (NULL without a segment) */
+struct xm_shm_lmt *xm_shm_lmt_slot(int lidx);
+
+/* ---- cooperative single copy (lmt.c) ----
+ * The receiver of a large contiguous rendezvous message copies it from the sender with
+ * process_vm_readv in chunks it claims from its offer slot; the sender, waiting for
+ * FIN in its progress loop, claims chunks from the same slot and writes them with
+ * process_vm_writev, so two cores copy at once.  A sender that never looks leaves the
+ * receiver to copy everything alone.  Off when oversubscribed (a helper descheduled in
+ * the middle of a chunk would hold the receiver up), or with LOOM_MPI_COOP=0.  Messages
+ * below LOOM_MPI_COOP_MIN bytes (128 KiB) are copied by the receiver alone; larger ones
+ * in LOOM_MPI_COOP_PARTS (2) chunks of LOOM_MPI_COOP_CHUNK (64 KiB) to
+ * LOOM_MPI_COOP_CHUNK_MAX (1 MiB) bytes.  LOOM_MPI_COOP_FAULT=1 (tests) makes the
+ * sender fail its first chunk, to exercise the give-back path. */
+void xm_lmt_init(void);
+/* should a transfer of n bytes from a local sender be offered? */
+int xm_lmt_wanted(size_t n);
+/* receiver: copy n bytes at the sender's saddr into dst, with its help.  0 / -errno;
+ * -ESRCH: the sender died while it held a chunk (dst is incomplete) */
+int xm_lmt_recv(int src, uint32_t cookie, int spid, uint64_t saddr, void *dst, size_t n);
+/* sender: help with the transfer of request `cookie` to dest if it is on offer;
+ * returns the chunks copied */
+int xm_lmt_help(int dest, uint32_t cookie);
+/* with LOOM_MPI_DEBUG: one line of counts on stderr (at finalize) */
+void xm_lmt_report(void);
 
 #endif
