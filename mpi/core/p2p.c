@@ -6,7 +6,8 @@
  *   - Matching: one posted list and one unexpected list, both in arrival order, matched
  *     on (ctx, src, tag) with wildcards.  (Per-communicator/per-source bins are a later
  *     optimisation; the lists are the reference behaviour.)
- *   - A message up to the eager limit (LOOM_MPI_EAGER_MAX, 64 KiB) longer than one cell
+ *   - A message up to the eager limit (LOOM_MPI_EAGER_MAX; 32 KiB when CMA may be used,
+ *     64 KiB on the copy path) longer than one cell
  *     is EAGER + FRAGs; while its fragments arrive the receiving request is
  *     inflight[src].  An unexpected eager message is buffered in a malloc'ed area
  *     (UNEXP request) and copied out when a receive matches it.
@@ -50,7 +51,7 @@ struct ctrl {
     struct xm_pkt_hdr h;
 };
 
-static size_t eager_max;
+static size_t eager_max;      /* LOOM_MPI_EAGER_MAX, or 0: the default below */
 static int cma_mode; /* 1 use CMA, 0 copy path, -1 auto (try CMA once) */
 
 struct list {
@@ -122,7 +123,7 @@ int xm_p2p_init(void)
     yield_max = xm_env_int("LOOM_MPI_YIELD", xm_g.oversubscribed ? 8 : 64);
     spin_cur = spin_max;
     spin_adapt = xm_env_int("LOOM_MPI_SPIN_ADAPT", 1);
-    eager_max = (size_t)xm_env_int("LOOM_MPI_EAGER_MAX", 65536);
+    eager_max = (size_t)xm_env_int("LOOM_MPI_EAGER_MAX", 0);
     /* by reference only above 128 KiB: over loopback a 64 KiB ping-pong written from
      * the user buffer took 23 us, copied into a queue buffer first 16.5 us (and
      * 128 KiB 30 vs 26 us); from 192 KiB on the copy costs more than it saves */
@@ -173,6 +174,17 @@ static int direct_ok(MPI_Datatype h, const struct xm_dtype *dt)
 }
 
 /* ---- sending ---------------------------------------------------------------- */
+
+/* Eager limit towards node-local ranks.  With CMA, 64 KiB went faster by rendezvous
+ * (one copy, shared by both sides: lmt.c) than through the cells: 5.1 against 4.4 us
+ * when the two CPUs share a cache, but 6.0 against 22-31 us when they do not (the
+ * cells' lines cross between cores twice; this VM's CPUs move between both cases). */
+static size_t shm_eager_max(void)
+{
+    if (eager_max)
+        return eager_max;
+    return cma_mode == 0 ? 65536 : 32768;
+}
 
 static void send_ctrl(int dest, int type, uint64_t cookie, uint64_t len);
 
@@ -387,7 +399,7 @@ int xm_isend(const void *buf, int count, MPI_Datatype dtype, int dest, int tag,
             complete(r);
         return 0;
     }
-    if (r->total > (route(dest) == xm_g.net && xm_g.net ? tcp_eager_max : eager_max))
+    if (r->total > (route(dest) == xm_g.net && xm_g.net ? tcp_eager_max : shm_eager_max()))
         r->flags |= F_RDV;
     if (pending[dest] == 0) {
         int rc = push(r);

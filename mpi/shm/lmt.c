@@ -40,8 +40,8 @@ static unsigned long n_offers, n_shared, n_helped, n_given_back; /* for xm_lmt_r
 void xm_lmt_init(void)
 {
     enabled = xm_env_int("LOOM_MPI_COOP", !xm_g.oversubscribed) != 0;
-    min_len = (size_t)xm_env_int("LOOM_MPI_COOP_MIN", 131072);
-    chunk_min = (size_t)xm_env_int("LOOM_MPI_COOP_CHUNK", 65536);
+    min_len = (size_t)xm_env_int("LOOM_MPI_COOP_MIN", 65536);
+    chunk_min = (size_t)xm_env_int("LOOM_MPI_COOP_CHUNK", 32768);
     chunk_max = (size_t)xm_env_int("LOOM_MPI_COOP_CHUNK_MAX", 1 << 20);
     parts = xm_env_int("LOOM_MPI_COOP_PARTS", 2);
     fault = xm_env_int("LOOM_MPI_COOP_FAULT", 0);

@@ -86,8 +86,8 @@ struct xm_shm_lmt *xm_shm_lmt_slot(int lidx);
  * process_vm_writev, so two cores copy at once.  A sender that never looks leaves the
  * receiver to copy everything alone.  Off when oversubscribed (a helper descheduled in
  * the middle of a chunk would hold the receiver up), or with LOOM_MPI_COOP=0.  Messages
- * below LOOM_MPI_COOP_MIN bytes (128 KiB) are copied by the receiver alone; larger ones
- * in LOOM_MPI_COOP_PARTS (2) chunks of LOOM_MPI_COOP_CHUNK (64 KiB) to
+ * below LOOM_MPI_COOP_MIN bytes (64 KiB) are copied by the receiver alone; larger ones
+ * in LOOM_MPI_COOP_PARTS (2) chunks of LOOM_MPI_COOP_CHUNK (32 KiB) to
  * LOOM_MPI_COOP_CHUNK_MAX (1 MiB) bytes.  LOOM_MPI_COOP_FAULT=1 (tests) makes the
  * sender fail its first chunk, to exercise the give-back path. */
 void xm_lmt_init(void);
