@@ -371,12 +371,17 @@ int xm_shmcoll_bcast(void *buf, int count, MPI_Datatype dt, int root, struct xm_
     if (!t)
         return 1;
     size_t bytes = t->size * (size_t)count;
-    if (!grp_get(c, map, n, me, &g))
-        return 1;
-    /* two members: the broadcast is one message, which p2p moves in one copy (CMA)
+    /* a whole communicator of two (map == NULL: every member takes the same p2p
+     * fallback): the broadcast is one message, which p2p moves in one copy (CMA)
      * against two through the ring; the ring won only while the two CPUs shared a
      * cache (64 KiB: 1.6 us against 5.1), and lost 30 us against 6.3 when they did not */
-    if (bytes > L.max || (n == 2 && bytes > L.pair_max))
+    if (!L.init)
+        init();
+    if (!map && n == 2 && bytes > L.pair_max)
+        return 1;
+    if (!grp_get(c, map, n, me, &g))
+        return 1;
+    if (bytes > L.max)
         return 1;
     struct xm_shm_coll *s = g.s;
     uint32_t q = L.bq[g.slot];
