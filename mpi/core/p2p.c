@@ -124,10 +124,11 @@ int xm_p2p_init(void)
     spin_cur = spin_max;
     spin_adapt = xm_env_int("LOOM_MPI_SPIN_ADAPT", 1);
     eager_max = (size_t)xm_env_int("LOOM_MPI_EAGER_MAX", 0);
-    /* by reference only above 128 KiB: over loopback a 64 KiB ping-pong written from
-     * the user buffer took 23 us, copied into a queue buffer first 16.5 us (and
-     * 128 KiB 30 vs 26 us); from 192 KiB on the copy costs more than it saves */
-    zc_min = (size_t)xm_env_int("LOOM_MPI_TCP_ZCOPY_MIN", 131073);
+    /* by reference from 64 KiB on: with the socket send buffer bounded to 128 KiB
+     * (tcp.c), a 64 KiB ping-pong over loopback written from the user buffer took
+     * 19.2-20.4 us against 20.7-20.9 copied first (and streamed 5% more).  (With
+     * autotuned buffers copying had won below 192 KiB.) */
+    zc_min = (size_t)xm_env_int("LOOM_MPI_TCP_ZCOPY_MIN", 65536);
     tcp_eager_max = (size_t)xm_env_int("LOOM_MPI_TCP_EAGER_MAX", 262144);
     const char *cma = getenv("LOOM_MPI_CMA"); /* 0 | 1 | auto */
     cma_mode = cma && (*cma == '0' || *cma == '1') ? *cma - '0' : -1;
