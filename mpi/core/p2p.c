@@ -533,7 +533,7 @@ static void rdv_start(struct xm_req *r, int src, int tag, size_t total, uint64_t
         int rc = direct_ok(r->dt, xm_dt_get(r->dt)) && xm_lmt_wanted(n)
                      ? xm_lmt_recv(src, (uint32_t)cookie, (int)pid, addr, r->buf, n)
                      : cma_read(r, (pid_t)pid, addr, n);
-        if (rc == -ESRCH) {
+        if (rc == -EOWNERDEAD) {
             xm_peer_lost(src, "it died during a large transfer");
             return;
         }

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../core/xm.h"
@@ -72,6 +73,13 @@ static size_t chunk_bytes(size_t len, size_t chunk, uint32_t k)
 {
     size_t off = (size_t)k * chunk;
     return len - off < chunk ? len - off : chunk;
+}
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* process_vm_readv / writev of n bytes, retried over partial transfers. 0 / -errno */
@@ -130,15 +138,21 @@ int xm_lmt_recv(int src, uint32_t cookie, int spid, uint64_t saddr, void *dst, s
     }
     /* acquire: pairs with the sender's release increment, so its writes into dst are
      * complete (they were made by the kernel on its behalf before it counted) */
+    double t0 = 0;
     for (unsigned spins = 0;
          mine + atomic_load_explicit(&s->helped, memory_order_acquire) < nch; spins++) {
         if (spins > 64)
             sched_yield();
-        /* a helper that died in the middle of its chunk never counts it */
-        if ((spins & 4095) == 4095 && kill(spid, 0) < 0 && errno == ESRCH) {
+        if ((spins & 4095) != 4095)
+            continue;
+        /* a helper that died in the middle of its chunk never counts it: after a
+         * second, ask the kernel whether it still exists */
+        if (t0 == 0)
+            t0 = mono_s();
+        else if (mono_s() - t0 > 1.0 && kill(spid, 0) < 0 && errno == ESRCH) {
             /* relaxed: withdraw the offer; nobody is left to claim from it */
             atomic_store_explicit(&s->word, (gen + 2) << 32, memory_order_relaxed);
-            return -ESRCH;
+            return -EOWNERDEAD;
         }
     }
     /* relaxed: we wrote it before publishing the offer, the sender after claiming */

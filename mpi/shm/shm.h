@@ -94,7 +94,7 @@ void xm_lmt_init(void);
 /* should a transfer of n bytes from a local sender be offered? */
 int xm_lmt_wanted(size_t n);
 /* receiver: copy n bytes at the sender's saddr into dst, with its help.  0 / -errno;
- * -ESRCH: the sender died while it held a chunk (dst is incomplete) */
+ * -EOWNERDEAD: the sender died while it held a chunk (dst is incomplete) */
 int xm_lmt_recv(int src, uint32_t cookie, int spid, uint64_t saddr, void *dst, size_t n);
 /* sender: help with the transfer of request `cookie` to dest if it is on offer;
  * returns the chunks copied */
