@@ -43,7 +43,9 @@ check_coll_op_LDADD = $(CHECK_LIBS)
 check_PROGRAMS += check_match
 TESTS += check_match
 check_match_SOURCES = check_match.c $(top_srcdir)/mpi/core/p2p.c \
+	$(top_srcdir)/mpi/shm/lmt.c \
 	$(top_srcdir)/mpi/core/obj.c $(top_srcdir)/mpi/dt/dtype.c \
 	$(top_srcdir)/mpi/dt/derived.c $(top_srcdir)/mpi/dt/flatten.c
-check_match_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/mpi/include -I$(top_srcdir)/mpi/core
+check_match_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/mpi/include -I$(top_srcdir)/mpi/core \
+	-I$(top_srcdir)/mpi/shm
 check_match_LDADD = $(CHECK_LIBS)
