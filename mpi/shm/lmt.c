@@ -36,6 +36,7 @@ static int help_ok = 1; /* our process_vm_writev works (cleared on the first fai
 static size_t min_len, chunk_min, chunk_max;
 static int parts;
 static int fault; /* LOOM_MPI_COOP_FAULT=1 (tests): the helper gives its first chunk back */
+static int wait_ms; /* LOOM_MPI_COOP_WAIT_MS (tests): wait this long for the helper's first claim */
 static unsigned long n_offers, n_shared, n_helped, n_given_back; /* for xm_lmt_report() */
 
 void xm_lmt_init(void)
@@ -46,6 +47,7 @@ void xm_lmt_init(void)
     chunk_max = (size_t)xm_env_int("LOOM_MPI_COOP_CHUNK_MAX", 1 << 20);
     parts = xm_env_int("LOOM_MPI_COOP_PARTS", 2);
     fault = xm_env_int("LOOM_MPI_COOP_FAULT", 0);
+    wait_ms = xm_env_int("LOOM_MPI_COOP_WAIT_MS", 0);
     if (chunk_min < 4096)
         chunk_min = 4096;
     if (chunk_max < chunk_min)
@@ -122,6 +124,14 @@ int xm_lmt_recv(int src, uint32_t cookie, int spid, uint64_t saddr, void *dst, s
     atomic_store_explicit(&s->chunk, (uint64_t)chunk_len, memory_order_relaxed);
     /* release: a sender that acquires the odd gen sees the fields above */
     atomic_store_explicit(&s->word, (gen + 1) << 32, memory_order_release);
+    /* tests: whether the sender joins depends on scheduling; let it claim first */
+    if (wait_ms > 0) {
+        double until = mono_s() + wait_ms / 1000.0;
+        /* relaxed: only the claim count is looked at */
+        while ((uint32_t)atomic_load_explicit(&s->word, memory_order_relaxed) == 0 &&
+               mono_s() < until)
+            sched_yield();
+    }
 
     int rc = 0;
     uint32_t mine = 0;

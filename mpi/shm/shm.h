@@ -88,8 +88,10 @@ struct xm_shm_lmt *xm_shm_lmt_slot(int lidx);
  * the middle of a chunk would hold the receiver up), or with LOOM_MPI_COOP=0.  Messages
  * below LOOM_MPI_COOP_MIN bytes (64 KiB) are copied by the receiver alone; larger ones
  * in LOOM_MPI_COOP_PARTS (2) chunks of LOOM_MPI_COOP_CHUNK (32 KiB) to
- * LOOM_MPI_COOP_CHUNK_MAX (1 MiB) bytes.  LOOM_MPI_COOP_FAULT=1 (tests) makes the
- * sender fail its first chunk, to exercise the give-back path. */
+ * LOOM_MPI_COOP_CHUNK_MAX (1 MiB) bytes.  For tests: LOOM_MPI_COOP_FAULT=1 makes the
+ * sender fail its first chunk (the give-back path); LOOM_MPI_COOP_WAIT_MS=N makes the
+ * receiver wait up to N ms for the sender's first claim, so that sharing does not depend
+ * on how the two ranks happen to be scheduled. */
 void xm_lmt_init(void);
 /* should a transfer of n bytes from a local sender be offered? */
 int xm_lmt_wanted(size_t n);
