@@ -29,7 +29,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -481,8 +480,7 @@ static void msg_complete(struct xm_req *r)
 static int cma_read(struct xm_req *r, pid_t pid, uint64_t addr, size_t n)
 {
     struct xm_dtype *dt = xm_dt_get(r->dt);
-    int direct = XM_DT_IS_PREDEF(r->dt) ||
-                 (dt->contig && dt->true_lb == 0 && (size_t)dt->extent == dt->size);
+    int direct = direct_ok(r->dt, dt);
     size_t chunk = direct ? n : (n < (1u << 20) ? n : (1u << 20));
     char *bounce = direct ? NULL : malloc(chunk ? chunk : 1);
     if (!direct && !bounce)
@@ -490,18 +488,11 @@ static int cma_read(struct xm_req *r, pid_t pid, uint64_t addr, size_t n)
     size_t done = 0;
     while (done < n) {
         size_t want = n - done < chunk ? n - done : chunk;
-        struct iovec l = {direct ? (char *)r->buf + done : bounce, want};
-        struct iovec rv = {(void *)(uintptr_t)(addr + done), want};
-        size_t got = 0;
-        while (got < want) {
-            struct iovec l2 = {(char *)l.iov_base + got, want - got};
-            struct iovec r2 = {(char *)rv.iov_base + got, want - got};
-            ssize_t k = process_vm_readv(pid, &l2, 1, &r2, 1, 0);
-            if (k <= 0) {
-                free(bounce);
-                return k < 0 ? -errno : -EIO;
-            }
-            got += (size_t)k;
+        int rc = xm_vm_copy(0, pid, direct ? (char *)r->buf + done : bounce, addr + done,
+                            want);
+        if (rc < 0) {
+            free(bounce);
+            return rc;
         }
         if (!direct)
             xm_dt_unpack(r->buf, r->count, dt, done, bounce, want);

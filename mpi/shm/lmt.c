@@ -84,9 +84,9 @@ static double mono_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* process_vm_readv / writev of n bytes, retried over partial transfers. 0 / -errno */
-static int vm_copy(int write, pid_t pid, char *local, uint64_t remote, size_t n)
+int xm_vm_copy(int write, int pid, void *buf, uint64_t remote, size_t n)
 {
+    char *local = buf;
     while (n) {
         struct iovec l = {local, n};
         struct iovec r = {(void *)(uintptr_t)remote, n};
@@ -105,7 +105,7 @@ int xm_lmt_recv(int src, uint32_t cookie, int spid, uint64_t saddr, void *dst, s
 {
     struct xm_shm_lmt *s = xm_shm_lmt_slot(xm_g.local_rank);
     if (!s)
-        return vm_copy(0, spid, dst, saddr, n);
+        return xm_vm_copy(0, spid, dst, saddr, n);
     size_t chunk_len = chunk_for(n);
     uint32_t nch = (uint32_t)((n + chunk_len - 1) / chunk_len);
     /* relaxed: only this rank ever writes word */
@@ -143,7 +143,7 @@ int xm_lmt_recv(int src, uint32_t cookie, int spid, uint64_t saddr, void *dst, s
             break;
         mine++;
         if (rc == 0)
-            rc = vm_copy(0, spid, (char *)dst + (size_t)k * chunk_len,
+            rc = xm_vm_copy(0, spid, (char *)dst + (size_t)k * chunk_len,
                          saddr + (uint64_t)k * chunk_len, chunk_bytes(n, chunk_len, k));
     }
     /* acquire: pairs with the sender's release increment, so its writes into dst are
@@ -173,7 +173,7 @@ int xm_lmt_recv(int src, uint32_t cookie, int spid, uint64_t saddr, void *dst, s
      * copies, which have all been counted */
     atomic_store_explicit(&s->word, (gen + 2) << 32, memory_order_relaxed);
     if (back >= 0 && rc == 0)
-        rc = vm_copy(0, spid, (char *)dst + (size_t)back * chunk_len,
+        rc = xm_vm_copy(0, spid, (char *)dst + (size_t)back * chunk_len,
                      saddr + (uint64_t)back * chunk_len, chunk_bytes(n, chunk_len, (uint32_t)back));
     return rc;
 }
@@ -213,7 +213,7 @@ int xm_lmt_help(int dest, uint32_t cookie)
             continue;
         uint32_t k = (uint32_t)w;
         int rc = fault ? -EPERM
-                       : vm_copy(1, pid, src + (size_t)k * chunk, dst + (uint64_t)k * chunk,
+                       : xm_vm_copy(1, pid, src + (size_t)k * chunk, dst + (uint64_t)k * chunk,
                                  chunk_bytes(len, chunk, k));
         if (rc < 0) {
             help_ok = 0;

@@ -93,6 +93,9 @@ struct xm_shm_lmt *xm_shm_lmt_slot(int lidx);
  * receiver wait up to N ms for the sender's first claim, so that sharing does not depend
  * on how the two ranks happen to be scheduled. */
 void xm_lmt_init(void);
+/* process_vm_readv (write 0) / process_vm_writev (write 1) of n bytes between buf here and
+ * remote in process pid, retried over partial transfers.  0 / -errno */
+int xm_vm_copy(int write, int pid, void *buf, uint64_t remote, size_t n);
 /* should a transfer of n bytes from a local sender be offered? */
 int xm_lmt_wanted(size_t n);
 /* receiver: copy n bytes at the sender's saddr into dst, with its help.  0 / -errno;

@@ -14,7 +14,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int errs;
+static int errs, wrank;
+
+/* CHECK(condition that must hold, message...): counts and prints a failure */
+#define CHECK(cond, ...)                                                           \
+    do {                                                                           \
+        if (!(cond)) {                                                             \
+            if (errs++ < 10) {                                                     \
+                printf("[%d] %s:%d: ", wrank, __FILE__, __LINE__);                 \
+                printf(__VA_ARGS__);                                               \
+                putchar('\n');                                                     \
+            }                                                                      \
+        }                                                                          \
+    } while (0)
 
 static unsigned char pat(size_t i, int salt)
 {
@@ -27,25 +39,29 @@ static void fill(unsigned char *b, size_t n, int salt)
         b[i] = pat(i, salt);
 }
 
+/* index of the first byte of b[0..n) that differs from the pattern, or n */
+static size_t first_bad(const unsigned char *b, size_t n, int salt)
+{
+    size_t i = 0;
+    while (i < n && b[i] == pat(i, salt))
+        i++;
+    return i;
+}
+
 static void check(const unsigned char *b, size_t n, int salt, const char *what, size_t sz)
 {
-    for (size_t i = 0; i < n; i++)
-        if (b[i] != pat(i, salt)) {
-            printf("%s (%zu bytes): byte %zu is %u, expected %u\n", what, sz, i, b[i],
-                   pat(i, salt));
-            errs++;
-            return;
-        }
+    size_t i = first_bad(b, n, salt);
+    CHECK(i == n, "%s (%zu bytes): byte %zu is %u, expected %u", what, sz, i,
+          i < n ? b[i] : 0, i < n ? pat(i, salt) : 0);
 }
 
 static void check_const(const unsigned char *b, size_t n, unsigned char v, const char *what)
 {
-    for (size_t i = 0; i < n; i++)
-        if (b[i] != v) {
-            printf("%s: byte %zu changed to %u after the receive completed\n", what, i, b[i]);
-            errs++;
-            return;
-        }
+    size_t i = 0;
+    while (i < n && b[i] == v)
+        i++;
+    CHECK(i == n, "%s: byte %zu is %u, expected %u (written after the receive completed?)",
+          what, i, i < n ? b[i] : 0, v);
 }
 
 int main(int argc, char **argv)
@@ -53,6 +69,7 @@ int main(int argc, char **argv)
     int rank, size;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    wrank = rank;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     const size_t big = 9u << 20;
@@ -81,10 +98,7 @@ int main(int argc, char **argv)
                     memset(b, 0, n);
                     MPI_Recv(b, (int)n, MPI_BYTE, peer, (int)k, MPI_COMM_WORLD, &st);
                     MPI_Get_count(&st, MPI_BYTE, &cnt);
-                    if ((size_t)cnt != n) {
-                        printf("size %zu: count %d\n", n, cnt);
-                        errs++;
-                    }
+                    CHECK((size_t)cnt == n, "size %zu: count %d", n, cnt);
                     check(b, n, salt, "blocking", n);
                     /* the buffer is ours again: nothing may write into it any more */
                     memset(b, 0xEE, n);
@@ -158,21 +172,18 @@ int main(int argc, char **argv)
             } else {
                 memset(ib, 0xff, (size_t)cnt * 2 * sizeof(int));
                 MPI_Recv(ib, cnt, MPI_INT, 0, 10, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                for (int i = 0; i < cnt; i++)
-                    if (ib[i] != 2 * i) {
-                        printf("vector send: int %d is %d, expected %d\n", i, ib[i], 2 * i);
-                        errs++;
-                        break;
-                    }
+                int i = 0;
+                while (i < cnt && ib[i] == 2 * i)
+                    i++;
+                CHECK(i == cnt, "vector send: int %d is %d, expected %d", i,
+                      i < cnt ? ib[i] : 0, 2 * i);
                 memset(ib, 0xff, (size_t)cnt * 2 * sizeof(int));
                 MPI_Recv(ib, 1, vec, 0, 11, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                for (int i = 0; i < cnt; i++)
-                    if (ib[2 * i] != i || ib[2 * i + 1] != -1) {
-                        printf("vector receive: ints %d,%d are %d,%d, expected %d,-1\n", 2 * i,
-                               2 * i + 1, ib[2 * i], ib[2 * i + 1], i);
-                        errs++;
-                        break;
-                    }
+                i = 0;
+                while (i < cnt && ib[2 * i] == i && ib[2 * i + 1] == -1)
+                    i++;
+                CHECK(i == cnt, "vector receive: ints %d,%d are %d,%d, expected %d,-1", 2 * i,
+                      2 * i + 1, i < cnt ? ib[2 * i] : 0, i < cnt ? ib[2 * i + 1] : 0, i);
             }
             MPI_Type_free(&vec);
         }
@@ -189,10 +200,8 @@ int main(int argc, char **argv)
                 int rc = MPI_Recv(b, (int)have, MPI_BYTE, 0, 12, MPI_COMM_WORLD, &st);
                 int cls = -1;
                 MPI_Error_class(rc, &cls);
-                if (cls != MPI_ERR_TRUNCATE) {
-                    printf("truncated receive: error class %d, expected MPI_ERR_TRUNCATE\n", cls);
-                    errs++;
-                }
+                CHECK(cls == MPI_ERR_TRUNCATE,
+                      "truncated receive: error class %d, expected MPI_ERR_TRUNCATE", cls);
                 check(b, have, 70, "truncated", have);
                 check_const(b + have, n - have, 0, "beyond the truncated buffer");
             }
@@ -215,10 +224,8 @@ int main(int argc, char **argv)
                 MPI_Recv(c, (int)(n + (size_t)size), MPI_BYTE, MPI_ANY_SOURCE, 13,
                          MPI_COMM_WORLD, &st);
                 MPI_Get_count(&st, MPI_BYTE, &cnt);
-                if ((size_t)cnt != n + (size_t)st.MPI_SOURCE) {
-                    printf("any source: count %d from rank %d\n", cnt, st.MPI_SOURCE);
-                    errs++;
-                }
+                CHECK((size_t)cnt == n + (size_t)st.MPI_SOURCE, "any source: count %d from rank %d",
+                      cnt, st.MPI_SOURCE);
                 check(c, n + (size_t)st.MPI_SOURCE, 80 + st.MPI_SOURCE, "any source",
                       n + (size_t)st.MPI_SOURCE);
             }

@@ -39,7 +39,10 @@ check_coll_op_LDADD = $(CHECK_LIBS)
 # matcher (area C)
 #   check_match: mpi/core/p2p.c driven through xm_handle_pkt() without a transport
 #                (order, wildcards, contexts, truncation, fragments, RTS + CMA, cancel,
-#                matched probe)
+#                matched probe); every case asserts with ck_assert_* and a failed one fails
+#                `make check`.  Links mpi/shm/lmt.c: with no segment (the stub
+#                xm_shm_lmt_slot() in check_match.c returns NULL) a large receive is copied by
+#                the receiver alone, through the same xm_vm_copy() as the plain CMA path.
 check_PROGRAMS += check_match
 TESTS += check_match
 check_match_SOURCES = check_match.c $(top_srcdir)/mpi/core/p2p.c \
