@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "fdio.h"
@@ -110,4 +111,30 @@ int fdio_set_cloexec(int fd, bool on)
     if (fcntl(fd, F_SETFD, fl) < 0)
         return -errno;
     return 0;
+}
+
+int fdio_reserve(int count)
+{
+    struct rlimit rl;
+    int lo, hi, rc = 0;
+    long top;
+
+    if (count < 1)
+        return 0;
+    lo = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (lo < 0)
+        return -errno;
+    top = (long)lo + count;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (rlim_t)top >= rl.rlim_cur)
+        top = (long)rl.rlim_cur - 1;
+    if (top > lo) {
+        hi = fcntl(lo, F_DUPFD_CLOEXEC, (int)top);
+        if (hi < 0)
+            rc = -errno;
+        else
+            close(hi);
+    }
+    close(lo);
+    return rc;
 }

@@ -30,6 +30,17 @@ ssize_t fdio_read_full(int fd, void *buf, size_t len);
 int fdio_write_full(int fd, const void *buf, size_t len);
 
 int fdio_set_nonblock(int fd, bool on);
+
+/* Grow this process's descriptor table once, so that `count` descriptors
+ * above the lowest free one fit without growing it again (capped at the
+ * soft RLIMIT_NOFILE).  Returns 0 or -errno; nothing stays open.
+ * Why: Linux grows the table by doubling, and in a process with several
+ * threads every growth waits for an RCU grace period (synchronize_rcu in
+ * expand_fdtable), about 10 ms on this kind of VM.  A server about to open
+ * two descriptors per task for 64 tasks paid two or three such waits on the
+ * launch path; one early call pays at most one (none while the process
+ * still has a single thread). */
+int fdio_reserve(int count);
 int fdio_set_cloexec(int fd, bool on);
 
 #endif /* LOOM_FDIO_H */

@@ -1422,6 +1422,11 @@ static int run_ranks(struct job *job, const int *rank_node, int nnodes, int node
             k++;
         }
 
+    /* Size the fd table for every rank's socket and pipes now, while libpmix
+     * has not started its threads: growing it later, in a process with
+     * threads, waits for an RCU grace period each time (see fdio_reserve). */
+    (void)fdio_reserve(job->n * 8 + 64);
+
     const char *xml = getenv("LOOM_HWLOC_XML");
     if (!xml || !*xml)
         xml = getenv("HWLOC_XMLFILE");

@@ -3,7 +3,10 @@
  * Covers: fd flag helpers (set and clear), fdio_write_full through a full
  * non-blocking pipe while another thread drains it (waits, loses nothing),
  * fdio_read_full stopping short only at EOF, -EAGAIN on an empty
- * non-blocking fd, and -EPIPE/-EBADF reported as negative errno.
+ * non-blocking fd, -EPIPE/-EBADF reported as negative errno, and
+ * fdio_reserve: the table (FDSize in /proc/self/status) grows once to hold
+ * the reserved count, no descriptor stays open, opening that many afterwards
+ * does not grow it again, and the soft RLIMIT_NOFILE caps it.
  */
 #include "config.h"
 
@@ -13,7 +16,9 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "fdio.h"
@@ -120,6 +125,68 @@ START_TEST(errors_are_negative_errno)
 }
 END_TEST
 
+/* The size of this process's descriptor table (FDSize in /proc/self/status). */
+static int fd_table_size(void)
+{
+    char line[128];
+    int n = -1;
+    FILE *f = fopen("/proc/self/status", "r");
+
+    ck_assert_ptr_nonnull(f);
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "FDSize: %d", &n) == 1)
+            break;
+    fclose(f);
+    ck_assert_int_gt(n, 0);
+    return n;
+}
+
+static int lowest_free_fd(void)
+{
+    int fd = open("/dev/null", O_RDONLY);
+
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    return fd;
+}
+
+START_TEST(reserve_grows_the_table_once)
+{
+    int lo = lowest_free_fd();
+    int want = fd_table_size() + 200;
+    int fds[400], n = 0;
+
+    ck_assert_int_eq(fdio_reserve(want), 0);
+    int size = fd_table_size();
+    ck_assert_int_ge(size, lo + want);
+    ck_assert_int_eq(lowest_free_fd(), lo); /* nothing left open */
+    /* Opening up to the reserved count does not grow the table again. */
+    while (n < want && n < (int)(sizeof(fds) / sizeof(fds[0])) &&
+           (fds[n] = open("/dev/null", O_RDONLY)) >= 0)
+        n++;
+    ck_assert_int_eq(n, want < 400 ? want : 400);
+    ck_assert_int_eq(fd_table_size(), size);
+    while (n > 0)
+        close(fds[--n]);
+    ck_assert_int_eq(fdio_reserve(0), 0);
+}
+END_TEST
+
+START_TEST(reserve_is_capped_by_the_open_file_limit)
+{
+    struct rlimit rl;
+
+    ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+    if (fd_table_size() > 100 || lowest_free_fd() >= 90)
+        return; /* started with a large table already: nothing to see */
+    rl.rlim_cur = 100;
+    ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+    ck_assert_int_eq(fdio_reserve(100000), 0);
+    ck_assert_int_ge(fd_table_size(), 100);
+    ck_assert_int_le(fd_table_size(), 128);
+}
+END_TEST
+
 static Suite *fdio_suite(void)
 {
     Suite *s = suite_create("fdio");
@@ -130,6 +197,8 @@ static Suite *fdio_suite(void)
     tcase_add_test(tc, write_full_nonblocking);
     tcase_add_test(tc, read_full_and_eof);
     tcase_add_test(tc, errors_are_negative_errno);
+    tcase_add_test(tc, reserve_grows_the_table_once);
+    tcase_add_test(tc, reserve_is_capped_by_the_open_file_limit);
     suite_add_tcase(s, tc);
     return s;
 }
