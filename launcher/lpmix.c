@@ -135,7 +135,6 @@ int lpmix_start(struct loop *lp, struct psrv *srv, const struct psrv_config *cfg
                        ? map
                        : NULL,
         .log_level = cfg->log_level,
-        .hwloc_no_plugins = true, /* no thread of ours runs yet */
     };
     static const struct pmixsrv_ops ops = {0};
     struct pmixsrv_ops o = ops;

@@ -108,21 +108,56 @@ struct pmixsrv {
 };
 
 #ifdef HAVE_HWLOC
+extern char **environ;
+
+/* hwloc dlopen()s its plugins when the process's first topology is created,
+ * and keeps them while one exists.  Those we never need here (OpenCL, GL,
+ * libxml2, PCI: the topology we share has no I/O devices) bring about 18
+ * libraries with them (X11, ICU, libstdc++...): 3 ms to load, and about 90
+ * more mappings that every later fork() of this process copies (64 fork+exec:
+ * 32 ms against 25).  hwloc reads HWLOC_PLUGINS_BLACKLIST with getenv() at
+ * that moment.  setenv() is not safe while other threads may call getenv()
+ * (slurmstepd has several): it may free the array they walk.  So the variable
+ * is shown through a copy of environ swapped in by one pointer store and out
+ * by another; the copy is kept for the life of the process, since a reader
+ * may still hold it.  A blacklist the user set is left alone. */
+static hwloc_topology_t topology_init_without_plugins(void)
+{
+    static char var[] =
+        "HWLOC_PLUGINS_BLACKLIST=hwloc_opencl,hwloc_gl,hwloc_xml_libxml,hwloc_pci";
+    static char **copy; /* one per process: hwloc loads its plugins once */
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    char **saved = NULL;
+    hwloc_topology_t t;
+    size_t n = 0;
+
+    pthread_mutex_lock(&mu);
+    if (!copy && !getenv("HWLOC_PLUGINS_BLACKLIST")) {
+        while (environ && environ[n])
+            n++;
+        if ((copy = malloc((n + 2) * sizeof(*copy))) != NULL) {
+            copy[0] = var;
+            memcpy(copy + 1, environ, n * sizeof(*copy));
+            copy[n + 1] = NULL;
+            saved = environ;
+            environ = copy;
+        }
+    }
+    int rc = hwloc_topology_init(&t);
+    if (saved)
+        environ = saved;
+    pthread_mutex_unlock(&mu);
+    return rc < 0 ? NULL : t;
+}
+
 /* This node's topology for the clients: cores, caches and NUMA nodes, no I/O
  * devices (their discovery scans every PCI device).  NULL if hwloc fails:
  * libpmix then discovers it itself. */
-static hwloc_topology_t load_topology(bool no_plugins)
+static hwloc_topology_t load_topology(void)
 {
-    hwloc_topology_t t;
-    /* hwloc loads its plugins at the first topology of the process, and keeps
-     * them while one exists (ours does, until pmixsrv_destroy) */
-    bool set = no_plugins && !getenv("HWLOC_PLUGINS_BLACKLIST") &&
-               setenv("HWLOC_PLUGINS_BLACKLIST",
-                      "hwloc_opencl,hwloc_gl,hwloc_xml_libxml,hwloc_pci", 0) == 0;
-    int rc = hwloc_topology_init(&t);
-    if (set)
-        unsetenv("HWLOC_PLUGINS_BLACKLIST");
-    if (rc < 0)
+    hwloc_topology_t t = topology_init_without_plugins();
+
+    if (!t)
         return NULL;
     if (hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_NONE) < 0 ||
         hwloc_topology_load(t) < 0) {
@@ -1109,7 +1144,7 @@ struct pmixsrv *pmixsrv_create(const struct pmixsrv_config *cfg, struct psrv *sr
     PMIX_INFO_LOAD(&info[5], PMIX_SERVER_SHARE_TOPOLOGY, &share, PMIX_BOOL);
 #ifdef HAVE_HWLOC
     pmix_topology_t topo = {.source = "hwloc:" HWLOC_VERSION};
-    if ((topo.topology = px->topo = load_topology(cfg->hwloc_no_plugins)) != NULL) {
+    if ((topo.topology = px->topo = load_topology()) != NULL) {
         /* by hand, not PMIX_INFO_LOAD: libpmix keeps the pointer, and freeing the
          * info must not destroy the topology it refers to (type reset below) */
         PMIX_LOAD_KEY(info[6].key, PMIX_TOPOLOGY2);

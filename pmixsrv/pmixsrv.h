@@ -62,11 +62,6 @@ struct pmixsrv_config {
     const char *tmpdir;            /* server tmpdir (created, removed) */
     const char *anl_map;           /* PMI_process_mapping, or NULL */
     enum psrv_log_level log_level; /* lines above it are not logged */
-    /* Load hwloc without its plugins (OpenCL, GL, libxml2, PCI; the topology we
-     * share has no I/O devices): fewer mappings, so every later fork() of this
-     * process is cheaper.  Sets and clears HWLOC_PLUGINS_BLACKLIST around the
-     * load: only for a caller that has no other thread yet (mpiexec). */
-    bool hwloc_no_plugins;
 };
 
 struct pmixsrv_ops {
