@@ -1,10 +1,9 @@
 /* blob.c - the blob collective and routed direct-modex requests (see blob.h).
  *
  * Notes:
- *   - One collective is in flight at a time; the epoch counts completed
- *     ones.  A child's COLL_UP for epoch + 1 (its parent's COLL_DOWN reached
- *     it before this node finished forwarding) is held and replayed.
- *   - Interior nodes never look inside blobs: they append bytes.
+ *   - The collective is treecoll.c's, one epoch at a time: this file queues the
+ *     host's local contributions and hands them over in turn, each once the
+ *     one before has completed.
  *   - Failure goes through srv_abort(), which floods FENCE_FAIL over the
  *     tree and comes back here through blob_fail() on every node.
  */
@@ -19,20 +18,13 @@
 #include "msg.h"
 #include "pack.h"
 #include "psrv_int.h"
+#include "treecoll.h"
 
 struct lcontrib { /* a local contribution waiting for its turn */
     uint64_t id;
     void *buf;
     size_t len;
     struct lcontrib *next;
-};
-
-struct heldup {
-    int from;
-    uint32_t epoch;
-    void *buf;
-    size_t len;
-    struct heldup *next;
 };
 
 struct dreq {     /* a direct-modex request: ours (out) or served here (in) */
@@ -45,40 +37,17 @@ struct dreq {     /* a direct-modex request: ours (out) or served here (in) */
 };
 
 struct blobsvc {
-    uint32_t epoch;
-    bool active;   /* an epoch is in progress here */
-    bool local_in; /* this node's contribution (head of queue) is in */
-    bool up_sent;
-    bool failed;
-    bool *child_in;
-    int nchild_in;
-    struct pack data; /* own blob + children's blobs */
-    bool armed;
-    uint64_t deadline;
-    int graces; /* extensions granted to this epoch's deadline */
-    struct lcontrib *queue, **qtail;
-    struct heldup *held;
-    int broken_node;
+    struct tcoll *tc;
+    struct lcontrib *queue, **qtail; /* the head is in flight */
     struct dreq *out, *in;
     uint64_t next_handle;
 };
 
-struct blobsvc *blob_create(struct psrv *s)
+static void coll_done(struct psrv *s, uint64_t id, int rc, const void *data, size_t len,
+                      const char *msg)
 {
-    struct blobsvc *b = calloc(1, sizeof(*b));
-    if (!b)
-        return NULL;
-    b->child_in = calloc(s->nchildren ? s->nchildren : 1, sizeof(bool));
-    if (!b->child_in) {
-        free(b);
-        errno = ENOMEM;
-        return NULL;
-    }
-    pack_init(&b->data);
-    b->qtail = &b->queue;
-    b->broken_node = -1;
-    b->next_handle = 1;
-    return b;
+    if (s->ops.coll_done)
+        s->ops.coll_done(s->arg, id, rc, data, len, msg);
 }
 
 static void free_dreqs(struct dreq *d)
@@ -88,6 +57,85 @@ static void free_dreqs(struct dreq *d)
         free(d);
         d = n;
     }
+}
+
+/* ---- the collective ---------------------------------------------------- */
+
+static bool starting(struct psrv *s)
+{
+    if (!tc_local_in(s->blob->tc))
+        for (int i = 0; i < s->cfg.local_count; i++)
+            if (s->cl[i].dead) {
+                blob_client_lost(s, &s->cl[i]);
+                return false;
+            }
+    return true;
+}
+
+static void describe_local(struct psrv *s, FILE *fp)
+{
+    if (!tc_local_in(s->blob->tc))
+        fprintf(fp, "; not every local rank entered it");
+}
+
+static void done(struct psrv *s, const void *all, size_t len)
+{
+    struct blobsvc *b = s->blob;
+    struct lcontrib *l = b->queue;
+
+    b->queue = l->next;
+    if (!b->queue)
+        b->qtail = &b->queue;
+    coll_done(s, l->id, 0, all, len, NULL);
+    free(l->buf);
+    free(l);
+    if (b->queue) /* the next one's turn */
+        tc_local(s, b->tc, b->queue->buf, b->queue->len);
+}
+
+static void failed(struct psrv *s, int rank, int from_node, const char *text)
+{
+    struct blobsvc *b = s->blob;
+
+    (void)from_node;
+    /* Every queued local contribution is answered: nobody waits. */
+    while (b->queue) {
+        struct lcontrib *l = b->queue;
+        b->queue = l->next;
+        coll_done(s, l->id, -ECANCELED, NULL, 0, text);
+        free(l->buf);
+        free(l);
+    }
+    b->qtail = &b->queue;
+    while (b->out) {
+        struct dreq *d = b->out;
+        b->out = d->next;
+        if (s->ops.dmdx_done)
+            s->ops.dmdx_done(s->arg, d->id, -ECANCELED, NULL, 0, text);
+        free(d);
+    }
+    srv_abort(s, rank, 1, "%s", text);
+}
+
+struct blobsvc *blob_create(struct psrv *s)
+{
+    static const struct tcoll_ops ops = {
+        .starting = starting,
+        .describe_local = describe_local,
+        .done = done,
+        .failed = failed,
+    };
+    struct blobsvc *b = calloc(1, sizeof(*b));
+
+    if (!b)
+        return NULL;
+    if (!(b->tc = tc_create(s, "collective", MSG_COLL_UP, MSG_COLL_DOWN, &ops))) {
+        free(b);
+        return NULL;
+    }
+    b->qtail = &b->queue;
+    b->next_handle = 1;
+    return b;
 }
 
 void blob_destroy(struct blobsvc *b)
@@ -100,207 +148,16 @@ void blob_destroy(struct blobsvc *b)
         free(l->buf);
         free(l);
     }
-    while (b->held) {
-        struct heldup *h = b->held;
-        b->held = h->next;
-        free(h->buf);
-        free(h);
-    }
     free_dreqs(b->out);
     free_dreqs(b->in);
-    pack_free(&b->data);
-    free(b->child_in);
+    tc_destroy(b->tc);
     free(b);
-}
-
-static void coll_done(struct psrv *s, uint64_t id, int rc, const void *data, size_t len,
-                      const char *msg)
-{
-    if (s->ops.coll_done)
-        s->ops.coll_done(s->arg, id, rc, data, len, msg);
 }
 
 void blob_fail(struct psrv *s, int rank, const char *text)
 {
-    struct blobsvc *b = s->blob;
-
-    if (!b->failed) {
-        b->failed = true;
-        b->armed = false;
-        /* Every queued local contribution is answered: nobody waits. */
-        while (b->queue) {
-            struct lcontrib *l = b->queue;
-            b->queue = l->next;
-            coll_done(s, l->id, -ECANCELED, NULL, 0, text);
-            free(l->buf);
-            free(l);
-        }
-        b->qtail = &b->queue;
-        while (b->out) {
-            struct dreq *d = b->out;
-            b->out = d->next;
-            if (s->ops.dmdx_done)
-                s->ops.dmdx_done(s->arg, d->id, -ECANCELED, NULL, 0, text);
-            free(d);
-        }
-    }
-    srv_abort(s, rank, 1, "%s", text);
-}
-
-/* ---- the collective ---------------------------------------------------- */
-
-static void fail_now(struct psrv *s, int rank, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void fail_now(struct psrv *s, int rank, const char *fmt, ...)
-{
-    char text[400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof(text), fmt, ap);
-    va_end(ap);
-    blob_fail(s, rank, text);
-}
-
-static bool start(struct psrv *s)
-{
-    struct blobsvc *b = s->blob;
-
-    if (b->failed || s->aborted) {
-        if (!b->failed)
-            blob_fail(s, -1, "the job is aborting");
-        return false;
-    }
-    if (b->active)
-        return true;
-    b->active = true;
-    if (s->cfg.fence_timeout_ms > 0) {
-        b->armed = true;
-        b->deadline = srv_now(s) + (uint64_t)s->cfg.fence_timeout_ms;
-        b->graces = 0;
-    }
-    if (b->broken_node >= 0) {
-        fail_now(s, -1, "collective %u on node %d: the link to node %d is broken",
-                 b->epoch, s->cfg.nodeid, b->broken_node);
-        return false;
-    }
-    if (!b->local_in)
-        for (int i = 0; i < s->cfg.local_count; i++)
-            if (s->cl[i].dead) {
-                blob_client_lost(s, &s->cl[i]);
-                return false;
-            }
-    return true;
-}
-
-static void replay_held(struct psrv *s);
-static void progress(struct psrv *s);
-
-static void complete(struct psrv *s, const void *all, size_t len)
-{
-    struct blobsvc *b = s->blob;
-    struct lcontrib *l = b->queue;
-
-    b->queue = l->next;
-    if (!b->queue)
-        b->qtail = &b->queue;
-    b->epoch++;
-    b->active = b->local_in = b->up_sent = b->armed = false;
-    b->nchild_in = 0;
-    memset(b->child_in, 0, (s->nchildren ? s->nchildren : 1) * sizeof(bool));
-    srv_log(s, PSRV_LOG_DEBUG, "collective %u: done (%zu bytes)", b->epoch - 1, len);
-    coll_done(s, l->id, 0, all, len, NULL);
-    free(l->buf);
-    free(l);
-    pack_reset(&b->data);
-    /* The next queued contribution, and children already in for it. */
-    if (b->queue && !b->failed) {
-        b->local_in = true;
-        if (!start(s))
-            return;
-        pack_raw(&b->data, b->queue->buf, b->queue->len);
-    }
-    replay_held(s);
-    progress(s);
-}
-
-static void progress(struct psrv *s)
-{
-    struct blobsvc *b = s->blob;
-
-    if (!b->active || b->failed || b->up_sent || !b->local_in ||
-        b->nchild_in < s->nchildren)
-        return;
-    if (pack_error(&b->data)) {
-        fail_now(s, -1, "collective %u: out of memory", b->epoch);
-        return;
-    }
-    struct msg m = {.epoch = b->epoch,
-                    .from = s->cfg.nodeid,
-                    .origin = s->cfg.nodeid,
-                    .dest = -1,
-                    .payload = b->data.buf,
-                    .len = b->data.len};
-    if (s->parent < 0) {
-        m.type = MSG_COLL_DOWN;
-        for (int i = 0; i < s->nchildren; i++)
-            if (srv_tree_send(s, s->children[i], &m) < 0) {
-                fail_now(s, -1, "collective %u: cannot send to child node %d", b->epoch,
-                         s->children[i]);
-                return;
-            }
-        /* complete() resets data: hand the callback its own copy's bytes. */
-        struct pack all = b->data;
-        pack_init(&b->data);
-        complete(s, all.buf, all.len);
-        pack_free(&all);
-        return;
-    }
-    m.type = MSG_COLL_UP;
-    if (srv_tree_send(s, s->parent, &m) < 0) {
-        fail_now(s, -1, "collective %u: cannot send to parent node %d", b->epoch,
-                 s->parent);
-        return;
-    }
-    b->up_sent = true;
-    pack_reset(&b->data);
-}
-
-static void on_up(struct psrv *s, int ci, const struct msg *m)
-{
-    struct blobsvc *b = s->blob;
-
-    if (!start(s))
-        return;
-    if (m->len)
-        pack_raw(&b->data, m->payload, m->len);
-    b->child_in[ci] = true;
-    b->nchild_in++;
-    progress(s);
-}
-
-static void replay_held(struct psrv *s)
-{
-    struct blobsvc *b = s->blob;
-    struct heldup **pp = &b->held;
-
-    while (*pp && !b->failed) {
-        struct heldup *h = *pp;
-        int ci = srv_child_index(s, h->from);
-        if (h->epoch != b->epoch || ci < 0 || b->child_in[ci]) {
-            pp = &h->next;
-            continue;
-        }
-        *pp = h->next;
-        struct msg m = {.type = MSG_COLL_UP,
-                        .epoch = h->epoch,
-                        .from = h->from,
-                        .payload = h->buf,
-                        .len = h->len};
-        on_up(s, ci, &m);
-        free(h->buf);
-        free(h);
-        pp = &b->held;
-    }
+    tc_fail(s, s->blob->tc, rank, -1, text);
+    srv_abort(s, rank, 1, "%s", text); /* when the collective had failed already */
 }
 
 int psrv_coll_contribute(struct psrv *s, uint64_t id, const void *blob, size_t len)
@@ -311,7 +168,7 @@ int psrv_coll_contribute(struct psrv *s, uint64_t id, const void *blob, size_t l
     if (!s || (len && !blob))
         return -EINVAL;
     b = s->blob;
-    if (b->failed || s->aborted) {
+    if (tc_failed(b->tc) || s->aborted) {
         coll_done(s, id, -ECANCELED, NULL, 0, "the job is aborting");
         return 0;
     }
@@ -326,45 +183,37 @@ int psrv_coll_contribute(struct psrv *s, uint64_t id, const void *blob, size_t l
     bool first = !b->queue;
     *b->qtail = l;
     b->qtail = &l->next;
-    if (!first)
-        return 0; /* its turn comes when the one in flight completes */
-    b->local_in = true;
-    if (!start(s))
-        return 0;
-    pack_raw(&b->data, blob, len);
-    srv_log(s, PSRV_LOG_DEBUG, "collective %u: local blob in (%zu bytes)", b->epoch, len);
-    progress(s);
+    if (first) /* else its turn comes when the one in flight completes */
+        tc_local(s, b->tc, l->buf, l->len);
     return 0;
 }
 
 void blob_client_lost(struct psrv *s, struct client *c)
 {
     struct blobsvc *b = s->blob;
+    char text[160];
 
-    if (!b->active || b->local_in || b->failed || !c->dead)
+    if (!tc_active(b->tc) || tc_local_in(b->tc) || tc_failed(b->tc) || !c->dead)
         return;
-    fail_now(s, c->rank, "collective %u: rank %d exited before entering it", b->epoch,
-             c->rank);
+    snprintf(text, sizeof(text), "collective %u: rank %d exited before entering it",
+             tc_epoch(b->tc), c->rank);
+    blob_fail(s, c->rank, text);
 }
 
 void blob_link_gone(struct psrv *s, int node)
 {
     struct blobsvc *b = s->blob;
 
-    if (b->failed)
+    tc_link_gone(s, b->tc, node);
+    if (tc_failed(b->tc))
         return;
-    if (!b->active) {
-        b->broken_node = node;
-    } else {
-        fail_now(s, -1, "collective %u on node %d: the link to node %d broke", b->epoch,
-                 s->cfg.nodeid, node);
-        return;
-    }
     for (struct dreq *d = b->out; d; d = d->next) {
         if (ktree_next_hop(s->cfg.tree_width, s->cfg.nnodes, s->cfg.nodeid,
                            s->rank_node ? s->rank_node[d->rank] : 0) == node) {
-            fail_now(s, d->rank, "direct modex for rank %d: the link to node %d broke",
-                     d->rank, node);
+            char text[160];
+            snprintf(text, sizeof(text),
+                     "direct modex for rank %d: the link to node %d broke", d->rank, node);
+            blob_fail(s, d->rank, text);
             return;
         }
     }
@@ -435,7 +284,7 @@ int psrv_dmdx_request(struct psrv *s, uint64_t id, int rank, const void *info, s
     node = s->rank_node ? s->rank_node[rank] : (s->cfg.nnodes == 1 ? 0 : -1);
     if (node < 0)
         return -EINVAL;
-    if (b->failed || s->aborted)
+    if (tc_failed(b->tc) || s->aborted)
         return -ECANCELED;
     if (node == s->cfg.nodeid) {
         serve(s, node, id, rank, info, len);
@@ -548,88 +397,9 @@ static int on_dmdx(struct psrv *s, const struct msg *m)
 
 int blob_tree_input(struct psrv *s, const struct msg *m)
 {
-    struct blobsvc *b = s->blob;
-
     if (m->type == MSG_DMDX_REQ || m->type == MSG_DMDX_RESP)
         return on_dmdx(s, m);
-    if (b->failed)
-        return 0;
-    if (m->type == MSG_COLL_UP) {
-        int ci = srv_child_index(s, m->from);
-        if (ci < 0)
-            return -EPROTO;
-        if (m->epoch < b->epoch || (m->epoch == b->epoch && b->child_in[ci]))
-            return 0; /* stale or duplicate */
-        if (m->epoch == b->epoch + 1) {
-            struct heldup *h = calloc(1, sizeof(*h));
-            if (!h || (m->len && !(h->buf = malloc(m->len)))) {
-                free(h);
-                fail_now(s, -1, "collective %u: out of memory", b->epoch);
-                return -ENOMEM;
-            }
-            if (m->len)
-                memcpy(h->buf, m->payload, m->len);
-            h->len = m->len;
-            h->from = m->from;
-            h->epoch = m->epoch;
-            h->next = b->held;
-            b->held = h;
-            return 0;
-        }
-        if (m->epoch != b->epoch) {
-            fail_now(s, -1, "collective %u on node %d: COLL_UP of epoch %u from node %d",
-                     b->epoch, s->cfg.nodeid, m->epoch, m->from);
-            return -EPROTO;
-        }
-        on_up(s, ci, m);
-        return 0;
-    }
-    if (m->type == MSG_COLL_DOWN) {
-        if (m->from != s->parent)
-            return -EPROTO;
-        if (m->epoch != b->epoch || !b->up_sent) {
-            srv_log(s, PSRV_LOG_DEBUG, "collective %u: COLL_DOWN %u dropped", b->epoch,
-                    m->epoch);
-            return 0;
-        }
-        struct msg fwd = *m;
-        fwd.from = s->cfg.nodeid;
-        for (int i = 0; i < s->nchildren; i++)
-            if (srv_tree_send(s, s->children[i], &fwd) < 0) {
-                fail_now(s, -1, "collective %u: cannot send to child node %d", b->epoch,
-                         s->children[i]);
-                return 0;
-            }
-        complete(s, m->payload, m->len);
-        return 0;
-    }
-    return -EPROTO;
-}
-
-/* Extensions of the deadline a node may take before it reports a timeout
- * itself, so that the report names as much as possible: a node missing its
- * own contribution reports at once (it knows the ranks are local); one
- * waiting on children waits longer the higher it sits, so the deepest node
- * that misses a child reports first; one waiting only on its parent waits
- * longest.  The first report floods the tree. */
-static int graces_allowed(const struct psrv *s)
-{
-    const struct blobsvc *b = s->blob;
-    int k = s->cfg.tree_width, n = s->cfg.nnodes;
-    int height = ktree_depth(k, n, n - 1) - ktree_depth(k, n, s->cfg.nodeid);
-
-    if (!b->local_in)
-        return 0;
-    for (int i = 0; i < s->nchildren; i++)
-        if (!b->child_in[i])
-            return 1 + (height > 0 ? height : 0);
-    return ktree_depth(k, n, n - 1) + 2;
-}
-
-static uint64_t grace_ms(const struct psrv *s)
-{
-    uint64_t g = (uint64_t)s->cfg.fence_timeout_ms / 10;
-    return g < 200 ? 200 : g > 5000 ? 5000 : g;
+    return tc_input(s, s->blob->tc, m);
 }
 
 int blob_tick(struct psrv *s, uint64_t now)
@@ -637,7 +407,7 @@ int blob_tick(struct psrv *s, uint64_t now)
     struct blobsvc *b = s->blob;
     int next = -1;
 
-    if (b->failed)
+    if (tc_failed(b->tc))
         return -1;
     for (struct dreq **pp = &b->out; *pp;) {
         struct dreq *d = *pp;
@@ -660,31 +430,8 @@ int blob_tick(struct psrv *s, uint64_t now)
         }
         pp = &d->next;
     }
-    if (!b->armed)
-        return next;
-    if (now >= b->deadline && b->graces < graces_allowed(s)) {
-        b->graces++;
-        b->deadline = now + grace_ms(s);
-    }
-    if (now >= b->deadline) {
-        char text[400];
-        int n = snprintf(text, sizeof(text), "collective %u timed out on node %d",
-                         b->epoch, s->cfg.nodeid);
-        if (!b->local_in)
-            n += snprintf(text + n, sizeof(text) - (size_t)n,
-                          "; not every local rank entered it");
-        for (int i = 0, k = 0; i < s->nchildren && n < (int)sizeof(text) - 16; i++)
-            if (!b->child_in[i])
-                n += snprintf(text + n, sizeof(text) - (size_t)n,
-                              k++ ? " %d" : "; no contribution from child node(s): %d",
-                              s->children[i]);
-        if (b->up_sent && n < (int)sizeof(text) - 40)
-            snprintf(text + n, sizeof(text) - (size_t)n,
-                     "; no answer from parent node %d", s->parent);
-        blob_fail(s, -1, text);
-        return -1;
-    }
-    uint64_t ms = b->deadline - now;
-    int v = ms > 0x7fffffff ? 0x7fffffff : (int)ms;
+    int v = tc_tick(s, b->tc, now);
+    if (v < 0)
+        return tc_failed(b->tc) ? -1 : next;
     return next < 0 || v < next ? v : next;
 }

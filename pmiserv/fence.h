@@ -1,10 +1,12 @@
 /* fence.h - the job-wide fence (PMI-1 barrier_in == PMI-2 kvs-fence).
  *
  * Contract:
- *   State machine per node server:
+ *   State of the fence on one node server (the tree part is treecoll.h's):
  *     IDLE --first local arrival or child message--> COLLECT
- *     COLLECT --all local clients + all child subtrees in-->
- *         root: commit, FENCE_DOWN to children, reply, epoch++ --> IDLE
+ *     COLLECT --all local clients in (their pending puts are this node's
+ *         blob) + all child subtrees in-->
+ *         root: FENCE_DOWN{every node's puts} to children, commit, reply
+ *         rc=0, epoch++ --> IDLE
  *         else: FENCE_UP{own puts + children's} to parent --> WAIT_PARENT
  *     WAIT_PARENT --FENCE_DOWN(epoch)--> forward to children, commit,
  *         reply rc=0 to local clients, epoch++ --> IDLE

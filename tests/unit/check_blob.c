@@ -3,7 +3,9 @@
  * 7 nodes, tree width 2 and 3, messages in order, reordered and duplicated;
  * several epochs, queued local contributions, timeout, dead rank, broken link,
  * abort; requests routed across the tree, answered, failed, timed out, cancelled;
- * the name service used by a host-side protocol (psrv_ns_request).
+ * the name service used by a host-side protocol (psrv_ns_request); a KVS fence
+ * and a blob collective in flight at once (two instances of treecoll.c that
+ * must not mix their epochs or messages).
  */
 #include <check.h>
 #include <errno.h>
@@ -136,6 +138,52 @@ START_TEST(coll_queued_contribution)
             contribute(ft, k, 1);
     ft_run(ft, FT_RANDOM);
     check_coll(ft, 1);
+    ft_destroy(ft);
+}
+END_TEST
+
+/* A PMI-1 fence and two blob collectives in flight at the same time, messages
+ * reordered: each completes with its own data and epoch, neither fails. */
+START_TEST(coll_and_kvs_fence_independent)
+{
+    struct ft *ft = job(2, 5000);
+    ft->seed = 11;
+    for (int r = 0; r < NRANKS; r++) {
+        char line[80];
+        ft_send(ft, r, "cmd=init pmi_version=1 pmi_subversion=1\n");
+        free(ft_take(ft, r));
+        snprintf(line, sizeof(line), "cmd=put kvsname=x key=k%d value=v%d\n", r, r);
+        ft_send(ft, r, line);
+        free(ft_take(ft, r));
+    }
+    for (int k = 0; k < NNODES; k++)
+        contribute(ft, k, 0);
+    for (int r = 0; r < NRANKS; r++)
+        ft_send(ft, r, "cmd=barrier_in\n");
+    ft_run(ft, FT_RANDOM);
+    check_coll(ft, 0);
+    for (int k = NNODES - 1; k >= 0; k--)
+        contribute(ft, k, 1);
+    ft_run(ft, FT_RANDOM);
+    check_coll(ft, 1);
+    for (int r = 0; r < NRANKS; r++) {
+        char *got = ft_take(ft, r);
+        ck_assert_msg(got && strstr(got, "cmd=barrier_out rc=0"), "rank %d: %s", r,
+                      got ? got : "(nothing)");
+        free(got);
+        /* a key put on another node is there after the fence */
+        char line[80], want[40];
+        int other = (r + PPN) % NRANKS;
+        snprintf(line, sizeof(line), "cmd=get kvsname=x key=k%d\n", other);
+        snprintf(want, sizeof(want), "value=v%d", other);
+        ft_send(ft, r, line);
+        got = ft_take(ft, r);
+        ck_assert_msg(got && strstr(got, want), "rank %d: %s", r, got ? got : "(nothing)");
+        free(got);
+    }
+    ck_assert_int_eq(psrv_fence_epoch(ft->nodes[3].srv), 1);
+    int total;
+    ck_assert_int_eq(ft_first_abort(ft, &total), -1);
     ft_destroy(ft);
 }
 END_TEST
@@ -436,6 +484,7 @@ static Suite *suite(void)
     tcase_add_test(tc, coll_one_node);
     tcase_add_test(tc, coll_queued_contribution);
     tcase_add_test(tc, coll_early_child_held);
+    tcase_add_test(tc, coll_and_kvs_fence_independent);
     tcase_add_test(tc, coll_timeout_fails_everywhere);
     tcase_add_test(tc, coll_dead_rank_names_it);
     tcase_add_test(tc, coll_link_gone);
