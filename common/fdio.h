@@ -30,6 +30,7 @@ ssize_t fdio_read_full(int fd, void *buf, size_t len);
 int fdio_write_full(int fd, const void *buf, size_t len);
 
 int fdio_set_nonblock(int fd, bool on);
+int fdio_set_cloexec(int fd, bool on);
 
 /* Grow this process's descriptor table once, so that `count` descriptors
  * above the lowest free one fit without growing it again (capped at the
@@ -41,6 +42,5 @@ int fdio_set_nonblock(int fd, bool on);
  * launch path; one early call pays at most one (none while the process
  * still has a single thread). */
 int fdio_reserve(int count);
-int fdio_set_cloexec(int fd, bool on);
 
 #endif /* LOOM_FDIO_H */

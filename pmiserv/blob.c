@@ -83,6 +83,8 @@ static void done(struct psrv *s, const void *all, size_t len)
     struct blobsvc *b = s->blob;
     struct lcontrib *l = b->queue;
 
+    if (!l) /* cannot happen: only the queue's head contributes */
+        return;
     b->queue = l->next;
     if (!b->queue)
         b->qtail = &b->queue;

@@ -159,7 +159,8 @@ bool tc_begin(struct psrv *s, struct tcoll *tc)
 
 static void up_input(struct psrv *s, struct tcoll *tc, int ci, const struct msg *m);
 
-/* Held up messages of the (new) current epoch: process them now. */
+/* Held up messages (checked before they were held) of the (new) current
+ * epoch: process them now. */
 static void replay_held(struct psrv *s, struct tcoll *tc)
 {
     struct held **pp = &tc->held;
@@ -330,12 +331,12 @@ static int on_up(struct psrv *s, struct tcoll *tc, const struct msg *m)
                 tc->name, tc->epoch, msg_type2str(m->type), m->epoch, m->from);
         return 0;
     }
-    if (m->epoch == tc->epoch + 1)
-        return hold(s, tc, m);
-    if (m->epoch != tc->epoch)
+    if (m->epoch != tc->epoch && m->epoch != tc->epoch + 1)
         return bad_msg(s, tc, m, "epoch from the future");
     if (tc->ops.check && (why = tc->ops.check(m->payload, m->len)) != NULL)
         return bad_msg(s, tc, m, why);
+    if (m->epoch == tc->epoch + 1)
+        return hold(s, tc, m);
     up_input(s, tc, ci, m);
     return 0;
 }

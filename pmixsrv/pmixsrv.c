@@ -119,20 +119,21 @@ extern char **environ;
  * that moment.  setenv() is not safe while other threads may call getenv()
  * (slurmstepd has several): it may free the array they walk.  So the variable
  * is shown through a copy of environ swapped in by one pointer store and out
- * by another; the copy is kept for the life of the process, since a reader
- * may still hold it.  A blacklist the user set is left alone. */
+ * by another; a copy is never freed, since a reader may still hold it (one
+ * per server started, normally one per process).  A blacklist the user set
+ * is left alone. */
 static hwloc_topology_t topology_init_without_plugins(void)
 {
     static char var[] =
         "HWLOC_PLUGINS_BLACKLIST=hwloc_opencl,hwloc_gl,hwloc_xml_libxml,hwloc_pci";
-    static char **copy; /* one per process: hwloc loads its plugins once */
+    static char **copy; /* the last one (still reachable) */
     static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
     char **saved = NULL;
     hwloc_topology_t t;
     size_t n = 0;
 
     pthread_mutex_lock(&mu);
-    if (!copy && !getenv("HWLOC_PLUGINS_BLACKLIST")) {
+    if (!getenv("HWLOC_PLUGINS_BLACKLIST")) {
         while (environ && environ[n])
             n++;
         if ((copy = malloc((n + 2) * sizeof(*copy))) != NULL) {
