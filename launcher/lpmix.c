@@ -177,6 +177,11 @@ char *const *lpmix_env(int idx)
     return g_px ? pmixsrv_task_env(g_px, idx) : NULL;
 }
 
+char *const *lpmix_env_defaults(void)
+{
+    return g_px ? pmixsrv_task_env_defaults(g_px) : NULL;
+}
+
 void lpmix_client_gone(int idx)
 {
     if (g_px)
@@ -241,6 +246,11 @@ void lpmix_stop(void)
 char *const *lpmix_env(int idx)
 {
     (void)idx;
+    return NULL;
+}
+
+char *const *lpmix_env_defaults(void)
+{
     return NULL;
 }
 

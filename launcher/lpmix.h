@@ -31,6 +31,8 @@ int lpmix_start(struct loop *lp, struct psrv *srv, const struct psrv_config *cfg
 void lpmix_stop(void);
 /* NULL-terminated "NAME=value" list for local rank index idx, or NULL. */
 char *const *lpmix_env(int idx);
+/* Variables a rank gets only when its env lacks them, or NULL. */
+char *const *lpmix_env_defaults(void);
 void lpmix_client_gone(int idx);
 
 void lpmix_coll_done(void *arg, uint64_t id, int rc, const void *data, size_t len,

@@ -773,6 +773,18 @@ static int env_set(struct envv *e, char *kv)
     return 0;
 }
 
+/* env_set unless the variable is already there: the user's value wins. */
+static int env_default(struct envv *e, char *kv)
+{
+    const char *eq = strchr(kv, '=');
+    size_t kl = eq ? (size_t)(eq - kv) : strlen(kv);
+
+    for (int i = 0; i < e->n; i++)
+        if (strncmp(e->v[i], kv, kl) == 0 && e->v[i][kl] == '=')
+            return 0;
+    return env_set(e, kv);
+}
+
 /* "K" (from -x K / -genvlist) -> "K=<mpiexec's value>", or NULL if unset. */
 static char *resolve(char *s)
 {
@@ -1010,6 +1022,11 @@ static int launch(struct job *job, struct mpx_bind *binder)
             rc = -ENOMEM;
             break;
         }
+        for (char *const *d = lpmix_env_defaults(); d && *d && rc == 0; d++)
+            if (env_default(&env, *d) < 0)
+                rc = -ENOMEM;
+        if (rc < 0)
+            break;
         const char *path = find_program(app->argv[0], pathbuf, sizeof(pathbuf));
         int base = env.n;
         for (; lk < job->n && job->ranks[lk].app == a && rc == 0; lk++) {

@@ -726,6 +726,15 @@ char *const *loom_agent_pmix_env(int ltaskid)
 #endif
 }
 
+char *const *loom_agent_pmix_env_defaults(void)
+{
+#ifdef LOOM_WITH_PMIX
+    return g_agent && g_agent->px ? pmixsrv_task_env_defaults(g_agent->px) : NULL;
+#else
+    return NULL;
+#endif
+}
+
 void loom_agent_stop(void)
 {
     struct agent *a = g_agent;

@@ -98,6 +98,9 @@ struct loom_step *loom_agent_step(void);
 /* PMIx env ("NAME=value", NULL-terminated) of local task i, or NULL when
  * this step serves no PMIx. */
 char *const *loom_agent_pmix_env(int ltaskid);
+/* Variables a task gets only when its env lacks them (pmixsrv_task_env_defaults),
+ * or NULL. */
+char *const *loom_agent_pmix_env_defaults(void);
 
 /* ---- srun side (srun.c) ------------------------------------------------ */
 struct loom_srun;

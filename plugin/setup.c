@@ -262,6 +262,14 @@ int loom_setup_task(struct loom_step *st, int ltaskid, uint32_t gtaskid, char **
         env_array_overwrite(env, name, eq + 1);
         xfree(name);
     }
+    for (char *const *e = loom_agent_pmix_env_defaults(); e && *e; e++) {
+        char *eq = strchr(*e, '=');
+        if (!eq || eq == *e)
+            continue;
+        char *name = xstrndup(*e, (int)(eq - *e));
+        env_array_append(env, name, eq + 1); /* never replaces the user's */
+        xfree(name);
+    }
     return 0;
 }
 

@@ -33,6 +33,9 @@
  *     node id, app number) and every local client (cfg.uid/gid), and
  *     computes every local task's environment (PMIx_server_setup_fork) so
  *     that a forked child only copies strings.
+ *   - A node with more local ranks than CPUs (this process's affinity) is
+ *     announced as oversubscribed: PMIX_NODE_OVERSUBSCRIBED, and the task
+ *     env defaults above.
  *   - cfg.tmpdir is created (0700, owned by cfg.uid) and removed by destroy.
  */
 #ifndef LOOM_PMIXSRV_H
@@ -91,6 +94,11 @@ void pmixsrv_client_gone(struct pmixsrv *px, int client);
 
 /* NULL-terminated "NAME=value" strings for local client i (owned by px). */
 char *const *pmixsrv_task_env(const struct pmixsrv *px, int client);
+/* NULL-terminated "NAME=value" strings every local task gets only where its
+ * own environment does not name the variable (the user's setting wins), or
+ * NULL: when the node has more local ranks than CPUs, the variable that makes
+ * Open MPI yield instead of busy-polling. */
+char *const *pmixsrv_task_env_defaults(const struct pmixsrv *px);
 
 /* psrv ops forwarded by the host. */
 void pmixsrv_coll_done(struct pmixsrv *px, uint64_t id, int rc, const void *data,

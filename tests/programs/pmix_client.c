@@ -24,6 +24,10 @@
  * -t: rank 0 also prints "fence_median_us=U" (median over the rounds of its fence time).
  * -s: also check that the server shares its node topology in hwloc shared memory
  *     (PMIX_HWLOC_SHMEM_FILE/ADDR/SIZE, the file readable), as Open MPI adopts it.
+ * -o 0|1: also check that the server announces the node as oversubscribed (1:
+ *     PMIX_NODE_OVERSUBSCRIBED is true) or not (0: the key is absent).
+ * -y VALUE|-: also check OMPI_MCA_mpi_yield_when_idle in this rank's environment:
+ *     equal to VALUE, or unset (-).
  *
  * Notes: built with the OpenPMIx client library (libpmix-dev), only when configure
  *   found it; run under srun --mpi=loom (or --mpi=pmix for reference).
@@ -188,13 +192,39 @@ static void check_topology_shared(void)
     free(file);
 }
 
+static void check_oversubscribed(const char *want_key, const char *want_env)
+{
+    if (want_key) {
+        pmix_proc_t p;
+        pmix_value_t *v = NULL;
+        int want = strcmp(want_key, "1") == 0;
+        PMIX_PROC_CONSTRUCT(&p);
+        PMIX_LOAD_NSPACE(p.nspace, me.nspace);
+        p.rank = PMIX_RANK_WILDCARD;
+        pmix_status_t st = PMIx_Get(&p, PMIX_NODE_OVERSUBSCRIBED, NULL, 0, &v);
+        int have = st == PMIX_SUCCESS && v && v->type == PMIX_BOOL && v->data.flag;
+        ASSERT(want ? have : st != PMIX_SUCCESS,
+               "PMIX_NODE_OVERSUBSCRIBED: %s (type %d), want %s", PMIx_Error_string(st),
+               v ? v->type : -1, want ? "true" : "absent");
+        if (v)
+            PMIX_VALUE_RELEASE(v);
+    }
+    if (want_env) {
+        const char *env = getenv("OMPI_MCA_mpi_yield_when_idle");
+        int unset = strcmp(want_env, "-") == 0;
+        ASSERT(unset ? !env : env && strcmp(env, want_env) == 0,
+               "OMPI_MCA_mpi_yield_when_idle is %s%s%s, want %s", env ? "'" : "",
+               env ? env : "unset", env ? "'" : "", unset ? "unset" : want_env);
+    }
+}
+
 int main(int argc, char **argv)
 {
-    const char *mode = "data";
+    const char *mode = "data", *want_oversub = NULL, *want_yield = NULL;
     int rounds = 3, vlen = 64, timing = 0, topo = 0, c;
     pmix_status_t st;
 
-    while ((c = getopt(argc, argv, "m:r:v:ts")) != -1) {
+    while ((c = getopt(argc, argv, "m:r:v:tso:y:")) != -1) {
         switch (c) {
         case 'm':
             mode = optarg;
@@ -211,10 +241,16 @@ int main(int argc, char **argv)
         case 's':
             topo = 1;
             break;
+        case 'o':
+            want_oversub = optarg;
+            break;
+        case 'y':
+            want_yield = optarg;
+            break;
         default:
             fprintf(stderr,
                     "usage: pmix_client [-m data|dmodex|abort|unsup|publish|die] [-r R] "
-                    "[-v BYTES] [-t] [-s]\n");
+                    "[-v BYTES] [-t] [-s] [-o 0|1] [-y VALUE|-]\n");
             return 2;
         }
     }
@@ -228,6 +264,8 @@ int main(int argc, char **argv)
     check_job_keys();
     if (topo)
         check_topology_shared();
+    if (want_oversub || want_yield)
+        check_oversubscribed(want_oversub, want_yield);
     int culprit = nranks > 1 ? 1 : 0;
 
     if (strcmp(mode, "die") == 0 && (int)me.rank == culprit) {

@@ -13,7 +13,9 @@
 # sbatch script running an MPICH and an Open MPI step under the same --mpi=loom; and Open
 # MPI hello/ring and the PMIx client under our mpiexec off Slurm (PMIx served by mpiexec);
 # the node topology shared with the clients in hwloc shared memory (pmix_client -s), the
-# one mpiexec shares loaded without I/O devices (its debug log says so).
+# one mpiexec shares loaded without I/O devices (its debug log says so); a node with more
+# ranks than CPUs announced as oversubscribed (PMIX_NODE_OVERSUBSCRIBED, Open MPI told to
+# yield unless the user says otherwise), under srun and mpiexec, and not with one rank.
 # Skips (77) without root, Slurm, the plugin or libpmix.
 me=t-loom-pmix
 T_TIMEOUT=${T_TIMEOUT:-120}
@@ -60,6 +62,30 @@ LOOM_PMI_LOGLEVEL=debug mpiexec_ok "PMIx client: topology shared (mpiexec)" \
 grep -q 'topology ours, without I/O devices' "$out.stderr"
 assert_last "mpiexec's PMIx server shares its own I/O-less topology" \
     "mpiexec's debug log does not say 'topology ours, without I/O devices'"
+
+# More ranks than CPUs: the node is announced as oversubscribed (PMIX_NODE_OVERSUBSCRIBED,
+# and OMPI_MCA_mpi_yield_when_idle=1 unless the user set it), so that Open MPI yields
+# instead of busy-polling; with no more ranks than CPUs, neither is set.
+ncpu=$(nproc)
+if [ "$ncpu" -lt 64 ]; then
+    case_ok "64 ranks on $ncpu CPUs: node announced oversubscribed, Open MPI told to yield" \
+        "pmix_client: 64 ranks, 3 rounds OK" --mpi="$mpi" -N 1 -n 64 \
+        "$prog/pmix_client" -o 1 -y 1
+    case_ok "oversubscribed: the user's OMPI_MCA_mpi_yield_when_idle=0 wins" \
+        "pmix_client: 64 ranks, 3 rounds OK" --mpi="$mpi" -N 1 -n 64 \
+        --export=ALL,OMPI_MCA_mpi_yield_when_idle=0 "$prog/pmix_client" -o 1 -y 0
+    mpiexec_ok "mpiexec -n 64 on $ncpu CPUs: node announced oversubscribed" \
+        "pmix_client: 64 ranks, 3 rounds OK" -n 64 "$prog/pmix_client" -o 1 -y 1
+    mpiexec_ok "mpiexec, oversubscribed: -genv OMPI_MCA_mpi_yield_when_idle 0 wins" \
+        "pmix_client: 64 ranks, 3 rounds OK" -genv OMPI_MCA_mpi_yield_when_idle 0 \
+        -n 64 "$prog/pmix_client" -o 1 -y 0
+else
+    skip_case "oversubscription announced" "this machine has $ncpu CPUs (64 or more)"
+fi
+case_ok "1 rank: not announced oversubscribed, nothing set" \
+    "pmix_client: 1 ranks, 3 rounds OK" --mpi="$mpi" -N 1 -n 1 "$prog/pmix_client" -o 0 -y -
+mpiexec_ok "mpiexec -n 1: not announced oversubscribed" \
+    "pmix_client: 1 ranks, 3 rounds OK" -n 1 "$prog/pmix_client" -o 0 -y -
 
 # mpi.conf LoomPMIx: shown by scontrol show config; =no turns PMIx off for every step.
 conf_shows() { # NAME VALUE
