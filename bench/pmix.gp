@@ -19,7 +19,9 @@ set yrange [0:*]
 plot name.'.hello.loom.1.dat' using ($1*0.96):2:3:4 with yerrorlines title "loom, 1 node" lw 2, \
      name.'.hello.pmix.1.dat' using ($1*0.98):2:3:4 with yerrorlines title "pmix, 1 node" lw 2, \
      name.'.hello.loom.4.dat' using ($1*1.02):2:3:4 with yerrorlines title "loom, 4 nodes" lw 2 dt 2, \
-     name.'.hello.pmix.4.dat' using ($1*1.04):2:3:4 with yerrorlines title "pmix, 4 nodes" lw 2 dt 2
+     name.'.hello.pmix.4.dat' using ($1*1.04):2:3:4 with yerrorlines title "pmix, 4 nodes" lw 2 dt 2, \
+     name.'.hello.pmix-yield.1.dat' using ($1*1.00):2:3:4 with yerrorlines title "pmix + yield by hand, 1 node" lw 1 dt 3, \
+     name.'.hello.pmix-yield.4.dat' using ($1*1.06):2:3:4 with yerrorlines title "pmix + yield by hand, 4 nodes" lw 1 dt 4
 
 set title "PMIx\\_Fence with data (1 KiB per rank), rank 0 median"
 set ylabel "milliseconds"
