@@ -13,6 +13,8 @@
 #            whole list at 64 oversubscribed ranks takes too long for the suite):
 #            point-to-point on every path, ordering/wildcards across transports,
 #            collectives (node-aware ones use shm inside a node, TCP between leaders);
+#   sndbuf   2 nodes: both ends of the TCP connection say "another host" and use the
+#            link send buffer (LOOM_MPI_DEBUG=1);
 #   killed   a rank whose TCP connections die mid-transfer: srun must end within the
 #            timeout and its output must say "rank 0: connection to rank 1 lost".
 # Skips (77) like the other t-loom-*.sh (no root, Slurm, plugin, or network namespaces).
@@ -72,6 +74,16 @@ coll_shm_reduce 64 timeout=180
 EOF
 run_list "testlist subset, srun --mpi=$mpi -N4, 16 ranks per node" \
     -launcher "srun --mpi=$mpi -N4 --ntasks-per-node=16" -list "$cdir/list16"
+
+# Across nodes the TCP send buffer is the one for a link, not the loopback one
+# (mpi/tcp/tcp.c: SNDBUF_DEFAULT vs SNDBUF_LOOPBACK; the loopback case is in testlist).
+run_srun --mpi="$mpi" -N2 --ntasks-per-node=1 --export=ALL,LOOM_MPI_DEBUG=1 \
+    "$bdir/mpi/pingpong"
+[ $rc -eq 0 ] && grep -q 'No Errors' "$out.stdout" &&
+    grep -q 'rank 0: TCP to rank 1 (another host): send buffer 131072' "$out.stderr" &&
+    grep -q 'rank 1: TCP to rank 0 (another host): send buffer 131072' "$out.stderr"
+assert_last "TCP between nodes: link send buffer on both ends (${dt}s)" \
+    "TCP between nodes: rc $rc, no 'TCP to rank N (another host): send buffer 131072'"
 
 # A peer whose connections die mid-transfer: one rank per node, so ranks 0 and 1 talk
 # over TCP.  srun must end by itself, with the message.
