@@ -751,16 +751,26 @@ struct envv {
     int n, cap;
 };
 
-static int env_set(struct envv *e, char *kv)
+/* Index in e of the variable that "NAME=value" (or "NAME") names, or -1. */
+static int env_find(const struct envv *e, const char *kv)
 {
     const char *eq = strchr(kv, '=');
     size_t kl = eq ? (size_t)(eq - kv) : strlen(kv);
 
     for (int i = 0; i < e->n; i++)
-        if (strncmp(e->v[i], kv, kl) == 0 && e->v[i][kl] == '=') {
-            e->v[i] = kv;
-            return 0;
-        }
+        if (strncmp(e->v[i], kv, kl) == 0 && e->v[i][kl] == '=')
+            return i;
+    return -1;
+}
+
+static int env_set(struct envv *e, char *kv)
+{
+    int i = env_find(e, kv);
+
+    if (i >= 0) {
+        e->v[i] = kv;
+        return 0;
+    }
     if (e->n + 8 >= e->cap) {
         int cap = e->cap ? e->cap * 2 : 64;
         char **v = realloc(e->v, sizeof(*v) * (size_t)cap);
@@ -776,13 +786,7 @@ static int env_set(struct envv *e, char *kv)
 /* env_set unless the variable is already there: the user's value wins. */
 static int env_default(struct envv *e, char *kv)
 {
-    const char *eq = strchr(kv, '=');
-    size_t kl = eq ? (size_t)(eq - kv) : strlen(kv);
-
-    for (int i = 0; i < e->n; i++)
-        if (strncmp(e->v[i], kv, kl) == 0 && e->v[i][kl] == '=')
-            return 0;
-    return env_set(e, kv);
+    return env_find(e, kv) >= 0 ? 0 : env_set(e, kv);
 }
 
 /* "K" (from -x K / -genvlist) -> "K=<mpiexec's value>", or NULL if unset. */

@@ -373,6 +373,7 @@ static int start_pmix(struct agent *a)
         .rank_appnum = st->rank_appnum,
         .node_names = (const char *const *)st->node_names,
         .universe_size = st->size,
+        .node_cpus = st->node_cpus,
         .uid = st->uid,
         .gid = st->gid,
         .tmpdir = tmpdir,

@@ -70,6 +70,7 @@ struct loom_step {
     uid_t uid;
     gid_t gid;
     int size, nnodes, nodeid, local_count;
+    int node_cpus;    /* CPUs the job has on this node (job->cpus), 0: unknown */
     int *local_ranks; /* [local_count] */
     int *rank_node;   /* [size] */
     int *rank_appnum; /* [size] or NULL */

@@ -139,6 +139,7 @@ int loom_setup_stepd(struct loom_step *st, const void *jobv, char ***env)
         tids = msg ? msg->global_task_ids : NULL;
     }
     st->local_count = (int)job->node_tasks;
+    st->node_cpus = (int)job->cpus;
     if (st->size < 1 || st->nnodes < 1 || st->nodeid >= st->nnodes ||
         st->local_count < 1 || !cnts || !tids) {
         error("%s: step %s: incomplete step layout (size %d, nodes %d, node %d, "
@@ -228,6 +229,21 @@ int loom_setup_stepd(struct loom_step *st, const void *jobv, char ***env)
     return 0;
 }
 
+/* "NAME=value" into env: replacing NAME (overwrite) or only where it is unset. */
+static void env_put(char ***env, const char *kv, int overwrite)
+{
+    const char *eq = strchr(kv, '=');
+
+    if (!eq || eq == kv)
+        return;
+    char *name = xstrndup(kv, (int)(eq - kv));
+    if (overwrite)
+        env_array_overwrite(env, name, eq + 1);
+    else
+        env_array_append(env, name, eq + 1);
+    xfree(name);
+}
+
 int loom_setup_task(struct loom_step *st, int ltaskid, uint32_t gtaskid, char ***env)
 {
     int i, fd;
@@ -254,22 +270,10 @@ int loom_setup_task(struct loom_step *st, int ltaskid, uint32_t gtaskid, char **
     env_array_overwrite_fmt(env, "PMI_RANK", "%d", st->local_ranks[ltaskid]);
     env_array_overwrite_fmt(env, "MPI_LOCALRANKID", "%d", ltaskid);
     /* PMIx clients find the stepd's PMIx server through these (PMIx on). */
-    for (char *const *e = loom_agent_pmix_env(ltaskid); e && *e; e++) {
-        char *eq = strchr(*e, '=');
-        if (!eq || eq == *e)
-            continue;
-        char *name = xstrndup(*e, (int)(eq - *e));
-        env_array_overwrite(env, name, eq + 1);
-        xfree(name);
-    }
-    for (char *const *e = loom_agent_pmix_env_defaults(); e && *e; e++) {
-        char *eq = strchr(*e, '=');
-        if (!eq || eq == *e)
-            continue;
-        char *name = xstrndup(*e, (int)(eq - *e));
-        env_array_append(env, name, eq + 1); /* never replaces the user's */
-        xfree(name);
-    }
+    for (char *const *e = loom_agent_pmix_env(ltaskid); e && *e; e++)
+        env_put(env, *e, 1);
+    for (char *const *e = loom_agent_pmix_env_defaults(); e && *e; e++)
+        env_put(env, *e, 0); /* never replaces the user's */
     return 0;
 }
 

@@ -1111,7 +1111,10 @@ struct pmixsrv *pmixsrv_create(const struct pmixsrv_config *cfg, struct psrv *sr
     snprintf(px->nspace, sizeof(px->nspace), "%s", cfg->nspace);
     px->size = cfg->size;
     px->local_count = cfg->local_count;
-    px->oversubscribed = cfg->local_count > usable_cpus();
+    int cpus = usable_cpus();
+    if (cfg->node_cpus > 0 && cfg->node_cpus < cpus)
+        cpus = cfg->node_cpus; /* what the job was given here, e.g. srun --overcommit */
+    px->oversubscribed = cfg->local_count > cpus;
     px->client_of = malloc((size_t)cfg->size * sizeof(int));
     px->env = calloc((size_t)cfg->local_count, sizeof(char **));
     px->tmpdir = strdup(cfg->tmpdir);

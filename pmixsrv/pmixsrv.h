@@ -33,7 +33,8 @@
  *     node id, app number) and every local client (cfg.uid/gid), and
  *     computes every local task's environment (PMIx_server_setup_fork) so
  *     that a forked child only copies strings.
- *   - A node with more local ranks than CPUs (this process's affinity) is
+ *   - A node with more local ranks than CPUs (this process's affinity, and
+ *     cfg.node_cpus when known) is
  *     announced as oversubscribed: PMIX_NODE_OVERSUBSCRIBED, and the task
  *     env defaults above.
  *   - cfg.tmpdir is created (0700, owned by cfg.uid) and removed by destroy.
@@ -60,6 +61,7 @@ struct pmixsrv_config {
     const int *rank_appnum;        /* [size] or NULL */
     const char *const *node_names; /* [nnodes] host names */
     int universe_size;             /* <= 0: size */
+    int node_cpus;                 /* CPUs the job has on this node, 0: unknown */
     uid_t uid;                     /* owner of the job's processes */
     gid_t gid;
     const char *tmpdir;            /* server tmpdir (created, removed) */

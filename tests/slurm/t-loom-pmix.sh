@@ -15,7 +15,8 @@
 # the node topology shared with the clients in hwloc shared memory (pmix_client -s), the
 # one mpiexec shares loaded without I/O devices (its debug log says so); a node with more
 # ranks than CPUs announced as oversubscribed (PMIX_NODE_OVERSUBSCRIBED, Open MPI told to
-# yield unless the user says otherwise), under srun and mpiexec, and not with one rank.
+# yield unless the user says otherwise), under srun and mpiexec, and with --overcommit
+# (fewer CPUs given to the job than ranks), not with one rank.
 # Skips (77) without root, Slurm, the plugin or libpmix.
 me=t-loom-pmix
 T_TIMEOUT=${T_TIMEOUT:-120}
@@ -82,6 +83,10 @@ if [ "$ncpu" -lt 64 ]; then
 else
     skip_case "oversubscription announced" "this machine has $ncpu CPUs (64 or more)"
 fi
+# srun --overcommit gives the job one CPU here: 2 ranks are then more than the job has
+case_ok "srun --overcommit -n 2: more ranks than the job's CPUs, announced oversubscribed" \
+    "pmix_client: 2 ranks, 3 rounds OK" --mpi="$mpi" -N 1 -n 2 --overcommit \
+    "$prog/pmix_client" -o 1 -y 1
 case_ok "1 rank: not announced oversubscribed, nothing set" \
     "pmix_client: 1 ranks, 3 rounds OK" --mpi="$mpi" -N 1 -n 1 "$prog/pmix_client" -o 0 -y -
 mpiexec_ok "mpiexec -n 1: not announced oversubscribed" \
