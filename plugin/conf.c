@@ -11,6 +11,8 @@
  *     LoomTrace=yes|no       log every PMI request and reply (default no)
  *     LoomPMIx=yes|no        also serve PMIx (OpenPMIx server library) beside PMI-1/2
  *                            (default yes when built --with-pmix; always no without)
+ *     LoomAgentNice=N        nice value (-20..19) of the stepd thread that serves the
+ *                            tasks' PMI requests, and of libpmix's thread (default -10)
  *   mpi_p_conf_options / conf_set / conf_get / conf_get_printable implement
  *   Slurm's four conf hooks over the global struct loom_conf.
  *
@@ -36,6 +38,7 @@ static s_p_options_t loom_options[] = {
     {"LoomDebug", S_P_STRING},
     {"LoomTrace", S_P_BOOLEAN},
     {"LoomPMIx", S_P_BOOLEAN},
+    {"LoomAgentNice", S_P_LONG},
     {NULL},
 };
 
@@ -47,6 +50,7 @@ void loom_conf_reset(void)
     loom_conf.debug = LOOM_DEFAULT_DEBUG;
     loom_conf.trace = 0;
     loom_conf.pmix = LOOM_DEFAULT_PMIX;
+    loom_conf.agent_nice = LOOM_DEFAULT_AGENT_NICE;
 }
 
 LOOM_EXPORT void mpi_p_conf_options(s_p_options_t **full_options, int *full_opt_cnt);
@@ -62,6 +66,7 @@ LOOM_EXPORT void mpi_p_conf_options(s_p_options_t **full_options, int *full_opt_
 LOOM_EXPORT void mpi_p_conf_set(s_p_hashtbl_t *tbl)
 {
     uint32_t u;
+    long l;
     bool b;
     char *s = NULL;
 
@@ -96,6 +101,13 @@ LOOM_EXPORT void mpi_p_conf_set(s_p_hashtbl_t *tbl)
             error("%s: mpi.conf: LoomPMIx=yes but this plugin was built without PMIx",
                   loom_plugin_tag);
     }
+    if (s_p_get_long(&l, "LoomAgentNice", tbl)) {
+        if (l >= -20 && l <= 19)
+            loom_conf.agent_nice = (int)l;
+        else
+            error("%s: mpi.conf: LoomAgentNice=%ld out of range -20..19, using %d",
+                  loom_plugin_tag, l, loom_conf.agent_nice);
+    }
 }
 
 LOOM_EXPORT s_p_hashtbl_t *mpi_p_conf_get(void)
@@ -115,6 +127,9 @@ LOOM_EXPORT s_p_hashtbl_t *mpi_p_conf_get(void)
     s_p_parse_pair(tbl, "LoomDebug", (char *)loom_log_level_name(loom_conf.debug));
     s_p_parse_pair(tbl, "LoomTrace", loom_conf.trace ? "yes" : "no");
     s_p_parse_pair(tbl, "LoomPMIx", loom_conf.pmix ? "yes" : "no");
+    v = xstrdup_printf("%d", loom_conf.agent_nice);
+    s_p_parse_pair(tbl, "LoomAgentNice", v);
+    xfree(v);
     return tbl;
 }
 
@@ -130,6 +145,7 @@ LOOM_EXPORT List mpi_p_conf_get_printable(void)
 {
     List l = list_create(destroy_config_key_pair);
 
+    add_pair(l, "LoomAgentNice", xstrdup_printf("%d", loom_conf.agent_nice));
     add_pair(l, "LoomConnectTimeout", xstrdup_printf("%u", loom_conf.connect_timeout_s));
     add_pair(l, "LoomDebug", xstrdup(loom_log_level_name(loom_conf.debug)));
     add_pair(l, "LoomFenceTimeout", xstrdup_printf("%u", loom_conf.fence_timeout_s));

@@ -34,6 +34,7 @@
 #define LOOM_ENV_FENCE_TIMEOUT "LOOM_FENCE_TIMEOUT" /* seconds, overrides mpi.conf */
 #define LOOM_ENV_TREE_WIDTH "LOOM_TREE_WIDTH"       /* overrides mpi.conf */
 #define LOOM_ENV_PMIX "LOOM_PMIX"                   /* 0: no PMIx server for this job */
+#define LOOM_ENV_AGENT_NICE "LOOM_AGENT_NICE" /* 0..19, only above mpi.conf's value */
 
 /* Settings from mpi.conf (conf.c), overridable per job through the env. */
 struct loom_conf {
@@ -43,12 +44,14 @@ struct loom_conf {
     int debug;                  /* LoomDebug, enum psrv_log_level */
     int trace;                  /* LoomTrace (bool) */
     int pmix;                   /* LoomPMIx (bool): serve PMIx too (--with-pmix builds) */
+    int agent_nice;             /* LoomAgentNice: nice of the agent thread, -20..19 */
 };
 
 #define LOOM_DEFAULT_TREE_WIDTH 16
 #define LOOM_DEFAULT_FENCE_TIMEOUT 600
 #define LOOM_DEFAULT_CONNECT_TIMEOUT 60
 #define LOOM_DEFAULT_DEBUG PSRV_LOG_WARN
+#define LOOM_DEFAULT_AGENT_NICE (-10)
 #ifdef LOOM_WITH_PMIX
 #define LOOM_DEFAULT_PMIX 1
 #else

@@ -85,6 +85,9 @@ static void apply_env_overrides(struct loom_conf *c, char **env)
         error("%s: ignoring %s=%s (want 1 or 0)", loom_plugin_tag, LOOM_ENV_PMIX, v);
     else if (v && *v)
         c->pmix = n && LOOM_DEFAULT_PMIX;
+    /* a job may make its agent nicer than mpi.conf says, never less nice */
+    if (env_int(env, LOOM_ENV_AGENT_NICE, c->agent_nice > 0 ? c->agent_nice : 0, 19, &n))
+        c->agent_nice = n;
 }
 
 /* Host names of the step's nodes, in node index order (PMIx node map and

@@ -10,9 +10,34 @@
 # Slurm's own --mpi=pmi2 on the same cluster. Skips (77) without root, Slurm or the
 # plugin (configure --with-slurm-source); LOOM_SLURM_MPI=pmi2 runs the matrix under
 # Slurm's plugin instead (a check of the test itself).
+# Then the nice value of the stepd thread that serves PMI (LoomAgentNice, -10 by default):
+# seen from a task as the distinct nice values of its slurmstepd's threads, the task's own
+# staying 0; LOOM_AGENT_NICE=5 in the job env makes it nicer, =-15 is refused (a job may
+# not raise its priority); mpi.conf LoomAgentNice=0 shows in scontrol show config and
+# leaves every stepd thread at 0.
 me=t-loom-1node
 . "$(dirname "$0")/lib.sh"
 need_plugin
 start_cluster -N 1
 matrix_node1
+
+if [ "$mpi" = loom ]; then
+    # "stepd=<distinct nice values of the stepd's threads> task=<this task's nice>"
+    nices='echo "stepd=$(for t in /proc/$PPID/task/*/stat; do cut -d" " -f19 "$t"; done |
+        sort -n | uniq | tr "\n" " ")task=$(cut -d" " -f19 /proc/$$/stat)"'
+    case_ok "the PMI agent thread runs at nice -10, the tasks at 0" "stepd=-10 0 task=0" \
+        --mpi="$mpi" -N 1 -n 2 sh -c "$nices"
+    case_ok "LOOM_AGENT_NICE=5: the agent at 5" "stepd=0 5 task=0" \
+        --mpi="$mpi" -N 1 -n 2 --export=ALL,LOOM_AGENT_NICE=5 sh -c "$nices"
+    case_ok "LOOM_AGENT_NICE=-15 is refused: the agent stays at -10" "stepd=-10 0 task=0" \
+        --mpi="$mpi" -N 1 -n 2 --export=ALL,LOOM_AGENT_NICE=-15 sh -c "$nices"
+    echo "LoomAgentNice=0" >>"$cdir/c/mpi.conf"
+    "$here/cluster.sh" reconfigure "$cdir/c" >/dev/null 2>&1
+    sleep 1
+    timeout 20 scontrol show config 2>/dev/null | grep -Eq "^LoomAgentNice *= *0\$"
+    assert_last "scontrol show config: LoomAgentNice = 0 after mpi.conf LoomAgentNice=0" \
+        "scontrol show config has no 'LoomAgentNice = 0'"
+    case_ok "mpi.conf LoomAgentNice=0: every stepd thread at 0" "stepd=0 task=0" \
+        --mpi="$mpi" -N 1 -n 2 sh -c "$nices"
+fi
 finish
