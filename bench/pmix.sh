@@ -20,7 +20,8 @@
 # Environment: LOOM_BUILD_DIR (default build), LOOM_PLUGIN_DIR (default
 #   BUILD/plugin/.libs), BENCH_TIMEOUT (seconds per run, default 180), LOOM_SLURM_PORT,
 #   LOOM_SLURM_SUBNET (passed to cluster.sh). Needs root and the Slurm daemons; not part
-#   of `make check`.
+#   of `make check`. The kernel's autogroup scheduling is off while it runs (and restored
+#   after): the four nodes share one kernel (bench/autogroup.sh says why).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -68,13 +69,16 @@ hello_sizes="8 64 256" fence_sizes="2 16 64"
 for v in $(env | sed -n 's/^\(SLURM_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/loom-bench-pmix.XXXXXX")
 c1=$tmp/c1 c4=$tmp/c4
+. "$here/autogroup.sh"
 cleanup() {
     "$cluster" stop "$c1" >/dev/null 2>&1
     "$cluster" stop "$c4" >/dev/null 2>&1
+    autogroup_restore
     rm -rf "$tmp"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
+autogroup_off
 mkdir -p "$tmp/plugins"
 install -m 0755 "$plugin_src/mpi_loom.so" "$tmp/plugins/mpi_loom.so" || exit 1
 
@@ -226,6 +230,7 @@ d() { echo "$outdir/$name.$1.$2.$3.dat"; }
     echo "[min-max]. Raw runs: \`$name.csv\`; measured in ${elapsed} s. Load average (1/5/15 min)"
     echo "at the start: $load0; at the end: $load1 (other work on the machine shows here:"
     echo "compare the columns of one run, not runs)."
+    autogroup_note
     echo
     echo "## Launch to exit (s): Open MPI hello (init + allreduce + finalize)"
     echo "speed-up = pmix / loom (goal: at least 1.5 at N = 64). Loom tells Open MPI to yield"

@@ -30,7 +30,8 @@
 # Notes: every Slurm process of the bench runs in two private clusters that are torn
 #   down on exit (trap). The rank-0 fence median of one run is the median over its
 #   rounds (20 at N <= 16, 10 at 64, 3 at 256); the table reports the median of those
-#   over the runs.
+#   over the runs. The kernel's autogroup scheduling is off while the bench runs (and
+#   restored after): the four nodes share one kernel (bench/autogroup.sh says why).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -77,13 +78,16 @@ if [ "$quick" = 1 ]; then fence_sizes="2 16 64"; launch_sizes="64"; hello_sizes=
 for v in $(env | sed -n 's/^\(SLURM_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/loom-bench.XXXXXX")
 c1=$tmp/c1 c4=$tmp/c4
+. "$here/autogroup.sh"
 cleanup() {
     "$cluster" stop "$c1" >/dev/null 2>&1
     "$cluster" stop "$c4" >/dev/null 2>&1
+    autogroup_restore
     rm -rf "$tmp"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
+autogroup_off
 
 have_loom=0
 mkdir -p "$tmp/plugins"
@@ -284,6 +288,7 @@ d() { echo "$outdir/$name.$1.$2.$3.dat"; }
     echo "$reps_hello_big for hello at 256), [min-max]. Raw runs: \`$name.csv\`; measured in ${elapsed} s."
     echo "Load average (1/5/15 min) at the start: $load0; at the end: $load1 (other work on the"
     echo "machine shows here: compare the columns of one run, not runs)."
+    autogroup_note
     [ $have_loom = 1 ] || { echo; echo "**The plugin was not built: no loom columns.**"; }
     echo
     echo "## PMI2_KVS_Fence median (ms), pmi2_kvstest_slurm -t -v 1024 (Slurm's libpmi2)"
