@@ -502,6 +502,28 @@ void pmi_out_add(struct pmi_out *o, const char *key, const char *val)
     out_pair(o, key, val);
 }
 
+/* Decimal digits of u ending just before end (no terminator); returns the first.
+ * Replies carry integers on every request (rc=, the length prefix): snprintf was
+ * twice the server's own CPU time in a profile of PMI-2 gets. */
+static char *ulong_digits(char *end, unsigned long u)
+{
+    do {
+        *--end = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    return end;
+}
+
+void pmi_out_addint(struct pmi_out *o, const char *key, long v)
+{
+    char b[24];
+    b[sizeof(b) - 1] = '\0';
+    char *p = ulong_digits(b + sizeof(b) - 1, v < 0 ? 0UL - (unsigned long)v : (unsigned long)v);
+    if (v < 0)
+        *--p = '-';
+    out_pair(o, key, p);
+}
+
 void pmi_out_addf(struct pmi_out *o, const char *key, const char *fmt, ...)
 {
     char small[128];
@@ -540,10 +562,12 @@ int pmi_out_end(struct pmi_out *o)
         size_t body = o->len - PMI_WIRE_LENFIELD;
         if (body > PMI_WIRE_MAX_BODY)
             return o->err = -EMSGSIZE;
-        char f[PMI_WIRE_LENFIELD + 1];
+        char f[PMI_WIRE_LENFIELD];
+        char *d = ulong_digits(f + sizeof(f), body); /* fits: body <= MAX_BODY */
+        size_t nd = (size_t)(f + sizeof(f) - d);
         /* left-justified, space padded, as Slurm writes it */
-        snprintf(f, sizeof(f), "%-6zu", body);
-        memcpy(o->buf, f, PMI_WIRE_LENFIELD);
+        memcpy(o->buf, d, nd);
+        memset(o->buf + nd, ' ', PMI_WIRE_LENFIELD - nd);
     } else {
         if (o->len + 1 > PMI_WIRE_MAX_LINE)
             return o->err = -EMSGSIZE;

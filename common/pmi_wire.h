@@ -96,7 +96,7 @@ const char *pmi_msg_cmd(const struct pmi_msg *m);
 /* Message builder.  Usage:
  *   struct pmi_out o;
  *   pmi_out_begin(&o, PMI_V2, "kvs-get-response");
- *   pmi_out_add(&o, "rc", "0"); pmi_out_addf(&o, "rank", "%d", r);
+ *   pmi_out_add(&o, "rc", "0"); pmi_out_addint(&o, "rank", r);
  *   if (pmi_out_end(&o) == 0) write(fd, o.buf, o.len);
  *   pmi_out_free(&o);
  * PMI_V2 values are escaped (';' -> ";;").  PMI_V1 values must not contain
@@ -111,6 +111,7 @@ struct pmi_out {
 };
 void pmi_out_begin(struct pmi_out *o, enum pmi_version v, const char *cmd);
 void pmi_out_add(struct pmi_out *o, const char *key, const char *val);
+void pmi_out_addint(struct pmi_out *o, const char *key, long v); /* decimal */
 void pmi_out_addf(struct pmi_out *o, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int pmi_out_end(struct pmi_out *o);

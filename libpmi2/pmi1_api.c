@@ -352,7 +352,7 @@ int PMI_Abort(int exit_code, const char error_msg[])
     if (G.state == ST_CONNECTED) {
         struct pmi_out o;
         pmi_out_begin(&o, PMI_V1, "abort");
-        pmi_out_addf(&o, "exitcode", "%d", exit_code);
+        pmi_out_addint(&o, "exitcode", exit_code);
         if (error_msg && *error_msg)
             pmi_out_add(&o, "message", error_msg); /* spaces become '_' */
         if (pcli_send(&G.c, &o) < 0 && error_msg)
@@ -801,7 +801,7 @@ static int iter(const char kvsname[], char key[], int key_len, char val[], int v
     } else if (r == PMI_SUCCESS) {
         pmi_out_begin(&o, PMI_V1, "getbyidx");
         pmi_out_add(&o, "kvsname", kvsname);
-        pmi_out_addf(&o, "idx", "%d", G.iter_next);
+        pmi_out_addint(&o, "idx", G.iter_next);
         if (exchange(&o, "getbyidx_results", &m, &rc) < 0) {
             r = PMI_FAIL;
         } else {

@@ -324,8 +324,8 @@ int PMI2_Job_Spawn(int count, const char *cmds[], int argcs[], const char **argv
         return r;
     }
     pmi_out_begin(&o, PMI_V2, "spawn");
-    pmi_out_addf(&o, "ncmds", "%d", count);
-    pmi_out_addf(&o, "preputcount", "%d", preput_keyval_size);
+    pmi_out_addint(&o, "ncmds", count);
+    pmi_out_addint(&o, "preputcount", preput_keyval_size);
     for (int i = 0; i < preput_keyval_size; i++) {
         const struct MPID_Info *pp = preput_keyval_vector[i];
         char k[32];
@@ -337,8 +337,8 @@ int PMI2_Job_Spawn(int count, const char *cmds[], int argcs[], const char **argv
     for (int i = 0; i < count; i++) {
         int argc = argcs ? argcs[i] : 0;
         pmi_out_add(&o, "subcmd", cmds[i]);
-        pmi_out_addf(&o, "maxprocs", "%d", maxprocs[i]);
-        pmi_out_addf(&o, "argc", "%d", argc);
+        pmi_out_addint(&o, "maxprocs", maxprocs[i]);
+        pmi_out_addint(&o, "argc", argc);
         for (int j = 0; j < argc; j++) {
             char k[32];
             snprintf(k, sizeof(k), "argv%d", j);
@@ -346,7 +346,7 @@ int PMI2_Job_Spawn(int count, const char *cmds[], int argcs[], const char **argv
         }
         if (info_keyval_sizes) {
             int n = info_keyval_sizes[i];
-            pmi_out_addf(&o, INFOKEYCOUNT_KEY, "%d", n);
+            pmi_out_addint(&o, INFOKEYCOUNT_KEY, n);
             for (int j = 0; j < n && info_keyval_vectors && info_keyval_vectors[i]; j++) {
                 const struct MPID_Info *in = &info_keyval_vectors[i][j];
                 char k[32];
@@ -609,7 +609,7 @@ int PMI2_KVS_Get(const char *jobid, int src_pmi_id, const char key[], char value
     } else {
         pmi_out_begin(&o, PMI_V2, KVSGET_CMD);
         pmi_out_add(&o, JOBID_KEY, jobid ? jobid : "");
-        pmi_out_addf(&o, SRCID_KEY, "%d", src_pmi_id);
+        pmi_out_addint(&o, SRCID_KEY, src_pmi_id);
         pmi_out_add(&o, KEY_KEY, key);
         r = request(&o, KVSGETRESP_CMD, &m);
         if (r == PMI2_SUCCESS) {

@@ -33,7 +33,7 @@ static void simple(struct psrv *s, struct client *c, const char *cmd, int rc,
 {
     struct pmi_out o;
     reply_begin(s, c, &o, cmd, s->cur_thrid);
-    pmi_out_addf(&o, "rc", "%d", rc);
+    pmi_out_addint(&o, "rc", rc);
     if (rc != 0 && msg)
         pmi_out_add(&o, "msg", msg);
     reply_send(s, c, &o);
@@ -55,9 +55,9 @@ static int h_maxes(struct psrv *s, struct client *c, const struct pmi_msg *m)
     struct pmi_out o;
     reply_begin(s, c, &o, "maxes", s->cur_thrid);
     pmi_out_add(&o, "rc", "0");
-    pmi_out_addf(&o, "kvsname_max", "%d", PMI_MAX_KVSNAME);
-    pmi_out_addf(&o, "keylen_max", "%d", PMI_MAX_KEYLEN);
-    pmi_out_addf(&o, "vallen_max", "%d", PMI_MAX_VALLEN);
+    pmi_out_addint(&o, "kvsname_max", PMI_MAX_KVSNAME);
+    pmi_out_addint(&o, "keylen_max", PMI_MAX_KEYLEN);
+    pmi_out_addint(&o, "vallen_max", PMI_MAX_VALLEN);
     reply_send(s, c, &o);
     return 0;
 }
@@ -67,7 +67,7 @@ static int h_appnum(struct psrv *s, struct client *c, const struct pmi_msg *m)
     struct pmi_out o;
     reply_begin(s, c, &o, "appnum", s->cur_thrid);
     pmi_out_add(&o, "rc", "0");
-    pmi_out_addf(&o, "appnum", "%d", s->rank_appnum ? s->rank_appnum[c->rank] : 0);
+    pmi_out_addint(&o, "appnum", s->rank_appnum ? s->rank_appnum[c->rank] : 0);
     reply_send(s, c, &o);
     return 0;
 }
@@ -142,7 +142,7 @@ static int h_getbyidx(struct psrv *s, struct client *c, const struct pmi_msg *m)
         pmi_out_add(&o, "reason", "no_more_keyvals");
     } else {
         pmi_out_add(&o, "rc", "0");
-        pmi_out_addf(&o, "nextidx", "%d", idx + 1);
+        pmi_out_addint(&o, "nextidx", idx + 1);
         pmi_out_add(&o, "key", key);
         pmi_out_add(&o, "val", val);
     }
@@ -160,7 +160,7 @@ void pmi1_fence_done(struct psrv *s, struct client *c, int rc, const char *msg)
 {
     struct pmi_out o;
     reply_begin(s, c, &o, "barrier_out", c->fence_thrid);
-    pmi_out_addf(&o, "rc", "%d", rc);
+    pmi_out_addint(&o, "rc", rc);
     if (rc != 0)
         pmi_out_add(&o, "msg", msg ? msg : "barrier failed");
     reply_send(s, c, &o);
@@ -178,7 +178,7 @@ void pmi1_ns_done(struct psrv *s, struct client *c, int op, int rc, const char *
 {
     struct pmi_out o;
     reply_begin(s, c, &o, ns_reply_name(op), c->ns_thrid);
-    pmi_out_addf(&o, "rc", "%d", rc);
+    pmi_out_addint(&o, "rc", rc);
     pmi_out_add(&o, "info", rc == 0 ? "ok" : "fail");
     if (rc == 0 && op == NS_LOOKUP)
         pmi_out_add(&o, "port", port ? port : "");

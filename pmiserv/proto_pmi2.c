@@ -37,7 +37,7 @@ static void simple(struct psrv *s, struct client *c, const char *cmd, int rc,
 {
     struct pmi_out o;
     reply_begin(s, c, &o, cmd, s->cur_thrid);
-    pmi_out_addf(&o, "rc", "%d", rc);
+    pmi_out_addint(&o, "rc", rc);
     if (rc != 0 && msg)
         pmi_out_add(&o, "errmsg", msg);
     reply_send(s, c, &o);
@@ -71,9 +71,9 @@ static int h_fullinit(struct psrv *s, struct client *c, const struct pmi_msg *m)
     pmi_out_add(&o, "rc", "0");
     pmi_out_add(&o, "pmi-version", "2");
     pmi_out_add(&o, "pmi-subversion", "0");
-    pmi_out_addf(&o, "rank", "%d", c->rank);
-    pmi_out_addf(&o, "size", "%d", s->cfg.size);
-    pmi_out_addf(&o, "appnum", "%d", s->rank_appnum ? s->rank_appnum[c->rank] : 0);
+    pmi_out_addint(&o, "rank", c->rank);
+    pmi_out_addint(&o, "size", s->cfg.size);
+    pmi_out_addint(&o, "appnum", s->rank_appnum ? s->rank_appnum[c->rank] : 0);
     pmi_out_add(&o, "debugged", "FALSE");
     pmi_out_add(&o, "pmiverbose", "FALSE");
     reply_send(s, c, &o);
@@ -128,7 +128,7 @@ void pmi2_fence_done(struct psrv *s, struct client *c, int rc, const char *msg)
 {
     struct pmi_out o;
     reply_begin(s, c, &o, "kvs-fence-response", c->fence_thrid);
-    pmi_out_addf(&o, "rc", "%d", rc);
+    pmi_out_addint(&o, "rc", rc);
     if (rc != 0)
         pmi_out_add(&o, "errmsg", msg ? msg : "fence failed");
     reply_send(s, c, &o);
@@ -204,7 +204,7 @@ void pmi2_nodeattr_done(struct psrv *s, struct client *c, int rc, const char *va
     }
     struct pmi_out o;
     reply_begin(s, c, &o, "info-getnodeattr-response", c->na_thrid);
-    pmi_out_addf(&o, "rc", "%d", rc);
+    pmi_out_addint(&o, "rc", rc);
     pmi_out_add(&o, "found", "FALSE");
     pmi_out_add(&o, "errmsg", msg ? msg : "failed");
     reply_send(s, c, &o);
@@ -233,7 +233,7 @@ void pmi2_ns_done(struct psrv *s, struct client *c, int op, int rc, const char *
 {
     struct pmi_out o;
     reply_begin(s, c, &o, ns_reply_name(op), c->ns_thrid);
-    pmi_out_addf(&o, "rc", "%d", rc);
+    pmi_out_addint(&o, "rc", rc);
     if (rc == 0 && op == NS_LOOKUP) {
         pmi_out_add(&o, "value", port ? port : "");
         pmi_out_add(&o, "port", port ? port : "");
@@ -310,9 +310,9 @@ void pmi2_ring_done(struct psrv *s, struct client *c, int rc, int count, const c
 {
     struct pmi_out o;
     reply_begin(s, c, &o, "ring-response", c->ring_thrid);
-    pmi_out_addf(&o, "rc", "%d", rc);
+    pmi_out_addint(&o, "rc", rc);
     if (rc == 0) {
-        pmi_out_addf(&o, "ring-count", "%d", count);
+        pmi_out_addint(&o, "ring-count", count);
         pmi_out_add(&o, "ring-left", left ? left : "");
         pmi_out_add(&o, "ring-right", right ? right : "");
     } else {

@@ -6,6 +6,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -756,6 +757,46 @@ START_TEST(build_exact_bytes)
 }
 END_TEST
 
+/* Integers and the PMI-2 length prefix are formatted by hand: every digit count */
+START_TEST(build_integers)
+{
+    struct pmi_out o;
+    pmi_out_begin(&o, PMI_V2, "a");
+    ck_assert_int_eq(pmi_out_end(&o), 0);
+    ck_assert_uint_eq(o.len, 12);
+    ck_assert_int_eq(memcmp(o.buf, "6     cmd=a;", o.len), 0);
+    pmi_out_free(&o);
+
+    pmi_out_begin(&o, PMI_V1, "r");
+    pmi_out_addint(&o, "z", 0);
+    pmi_out_addint(&o, "m", -1);
+    pmi_out_addint(&o, "p", 2147483647);
+    pmi_out_addint(&o, "n", LONG_MIN);
+    pmi_out_addint(&o, "x", LONG_MAX);
+    ck_assert_int_eq(pmi_out_end(&o), 0);
+    char want[200];
+    snprintf(want, sizeof(want), "cmd=r z=0 m=-1 p=2147483647 n=%ld x=%ld\n", LONG_MIN,
+             LONG_MAX);
+    ck_assert_uint_eq(o.len, strlen(want));
+    ck_assert_int_eq(memcmp(o.buf, want, o.len), 0);
+    pmi_out_free(&o);
+
+    /* a body of 123456 bytes: all six digits of the prefix, no padding */
+    char *v = malloc(123456);
+    ck_assert_ptr_nonnull(v);
+    size_t vl = 123456 - strlen("cmd=b;v=;");
+    memset(v, 'q', vl);
+    v[vl] = '\0';
+    pmi_out_begin(&o, PMI_V2, "b");
+    pmi_out_add(&o, "v", v);
+    ck_assert_int_eq(pmi_out_end(&o), 0);
+    ck_assert_uint_eq(o.len, 6 + 123456);
+    ck_assert_int_eq(memcmp(o.buf, "123456cmd=b;v=qq", 16), 0);
+    pmi_out_free(&o);
+    free(v);
+}
+END_TEST
+
 START_TEST(build_errors_sticky)
 {
     struct pmi_out o;
@@ -946,6 +987,7 @@ static Suite *wire_suite(void)
     tc = tcase_create("build");
     tcase_set_timeout(tc, 20);
     tcase_add_test(tc, build_exact_bytes);
+    tcase_add_test(tc, build_integers);
     tcase_add_test(tc, build_errors_sticky);
     tcase_add_test(tc, build_round_trip_v2);
     tcase_add_test(tc, build_round_trip_v1);
