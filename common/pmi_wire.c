@@ -503,8 +503,8 @@ void pmi_out_add(struct pmi_out *o, const char *key, const char *val)
 }
 
 /* Decimal digits of u ending just before end (no terminator); returns the first.
- * Replies carry integers on every request (rc=, the length prefix): snprintf was
- * twice the server's own CPU time in a profile of PMI-2 gets. */
+ * Every reply carries integers (rc=, the PMI-2 length prefix); this keeps printf
+ * off the server's reply path. */
 static char *ulong_digits(char *end, unsigned long u)
 {
     do {
