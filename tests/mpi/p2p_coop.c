@@ -16,9 +16,9 @@
 
 static int errs, wrank;
 
-/* ASSERT(condition that must hold, message...): a failure is printed and counted; any
- * failure keeps rank 0 from printing "No Errors", which runtests requires. */
-#define ASSERT(cond, ...)                                                                \
+/* ASSERT_TRUE(condition that must hold, message...): a failure is printed and counted;
+ * any failure keeps rank 0 from printing "No Errors", which runtests requires. */
+#define ASSERT_TRUE(cond, ...)                                                           \
     do {                                                                                 \
         if (!(cond)) {                                                                   \
             if (errs++ < 10) {                                                           \
@@ -52,8 +52,8 @@ static size_t first_bad(const unsigned char *b, size_t n, int salt)
 static void check(const unsigned char *b, size_t n, int salt, const char *what, size_t sz)
 {
     size_t i = first_bad(b, n, salt);
-    ASSERT(i == n, "%s (%zu bytes): byte %zu is %u, expected %u", what, sz, i,
-           i < n ? b[i] : 0, i < n ? pat(i, salt) : 0);
+    ASSERT_TRUE(i == n, "%s (%zu bytes): byte %zu is %u, expected %u", what, sz, i,
+                i < n ? b[i] : 0, i < n ? pat(i, salt) : 0);
 }
 
 static void check_const(const unsigned char *b, size_t n, unsigned char v,
@@ -62,9 +62,9 @@ static void check_const(const unsigned char *b, size_t n, unsigned char v,
     size_t i = 0;
     while (i < n && b[i] == v)
         i++;
-    ASSERT(i == n,
-           "%s: byte %zu is %u, expected %u (written after the receive completed?)", what,
-           i, i < n ? b[i] : 0, v);
+    ASSERT_TRUE(i == n,
+                "%s: byte %zu is %u, expected %u (written after the receive completed?)",
+                what, i, i < n ? b[i] : 0, v);
 }
 
 int main(int argc, char **argv)
@@ -102,7 +102,7 @@ int main(int argc, char **argv)
                     memset(b, 0, n);
                     MPI_Recv(b, (int)n, MPI_BYTE, peer, (int)k, MPI_COMM_WORLD, &st);
                     MPI_Get_count(&st, MPI_BYTE, &cnt);
-                    ASSERT((size_t)cnt == n, "size %zu: count %d", n, cnt);
+                    ASSERT_TRUE((size_t)cnt == n, "size %zu: count %d", n, cnt);
                     check(b, n, salt, "blocking", n);
                     /* the buffer is ours again: nothing may write into it any more */
                     memset(b, 0xEE, n);
@@ -181,16 +181,17 @@ int main(int argc, char **argv)
                 int i = 0;
                 while (i < cnt && ib[i] == 2 * i)
                     i++;
-                ASSERT(i == cnt, "vector send: int %d is %d, expected %d", i,
-                       i < cnt ? ib[i] : 0, 2 * i);
+                ASSERT_TRUE(i == cnt, "vector send: int %d is %d, expected %d", i,
+                            i < cnt ? ib[i] : 0, 2 * i);
                 memset(ib, 0xff, (size_t)cnt * 2 * sizeof(int));
                 MPI_Recv(ib, 1, vec, 0, 11, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
                 i = 0;
                 while (i < cnt && ib[2 * i] == i && ib[2 * i + 1] == -1)
                     i++;
-                ASSERT(i == cnt, "vector receive: ints %d,%d are %d,%d, expected %d,-1",
-                       2 * i, 2 * i + 1, i < cnt ? ib[2 * i] : 0,
-                       i < cnt ? ib[2 * i + 1] : 0, i);
+                ASSERT_TRUE(i == cnt,
+                            "vector receive: ints %d,%d are %d,%d, expected %d,-1", 2 * i,
+                            2 * i + 1, i < cnt ? ib[2 * i] : 0,
+                            i < cnt ? ib[2 * i + 1] : 0, i);
             }
             MPI_Type_free(&vec);
         }
@@ -207,9 +208,9 @@ int main(int argc, char **argv)
                 int rc = MPI_Recv(b, (int)have, MPI_BYTE, 0, 12, MPI_COMM_WORLD, &st);
                 int cls = -1;
                 MPI_Error_class(rc, &cls);
-                ASSERT(cls == MPI_ERR_TRUNCATE,
-                       "truncated receive: error class %d, expected MPI_ERR_TRUNCATE",
-                       cls);
+                ASSERT_TRUE(
+                    cls == MPI_ERR_TRUNCATE,
+                    "truncated receive: error class %d, expected MPI_ERR_TRUNCATE", cls);
                 check(b, have, 70, "truncated", have);
                 check_const(b + have, n - have, 0, "beyond the truncated buffer");
             }
@@ -232,8 +233,8 @@ int main(int argc, char **argv)
                 MPI_Recv(c, (int)(n + (size_t)size), MPI_BYTE, MPI_ANY_SOURCE, 13,
                          MPI_COMM_WORLD, &st);
                 MPI_Get_count(&st, MPI_BYTE, &cnt);
-                ASSERT((size_t)cnt == n + (size_t)st.MPI_SOURCE,
-                       "any source: count %d from rank %d", cnt, st.MPI_SOURCE);
+                ASSERT_TRUE((size_t)cnt == n + (size_t)st.MPI_SOURCE,
+                            "any source: count %d from rank %d", cnt, st.MPI_SOURCE);
                 check(c, n + (size_t)st.MPI_SOURCE, 80 + st.MPI_SOURCE, "any source",
                       n + (size_t)st.MPI_SOURCE);
             }

@@ -49,8 +49,8 @@ static int nranks;
         fprintf(stderr, "\n");                                                           \
         exit(1);                                                                         \
     } while (0)
-/* ASSERT(condition that must hold, message...): FAIL unless it holds */
-#define ASSERT(ok, ...)                                                                  \
+/* ASSERT_TRUE(condition that must hold, message...): FAIL unless it holds */
+#define ASSERT_TRUE(ok, ...)                                                             \
     do {                                                                                 \
         if (!(ok))                                                                       \
             FAIL(__VA_ARGS__);                                                           \
@@ -66,8 +66,8 @@ static pmix_value_t *get(int rank, const char *key)
     PMIX_LOAD_NSPACE(p.nspace, me.nspace);
     p.rank = (pmix_rank_t)rank;
     st = PMIx_Get(&p, key, NULL, 0, &v);
-    ASSERT(st == PMIX_SUCCESS && v, "PMIx_Get(rank %d, %s): %s", rank, key,
-           PMIx_Error_string(st));
+    ASSERT_TRUE(st == PMIX_SUCCESS && v, "PMIx_Get(rank %d, %s): %s", rank, key,
+                PMIx_Error_string(st));
     return v;
 }
 
@@ -98,8 +98,8 @@ static unsigned long getu(int rank, const char *key)
 static char *gets_(int rank, const char *key)
 {
     pmix_value_t *v = get(rank, key);
-    ASSERT(v->type == PMIX_STRING && v->data.string, "%s: not a string (type %d)", key,
-           v->type);
+    ASSERT_TRUE(v->type == PMIX_STRING && v->data.string, "%s: not a string (type %d)",
+                key, v->type);
     char *s = strdup(v->data.string);
     PMIX_VALUE_RELEASE(v);
     return s;
@@ -135,7 +135,7 @@ static void fence(int collect)
     PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &flag, PMIX_BOOL);
     st = PMIx_Fence(NULL, 0, &info, 1);
     PMIX_INFO_DESTRUCT(&info);
-    ASSERT(st == PMIX_SUCCESS, "PMIx_Fence: %s", PMIx_Error_string(st));
+    ASSERT_TRUE(st == PMIX_SUCCESS, "PMIx_Fence: %s", PMIx_Error_string(st));
 }
 
 static void check_job_keys(void)
@@ -144,10 +144,10 @@ static void check_job_keys(void)
     char *peers, *host, *myhost;
     int found = 0;
 
-    ASSERT((int)getu(PMIX_RANK_WILDCARD, PMIX_JOB_SIZE) == nranks,
-           "PMIX_JOB_SIZE is not %d", nranks);
-    ASSERT((int)getu(PMIX_RANK_WILDCARD, PMIX_UNIV_SIZE) >= nranks, "PMIX_UNIV_SIZE < %d",
-           nranks);
+    ASSERT_TRUE((int)getu(PMIX_RANK_WILDCARD, PMIX_JOB_SIZE) == nranks,
+                "PMIX_JOB_SIZE is not %d", nranks);
+    ASSERT_TRUE((int)getu(PMIX_RANK_WILDCARD, PMIX_UNIV_SIZE) >= nranks,
+                "PMIX_UNIV_SIZE < %d", nranks);
     lsize = getu(PMIX_RANK_WILDCARD, PMIX_LOCAL_SIZE);
     peers = gets_(PMIX_RANK_WILDCARD, PMIX_LOCAL_PEERS);
     lrank = getu((int)me.rank, PMIX_LOCAL_RANK);
@@ -160,19 +160,19 @@ static void check_job_keys(void)
             found = 1;
             idx = n;
         }
-    ASSERT(found && n == lsize,
-           "PMIX_LOCAL_PEERS (%lu entries) does not hold this rank or is not "
-           "PMIX_LOCAL_SIZE=%lu",
-           n, lsize);
-    ASSERT(lrank == idx && nrank == lrank,
-           "PMIX_LOCAL_RANK %lu / PMIX_NODE_RANK %lu, want %lu", lrank, nrank, idx);
+    ASSERT_TRUE(found && n == lsize,
+                "PMIX_LOCAL_PEERS (%lu entries) does not hold this rank or is not "
+                "PMIX_LOCAL_SIZE=%lu",
+                n, lsize);
+    ASSERT_TRUE(lrank == idx && nrank == lrank,
+                "PMIX_LOCAL_RANK %lu / PMIX_NODE_RANK %lu, want %lu", lrank, nrank, idx);
     myhost = gets_((int)me.rank, PMIX_HOSTNAME);
     host = gets_((int)((me.rank + 1) % (pmix_rank_t)nranks), PMIX_HOSTNAME);
-    ASSERT(*myhost && *host, "empty PMIX_HOSTNAME");
+    ASSERT_TRUE(*myhost && *host, "empty PMIX_HOSTNAME");
     free(peers);
     free(myhost);
     free(host);
-    ASSERT(getu((int)me.rank, PMIX_APPNUM) == 0, "PMIX_APPNUM is not 0");
+    ASSERT_TRUE(getu((int)me.rank, PMIX_APPNUM) == 0, "PMIX_APPNUM is not 0");
 }
 
 static void check_topology_shared(void)
@@ -180,12 +180,12 @@ static void check_topology_shared(void)
     char *file = gets_(PMIX_RANK_WILDCARD, PMIX_HWLOC_SHMEM_FILE);
     pmix_value_t *a = get(PMIX_RANK_WILDCARD, PMIX_HWLOC_SHMEM_ADDR);
     pmix_value_t *z = get(PMIX_RANK_WILDCARD, PMIX_HWLOC_SHMEM_SIZE);
-    ASSERT(a->type == PMIX_SIZE && z->type == PMIX_SIZE && a->data.size && z->data.size,
-           "PMIX_HWLOC_SHMEM_ADDR/SIZE: types %d/%d, values %zu/%zu", a->type, z->type,
-           a->type == PMIX_SIZE ? a->data.size : 0,
-           z->type == PMIX_SIZE ? z->data.size : 0);
+    ASSERT_TRUE(
+        a->type == PMIX_SIZE && z->type == PMIX_SIZE && a->data.size && z->data.size,
+        "PMIX_HWLOC_SHMEM_ADDR/SIZE: types %d/%d, values %zu/%zu", a->type, z->type,
+        a->type == PMIX_SIZE ? a->data.size : 0, z->type == PMIX_SIZE ? z->data.size : 0);
     FILE *f = fopen(file, "r");
-    ASSERT(f, "PMIX_HWLOC_SHMEM_FILE %s cannot be read", file);
+    ASSERT_TRUE(f, "PMIX_HWLOC_SHMEM_FILE %s cannot be read", file);
     fclose(f);
     PMIX_VALUE_RELEASE(a);
     PMIX_VALUE_RELEASE(z);
@@ -203,18 +203,18 @@ static void check_oversubscribed(const char *want_key, const char *want_env)
         p.rank = PMIX_RANK_WILDCARD;
         pmix_status_t st = PMIx_Get(&p, PMIX_NODE_OVERSUBSCRIBED, NULL, 0, &v);
         int have = st == PMIX_SUCCESS && v && v->type == PMIX_BOOL && v->data.flag;
-        ASSERT(want ? have : st != PMIX_SUCCESS,
-               "PMIX_NODE_OVERSUBSCRIBED: %s (type %d), want %s", PMIx_Error_string(st),
-               v ? v->type : -1, want ? "true" : "absent");
+        ASSERT_TRUE(want ? have : st != PMIX_SUCCESS,
+                    "PMIX_NODE_OVERSUBSCRIBED: %s (type %d), want %s",
+                    PMIx_Error_string(st), v ? v->type : -1, want ? "true" : "absent");
         if (v)
             PMIX_VALUE_RELEASE(v);
     }
     if (want_env) {
         const char *env = getenv("OMPI_MCA_mpi_yield_when_idle");
         int unset = strcmp(want_env, "-") == 0;
-        ASSERT(unset ? !env : env && strcmp(env, want_env) == 0,
-               "OMPI_MCA_mpi_yield_when_idle is %s%s%s, want %s", env ? "'" : "",
-               env ? env : "unset", env ? "'" : "", unset ? "unset" : want_env);
+        ASSERT_TRUE(unset ? !env : env && strcmp(env, want_env) == 0,
+                    "OMPI_MCA_mpi_yield_when_idle is %s%s%s, want %s", env ? "'" : "",
+                    env ? env : "unset", env ? "'" : "", unset ? "unset" : want_env);
     }
 }
 
@@ -291,8 +291,9 @@ int main(int argc, char **argv)
         PMIX_LOAD_KEY(pd.key, svc);
         if ((st = PMIx_Lookup(&pd, 1, NULL, 0)) != PMIX_SUCCESS)
             FAIL("PMIx_Lookup(%s): %s", svc, PMIx_Error_string(st));
-        ASSERT(pd.value.type == PMIX_STRING && strcmp(pd.value.data.string, port) == 0,
-               "PMIx_Lookup(%s) gave the wrong value", svc);
+        ASSERT_TRUE(pd.value.type == PMIX_STRING &&
+                        strcmp(pd.value.data.string, port) == 0,
+                    "PMIx_Lookup(%s) gave the wrong value", svc);
         PMIX_PDATA_DESTRUCT(&pd);
         fence(0);
         if (me.rank == 0) {
@@ -303,20 +304,20 @@ int main(int argc, char **argv)
         fence(0);
         PMIX_PDATA_CONSTRUCT(&pd);
         PMIX_LOAD_KEY(pd.key, svc);
-        ASSERT(PMIx_Lookup(&pd, 1, NULL, 0) != PMIX_SUCCESS,
-               "PMIx_Lookup(%s) succeeded after unpublish", svc);
+        ASSERT_TRUE(PMIx_Lookup(&pd, 1, NULL, 0) != PMIX_SUCCESS,
+                    "PMIx_Lookup(%s) succeeded after unpublish", svc);
         PMIX_PDATA_DESTRUCT(&pd);
     }
     if (strcmp(mode, "unsup") == 0) {
-        ASSERT(PMIx_Connect(NULL, 0, NULL, 0) != PMIX_SUCCESS,
-               "PMIx_Connect succeeded, want an error");
+        ASSERT_TRUE(PMIx_Connect(NULL, 0, NULL, 0) != PMIX_SUCCESS,
+                    "PMIx_Connect succeeded, want an error");
         pmix_app_t app;
         pmix_nspace_t ns;
         PMIX_APP_CONSTRUCT(&app);
         app.cmd = strdup("/bin/true");
         app.maxprocs = 1;
-        ASSERT(PMIx_Spawn(NULL, 0, &app, 1, ns) != PMIX_SUCCESS,
-               "PMIx_Spawn succeeded, want an error");
+        ASSERT_TRUE(PMIx_Spawn(NULL, 0, &app, 1, ns) != PMIX_SUCCESS,
+                    "PMIx_Spawn succeeded, want an error");
         PMIX_APP_DESTRUCT(&app);
     }
 
@@ -357,8 +358,8 @@ int main(int argc, char **argv)
         for (int k = 0; k < 3; k++) {
             pmix_value_t *v = get(peers[k], key);
             fill(want, vlen, peers[k], r);
-            ASSERT(v->type == PMIX_STRING && strcmp(v->data.string, want) == 0,
-                   "round %d: %s of rank %d is wrong", r, key, peers[k]);
+            ASSERT_TRUE(v->type == PMIX_STRING && strcmp(v->data.string, want) == 0,
+                        "round %d: %s of rank %d is wrong", r, key, peers[k]);
             PMIX_VALUE_RELEASE(v);
         }
     }
