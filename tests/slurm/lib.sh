@@ -10,6 +10,8 @@
 #   case_ok NAME WANT_LINE SRUN_ARGS...     srun must exit 0 and print WANT_LINE
 #   case_fail NAME STDERR_ERE SRUN_ARGS...  srun must exit non-zero, within the timeout,
 #                               and its stderr must match STDERR_ERE (grep -E)
+#   mpi_conf_set LINE           add Option=value to the cluster's mpi.conf, reconfigure
+#   conf_shows NAME OPTION VALUE            `scontrol show config` must list OPTION = VALUE
 #   skip_case NAME WHY
 #   finish                      prints "ME: P passed, F failed, S skipped", exits 0/1
 # and tears the cluster down on exit whatever happens (trap).
@@ -231,6 +233,20 @@ case_fail() {
     echo "PASS: $_name (rc $rc, ${dt}s: $(grep -Em1 "$_ere" "$out.stderr" | cut -c1-100))"
     npass=$((npass + 1))
     return 0
+}
+
+# mpi_conf_set LINE: add LINE (Option=value) to the running cluster's mpi.conf and
+# reconfigure, so that the next steps see it.
+mpi_conf_set() {
+    echo "$1" >>"$cdir/c/mpi.conf"
+    "$here/cluster.sh" reconfigure "$cdir/c" >/dev/null 2>&1
+    sleep 1
+}
+
+# conf_shows NAME OPTION VALUE: PASS if `scontrol show config` lists OPTION = VALUE.
+conf_shows() {
+    timeout 20 scontrol show config 2>/dev/null | grep -Eq "^$2 *= *$3\$"
+    assert_last "$1" "$1: scontrol show config has no '$2 = $3'"
 }
 
 skip_case() {

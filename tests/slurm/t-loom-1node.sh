@@ -31,12 +31,10 @@ if [ "$mpi" = loom ]; then
         --mpi="$mpi" -N 1 -n 2 --export=ALL,LOOM_AGENT_NICE=5 sh -c "$nices"
     case_ok "LOOM_AGENT_NICE=-15 is refused: the agent stays at -10" "stepd=-10 0 task=0" \
         --mpi="$mpi" -N 1 -n 2 --export=ALL,LOOM_AGENT_NICE=-15 sh -c "$nices"
-    echo "LoomAgentNice=0" >>"$cdir/c/mpi.conf"
-    "$here/cluster.sh" reconfigure "$cdir/c" >/dev/null 2>&1
-    sleep 1
-    timeout 20 scontrol show config 2>/dev/null | grep -Eq "^LoomAgentNice *= *0\$"
-    assert_last "scontrol show config: LoomAgentNice = 0 after mpi.conf LoomAgentNice=0" \
-        "scontrol show config has no 'LoomAgentNice = 0'"
+    conf_shows "scontrol show config: LoomAgentNice = -10 by default" LoomAgentNice -10
+    mpi_conf_set "LoomAgentNice=0"
+    conf_shows "scontrol show config: LoomAgentNice = 0 after mpi.conf LoomAgentNice=0" \
+        LoomAgentNice 0
     case_ok "mpi.conf LoomAgentNice=0: every stepd thread at 0" "stepd=0 task=0" \
         --mpi="$mpi" -N 1 -n 2 sh -c "$nices"
 fi

@@ -93,20 +93,9 @@ mpiexec_ok "mpiexec -n 1: not announced oversubscribed" \
     "pmix_client: 1 ranks, 3 rounds OK" -n 1 "$prog/pmix_client" -o 0 -y -
 
 # mpi.conf LoomPMIx: shown by scontrol show config; =no turns PMIx off for every step.
-conf_shows() { # NAME VALUE
-    if timeout 20 scontrol show config 2>/dev/null | grep -Eq "^LoomPMIx *= *$2\$"; then
-        echo "PASS: $1"
-        npass=$((npass + 1))
-    else
-        echo "FAIL: $1: scontrol show config has no 'LoomPMIx = $2'"
-        nfail=$((nfail + 1))
-    fi
-}
-conf_shows "scontrol show config: LoomPMIx = yes by default" yes
-echo "LoomPMIx=no" >>"$cdir/c/mpi.conf"
-"$here/cluster.sh" reconfigure "$cdir/c" >/dev/null 2>&1
-sleep 1
-conf_shows "scontrol show config: LoomPMIx = no after mpi.conf LoomPMIx=no" no
+conf_shows "scontrol show config: LoomPMIx = yes by default" LoomPMIx yes
+mpi_conf_set "LoomPMIx=no"
+conf_shows "scontrol show config: LoomPMIx = no after mpi.conf LoomPMIx=no" LoomPMIx no
 case_ok "mpi.conf LoomPMIx=no: no PMIx env" "pmix-env=0" --mpi="$mpi" -N 1 -n 1 \
     sh -c 'echo "pmix-env=$(env | grep -c "^PMIX_RANK=")"'
 kv_loom "-n 16, LoomPMIx=no" 16 "$mpi" -N 1 -n 16
