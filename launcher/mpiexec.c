@@ -5,7 +5,8 @@
  *   - One socketpair per rank; the rank's end is its PMI_FD, every other fd
  *     of ours is close-on-exec.  Ranks get PMI_RANK, PMI_SIZE, PMI_JOBID
  *     ("<mpiexec pid>.0"), MPI_LOCALRANKID, MPI_LOCALNRANKS and inherit
- *     mpiexec's environment plus -genv/-x/-env settings.
+ *     mpiexec's environment plus -genv/-x/-env settings.  On a host with more
+ *     ranks than CPUs they also get a timer slack (LOOM_TIMER_SLACK; cpus.h).
  *   - stdout/stderr of every rank come through pipes and are written whole
  *     lines at a time (optionally tagged "[rank] ").  Rank 0's stdin is
  *     mpiexec's stdin (a terminal only when mpiexec is in its foreground);
@@ -64,6 +65,7 @@
 #include "args.h"
 #include "bind.h"
 #include "conn.h"
+#include "cpus.h"
 #include "fdio.h"
 #include "front.h"
 #include "iofwd.h"
@@ -847,6 +849,7 @@ struct child {
     const int *defsigs;
     int ndefsigs;
     pid_t parent; /* > 0: die with the parent (proxy mode) */
+    long timer_slack_us; /* > 0: set it (a node with more ranks than CPUs) */
 };
 
 /* In the child: never returns. */
@@ -877,6 +880,7 @@ static _Noreturn void child_exec(const struct child *c)
         goto fail;
     if (c->wdir && chdir(c->wdir) < 0)
         goto fail;
+    (void)cpus_set_timer_slack(c->timer_slack_us); /* checked by the parent */
     execve(c->path, c->argv, c->envp);
 fail:
     e = errno;
@@ -1008,6 +1012,24 @@ static int launch(struct job *job, struct mpx_bind *binder)
         defsigs[ndef++] = SIGHUP;
     sigfillset(&all);
 
+    /* More ranks here than CPUs: their sleeping waits get a coarser timer
+     * (cpus.h says why); LOOM_TIMER_SLACK in microseconds, 0 = leave it. */
+    long slack = 0;
+    if (cpus_oversubscribed(job->n, 0)) {
+        const char *v = getenv("LOOM_TIMER_SLACK");
+        char *end;
+        slack = CPUS_DEFAULT_TIMER_SLACK_US;
+        if (v && *v) {
+            errno = 0;
+            long us = strtol(v, &end, 10);
+            if (errno || *end || us < 0 || us > CPUS_MAX_TIMER_SLACK_US)
+                msg(job, "warning: ignoring LOOM_TIMER_SLACK=%s (want 0..%d microseconds)", v,
+                    CPUS_MAX_TIMER_SLACK_US);
+            else
+                slack = us;
+        }
+    }
+
     int lk = 0; /* job->ranks[] holds this node's ranks in rank order */
     for (int a = 0; a < o->napps && rc == 0; a++) {
         struct mpx_app *app = &o->apps[a];
@@ -1111,6 +1133,7 @@ static int launch(struct job *job, struct mpx_bind *binder)
                 .defsigs = defsigs,
                 .ndefsigs = ndef,
                 .parent = job->up ? getpid() : 0,
+                .timer_slack_us = slack,
             };
             /* Block signals across fork so that our handlers never run in
              * the child (they would write to our self-pipe). */

@@ -13,6 +13,9 @@
  *                            (default yes when built --with-pmix; always no without)
  *     LoomAgentNice=N        nice value (-20..19) of the stepd thread that serves the
  *                            tasks' PMI requests, and of libpmix's thread (default -10)
+ *     LoomTimerSlack=US      timer slack in microseconds (0..1000000) of the tasks
+ *                            on a node where they outnumber the step's CPUs;
+ *                            0 leaves the kernel's default (default 1000, cpus.h)
  *   mpi_p_conf_options / conf_set / conf_get / conf_get_printable implement
  *   Slurm's four conf hooks over the global struct loom_conf.
  *
@@ -24,6 +27,7 @@
  */
 #include "slurm_glue.h"
 
+#include "cpus.h"
 #include "log.h"
 #include "loom_plugin.h"
 
@@ -39,6 +43,7 @@ static s_p_options_t loom_options[] = {
     {"LoomTrace", S_P_BOOLEAN},
     {"LoomPMIx", S_P_BOOLEAN},
     {"LoomAgentNice", S_P_LONG},
+    {"LoomTimerSlack", S_P_UINT32},
     {NULL},
 };
 
@@ -51,6 +56,7 @@ void loom_conf_reset(void)
     loom_conf.trace = 0;
     loom_conf.pmix = LOOM_DEFAULT_PMIX;
     loom_conf.agent_nice = LOOM_DEFAULT_AGENT_NICE;
+    loom_conf.timer_slack_us = CPUS_DEFAULT_TIMER_SLACK_US;
 }
 
 LOOM_EXPORT void mpi_p_conf_options(s_p_options_t **full_options, int *full_opt_cnt);
@@ -108,6 +114,13 @@ LOOM_EXPORT void mpi_p_conf_set(s_p_hashtbl_t *tbl)
             error("%s: mpi.conf: LoomAgentNice=%ld out of range -20..19, using %d",
                   loom_plugin_tag, l, loom_conf.agent_nice);
     }
+    if (s_p_get_uint32(&u, "LoomTimerSlack", tbl)) {
+        if (u <= CPUS_MAX_TIMER_SLACK_US)
+            loom_conf.timer_slack_us = u;
+        else
+            error("%s: mpi.conf: LoomTimerSlack=%u out of range 0..%d, using %u",
+                  loom_plugin_tag, u, CPUS_MAX_TIMER_SLACK_US, loom_conf.timer_slack_us);
+    }
 }
 
 LOOM_EXPORT s_p_hashtbl_t *mpi_p_conf_get(void)
@@ -130,6 +143,9 @@ LOOM_EXPORT s_p_hashtbl_t *mpi_p_conf_get(void)
     v = xstrdup_printf("%d", loom_conf.agent_nice);
     s_p_parse_pair(tbl, "LoomAgentNice", v);
     xfree(v);
+    v = xstrdup_printf("%u", loom_conf.timer_slack_us);
+    s_p_parse_pair(tbl, "LoomTimerSlack", v);
+    xfree(v);
     return tbl;
 }
 
@@ -150,6 +166,7 @@ LOOM_EXPORT List mpi_p_conf_get_printable(void)
     add_pair(l, "LoomDebug", xstrdup(loom_log_level_name(loom_conf.debug)));
     add_pair(l, "LoomFenceTimeout", xstrdup_printf("%u", loom_conf.fence_timeout_s));
     add_pair(l, "LoomPMIx", xstrdup(loom_conf.pmix ? "yes" : "no"));
+    add_pair(l, "LoomTimerSlack", xstrdup_printf("%u", loom_conf.timer_slack_us));
     add_pair(l, "LoomTrace", xstrdup(loom_conf.trace ? "yes" : "no"));
     add_pair(l, "LoomTreeWidth", xstrdup_printf("%u", loom_conf.tree_width));
     return l;

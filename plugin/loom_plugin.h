@@ -21,6 +21,7 @@
 #ifndef LOOM_PLUGIN_H
 #define LOOM_PLUGIN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -35,6 +36,7 @@
 #define LOOM_ENV_TREE_WIDTH "LOOM_TREE_WIDTH"       /* overrides mpi.conf */
 #define LOOM_ENV_PMIX "LOOM_PMIX"                   /* 0: no PMIx server for this job */
 #define LOOM_ENV_AGENT_NICE "LOOM_AGENT_NICE" /* 0..19, only above mpi.conf's value */
+#define LOOM_ENV_TIMER_SLACK "LOOM_TIMER_SLACK" /* us, 0..1000000, overrides mpi.conf */
 
 /* Settings from mpi.conf (conf.c), overridable per job through the env. */
 struct loom_conf {
@@ -45,6 +47,7 @@ struct loom_conf {
     int trace;                  /* LoomTrace (bool) */
     int pmix;                   /* LoomPMIx (bool): serve PMIx too (--with-pmix builds) */
     int agent_nice;             /* LoomAgentNice: nice of the agent thread, -20..19 */
+    uint32_t timer_slack_us;    /* LoomTimerSlack: the tasks' on an oversubscribed node */
 };
 
 #define LOOM_DEFAULT_TREE_WIDTH 16
@@ -74,6 +77,7 @@ struct loom_step {
     gid_t gid;
     int size, nnodes, nodeid, local_count;
     int node_cpus;    /* CPUs the job has on this node (job->cpus), 0: unknown */
+    bool oversubscribed; /* more local tasks than CPUs (cpus_oversubscribed) */
     int *local_ranks; /* [local_count] */
     int *rank_node;   /* [size] */
     int *rank_appnum; /* [size] or NULL */
@@ -89,7 +93,7 @@ struct loom_step {
  * Returns 0 or -errno (and logs why). */
 int loom_setup_stepd(struct loom_step *st, const void *job, char ***env);
 /* Per task, in the forked task: PMI_FD, PMI_RANK, MPI_LOCALRANKID; close
- * the fds of the other tasks. */
+ * the fds of the other tasks; on an oversubscribed node, the timer slack. */
 int loom_setup_task(struct loom_step *st, int ltaskid, uint32_t gtaskid, char ***env);
 void loom_step_free(struct loom_step *st);
 

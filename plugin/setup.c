@@ -13,13 +13,16 @@
  *   sets PMI_SIZE, PMI_JOBID and MPI_LOCALNRANKS in the job env.
  *   loom_setup_task() (the forked task, as the user) sets PMI_FD, PMI_RANK
  *   and MPI_LOCALRANKID, clears FD_CLOEXEC on its own end and closes the rest.
+ *   On a node with more of the step's tasks than CPUs it also sets the task's
+ *   timer slack (LoomTimerSlack, LOOM_TIMER_SLACK; cpus.h says why).
  *
  * Notes:
  *   - Env arrays belong to Slurm (xmalloc): changed only through
  *     env_array_overwrite_fmt / unsetenvp.
  *   - Job env overrides (LOOM_PMI_TRACE, LOOM_PMI_DEBUG, LOOM_FENCE_TIMEOUT,
- *     LOOM_TREE_WIDTH) are applied on top of mpi.conf.  The tree width must
- *     be the same on every node; the job env is, so is mpi.conf normally.
+ *     LOOM_TREE_WIDTH, LOOM_PMIX, LOOM_AGENT_NICE, LOOM_TIMER_SLACK) are
+ *     applied on top of mpi.conf.  The tree width must be the same on every
+ *     node; the job env is, so is mpi.conf normally.
  *   - A step on several nodes needs the rendezvous address that srun's
  *     client_prelaunch put into the env; without it setup fails (a step
  *     whose srun did not load this plugin).
@@ -33,6 +36,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "cpus.h"
 #include "fdio.h"
 #include "layout.h"
 #include "log.h"
@@ -88,6 +92,8 @@ static void apply_env_overrides(struct loom_conf *c, char **env)
     /* a job may make its agent nicer than mpi.conf says, never less nice */
     if (env_int(env, LOOM_ENV_AGENT_NICE, c->agent_nice > 0 ? c->agent_nice : 0, 19, &n))
         c->agent_nice = n;
+    if (env_int(env, LOOM_ENV_TIMER_SLACK, 0, CPUS_MAX_TIMER_SLACK_US, &n))
+        c->timer_slack_us = (uint32_t)n;
 }
 
 /* Host names of the step's nodes, in node index order (PMIx node map and
@@ -143,6 +149,7 @@ int loom_setup_stepd(struct loom_step *st, const void *jobv, char ***env)
     }
     st->local_count = (int)job->node_tasks;
     st->node_cpus = (int)job->cpus;
+    st->oversubscribed = cpus_oversubscribed(st->local_count, st->node_cpus);
     if (st->size < 1 || st->nnodes < 1 || st->nodeid >= st->nnodes ||
         st->local_count < 1 || !cnts || !tids) {
         error("%s: step %s: incomplete step layout (size %d, nodes %d, node %d, "
@@ -226,6 +233,9 @@ int loom_setup_stepd(struct loom_step *st, const void *jobv, char ***env)
         fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_NONBLOCK);
     }
 
+    if (st->oversubscribed && st->conf.timer_slack_us)
+        debug("%s: step %s: %d tasks, fewer CPUs: their timer slack is %u us",
+              loom_plugin_tag, st->jobid, st->local_count, st->conf.timer_slack_us);
     env_array_overwrite_fmt(env, "PMI_SIZE", "%d", st->size);
     env_array_overwrite_fmt(env, "PMI_JOBID", "%s", st->jobid);
     env_array_overwrite_fmt(env, "MPI_LOCALNRANKS", "%d", st->local_count);
@@ -269,6 +279,13 @@ int loom_setup_task(struct loom_step *st, int ltaskid, uint32_t gtaskid, char **
     if ((uint32_t)st->local_ranks[ltaskid] != gtaskid)
         debug("%s: task %u: PMI rank %d", loom_plugin_tag, gtaskid,
               st->local_ranks[ltaskid]);
+    if (st->oversubscribed) {
+        /* inherited across execve; see cpus.h for why */
+        int rc = cpus_set_timer_slack(st->conf.timer_slack_us);
+        if (rc < 0)
+            error("%s: task %u: cannot set the timer slack to %u us: %s", loom_plugin_tag,
+                  gtaskid, st->conf.timer_slack_us, strerror(-rc));
+    }
     env_array_overwrite_fmt(env, "PMI_FD", "%d", fd);
     env_array_overwrite_fmt(env, "PMI_RANK", "%d", st->local_ranks[ltaskid]);
     env_array_overwrite_fmt(env, "MPI_LOCALRANKID", "%d", ltaskid);

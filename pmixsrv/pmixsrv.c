@@ -23,7 +23,6 @@
 #include <errno.h>
 #include <ftw.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -40,6 +39,7 @@
 #include <hwloc.h>
 #endif
 
+#include "cpus.h"
 #include "pmixsrv.h"
 
 enum job_type {
@@ -170,18 +170,6 @@ static hwloc_topology_t load_topology(void)
     return t;
 }
 #endif
-
-/* CPUs this process may run on; the tasks it starts inherit them. */
-static int usable_cpus(void)
-{
-    cpu_set_t set;
-    long n;
-
-    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
-        return CPU_COUNT(&set);
-    n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
-}
 
 /* Open MPI busy-polls while it waits unless told that its node is
  * oversubscribed.  Its own mpirun tells it through this variable; under srun
@@ -1111,10 +1099,7 @@ struct pmixsrv *pmixsrv_create(const struct pmixsrv_config *cfg, struct psrv *sr
     snprintf(px->nspace, sizeof(px->nspace), "%s", cfg->nspace);
     px->size = cfg->size;
     px->local_count = cfg->local_count;
-    int cpus = usable_cpus();
-    if (cfg->node_cpus > 0 && cfg->node_cpus < cpus)
-        cpus = cfg->node_cpus; /* what the job was given here, e.g. srun --overcommit */
-    px->oversubscribed = cfg->local_count > cpus;
+    px->oversubscribed = cpus_oversubscribed(cfg->local_count, cfg->node_cpus);
     px->client_of = malloc((size_t)cfg->size * sizeof(int));
     px->env = calloc((size_t)cfg->local_count, sizeof(char **));
     px->tmpdir = strdup(cfg->tmpdir);

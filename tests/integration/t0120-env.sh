@@ -1,6 +1,7 @@
 #!/bin/bash
 # t0120-env.sh - environment and working directory options: -genv K V (all ranks),
-# -env K V (one MPMD section), -x VAR and -x VAR=VALUE (export), -wdir DIR.
+# -env K V (one MPMD section), -x VAR and -x VAR=VALUE (export), -wdir DIR; the ranks'
+# timer slack on a host with more ranks than CPUs (LOOM_TIMER_SLACK, default 1 ms).
 . "$(dirname "$0")/lib.sh"
 need_mpiexec
 
@@ -36,5 +37,25 @@ assert_eq "$(sort -u "$out")" "$TEST_TMP/wd with space" "working directory of th
 run_job -wdir "$TEST_TMP/does-not-exist" -n 2 sh -c 'pwd'
 assert_failed_not_hung "-wdir of a missing directory"
 assert_grep "does-not-exist" "$err" "stderr names the missing directory"
+
+# Timer slack, read by each rank from /proc: 1 ms once the ranks outnumber the CPUs
+# (our affinity); otherwise what they inherit from us.
+slack='echo "slack=$(cat /proc/$$/timerslack_ns)"'
+mine="slack=$(cat /proc/self/timerslack_ns)"
+over=$(($(nproc) + 1))
+run_job -n "$over" sh -c "$slack"
+assert_rc 0 "timer slack, $over ranks"
+assert_eq "$(sort -u "$out")" "slack=1000000" "timer slack of $over ranks on $(nproc) CPUs"
+run_job -n 1 sh -c "$slack"
+assert_rc 0 "timer slack, 1 rank"
+assert_eq "$(sort -u "$out")" "$mine" "timer slack of 1 rank (inherited)"
+LOOM_TIMER_SLACK=250 run_job -n "$over" sh -c "$slack"
+assert_eq "$(sort -u "$out")" "slack=250000" "timer slack with LOOM_TIMER_SLACK=250"
+LOOM_TIMER_SLACK=0 run_job -n "$over" sh -c "$slack"
+assert_eq "$(sort -u "$out")" "$mine" "timer slack with LOOM_TIMER_SLACK=0 (inherited)"
+LOOM_TIMER_SLACK=2000000 run_job -n "$over" sh -c "$slack"
+assert_rc 0 "LOOM_TIMER_SLACK out of range"
+assert_eq "$(sort -u "$out")" "slack=1000000" "timer slack with LOOM_TIMER_SLACK=2000000 (refused)"
+assert_grep "ignoring LOOM_TIMER_SLACK=2000000" "$err" "mpiexec warns about LOOM_TIMER_SLACK"
 
 finish

@@ -15,6 +15,9 @@
 # staying 0; LOOM_AGENT_NICE=5 in the job env makes it nicer, =-15 is refused (a job may
 # not raise its priority); mpi.conf LoomAgentNice=0 shows in scontrol show config and
 # leaves every stepd thread at 0.
+# Then the tasks' timer slack: 1 ms (LoomTimerSlack) when the step has more tasks than
+# CPUs on the node, what they inherit otherwise; LOOM_TIMER_SLACK=US in the job env sets
+# it (0: left alone; out of range: refused), and so does mpi.conf LoomTimerSlack.
 me=t-loom-1node
 . "$(dirname "$0")/lib.sh"
 need_plugin
@@ -37,5 +40,29 @@ if [ "$mpi" = loom ]; then
         LoomAgentNice 0
     case_ok "mpi.conf LoomAgentNice=0: every stepd thread at 0" "stepd=0 task=0" \
         --mpi="$mpi" -N 1 -n 2 sh -c "$nices"
+
+    # slack_is NAME WANT SRUN_ARGS...: every task prints the same line, "slack=WANT"
+    slack='echo "slack=$(cat /proc/$$/timerslack_ns)"'
+    slack_is() {
+        _n=$1 _w=slack=$2
+        shift 2
+        run_srun "$@" sh -c "$slack"
+        [ $rc -eq 0 ] && [ "$(sort -u "$out.stdout")" = "$_w" ]
+        assert_last "$_n" "$_n: the tasks did not all print '$_w' (exit code $rc)"
+    }
+    inherited=$(cat /proc/self/timerslack_ns)
+    over=$(($(nproc) + 1))
+    conf_shows "scontrol show config: LoomTimerSlack = 1000 by default" LoomTimerSlack 1000
+    slack_is "$over tasks on $(nproc) CPUs: timer slack 1 ms" 1000000 --mpi="$mpi" -N 1 -n "$over"
+    slack_is "1 task: the timer slack it inherits" "$inherited" --mpi="$mpi" -N 1 -n 1
+    slack_is "LOOM_TIMER_SLACK=300: 300 us" 300000 --mpi="$mpi" -N 1 -n "$over" \
+        --export=ALL,LOOM_TIMER_SLACK=300
+    slack_is "LOOM_TIMER_SLACK=0: left alone" "$inherited" --mpi="$mpi" -N 1 -n "$over" \
+        --export=ALL,LOOM_TIMER_SLACK=0
+    slack_is "LOOM_TIMER_SLACK=2000000 is refused: 1 ms" 1000000 --mpi="$mpi" -N 1 -n "$over" \
+        --export=ALL,LOOM_TIMER_SLACK=2000000
+    mpi_conf_set "LoomTimerSlack=3000"
+    conf_shows "scontrol show config: LoomTimerSlack = 3000 after mpi.conf" LoomTimerSlack 3000
+    slack_is "mpi.conf LoomTimerSlack=3000: 3 ms" 3000000 --mpi="$mpi" -N 1 -n "$over"
 fi
 finish
