@@ -15,7 +15,7 @@
  *                            tasks' PMI requests, and of libpmix's thread (default -10)
  *     LoomTimerSlack=US      timer slack in microseconds (0..1000000) of the tasks
  *                            on a node where they outnumber the step's CPUs;
- *                            0 leaves the kernel's default (default 1000, cpus.h)
+ *                            0 leaves what they inherit (default 1000, cpus.h)
  *   mpi_p_conf_options / conf_set / conf_get / conf_get_printable implement
  *   Slurm's four conf hooks over the global struct loom_conf.
  *
