@@ -235,7 +235,8 @@ d() { echo "$outdir/$name.$1.$2.$3.dat"; }
     echo "## Launch to exit (s): Open MPI hello (init + allreduce + finalize)"
     echo "speed-up = pmix / loom (goal: at least 1.5 at N = 64). Loom tells Open MPI to yield"
     echo "on a node with more ranks than CPUs (\`$yield\` unless the user set it), as"
-    echo "Open MPI's own mpirun does; the last columns give Slurm's pmix the same variable by hand."
+    echo "Open MPI's own mpirun does, and gives the tasks there a 1 ms timer slack (LoomTimerSlack);"
+    echo "the last columns give Slurm's pmix the same variable by hand (not the slack)."
     echo
     echo "| nodes | N | --mpi=loom | --mpi=pmix | speed-up | --mpi=pmix, $yield | speed-up |"
     echo "|---|---|---|---|---|---|---|"
