@@ -123,29 +123,26 @@ LOOM_EXPORT void mpi_p_conf_set(s_p_hashtbl_t *tbl)
     }
 }
 
+/* A number into the table slurmd ships to the stepds, as mpi.conf would spell it. */
+static void parse_num(s_p_hashtbl_t *tbl, const char *name, long value)
+{
+    char *v = xstrdup_printf("%ld", value);
+    s_p_parse_pair(tbl, name, v);
+    xfree(v);
+}
+
 LOOM_EXPORT s_p_hashtbl_t *mpi_p_conf_get(void)
 {
     s_p_hashtbl_t *tbl = s_p_hashtbl_create(loom_options);
-    char *v;
 
-    v = xstrdup_printf("%u", loom_conf.tree_width);
-    s_p_parse_pair(tbl, "LoomTreeWidth", v);
-    xfree(v);
-    v = xstrdup_printf("%u", loom_conf.fence_timeout_s);
-    s_p_parse_pair(tbl, "LoomFenceTimeout", v);
-    xfree(v);
-    v = xstrdup_printf("%u", loom_conf.connect_timeout_s);
-    s_p_parse_pair(tbl, "LoomConnectTimeout", v);
-    xfree(v);
+    parse_num(tbl, "LoomTreeWidth", loom_conf.tree_width);
+    parse_num(tbl, "LoomFenceTimeout", loom_conf.fence_timeout_s);
+    parse_num(tbl, "LoomConnectTimeout", loom_conf.connect_timeout_s);
     s_p_parse_pair(tbl, "LoomDebug", (char *)loom_log_level_name(loom_conf.debug));
     s_p_parse_pair(tbl, "LoomTrace", loom_conf.trace ? "yes" : "no");
     s_p_parse_pair(tbl, "LoomPMIx", loom_conf.pmix ? "yes" : "no");
-    v = xstrdup_printf("%d", loom_conf.agent_nice);
-    s_p_parse_pair(tbl, "LoomAgentNice", v);
-    xfree(v);
-    v = xstrdup_printf("%u", loom_conf.timer_slack_us);
-    s_p_parse_pair(tbl, "LoomTimerSlack", v);
-    xfree(v);
+    parse_num(tbl, "LoomAgentNice", loom_conf.agent_nice);
+    parse_num(tbl, "LoomTimerSlack", loom_conf.timer_slack_us);
     return tbl;
 }
 
