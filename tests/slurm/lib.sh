@@ -10,7 +10,7 @@
 #   case_ok NAME WANT_LINE SRUN_ARGS...     srun must exit 0 and print WANT_LINE
 #   case_fail NAME STDERR_ERE SRUN_ARGS...  srun must exit non-zero, within the timeout,
 #                               and its stderr must match STDERR_ERE (grep -E)
-#   mpi_conf_set LINE           add Option=value to the cluster's mpi.conf, reconfigure
+#   mpi_conf_set LINE           set Option=value in the cluster's mpi.conf, reconfigure
 #   conf_shows NAME OPTION VALUE            `scontrol show config` must list OPTION = VALUE
 #   skip_case NAME WHY
 #   finish                      prints "ME: P passed, F failed, S skipped", exits 0/1
@@ -235,10 +235,13 @@ case_fail() {
     return 0
 }
 
-# mpi_conf_set LINE: add LINE (Option=value) to the running cluster's mpi.conf and
-# reconfigure, so that the next steps see it.
+# mpi_conf_set LINE: set LINE (Option=value) in the running cluster's mpi.conf, replacing
+# an earlier line for the same option, and reconfigure, so that the next steps see it.
 mpi_conf_set() {
-    echo "$1" >>"$cdir/c/mpi.conf"
+    touch "$cdir/c/mpi.conf"
+    grep -v "^${1%%=*}=" "$cdir/c/mpi.conf" >"$cdir/c/mpi.conf.new"
+    echo "$1" >>"$cdir/c/mpi.conf.new"
+    mv "$cdir/c/mpi.conf.new" "$cdir/c/mpi.conf"
     "$here/cluster.sh" reconfigure "$cdir/c" >/dev/null 2>&1
     sleep 1
 }

@@ -14,7 +14,7 @@
 # seen from a task as the distinct nice values of its slurmstepd's threads, the task's own
 # staying 0; LOOM_AGENT_NICE=5 in the job env makes it nicer, =-15 is refused (a job may
 # not raise its priority); mpi.conf LoomAgentNice=0 shows in scontrol show config and
-# leaves every stepd thread at 0.
+# leaves every stepd thread at 0, LoomAgentNice=-5 puts the agent at -5.
 # Then the tasks' timer slack: 1 ms (LoomTimerSlack) when the step has more tasks than
 # CPUs on the node, what they inherit otherwise; LOOM_TIMER_SLACK=US in the job env sets
 # it (0: left alone; out of range: refused), and so does mpi.conf LoomTimerSlack.
@@ -39,6 +39,13 @@ if [ "$mpi" = loom ]; then
     conf_shows "scontrol show config: LoomAgentNice = 0 after mpi.conf LoomAgentNice=0" \
         LoomAgentNice 0
     case_ok "mpi.conf LoomAgentNice=0: every stepd thread at 0" "stepd=0 task=0" \
+        --mpi="$mpi" -N 1 -n 2 sh -c "$nices"
+    # slurmd ships mpi.conf's numbers to the stepd as 32-bit unsigned: a negative
+    # value must still arrive as itself, not as 4294967291 (refused, default used)
+    mpi_conf_set "LoomAgentNice=-5"
+    conf_shows "scontrol show config: LoomAgentNice = -5 after mpi.conf LoomAgentNice=-5" \
+        LoomAgentNice -5
+    case_ok "mpi.conf LoomAgentNice=-5: the agent at -5" "stepd=-5 0 task=0" \
         --mpi="$mpi" -N 1 -n 2 sh -c "$nices"
 
     # slack_is NAME WANT SRUN_ARGS...: every task prints the same line, "slack=WANT"
