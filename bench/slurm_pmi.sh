@@ -8,6 +8,9 @@
 #           --mpi=loom vs --mpi=pmi2 (the same binary);
 #   launch  launch-to-exit of `pmi2_kvstest_slurm -r 1` at N = 64, 256, 1 and 4 nodes,
 #           --mpi=loom vs --mpi=pmi2 vs the floor `srun --mpi=none -n N /bin/true`;
+#           then one more run of each with every task under bench/cputime.c: the tasks'
+#           own CPU time, summed, which bounds from below what the PMI program adds to
+#           the floor on this many CPUs, whatever serves it;
 #   hello   launch-to-exit of Debian MPICH's hello (MPI_Init, MPI_Allreduce, MPI_Finalize;
 #           tests/programs/mpich_hello) under --mpi=loom vs --mpi=pmi2, and of Open MPI's
 #           (the same source built with mpicc.openmpi here) under --mpi=pmix, N = 8, 64,
@@ -44,7 +47,7 @@ while getopts "n:r:qh" c; do
         n) name=$OPTARG ;;
         r) reps=$OPTARG ;;
         q) quick=1; reps=2 ;;
-        *) sed -n '2,33p' "$0"; exit 2 ;;
+        *) sed -n '2,37p' "$0"; exit 2 ;;
     esac
 done
 reps_big=${REPS_BIG:-3}
@@ -95,6 +98,14 @@ if [ -f "$plugin_src/mpi_loom.so" ]; then
     install -m 0755 "$plugin_src/mpi_loom.so" "$tmp/plugins/mpi_loom.so" && have_loom=1
 else
     log "no $plugin_src/mpi_loom.so (configure --with-slurm-source=DIR): the loom half is skipped"
+fi
+
+# The per-task CPU meter (bench/cputime.c).
+cputime=
+if cc -O2 -o "$tmp/cputime" "$here/cputime.c" 2>"$tmp/cputime.err"; then
+    cputime=$tmp/cputime
+else
+    log "cannot build bench/cputime.c: the tasks' CPU rows are skipped"
 fi
 
 # The MPICH finalize shim and the Open MPI hello.
@@ -176,6 +187,29 @@ one_run() {
     return 0
 }
 
+# cpu_run NODES N VARIANT CMD...: one run of CMD (srun ... PROG ARGS with PROG run under
+# bench/cputime); appends the sum over the tasks of their CPU time (metric cpu) and of
+# its user part (metric cpuuser), in s. No row unless every task reported.
+cpu_run() {
+    local nodes=$1 n=$2 variant=$3; shift 3
+    local conf=$c1/slurm.conf sums
+    [ "$nodes" -ne 1 ] && conf=$c4/slurm.conf
+    SLURM_CONF=$conf timeout -k 5 "$TMO" "$@" >"$tmp/out" 2>"$tmp/err"
+    sums=$(awk '/^cputime: /{ for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] += kv[2] } k++ }
+        END { printf "%d %.3f %.3f", k, v["cpu_us"] / 1e6, v["user_us"] / 1e6 }' "$tmp/err")
+    set -- $sums
+    if [ "$1" -eq "$n" ]; then
+        echo "cpu,$nodes,$n,$variant,1,$2,ok" >>"$csv"
+        echo "cpuuser,$nodes,$n,$variant,1,$3,ok" >>"$csv"
+        printf '  %-6s nodes=%d n=%-4s %-10s: tasks %.3f s (user %.3f s)\n' cpu "$nodes" "$n" \
+            "$variant" "$2" "$3"
+    else
+        echo "cpu,$nodes,$n,$variant,1,,nodata" >>"$csv"
+        log "cpu nodes=$nodes n=$n $variant: $1 of $n tasks reported their CPU time"
+        tail -n 3 "$tmp/err" | sed 's/^/      | /'
+    fi
+}
+
 # cell METRIC NODES N REPS "VARIANT|CMD" ...: REPS runs of every variant, interleaved
 cell() {
     local metric=$1 nodes=$2 n=$3 r=$4; shift 4
@@ -217,6 +251,11 @@ for nodes in 1 4; do
         [ $have_loom = 1 ] && specs+=("loom|srun --mpi=loom $lay $kvs -r 1")
         specs+=("pmi2|srun --mpi=pmi2 $lay $kvs -r 1")
         cell launch "$nodes" "$n" "$r" "${specs[@]}"
+        if [ -n "$cputime" ]; then
+            cpu_run "$nodes" "$n" floor srun --mpi=none $lay "$cputime" /bin/true
+            [ $have_loom = 1 ] && cpu_run "$nodes" "$n" loom srun --mpi=loom $lay "$cputime" "$kvs" -r 1
+            cpu_run "$nodes" "$n" pmi2 srun --mpi=pmi2 $lay "$cputime" "$kvs" -r 1
+        fi
     done
 done
 for n in $hello_sizes; do
@@ -263,9 +302,12 @@ for spec in "fence loom 1" "fence pmi2 1" "fence loom 4" "fence pmi2 4" \
             "round loom 1" "round pmi2 1" "round loom 4" "round pmi2 4" \
             "launch floor 1" "launch loom 1" "launch pmi2 1" \
             "launch floor 4" "launch loom 4" "launch pmi2 4" \
+            "cpu floor 1" "cpu loom 1" "cpu pmi2 1" "cpu floor 4" "cpu loom 4" "cpu pmi2 4" \
+            "cpuuser floor 1" "cpuuser loom 1" "cpuuser pmi2 1" \
+            "cpuuser floor 4" "cpuuser loom 4" "cpuuser pmi2 4" \
             "hello mpich-loom 4" "hello mpich-pmi2 4" "hello ompi-pmix 4"; do
     set -- $spec
-    case $1 in fence|getall|fencelast|round) sz=$fence_sizes ;; launch) sz=$launch_sizes ;; *) sz=$hello_sizes ;; esac
+    case $1 in fence|getall|fencelast|round) sz=$fence_sizes ;; launch|cpu*) sz=$launch_sizes ;; *) sz=$hello_sizes ;; esac
     stats "$1" "$3" "$2" "$sz" >"$outdir/$name.$1.$2.$3.dat"
 done
 
@@ -334,6 +376,29 @@ d() { echo "$outdir/$name.$1.$2.$3.dat"; }
             echo "| $nodes | $n | $(cellfmt "$(d launch floor $nodes)" $n) |" \
                 "$(cellfmt "$(d launch loom $nodes)" $n) | $(cellfmt "$(d launch pmi2 $nodes)" $n) |" \
                 "$(ratio "$(med "$(d launch loom $nodes)" $n)" "$f") | $(ratio "$(med "$(d launch pmi2 $nodes)" $n)" "$f") |"
+        done
+    done
+    echo
+    echo "## What the launch goal leaves for the PMI work, and what the tasks cost themselves"
+    echo "One more run of each launch variant with every task under bench/cputime.c: the sum over"
+    echo "the N tasks of their CPU time (s; their user part beside it). The tasks of the floor run"
+    echo "/bin/true. On $(nproc) CPUs the PMI program cannot end sooner than floor + (its tasks' CPU"
+    echo "- /bin/true's) / $(nproc), whatever serves it; the goal leaves it 0.3 x floor."
+    echo "bound / budget > 1: the goal is out of reach on this machine, for any server."
+    echo
+    echo "| nodes | N | 0.3 x floor | tasks' CPU: /bin/true | kvstest, loom (user) | kvstest, pmi2 (user) | bound: (loom - true) / $(nproc) | bound / budget |"
+    echo "|---|---|---|---|---|---|---|---|"
+    ncpu=$(nproc)
+    for nodes in 1 4; do
+        for n in $launch_sizes; do
+            f=$(med "$(d launch floor $nodes)" $n)
+            ct=$(med "$(d cpu floor $nodes)" $n) cl=$(med "$(d cpu loom $nodes)" $n)
+            cp=$(med "$(d cpu pmi2 $nodes)" $n)
+            budget=$(awk -v f="$f" 'BEGIN { if (f == "" || f == "NaN") print ""; else printf "%.3f", 0.3 * f }')
+            bound=$(awk -v a="$cl" -v b="$ct" -v c="$ncpu" 'BEGIN {
+                if (a == "" || b == "" || a == "NaN" || b == "NaN") print ""; else printf "%.3f", (a - b) / c }')
+            echo "| $nodes | $n | ${budget:--} | ${ct:--} | ${cl:--} ($(med "$(d cpuuser loom $nodes)" $n)) |" \
+                "${cp:--} ($(med "$(d cpuuser pmi2 $nodes)" $n)) | ${bound:--} | $(ratio "$bound" "$budget") |"
         done
     done
     echo
