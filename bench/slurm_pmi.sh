@@ -366,7 +366,9 @@ d() { echo "$outdir/$name.$1.$2.$3.dat"; }
     done
     echo
     echo "## Launch to exit (s), pmi2_kvstest_slurm -r 1 vs the floor srun --mpi=none /bin/true"
-    echo "ratios to the floor (goal for loom: at most 1.3)."
+    echo "ratios to the floor (goal for loom: at most 1.3). Every run here, the floor's too, holds"
+    echo "a fixed 100 ms of slurmstepd: once the first task of a node exits it sleeps 100 ms before"
+    echo "it reaps the others (Slurm 22.05, slurmstepd/mgr.c), whatever the MPI plugin."
     echo
     echo "| nodes | N | floor | --mpi=loom | --mpi=pmi2 | loom/floor | pmi2/floor |"
     echo "|---|---|---|---|---|---|---|"
