@@ -88,6 +88,9 @@ struct loom_step {
     struct loom_conf conf;
 };
 
+/* In slurmstepd's init(), before it has threads: grow its descriptor
+ * table for the launch (cheap only while the process is single-threaded). */
+void loom_setup_stepd_early(void);
 /* Fill st from the step record and job env; create the task sockets and
  * set the step-wide env (PMI_SIZE, PMI_JOBID, MPI_LOCALNRANKS).
  * Returns 0 or -errno (and logs why). */

@@ -11,7 +11,8 @@
  *
  * Where the hooks run (Slurm 22.05):
  *   init/fini          every process that loads the plugin (slurmctld,
- *                      slurmd at start and on reconfigure, srun, slurmstepd)
+ *                      slurmd at start and on reconfigure, srun, slurmstepd:
+ *                      there before it starts any thread)
  *   client_prelaunch   srun, before the launch RPC (once per het component)
  *   client_fini        srun, after the step ended
  *   slurmstepd_prefork slurmstepd as root, before the tasks are forked
@@ -57,6 +58,8 @@ LOOM_EXPORT int init(void)
 {
     /* Runs in every daemon and at every reconfigure: keep it cheap. */
     loom_conf_reset();
+    if (running_in_slurmstepd())
+        loom_setup_stepd_early();
     return SLURM_SUCCESS;
 }
 

@@ -15,6 +15,7 @@
 # staying 0; LOOM_AGENT_NICE=5 in the job env makes it nicer, =-15 is refused (a job may
 # not raise its priority); mpi.conf LoomAgentNice=0 shows in scontrol show config and
 # leaves every stepd thread at 0, LoomAgentNice=-5 puts the agent at -5.
+# Then slurmstepd's descriptor table: grown in init() (loom_setup_stepd_early).
 # Then the tasks' timer slack: 1 ms (LoomTimerSlack) when the step has more tasks than
 # CPUs on the node, what they inherit otherwise; LOOM_TIMER_SLACK=US in the job env sets
 # it (0: left alone; out of range: refused), and so does mpi.conf LoomTimerSlack.
@@ -47,6 +48,16 @@ if [ "$mpi" = loom ]; then
         LoomAgentNice -5
     case_ok "mpi.conf LoomAgentNice=-5: the agent at -5" "stepd=-5 0 task=0" \
         --mpi="$mpi" -N 1 -n 2 sh -c "$nices"
+
+    # The stepd's descriptor table was grown in init(), while slurmstepd had one thread
+    # (later it waits for an RCU grace period): FDSize of the task's parent, the stepd,
+    # is 4096 or more (or reaches its open-files limit). Prefork alone grows it to 128.
+    fdtab='lim=$(awk "/^Max open files/ { print \$4 }" /proc/$PPID/limits)
+        fds=$(awk "/^FDSize:/ { print \$2 }" /proc/$PPID/status)
+        if [ "$fds" -ge 4096 ] || [ "$fds" -ge "$lim" ]; then echo fdtable=early
+        else echo "fdtable=$fds (limit $lim)"; fi'
+    case_ok "slurmstepd's descriptor table is grown in init(), before its threads" \
+        "fdtable=early" --mpi="$mpi" -N 1 -n 2 sh -c "$fdtab"
 
     # slack_is NAME WANT SRUN_ARGS...: every task prints the same line, "slack=WANT"
     slack='echo "slack=$(cat /proc/$$/timerslack_ns)"'
