@@ -1003,6 +1003,27 @@ void xm_idle(int *spins)
     }
 }
 
+/* A send request is complete once its bytes are copied, but over the netmod the copy
+ * may still sit in the transport's queue: an eager packet posted while the connection
+ * is being made, or while the socket is full.  Only our progress moves it, so a rank
+ * that sent and then computed without calling MPI left its peer waiting for the whole
+ * computation.  A Wait on a send (MPI_Send, MPI_Wait, the collectives) therefore keeps
+ * progressing until the transport has handed that peer's packets to the kernel (or
+ * lost the peer: then queued() is 0).  A standard-mode send may block that long. */
+static void wait_handed_over(int peer)
+{
+    struct xm_transport *t = peer >= 0 && peer < xm_g.size ? route(peer) : NULL;
+    if (!t || !t->queued)
+        return;
+    int spins = 0;
+    while (t->queued(t, peer)) {
+        if (xm_progress() > 0)
+            spins = 0;
+        else
+            xm_idle(&spins);
+    }
+}
+
 void xm_wait(struct xm_req *r)
 {
     int spins = 0;
@@ -1022,6 +1043,8 @@ void xm_wait(struct xm_req *r)
             xm_idle(&spins);
         }
     }
+    if (r->kind == XM_REQ_SEND)
+        wait_handed_over(r->peer);
 }
 
 int xm_wait_any(int n, struct xm_req **rs)

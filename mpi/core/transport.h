@@ -50,6 +50,10 @@ struct xm_transport {
                                   void **payload, size_t *cap);
     int (*post_ref)(struct xm_transport *t, int dest, const struct xm_pkt_hdr *h,
                     const void *data, size_t len, struct xm_req *r);
+    /* 1 while packets to dest wait in the transport's own queue, which only our
+     * progress empties (a connection still being made, a full socket); 0 once the
+     * kernel has them or the peer is lost.  May be NULL (nothing is ever held). */
+    int (*queued)(struct xm_transport *t, int dest);
 };
 
 extern struct xm_transport xm_shm_transport;

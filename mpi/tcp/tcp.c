@@ -881,6 +881,12 @@ static int t_post_ref(struct xm_transport *t, int dest, const struct xm_pkt_hdr 
     return enqueue(c, q);
 }
 
+static int t_queued(struct xm_transport *t, int dest)
+{
+    struct conn *c = T.peer && dest >= 0 && dest < xm_g.size ? T.peer[dest] : NULL;
+    return c && c->sq && c->state != C_DEAD;
+}
+
 static int t_poll(struct xm_transport *t, int max)
 {
     int n = 0;
@@ -1268,4 +1274,5 @@ struct xm_transport xm_tcp_transport = {
     .poll = t_poll,
     .block = t_block,
     .post_ref = t_post_ref,
+    .queued = t_queued,
 };
