@@ -34,6 +34,11 @@
  *   - block(ms): epoll_wait on every socket (listen, handshakes, connections); when
  *     shm is in use too, a helper thread sleeps in shm's block() and pokes an eventfd
  *     in the same epoll set, so the idle policy sleeps on both transports at once.
+ *     A waiter that keeps polling one or two connections takes them out of the epoll
+ *     set meanwhile and reads them directly (quiet_set: the set costs every packet a
+ *     callback in the sender's send()); block() puts them back before it sleeps.
+ *   - queued(dest): packets to dest still in our queue (connection being made, socket
+ *     full); core/p2p.c's Wait on a send progresses until there are none.
  *   - TCP_NODELAY on every connection.
  * Tunables: LOOM_MPI_TCP_IF (above), LOOM_MPI_TCP_SNDBUF (socket send buffer bytes,
  *   default 128 KiB, see SNDBUF_DEFAULT; 0 = the kernel's autotuning, for long fat
