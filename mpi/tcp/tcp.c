@@ -164,8 +164,8 @@ static struct {
     int nhand; /* handshakes in progress (connecting, pending accepts) */
     int any_err;
     unsigned tick;
-    int quiet;            /* the C_UP connections are out of T.ep (see quiet_set) */
-    unsigned fast_polls;  /* fast polls since the last block() */
+    int quiet;           /* the C_UP connections are out of T.ep (see quiet_set) */
+    unsigned fast_polls; /* fast polls since the last block() */
     uint64_t job;
     struct tq *free_small, *free_big;
     struct in_addr my_addr[MAX_ADDRS], my_mask[MAX_ADDRS];

@@ -43,7 +43,8 @@ int main(int argc, char **argv)
         double late = now() - t;
         if (late > LATE_S) {
             printf("rank %d: the message took %.2f s: it waited for rank 0's next MPI "
-                   "call\n", rank, late);
+                   "call\n",
+                   rank, late);
             errs++;
         }
     }
