@@ -109,8 +109,11 @@ LOOM_EXPORT void mpi_p_conf_set(s_p_hashtbl_t *tbl)
     }
     if (s_p_get_long(&l, "LoomAgentNice", tbl)) {
         /* slurmd packs an S_P_LONG for the stepd as 32 bits and the stepd unpacks
-         * them unsigned (Slurm 22.05 parse_config.c): -5 arrives as 4294967291 */
-        l = (int32_t)(uint32_t)l;
+         * them unsigned (Slurm 22.05 parse_config.c): -5 arrives as 4294967291.
+         * Only that range is read back as negative; anything above 32 bits stays
+         * out of range (a plain cast would wrap 4294967301 to 5). */
+        if (l > INT32_MAX && l <= (long)UINT32_MAX)
+            l = (long)(int32_t)(uint32_t)l;
         if (l >= -20 && l <= 19)
             loom_conf.agent_nice = (int)l;
         else

@@ -48,6 +48,10 @@ if [ "$mpi" = loom ]; then
         LoomAgentNice -5
     case_ok "mpi.conf LoomAgentNice=-5: the agent at -5" "stepd=-5 0 task=0" \
         --mpi="$mpi" -N 1 -n 2 sh -c "$nices"
+    # ...but a value beyond 32 bits is out of range, not wrapped (4294967301 -> 5)
+    mpi_conf_set "LoomAgentNice=4294967301"
+    conf_shows "scontrol show config: LoomAgentNice=4294967301 is refused, -10 stays" \
+        LoomAgentNice -10
 
     # The stepd's descriptor table was grown in init(), while slurmstepd had one thread
     # (later it waits for an RCU grace period): FDSize of the task's parent, the stepd,
