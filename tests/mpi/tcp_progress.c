@@ -6,7 +6,9 @@
  *   LATE_S seconds of the send (the ranks share the machine's CLOCK_MONOTONIC, the
  *   sender's timestamp travels in the message), not only when rank 0 came back into
  *   MPI.  Meant for runs with LOOM_MPI_NETMOD=tcp or across nodes; passes on any
- *   transport.  Prints "No Errors" on rank 0 when every receiver was served in time.
+ *   transport.  Rank 0 prints "No Errors" and exits 0 when every receiver was served in
+ *   time; otherwise every failed check prints "rank R: FAIL: ...", rank 0 prints
+ *   "Found N errors" and exits 1.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -22,12 +24,25 @@ static double now(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* EXPECT(cond, fmt, ...): on failure print "rank R: FAIL: ..." and count it. */
+static int errs;
+#define EXPECT(rank, cond, ...)                                                          \
+    do {                                                                                 \
+        if (!(cond)) {                                                                   \
+            printf("rank %d: FAIL: ", rank);                                             \
+            printf(__VA_ARGS__);                                                         \
+            printf("\n");                                                                \
+            errs++;                                                                      \
+        }                                                                                \
+    } while (0)
+
 int main(int argc, char **argv)
 {
-    int rank, size, errs = 0;
+    int rank, size;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    EXPECT(rank, size >= 2, "needs at least 2 ranks, got %d", size);
     if (rank == 0) {
         for (int d = 1; d < size; d++) {
             double t = now();
@@ -38,24 +53,18 @@ int main(int argc, char **argv)
         while (now() < until)
             x += 1.0;
     } else {
-        double t;
+        double t = -1;
         MPI_Recv(&t, 1, MPI_DOUBLE, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         double late = now() - t;
-        if (late > LATE_S) {
-            printf("rank %d: the message took %.2f s: it waited for rank 0's next MPI "
-                   "call\n",
-                   rank, late);
-            errs++;
-        }
+        /* the payload is the sender's clock: never later than our own */
+        EXPECT(rank, t > 0 && late >= 0, "received timestamp %.6f is not a past time", t);
+        EXPECT(rank, late <= LATE_S,
+               "the message took %.2f s: it waited for rank 0's next MPI call", late);
     }
     int all = 0;
     MPI_Reduce(&errs, &all, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (rank == 0) {
-        if (all)
-            printf("Found %d errors\n", all);
-        else
-            printf("No Errors\n");
-    }
+    if (rank == 0)
+        printf(all ? "Found %d errors\n" : "No Errors\n", all);
     MPI_Finalize();
-    return 0;
+    return all ? 1 : 0; /* rank 0 knows the total; the launcher reports its exit code */
 }
