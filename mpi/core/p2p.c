@@ -166,11 +166,12 @@ static void complete(struct xm_req *r)
     xm_req_complete(r);
 }
 
-/* The packed bytes of (count, dt) are the user buffer itself. */
-static int direct_ok(MPI_Datatype h, const struct xm_dtype *dt)
+/* The packed bytes of (count, dt) are the user buffer itself.  Not true of every
+ * predefined type: the pair types (MPI_DOUBLE_INT, ...) are packed without their
+ * padding, so their extent exceeds their size. */
+static int direct_ok(const struct xm_dtype *dt)
 {
-    return XM_DT_IS_PREDEF(h) ||
-           (dt->contig && dt->true_lb == 0 && (size_t)dt->extent == dt->size);
+    return dt->contig && dt->true_lb == 0 && (size_t)dt->extent == dt->size;
 }
 
 /* ---- sending ---------------------------------------------------------------- */
@@ -197,7 +198,7 @@ static struct xm_pkt_hdr *get_pkt(struct xm_transport *t, int dest, size_t want,
 /* Where the packed bytes of a rendezvous send are (packs derived types once). */
 static int rdv_source(struct xm_req *r, struct xm_dtype *dt, uint64_t *addr)
 {
-    if (direct_ok(r->dt, dt)) {
+    if (direct_ok(dt)) {
         *addr = (uint64_t)(uintptr_t)r->buf;
         return 0;
     }
@@ -285,8 +286,7 @@ static int push(struct xm_req *r)
         return -EPIPE;
     if (r->flags & F_RDV)
         return push_rdv(r, t, dt);
-    if (t->post_ref && !(r->flags & F_HDR_SENT) && r->total >= zc_min &&
-        direct_ok(r->dt, dt)) {
+    if (t->post_ref && !(r->flags & F_HDR_SENT) && r->total >= zc_min && direct_ok(dt)) {
         /* netmod: the whole eager message as one packet, written from the user buffer */
         struct xm_pkt_hdr h = {.type = XM_PKT_EAGER,
                                .flags = (uint8_t)(r->flags & 0xff),
@@ -480,7 +480,7 @@ static void msg_complete(struct xm_req *r)
 static int cma_read(struct xm_req *r, pid_t pid, uint64_t addr, size_t n)
 {
     struct xm_dtype *dt = xm_dt_get(r->dt);
-    int direct = direct_ok(r->dt, dt);
+    int direct = direct_ok(dt);
     size_t chunk = direct ? n : (n < (1u << 20) ? n : (1u << 20));
     char *bounce = direct ? NULL : malloc(chunk ? chunk : 1);
     if (!direct && !bounce)
@@ -521,7 +521,7 @@ static void rdv_start(struct xm_req *r, int src, int tag, size_t total, uint64_t
     size_t n = total < r->bytes ? total : r->bytes;
     /* CMA never towards a rank the netmod reaches (another node, or forced TCP) */
     if (cma_mode != 0 && !(xm_g.net && route(src) == xm_g.net)) {
-        int rc = direct_ok(r->dt, xm_dt_get(r->dt)) && xm_lmt_wanted(n)
+        int rc = direct_ok(xm_dt_get(r->dt)) && xm_lmt_wanted(n)
                      ? xm_lmt_recv(src, (uint32_t)cookie, (int)pid, addr, r->buf, n)
                      : cma_read(r, (pid_t)pid, addr, n);
         if (rc == -EOWNERDEAD) {
@@ -827,7 +827,7 @@ void *xm_rdata_target(const struct xm_pkt_hdr *h, size_t n)
         for (r = posted.head; r; r = r->next)
             if (match(r, h->src, h->tag, h->ctx))
                 break;
-        if (!r || r->bytes < n || !direct_ok(r->dt, xm_dt_get(r->dt)))
+        if (!r || r->bytes < n || !direct_ok(xm_dt_get(r->dt)))
             return NULL;
         list_del(&posted, r);
         r->peer = h->src;
@@ -843,7 +843,7 @@ void *xm_rdata_target(const struct xm_pkt_hdr *h, size_t n)
         return NULL;
     r = xm_req_get((MPI_Request)h->cookie);
     if (!r || r->kind != XM_REQ_RECV || r->done || r->pos + n > r->bytes ||
-        !direct_ok(r->dt, xm_dt_get(r->dt)))
+        !direct_ok(xm_dt_get(r->dt)))
         return NULL;
     return (char *)r->buf + r->pos;
 }
