@@ -307,6 +307,16 @@ int PMPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *st)
 int PMPI_Send(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
               MPI_Comm comm)
 {
+    /* the common case first, without a request (xm_send_now() checks the datatype);
+     * anything unusual, errors included, takes the general path below */
+    struct xm_comm *c = xm_comm_get(comm);
+    if (c && count >= 0 && tag >= 0 && tag <= 0x3fffffff && dest >= 0 && dest < c->size) {
+        int rc = xm_send_now(buf, count, dt, xm_comm_world_rank(c, dest), tag, c->ctx);
+        if (rc > 0)
+            return MPI_SUCCESS;
+        if (rc < 0)
+            return xm_err(c, xm_errno_to_class(rc), "MPI_Send");
+    }
     MPI_Request r;
     int rc = isend(buf, count, dt, dest, tag, comm, 0, &r, "MPI_Send");
     return rc ? rc : PMPI_Wait(&r, MPI_STATUS_IGNORE);

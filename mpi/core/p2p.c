@@ -413,6 +413,48 @@ int xm_isend(const void *buf, int count, MPI_Datatype dtype, int dest, int tag,
     return 0;
 }
 
+static void wait_handed_over(int peer);
+
+/* MPI_Send's fast path.  A contiguous eager
+ * message to another rank, with nothing of ours parked ahead of it towards that rank,
+ * is copied straight into one packet: no request is made, and once the copy is posted
+ * the send is complete (after the netmod handed it over, as for any send: see
+ * wait_handed_over()).  1 = sent; 0 = not taken (no free packet, a derived or larger or
+ * zero-copy message, a lost peer: xm_isend() then does it, and reports the errors);
+ * -errno from the transport.  count >= 0 is the caller's check. */
+int xm_send_now(const void *buf, int count, MPI_Datatype dtype, int dest, int tag,
+                uint32_t ctx)
+{
+    struct xm_dtype *dt = xm_dt_get(dtype);
+    struct xm_transport *t;
+    if (!dt || !dt->committed || !direct_ok(dt) || dest == xm_g.rank || pending[dest] ||
+        lost[dest] || !(t = route(dest)))
+        return 0;
+    size_t n = dt->size * (size_t)count;
+    if (n > t->one_max || n > (t == xm_g.net ? tcp_eager_max : shm_eager_max()) ||
+        (t->post_ref && n >= zc_min))
+        return 0;
+    void *pay;
+    size_t cap;
+    struct xm_pkt_hdr *h = get_pkt(t, dest, n, &pay, &cap);
+    if (!h)
+        return 0;
+    h->type = XM_PKT_EAGER;
+    h->flags = 0;
+    h->reserved = 0;
+    h->src = xm_g.rank;
+    h->tag = tag;
+    h->ctx = ctx;
+    h->len = n;
+    h->cookie = 0;
+    memcpy(pay, buf, n);
+    int rc = t->post(t, dest, h, n);
+    if (rc < 0)
+        return rc;
+    wait_handed_over(dest);
+    return 1;
+}
+
 /* ---- receiving -------------------------------------------------------------- */
 
 static int match(const struct xm_req *r, int src, int tag, uint32_t ctx)

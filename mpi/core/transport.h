@@ -19,6 +19,8 @@
  *     stays in the caller's memory (no copy).  Returns 1 if it all left now, 0 if
  *     queued (the transport calls xm_p2p_sent(req) once the last byte left; the
  *     memory must stay valid until then), -errno if the peer is unreachable.
+ *   - one_max: a payload of at most one_max bytes always fits in the one packet that
+ *     alloc_n() returns (MPI_Send's fast path relies on it).
  *   - finalize(): release everything; after it no other op is called.
  *   Order of fragments from one sender to one receiver is preserved.
  *   hdr->reserved belongs to the transport (shm: per-pair sequence number).
@@ -26,8 +28,8 @@
 #ifndef XM_TRANSPORT_H
 #define XM_TRANSPORT_H
 
-#include <stddef.h>
 #include "pkt.h"
+#include <stddef.h>
 
 struct xm_req;
 
@@ -35,8 +37,8 @@ struct xm_transport {
     const char *name;
     int (*init)(struct xm_transport *t);
     int (*finalize)(struct xm_transport *t);
-    int (*put_card)(struct xm_transport *t);      /* before the fence; may be NULL */
-    int (*connect)(struct xm_transport *t);       /* after the fence; may be NULL */
+    int (*put_card)(struct xm_transport *t); /* before the fence; may be NULL */
+    int (*connect)(struct xm_transport *t);  /* after the fence; may be NULL */
     int (*reaches)(struct xm_transport *t, int world_rank);
     struct xm_pkt_hdr *(*alloc)(struct xm_transport *t, int dest, void **payload,
                                 size_t *cap);
@@ -54,6 +56,9 @@ struct xm_transport {
      * progress empties (a connection still being made, a full socket); 0 once the
      * kernel has them or the peer is lost.  May be NULL (nothing is ever held). */
     int (*queued)(struct xm_transport *t, int dest);
+    /* alloc_n(want <= one_max) always yields cap >= want: such a payload fits in one
+     * packet (0: no such promise). */
+    size_t one_max;
 };
 
 extern struct xm_transport xm_shm_transport;

@@ -298,6 +298,7 @@ static int t_connect(struct xm_transport *t)
     if (rc < 0)
         return rc;
     S.cap = S.cell_size - sizeof(struct cell);
+    t->one_max = S.cap;
     S.fbox_cap = S.fbox_size ? S.fbox_size - sizeof(struct fbox) : 0;
     S.sseq = calloc((size_t)xm_g.nlocal, sizeof(*S.sseq));
     S.rseq = calloc((size_t)xm_g.nlocal, sizeof(*S.rseq));

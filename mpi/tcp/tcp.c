@@ -1280,4 +1280,5 @@ struct xm_transport xm_tcp_transport = {
     .block = t_block,
     .post_ref = t_post_ref,
     .queued = t_queued,
+    .one_max = BIG_CAP,
 };
