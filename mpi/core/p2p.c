@@ -415,13 +415,13 @@ int xm_isend(const void *buf, int count, MPI_Datatype dtype, int dest, int tag,
 
 static void wait_handed_over(int peer);
 
-/* MPI_Send's fast path.  A contiguous eager
- * message to another rank, with nothing of ours parked ahead of it towards that rank,
- * is copied straight into one packet: no request is made, and once the copy is posted
- * the send is complete (after the netmod handed it over, as for any send: see
- * wait_handed_over()).  1 = sent; 0 = not taken (no free packet, a derived or larger or
- * zero-copy message, a lost peer: xm_isend() then does it, and reports the errors);
- * -errno from the transport.  count >= 0 is the caller's check. */
+/* MPI_Send's fast path.  A contiguous eager message to another rank, with nothing of
+ * ours parked ahead of it towards that rank, is copied straight into one packet: no
+ * request is made, and once the copy is posted the send is complete (after the netmod
+ * handed it over, as for any send: see wait_handed_over()).  1 = sent; 0 = not taken
+ * (no free packet, a derived or larger or zero-copy message, a lost peer: xm_isend()
+ * then does it, and reports the errors); -errno from the transport.  count >= 0 is the
+ * caller's check. */
 int xm_send_now(const void *buf, int count, MPI_Datatype dtype, int dest, int tag,
                 uint32_t ctx)
 {

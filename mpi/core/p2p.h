@@ -33,8 +33,8 @@
 #ifndef XM_P2P_H
 #define XM_P2P_H
 
-#include "pkt.h"
 #include "xm.h"
+#include "pkt.h"
 
 int xm_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, uint32_t ctx,
              struct xm_comm *comm, unsigned flags, struct xm_req **rp);
@@ -48,16 +48,16 @@ int xm_send_now(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
 int xm_send(const void *buf, int count, MPI_Datatype dt, int dest, int tag, uint32_t ctx);
 int xm_recv(void *buf, int count, MPI_Datatype dt, int src, int tag, uint32_t ctx,
             MPI_Status *st);
-int xm_sendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dest, void *rbuf,
-                int rcount, MPI_Datatype rdt, int src, int tag, uint32_t ctx);
+int xm_sendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dest,
+                void *rbuf, int rcount, MPI_Datatype rdt, int src, int tag, uint32_t ctx);
 /* Probe: find an unexpected message (does not remove it).  1 found / 0 not. */
 int xm_iprobe(int src, int tag, uint32_t ctx, MPI_Status *st);
 
 /* Matched probe: remove the first matching unexpected message from the matcher and
  * return it (NULL: none yet).  xm_mrecv() then receives it into a new request. */
 struct xm_req *xm_improbe(int src, int tag, uint32_t ctx, MPI_Status *st);
-int xm_mrecv(struct xm_req *u, void *buf, int count, MPI_Datatype dt,
-             struct xm_comm *comm, struct xm_req **rp);
+int xm_mrecv(struct xm_req *u, void *buf, int count, MPI_Datatype dt, struct xm_comm *comm,
+             struct xm_req **rp);
 
 /* Cancel a posted receive: 1 cancelled (request completes, flagged), 0 too late. */
 int xm_cancel_recv(struct xm_req *r);
@@ -68,8 +68,7 @@ int xm_progress(void);
  * the p2p engine links without the collectives, as in check_match). */
 extern int (*xm_progress_hook)(void);
 void xm_wait(struct xm_req *r);
-/* One step of the idle policy (callers that poll by hand, e.g. Probe); *spins = 0 first.
- */
+/* One step of the idle policy (callers that poll by hand, e.g. Probe); *spins = 0 first. */
 void xm_idle(int *spins);
 /* Wait until any of n requests completes (entries may be NULL); returns its index. */
 int xm_wait_any(int n, struct xm_req **rs);

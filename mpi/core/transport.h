@@ -28,8 +28,8 @@
 #ifndef XM_TRANSPORT_H
 #define XM_TRANSPORT_H
 
-#include "pkt.h"
 #include <stddef.h>
+#include "pkt.h"
 
 struct xm_req;
 
@@ -37,8 +37,8 @@ struct xm_transport {
     const char *name;
     int (*init)(struct xm_transport *t);
     int (*finalize)(struct xm_transport *t);
-    int (*put_card)(struct xm_transport *t); /* before the fence; may be NULL */
-    int (*connect)(struct xm_transport *t);  /* after the fence; may be NULL */
+    int (*put_card)(struct xm_transport *t);      /* before the fence; may be NULL */
+    int (*connect)(struct xm_transport *t);       /* after the fence; may be NULL */
     int (*reaches)(struct xm_transport *t, int world_rank);
     struct xm_pkt_hdr *(*alloc)(struct xm_transport *t, int dest, void **payload,
                                 size_t *cap);
