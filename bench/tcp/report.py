@@ -4,6 +4,11 @@
 Usage: report.py RAW BASE REPS NETNS_NOTE KERNEL
 Writes BASE.md and BASE_{loopback,netns}_{lat,bw}.tsv (columns: bytes, then floor, loom,
 mpich, ompi; '-' where missing).  Values are medians over rounds of each run's median.
+Ratios are paired: each round's Loom run is divided by the floor (or the best MPI) of the
+same round, and the table gives the median of those ratios.  This machine's speed flips
+between two states (the floor's 8 B latency 3.9 or 5.7 us) for seconds to minutes at a
+time; runs next to each other in one round mostly share a state, and a ratio of medians
+taken from different rounds can mix them.
 """
 import statistics
 import sys
@@ -22,12 +27,30 @@ for line in open(raw):
     if test == "FAIL":
         fails.append(f"{NAMES.get(impl, impl)} {path} round {rnd}: exit {f[6]}")
         continue
-    vals[(path, test, int(f[5]))].append((impl, float(f[6])))
+    vals[(path, test, int(f[5]))].append((impl, float(f[6]), rnd))
 
 
 def med(path, test, size, impl):
-    v = [x for i, x in vals.get((path, test, size), []) if i == impl]
+    v = [x for i, x, _ in vals.get((path, test, size), []) if i == impl]
     return statistics.median(v) if v else None
+
+
+def paired(path, test, size, against):
+    """Median over rounds of Loom / (what `against` picks from that round's values)."""
+    rounds = defaultdict(dict)
+    for i, x, r in vals.get((path, test, size), []):
+        rounds[r][i] = x
+    ratios = []
+    for v in rounds.values():
+        other = against(v)
+        if v.get("loom") and other:
+            ratios.append(v["loom"] / other)
+    return statistics.median(ratios) if ratios else None
+
+
+def best_mpi(test):
+    pick = min if test == "lat" else max
+    return lambda v: pick([v[i] for i in ("mpich", "ompi") if v.get(i)], default=None)
 
 
 def size_str(b):
@@ -49,7 +72,9 @@ out.append("# TCP netmod: Loom vs MPICH and Open MPI over TCP, and the polling f
 out.append(f"Rounds: {reps} (medians of rounds; each round is a median of 5 repetitions). "
            f"Kernel {kernel}. Network namespaces: {note}.\n")
 out.append("Ratios: Loom / best MPI (latency: < 1 is better; bandwidth: > 1 is better) "
-           "and Loom / floor.\n")
+           "and Loom / floor, each the median over rounds of that round's ratio (runs of "
+           "one round are next to each other in time; this machine's speed flips between "
+           "two states between rounds).\n")
 for path, title in (("loopback", "TCP forced on one node (loopback), 2 ranks"),
                     ("netns", "Across two network-namespace nodes, 2 ranks")):
     sizes_l = sorted({s for (p, t, s) in vals if p == path and t == "lat"})
@@ -66,10 +91,10 @@ for path, title in (("loopback", "TCP forced on one node (loopback), 2 ranks"),
                 row = [med(path, test, s, i) for i in IMPLS]
                 t.write(f"{s} " + " ".join("-" if x is None else f"{x:.3f}" for x in row)
                         + "\n")
-                mpis = [x for x in row[2:] if x is not None]
-                best = (min(mpis) if test == "lat" else max(mpis)) if mpis else None
-                r1 = f"{row[1] / best:.2f}" if row[1] and best else "-"
-                r2 = f"{row[1] / row[0]:.2f}" if row[1] and row[0] else "-"
+                p1 = paired(path, test, s, best_mpi(test))
+                p2 = paired(path, test, s, lambda v: v.get("floor"))
+                r1 = f"{p1:.2f}" if p1 else "-"
+                r2 = f"{p2:.2f}" if p2 else "-"
                 label = ("latency" if test == "lat" else "bandwidth") + \
                     f" {size_str(s)} ({'µs' if unit == 'us' else unit})"
                 out.append(f"| {label} | " + " | ".join(fmt(x, unit) for x in row) +
@@ -81,8 +106,8 @@ if sizes:
     out.append("|---|---|---|---|---|")
     for s in sizes:
         row = [med("allreduce4x4", "allreduce", s, i) for i in ("loom", "mpich", "ompi")]
-        mpis = [x for x in row[1:] if x is not None]
-        r = f"{row[0] / min(mpis):.3g}" if row[0] and mpis else "-"
+        p = paired("allreduce4x4", "allreduce", s, best_mpi("lat"))
+        r = f"{p:.3g}" if p else "-"
         out.append(f"| {size_str(s)} | " + " | ".join(fmt(x, "us") for x in row) +
                    f" | {r} |")
 if fails:
