@@ -48,6 +48,29 @@ def paired(path, test, size, against):
     return statistics.median(ratios) if ratios else None
 
 
+# The state a run saw: its own 8 B latency against the best that implementation had on
+# that path in any round.  The two states are 1.35-1.45x apart; within one state a
+# run's 8 B latency varies by a few percent.
+SLOW_FACTOR = 1.2
+
+
+def run_state(path, impl, rnd):
+    lat8 = {r: x for i, x, r in vals.get((path, "lat", 8), []) if i == impl}
+    if rnd not in lat8:
+        return None
+    return "fast" if lat8[rnd] <= SLOW_FACTOR * min(lat8.values()) else "slow"
+
+
+def by_state(path, test, size, state):
+    """Medians over the rounds whose run of each implementation saw `state`."""
+    row = {}
+    for impl in IMPLS:
+        v = [x for i, x, r in vals.get((path, test, size), [])
+             if i == impl and run_state(path, impl, r) == state]
+        row[impl] = (statistics.median(v), len(v)) if v else (None, 0)
+    return row
+
+
 def best_mpi(test):
     pick = min if test == "lat" else max
     return lambda v: pick([v[i] for i in ("mpich", "ompi") if v.get(i)], default=None)
@@ -99,6 +122,35 @@ for path, title in (("loopback", "TCP forced on one node (loopback), 2 ranks"),
                     f" {size_str(s)} ({'µs' if unit == 'us' else unit})"
                 out.append(f"| {label} | " + " | ".join(fmt(x, unit) for x in row) +
                            f" | {r1} | {r2} |")
+# ---- the same, split by the state of the machine each run saw ----
+state_rows = []
+for path in ("loopback", "netns"):
+    for test in ("lat", "bw"):
+        for s in sorted({s for (p, t, s) in vals if p == path and t == test}):
+            cells = []
+            for state in ("fast", "slow"):
+                row = by_state(path, test, s, state)
+                loom, n = row["loom"]
+                mp = [row[i][0] for i in ("mpich", "ompi") if row[i][0]]
+                best = (min(mp) if test == "lat" else max(mp)) if mp else None
+                fl = row["floor"][0]
+                cells.append(f"{loom / best:.2f}" if loom and best else "-")
+                cells.append(f"{loom / fl:.2f}" if loom and fl else "-")
+                cells.append(" ".join(str(row[i][1]) for i in IMPLS))
+            label = ("latency" if test == "lat" else "bandwidth") + f" {size_str(s)}"
+            state_rows.append(f"| {path} | {label} | " + " | ".join(cells) + " |")
+if state_rows:
+    out.append("\n## By machine state\n")
+    out.append("Each run is put in the state its own 8 B latency shows (slow: more than "
+               f"{SLOW_FACTOR}x that implementation's best on that path); ratios of the "
+               "medians of the runs in one state.  Runs: how many rounds of floor, Loom, "
+               "MPICH, Open MPI saw that state.  The state can change within a run (its "
+               "bandwidth cases come seconds after its 8 B latency), so a bandwidth cell "
+               "may mix states.\n")
+    out.append("| path | metric | fast: Loom / best MPI | fast: Loom / floor | fast: runs "
+               "| slow: Loom / best MPI | slow: Loom / floor | slow: runs |")
+    out.append("|---" * 8 + "|")
+    out.extend(state_rows)
 sizes = sorted({s for (p, t, s) in vals if p == "allreduce4x4"})
 if sizes:
     out.append("\n## MPI_Allreduce, 4 nodes x 4 ranks (shm inside a node, TCP between)\n")
