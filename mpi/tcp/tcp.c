@@ -42,7 +42,10 @@
  *   - TCP_NODELAY on every connection.
  * Tunables: LOOM_MPI_TCP_IF (above), LOOM_MPI_TCP_SNDBUF (socket send buffer bytes,
  *   default 128 KiB, see SNDBUF_DEFAULT; 0 = the kernel's autotuning, for long fat
- *   links), LOOM_MPI_TCP_RCVBUF (receive buffer bytes, default: autotuning).
+ *   links), LOOM_MPI_TCP_RCVBUF (receive buffer bytes, default: autotuning),
+ *   LOOM_MPI_TCP_TIMEOUT (seconds a connection may stay silent while data or keepalive
+ *   probes go unacknowledged before its peer counts as lost, default 60; 0 = the
+ *   kernel's defaults, about 15 minutes with data in flight and never without).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -199,8 +202,17 @@ static int host_local(int fd, const struct sockaddr_in *peer)
            me.sin_addr.s_addr == peer->sin_addr.s_addr;
 }
 
-/* After connect() or accept() of the connection to rank r: no Nagle, and the send
- * buffer for the path. */
+/* A link that goes silent (a node that lost power or its network) sends no reset: by
+ * itself TCP retransmits unacknowledged data for about 15 minutes and never notices
+ * anything while it has nothing to send, so a rank waiting for a message from such a
+ * peer would wait for ever.  Keepalive probes an idle connection, and the user timeout
+ * ends a connection whose data or probes stay unacknowledged that long; the socket
+ * then reports ETIMEDOUT and the peer is lost as if it had died.  A live peer busy
+ * outside MPI still answers: its kernel acknowledges. */
+#define TCP_TIMEOUT_DEFAULT 60 /* seconds; LOOM_MPI_TCP_TIMEOUT, 0 = the kernel's */
+
+/* After connect() or accept() of the connection to rank r: no Nagle, the send buffer
+ * for the path, and the dead-link timeout. */
 static void set_sockopts(int fd, const struct sockaddr_in *peer, int r)
 {
     int one = 1, local = host_local(fd, peer);
@@ -214,6 +226,15 @@ static void set_sockopts(int fd, const struct sockaddr_in *peer, int r)
     b = xm_env_int("LOOM_MPI_TCP_RCVBUF", 0);
     if (b > 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &b, sizeof(b));
+    int tmo = xm_env_int("LOOM_MPI_TCP_TIMEOUT", TCP_TIMEOUT_DEFAULT);
+    if (tmo > 0 && tmo <= 86400) {
+        unsigned ms = (unsigned)tmo * 1000u;
+        int idle = tmo / 3 > 0 ? tmo / 3 : 1;
+        setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+        setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+        setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &idle, sizeof(idle));
+        setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms));
+    }
 }
 
 /* Make c's registration in T.ep what c->want says. */

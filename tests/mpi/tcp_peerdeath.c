@@ -14,6 +14,12 @@
  *     abort, printing "rank 0: connection to rank 1 lost".
  *   TCP_PEERDEATH_MODE=return: rank 0 uses MPI_ERRORS_RETURN; a receive must return an
  *     error class; rank 0 prints "rank 0: receive from dead rank 1 failed: class N".
+ *   TCP_PEERDEATH_MODE=silent: a link that goes silent instead (a node that lost its
+ *     network: no reset ever comes).  Rank 1 sends rank 0 one byte, then sleeps without
+ *     calling MPI; rank 0 prints "rank 0: ready" once it has the byte and waits for a
+ *     second one.  The test then drops the traffic between the two (tests/slurm), and
+ *     rank 0 must abort on its own: "connection to rank 1 lost (Connection timed out)"
+ *     after about LOOM_MPI_TCP_TIMEOUT seconds.
  *   Other ranks wait in a receive from rank 0 (ended by the abort of the job).
  */
 #include <mpi.h>
@@ -39,6 +45,20 @@ int main(int argc, char **argv)
         return 1;
     }
     MPI_Barrier(MPI_COMM_WORLD); /* connections are up */
+    if (mode && strcmp(mode, "silent") == 0 && rank < 2) {
+        char c = 1;
+        if (rank == 1) {
+            MPI_Send(&c, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
+            sleep(120); /* alive, silent, outside MPI */
+            _exit(3);
+        }
+        MPI_Recv(&c, 1, MPI_CHAR, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        printf("rank 0: ready\n");
+        fflush(stdout);
+        MPI_Recv(&c, 1, MPI_CHAR, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        printf("rank 0: a second byte from rank 1 (it should never come)\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     if (rank == 1) {
         char *buf = malloc(BIG);
         memset(buf, 7, BIG);

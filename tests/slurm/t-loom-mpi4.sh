@@ -17,6 +17,12 @@
 #            link send buffer (LOOM_MPI_DEBUG=1);
 #   killed   a rank whose TCP connections die mid-transfer: srun must end within the
 #            timeout and its output must say "rank 0: connection to rank 1 lost".
+#   silent   a link that goes silent (no reset): once rank 0 (loom1) has a byte from
+#            rank 1 (loom2), a blackhole route in loom2's namespace drops everything
+#            loom2 sends to loom1; rank 1 sleeps outside MPI, rank 0 waits for a second
+#            byte.  With LOOM_MPI_TCP_TIMEOUT=3 rank 0 must give up on its own
+#            ("connection to rank 1 lost (Connection timed out)") and srun end well
+#            before its timeout; without the timeout it waited until killed.
 # Skips (77) like the other t-loom-*.sh (no root, Slurm, plugin, or network namespaces).
 me=t-loom-mpi4
 . "$(dirname "$0")/lib.sh"
@@ -92,4 +98,30 @@ run_srun --mpi="$mpi" -N4 --ntasks-per-node=1 "$bdir/mpi/tcp_peerdeath"
     grep -q 'rank 0: connection to rank 1 lost' "$out.stdout" "$out.stderr"
 assert_last "killed peer across nodes ends the step (rc $rc, ${dt}s)" \
     "killed peer across nodes (rc $rc, hung $hung, ${dt}s)"
+
+# A link that goes silent.  The route only touches traffic between the two nodes' own
+# addresses (Slurm's goes to the bridge), and goes away with the namespace at the end.
+. "$cdir/c/netns.env"
+ns2=loom${NS_TAG}n2
+ip1=$NS_SUBNET.11
+(
+    export LOOM_MPI_TCP_TIMEOUT=3 TCP_PEERDEATH_MODE=silent
+    run_srun --mpi="$mpi" -N2 --ntasks-per-node=1 "$bdir/mpi/tcp_peerdeath"
+    echo "$rc $hung $dt" >"$cdir/silent.rc"
+) &
+spid=$!
+i=0
+while [ $i -lt 300 ] && ! grep -q 'rank 0: ready' "$out.stdout" 2>/dev/null; do
+    sleep 0.1
+    i=$((i + 1))
+done
+ip netns exec "$ns2" ip route add blackhole "$ip1/32"
+wait $spid
+ip netns exec "$ns2" ip route del blackhole "$ip1/32" 2>/dev/null
+read -r rc hung dt <"$cdir/silent.rc"
+[ $hung -eq 0 ] && [ $rc -ne 0 ] &&
+    awk -v d="$dt" 'BEGIN { exit !(d < 30) }' &&
+    grep -q 'connection to rank 1 lost (Connection timed out)' "$out.stdout" "$out.stderr"
+assert_last "silent link ends the step by the TCP timeout (rc $rc, ${dt}s)" \
+    "silent link (rc $rc, hung $hung, ${dt}s)"
 finish
