@@ -20,6 +20,9 @@
  *     second one.  The test then drops the traffic between the two (tests/slurm), and
  *     rank 0 must abort on its own: "connection to rank 1 lost (Connection timed out)"
  *     after about LOOM_MPI_TCP_TIMEOUT seconds.
+ *   TCP_PEERDEATH_MODE=silent_connect: the same, but the link is silenced before the
+ *     two ranks ever talked: rank 0 prints "rank 0: ready", waits 2 s, and its first
+ *     send to rank 1 must fail the connect the same way.
  *   Other ranks wait in a receive from rank 0 (ended by the abort of the job).
  */
 #include <mpi.h>
@@ -43,6 +46,20 @@ int main(int argc, char **argv)
         printf("needs 2 ranks\n");
         MPI_Finalize();
         return 1;
+    }
+    if (mode && strcmp(mode, "silent_connect") == 0) {
+        /* no barrier: the first message from rank 0 to rank 1 opens their connection */
+        char c = 1;
+        if (rank == 0) {
+            printf("rank 0: ready\n");
+            fflush(stdout);
+            sleep(2); /* the test silences the link meanwhile */
+            MPI_Send(&c, 1, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
+            printf("rank 0: connected to rank 1 (it should never be)\n");
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        MPI_Recv(&c, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Abort(MPI_COMM_WORLD, 1);
     }
     MPI_Barrier(MPI_COMM_WORLD); /* connections are up */
     if (mode && strcmp(mode, "silent") == 0 && rank < 2) {

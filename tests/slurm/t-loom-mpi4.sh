@@ -23,6 +23,8 @@
 #            byte.  With LOOM_MPI_TCP_TIMEOUT=3 rank 0 must give up on its own
 #            ("connection to rank 1 lost (Connection timed out)") and srun end well
 #            before its timeout; without the timeout it waited until killed.
+#   silent connect  the same before the two ranks ever talked: rank 0's first send must
+#            fail its connect the same way.
 # Skips (77) like the other t-loom-*.sh (no root, Slurm, plugin, or network namespaces).
 me=t-loom-mpi4
 . "$(dirname "$0")/lib.sh"
@@ -104,24 +106,30 @@ assert_last "killed peer across nodes ends the step (rc $rc, ${dt}s)" \
 . "$cdir/c/netns.env"
 ns2=loom${NS_TAG}n2
 ip1=$NS_SUBNET.11
-(
-    export LOOM_MPI_TCP_TIMEOUT=3 TCP_PEERDEATH_MODE=silent
-    run_srun --mpi="$mpi" -N2 --ntasks-per-node=1 "$bdir/mpi/tcp_peerdeath"
-    echo "$rc $hung $dt" >"$cdir/silent.rc"
-) &
-spid=$!
-i=0
-while [ $i -lt 300 ] && ! grep -q 'rank 0: ready' "$out.stdout" 2>/dev/null; do
-    sleep 0.1
-    i=$((i + 1))
-done
-ip netns exec "$ns2" ip route add blackhole "$ip1/32"
-wait $spid
-ip netns exec "$ns2" ip route del blackhole "$ip1/32" 2>/dev/null
-read -r rc hung dt <"$cdir/silent.rc"
-[ $hung -eq 0 ] && [ $rc -ne 0 ] &&
-    awk -v d="$dt" 'BEGIN { exit !(d < 30) }' &&
-    grep -q 'connection to rank 1 lost (Connection timed out)' "$out.stdout" "$out.stderr"
-assert_last "silent link ends the step by the TCP timeout (rc $rc, ${dt}s)" \
-    "silent link (rc $rc, hung $hung, ${dt}s)"
+silent_case() { # TCP_PEERDEATH_MODE LABEL: silence the link once rank 0 says "ready"
+    rm -f "$out.stdout"
+    (
+        export LOOM_MPI_TCP_TIMEOUT=3 TCP_PEERDEATH_MODE=$1
+        run_srun --mpi="$mpi" -N2 --ntasks-per-node=1 "$bdir/mpi/tcp_peerdeath"
+        echo "$rc $hung $dt" >"$cdir/silent.rc"
+    ) &
+    spid=$!
+    i=0
+    while [ $i -lt 300 ] && ! grep -q 'rank 0: ready' "$out.stdout" 2>/dev/null; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    ip netns exec "$ns2" ip route add blackhole "$ip1/32"
+    wait $spid
+    ip netns exec "$ns2" ip route del blackhole "$ip1/32" 2>/dev/null
+    read -r rc hung dt <"$cdir/silent.rc"
+    [ $hung -eq 0 ] && [ $rc -ne 0 ] &&
+        awk -v d="$dt" 'BEGIN { exit !(d < 30) }' &&
+        grep -q 'connection to rank 1 lost (Connection timed out)' "$out.stdout" \
+            "$out.stderr"
+    assert_last "$2 ends the step by the TCP timeout (rc $rc, ${dt}s)" \
+        "$2 (rc $rc, hung $hung, ${dt}s)"
+}
+silent_case silent "silent link"
+silent_case silent_connect "silent link before the first connect"
 finish
