@@ -15,16 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int errs, rank;
+#include "mpitest.h"
 
-#define CHECK(c)                                                                         \
-    do {                                                                                 \
-        if (!(c)) {                                                                      \
-            errs++;                                                                      \
-            if (errs < 10)                                                               \
-                printf("rank %d line %d: %s\n", rank, __LINE__, #c);                     \
-        }                                                                                \
-    } while (0)
+static int rank;
 
 #define N 64
 #define BIG (1 << 19) /* doubles in the large strided message (4 MiB packed) */
@@ -64,9 +57,9 @@ int main(int argc, char **argv)
     if (receiver) {
         MPI_Wait(&rq, &st);
         MPI_Get_count(&st, colt, &cnt);
-        CHECK(cnt == 1);
+        TEST_ASSERT(cnt == 1);
         for (int i = 0; i < N; i++)
-            CHECK(col[i] == 5 + N * i);
+            TEST_ASSERT(col[i] == 5 + N * i);
         memset(m2, 0, sizeof(m2));
         MPI_Irecv(m2 + 7, 1, colt, peer, 2, MPI_COMM_WORLD, &rq);
     }
@@ -75,7 +68,7 @@ int main(int argc, char **argv)
     if (receiver) {
         MPI_Wait(&rq, &st);
         for (int i = 0; i < N * N; i++)
-            CHECK(m2[i] == (i % N == 7 ? i / N : 0));
+            TEST_ASSERT(m2[i] == (i % N == 7 ? i / N : 0));
     }
 
     /* 2. negative stride: the receiver gets the array reversed */
@@ -92,7 +85,7 @@ int main(int argc, char **argv)
     if (receiver) {
         MPI_Wait(&rq, &st);
         for (int i = 0; i < N; i++)
-            CHECK(rev[i] == 1000 + N - 1 - i);
+            TEST_ASSERT(rev[i] == 1000 + N - 1 - i);
     }
 
     /* 3. structs with gaps -> three separate arrays through absolute addresses */
@@ -135,9 +128,9 @@ int main(int argc, char **argv)
     if (receiver) {
         MPI_Wait(&rq, &st);
         MPI_Get_count(&st, MPI_BYTE, &cnt);
-        CHECK(cnt == 13 * N);
+        TEST_ASSERT(cnt == 13 * N);
         for (int i = 0; i < N; i++)
-            CHECK(cs[i] == (char)(i + 1) && ds[i] == i * 0.25 && is[i] == -i);
+            TEST_ASSERT(cs[i] == (char)(i + 1) && ds[i] == i * 0.25 && is[i] == -i);
     }
 
     /* 4. MPI_DOUBLE_INT against a user struct type with the same signature */
@@ -162,11 +155,11 @@ int main(int argc, char **argv)
     if (receiver) {
         MPI_Wait(&rq, &st);
         MPI_Get_count(&st, MPI_DOUBLE_INT, &cnt);
-        CHECK(cnt == N);
+        TEST_ASSERT(cnt == N);
         MPI_Get_count(&st, MPI_BYTE, &cnt);
-        CHECK(cnt == 12 * N); /* no padding on the wire */
+        TEST_ASSERT(cnt == 12 * N); /* no padding on the wire */
         for (int i = 0; i < N; i++)
-            CHECK(pr2[i].d == i + 0.5 && pr2[i].i == i);
+            TEST_ASSERT(pr2[i].d == i + 0.5 && pr2[i].i == i);
     }
 
     /* 4b. large pair-type messages, whose buffers hold padding that the wire does not:
@@ -187,12 +180,10 @@ int main(int argc, char **argv)
             MPI_Send(pa, n, MPI_DOUBLE_INT, peer, 8, MPI_COMM_WORLD);
         if (receiver && !sender) {
             MPI_Get_count(&st, MPI_DOUBLE_INT, &cnt);
-            CHECK(cnt == n);
+            TEST_ASSERT(cnt == n);
             for (int i = 0; i < n; i++)
                 bad += pa[i].d != i + 0.25 || pa[i].i != -i;
-            CHECK(bad == 0);
-            if (bad)
-                printf("rank %d: %d of %d MPI_DOUBLE_INT elements wrong\n", rank, bad, n);
+            TEST_ASSERT_MSG(bad == 0, "%d of %d MPI_DOUBLE_INT elements wrong", bad, n);
         }
         free(pa);
     }
@@ -209,7 +200,7 @@ int main(int argc, char **argv)
     if (receiver) {
         MPI_Wait(&rq, &st);
         for (int i = 0; i < N / 2; i++)
-            CHECK(half[i] == 1000 + 2 * i);
+            TEST_ASSERT(half[i] == 1000 + 2 * i);
     }
 
     /* 6. large strided message both ways (many fragments at arbitrary offsets), the
@@ -245,7 +236,7 @@ int main(int argc, char **argv)
         }
         for (int k = 0; k < BIG / 2; k++)
             bad += rbig[3 * k + 2] != 0.0;
-        CHECK(bad == 0);
+        TEST_ASSERT(bad == 0);
     }
 
     /* 8. unexpected: the message is buffered before the receive is posted */
@@ -257,7 +248,7 @@ int main(int argc, char **argv)
         memset(m2, 0, sizeof(m2));
         MPI_Recv(m2 + 9, 1, colt, peer, 8, MPI_COMM_WORLD, &st2);
         for (int i = 0; i < N * N; i++)
-            CHECK(m2[i] == (i % N == 9 ? i : 0));
+            TEST_ASSERT(m2[i] == (i % N == 9 ? i : 0));
     }
     if (sender)
         MPI_Wait(&rq, MPI_STATUS_IGNORE);
@@ -268,7 +259,7 @@ int main(int argc, char **argv)
     MPI_Sendrecv(m + rank % N, 1, colt, right, 9, col, N, MPI_INT, left, 9,
                  MPI_COMM_WORLD, &st);
     for (int i = 0; i < N; i++)
-        CHECK(col[i] == left % N + N * i);
+        TEST_ASSERT(col[i] == left % N + N * i);
 
     MPI_Datatype all[] = {colt, revt, gt, sep, pt, every2, evens, pairs3};
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
@@ -276,14 +267,5 @@ int main(int argc, char **argv)
     free(big);
     free(rbig);
 
-    int tot = 0;
-    MPI_Allreduce(&errs, &tot, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0) {
-        if (tot)
-            printf("Found %d errors\n", tot);
-        else
-            printf("No Errors\n");
-    }
-    MPI_Finalize();
-    return 0;
+    return test_finish();
 }

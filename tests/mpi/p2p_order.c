@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "mpitest.h"
+
 #define NMSG 30
 
 static int msg_len(int phase, int i)
@@ -36,7 +38,7 @@ static int check(const int *b, int n, int src, int i)
 
 int main(int argc, char **argv)
 {
-    int rank, size, errs = 0;
+    int rank, size;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -78,13 +80,9 @@ int main(int argc, char **argv)
                          &st);
                 MPI_Get_count(&st, MPI_INT, &cnt);
                 int s = st.MPI_SOURCE, i = next[s]++;
-                if (cnt != msg_len(phase, i) || check(b, cnt, s, i)) {
-                    if (errs < 5)
-                        printf("phase %d: from %d message %d: count %d (want %d), or "
-                               "wrong contents\n",
-                               phase, s, i, cnt, msg_len(phase, i));
-                    errs++;
-                }
+                TEST_ASSERT_MSG(cnt == msg_len(phase, i) && !check(b, cnt, s, i),
+                                "phase %d: from %d message %d: count %d (want %d)", phase,
+                                s, i, cnt, msg_len(phase, i));
             }
             free(next);
             free(b);
@@ -100,28 +98,15 @@ int main(int argc, char **argv)
             MPI_Issend(&v, 1, MPI_INT, 1, 8, MPI_COMM_WORLD, &r);
             for (int i = 0; i < 200 && !flag; i++)
                 MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
-            if (flag) {
-                printf("Issend completed before the receive was posted\n");
-                errs++;
-            }
+            TEST_ASSERT_MSG(!flag, "Issend completed before the receive was posted");
             MPI_Send(&go, 1, MPI_INT, 1, 9, MPI_COMM_WORLD);
             if (!flag)
                 MPI_Wait(&r, MPI_STATUS_IGNORE);
         } else {
             MPI_Recv(&go, 1, MPI_INT, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             MPI_Recv(&w, 1, MPI_INT, 0, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            if (w != 42)
-                errs++;
+            TEST_ASSERT(w == 42);
         }
     }
-    int all = 0;
-    MPI_Reduce(&errs, &all, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (rank == 0) {
-        if (all)
-            printf("Found %d errors\n", all);
-        else
-            printf("No Errors\n");
-    }
-    MPI_Finalize();
-    return 0;
+    return test_finish();
 }

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "mpitest.h"
+
 #define HOLD_S 3.0
 #define LATE_S 1.5
 
@@ -24,25 +26,13 @@ static double now(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* EXPECT(cond, fmt, ...): on failure print "rank R: FAIL: ..." and count it. */
-static int errs;
-#define EXPECT(rank, cond, ...)                                                          \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            printf("rank %d: FAIL: ", rank);                                             \
-            printf(__VA_ARGS__);                                                         \
-            printf("\n");                                                                \
-            errs++;                                                                      \
-        }                                                                                \
-    } while (0)
-
 int main(int argc, char **argv)
 {
     int rank, size;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    EXPECT(rank, size >= 2, "needs at least 2 ranks, got %d", size);
+    TEST_ASSERT_MSG(size >= 2, "needs at least 2 ranks, got %d", size);
     if (rank == 0) {
         for (int d = 1; d < size; d++) {
             double t = now();
@@ -57,14 +47,11 @@ int main(int argc, char **argv)
         MPI_Recv(&t, 1, MPI_DOUBLE, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         double late = now() - t;
         /* the payload is the sender's clock: never later than our own */
-        EXPECT(rank, t > 0 && late >= 0, "received timestamp %.6f is not a past time", t);
-        EXPECT(rank, late <= LATE_S,
-               "the message took %.2f s: it waited for rank 0's next MPI call", late);
+        TEST_ASSERT_MSG(t > 0 && late >= 0, "received timestamp %.6f is not a past time",
+                        t);
+        TEST_ASSERT_MSG(late <= LATE_S,
+                        "the message took %.2f s: it waited for rank 0's next MPI call",
+                        late);
     }
-    int all = 0;
-    MPI_Reduce(&errs, &all, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (rank == 0)
-        printf(all ? "Found %d errors\n" : "No Errors\n", all);
-    MPI_Finalize();
-    return all ? 1 : 0; /* rank 0 knows the total; the launcher reports its exit code */
+    return test_finish();
 }
