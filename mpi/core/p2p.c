@@ -187,6 +187,12 @@ static size_t shm_eager_max(void)
     return cma_mode == 0 ? 65536 : 32768;
 }
 
+/* Above this, a message to dest goes by rendezvous. */
+static size_t eager_limit(int dest)
+{
+    return xm_g.net && route(dest) == xm_g.net ? tcp_eager_max : shm_eager_max();
+}
+
 static void send_ctrl(int dest, int type, uint64_t cookie, uint64_t len);
 
 static struct xm_pkt_hdr *get_pkt(struct xm_transport *t, int dest, size_t want,
@@ -399,7 +405,7 @@ int xm_isend(const void *buf, int count, MPI_Datatype dtype, int dest, int tag,
             complete(r);
         return 0;
     }
-    if (r->total > (route(dest) == xm_g.net && xm_g.net ? tcp_eager_max : shm_eager_max()))
+    if (r->total > eager_limit(dest))
         r->flags |= F_RDV;
     if (pending[dest] == 0) {
         int rc = push(r);
@@ -431,22 +437,15 @@ int xm_send_now(const void *buf, int count, MPI_Datatype dtype, int dest, int ta
         lost[dest] || !(t = route(dest)))
         return 0;
     size_t n = dt->size * (size_t)count;
-    if (n > t->one_max || n > (t == xm_g.net ? tcp_eager_max : shm_eager_max()) ||
-        (t->post_ref && n >= zc_min))
+    if (n > t->one_max || n > eager_limit(dest) || (t->post_ref && n >= zc_min))
         return 0;
     void *pay;
     size_t cap;
     struct xm_pkt_hdr *h = get_pkt(t, dest, n, &pay, &cap);
     if (!h)
         return 0;
-    h->type = XM_PKT_EAGER;
-    h->flags = 0;
-    h->reserved = 0;
-    h->src = xm_g.rank;
-    h->tag = tag;
-    h->ctx = ctx;
-    h->len = n;
-    h->cookie = 0;
+    *h = (struct xm_pkt_hdr){
+        .type = XM_PKT_EAGER, .src = xm_g.rank, .tag = tag, .ctx = ctx, .len = n};
     memcpy(pay, buf, n);
     int rc = t->post(t, dest, h, n);
     if (rc < 0)
