@@ -115,8 +115,16 @@ lb() { # IMPL -> command
     ompi) echo "$OMPI_RUN ${ompi_root[*]} --oversubscribe --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo -n 2 $tmp/mpibench.ompi -T $BUDGET lat bw" ;;
     esac
 }
+# Round r starts with a different implementation each time (floor, Loom, MPICH, Open MPI
+# rotated by r - 1), so none always runs first after a launch or last before a pause.
+rotated() { # ROUND IMPL... -> the implementations rotated by ROUND - 1
+    local r=$1
+    shift
+    local a=("$@") n=$#
+    for ((i = 0; i < n; i++)); do echo "${a[(i + r - 1) % n]}"; done
+}
 for ((r = 1; r <= reps; r++)); do
-    for m in floor "${mpis[@]}"; do
+    for m in $(rotated "$r" floor "${mpis[@]}"); do
         # shellcheck disable=SC2046
         cell "$m" loopback "$r" $(lb "$m")
     done
@@ -157,13 +165,17 @@ if [ -z "$netns_note" ]; then
         esac
     }
     for ((r = 1; r <= reps; r++)); do
-        port=$((19000 + r))
-        timeout -k 5 "$TMO" srun -w loom1 -N1 -n1 "$tmp/pollpp" -s $port -T "$BUDGET" \
-            >/dev/null 2>"$tmp/srv.err" &
-        spid=$!
-        cell floor netns "$r" srun -w loom2 -N1 -n1 "$tmp/pollpp" -c "$ip1" $port -T "$BUDGET"
-        wait $spid
-        for m in "${mpis[@]}"; do
+        for m in $(rotated "$r" floor "${mpis[@]}"); do
+            if [ "$m" = floor ]; then
+                port=$((19000 + r))
+                timeout -k 5 "$TMO" srun -w loom1 -N1 -n1 "$tmp/pollpp" -s $port \
+                    -T "$BUDGET" >/dev/null 2>"$tmp/srv.err" &
+                spid=$!
+                cell floor netns "$r" srun -w loom2 -N1 -n1 "$tmp/pollpp" -c "$ip1" $port \
+                    -T "$BUDGET"
+                wait $spid
+                continue
+            fi
             srun_m "$m"
             cell "$m" netns "$r" "${SC[@]}" -N2 -n2 "$tmp/mpibench.$m" -T "$BUDGET" lat bw
         done
