@@ -3,7 +3,7 @@
  *          blocking call and its I-variant share the code (contract in coll.h).
  *
  * Algorithms (p = communicator size):
- *   Barrier    dissemination: ceil(log2 p) rounds of zero-byte exchanges; when the node
+ *   Barrier    dissemination: ceil(log2 p) rounds of zero-byte exchanges; when a node
  *              is oversubscribed, binomial fan-in + fan-out instead (2(p-1) messages,
  *              i.e. fewer wake-ups: 3-4x faster at 64 ranks on 2 cores).
  *   Bcast      binomial tree from the root; large (> 64 KiB, p > 2): root scatters
@@ -31,6 +31,9 @@
  *   user ops and large messages.
  * Node awareness (p2p): hier_allreduce (Barrier/Allreduce) uses xm_g.node_of;
  *   LOOM_MPI_COLL_NODES=k fakes k nodes for tests.
+ * Every choice between algorithms is made from what all ranks see alike (sizes, types,
+ *   ops, environment, the node map, xm_g.any_oversubscribed), never from what only my
+ *   node has: ranks that pick different algorithms wait for each other for ever.
  */
 #include <errno.h>
 #include <limits.h>
@@ -79,7 +82,7 @@ static int prefer_tree(struct xm_comm *c)
         mode = xm_env_int("LOOM_MPI_COLL_TREE", -1);
     if (mode >= 0)
         return mode;
-    return xm_g.oversubscribed && c->size > 2;
+    return xm_g.any_oversubscribed && c->size > 2; /* alike on every rank */
 }
 
 

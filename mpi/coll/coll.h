@@ -108,7 +108,10 @@ int xm_shmcoll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype d
                          MPI_Op op, struct xm_comm *c, const int *map, int n, int me);
 /* 1 if those members have a slot (the calls above will not return 1 for lack of one) */
 int xm_shmcoll_ready(struct xm_comm *c, const int *map, int n, int me);
-/* 1 if a broadcast of (count, dt) can run in shared memory (slots permitting) */
+/* 1 if a broadcast of (count, dt) can run in shared memory (slots permitting).  The
+ * answer and xm_shmcoll_reducible's are the same on every rank of the job (size, type,
+ * op and environment only, never whether my node has a slot: a rank alone on its node
+ * has none), so every rank picks the same node-aware algorithm from them. */
 int xm_shmcoll_fits(int count, MPI_Datatype dt);
 /* 1 if a reduction of (count, dt, op) can run in shared memory (slots permitting) */
 int xm_shmcoll_reducible(int count, MPI_Datatype dt, MPI_Op op);

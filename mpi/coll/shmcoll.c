@@ -66,6 +66,7 @@
 
 static struct {
     int init, on;
+    int want; /* LOOM_MPI_COLL_SHM: the same on every rank, unlike on (slots here) */
     struct xm_shm_coll_geom g;
     uint32_t *bq;                /* per slot: broadcast chunks seen so far */
     double spin_us, yield_every; /* spin this long, yielding every so often */
@@ -86,7 +87,8 @@ static void init(void)
 {
     L.init = 1;
     xm_shm_coll_geom(&L.g);
-    L.on = xm_env_int("LOOM_MPI_COLL_SHM", 1) && L.g.nslots > 0;
+    L.want = xm_env_int("LOOM_MPI_COLL_SHM", 1) != 0;
+    L.on = L.want && L.g.nslots > 0;
     int ov = xm_g.oversubscribed;
     L.spin_us = xm_env_int("LOOM_MPI_COLL_SPIN_US", ov ? 0 : 100000);
     L.yield_every = xm_env_int("LOOM_MPI_COLL_YIELD_EVERY_US", 0);
@@ -351,7 +353,7 @@ int xm_shmcoll_fits(int count, MPI_Datatype dt)
     struct xm_dtype *t = xm_dt_get(dt);
     if (!L.init)
         init();
-    return L.on && t && t->size * (size_t)count <= L.max;
+    return L.want && t && t->size * (size_t)count <= L.max;
 }
 
 int xm_shmcoll_reducible(int count, MPI_Datatype dt, MPI_Op op)
@@ -359,7 +361,7 @@ int xm_shmcoll_reducible(int count, MPI_Datatype dt, MPI_Op op)
     struct xm_dtype *t = xm_dt_get(dt);
     if (!L.init)
         init();
-    return L.on && t && red_basic(dt, op) && t->size * (size_t)count <= L.max;
+    return L.want && t && red_basic(dt, op) && t->size * (size_t)count <= L.max;
 }
 
 /* ---- broadcast ------------------------------------------------------------------- */

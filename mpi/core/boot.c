@@ -143,6 +143,15 @@ static void build_local_view(void)
     xm_g.nlocal = n;
     xm_g.ncpus = usable_cpus();
     xm_g.oversubscribed = n > xm_g.ncpus;
+    /* node ids are below size (node indices, or a node's smallest rank) */
+    int *per = calloc((size_t)xm_g.size, sizeof(int)), most = n;
+    for (int r = 0; per && r < xm_g.size; r++) {
+        int nd = xm_g.node_of[r];
+        if (nd >= 0 && nd < xm_g.size && ++per[nd] > most)
+            most = per[nd];
+    }
+    free(per);
+    xm_g.any_oversubscribed = most > xm_g.ncpus;
 }
 
 int xm_boot_put(const char *key, const char *val)

@@ -6,7 +6,9 @@
  *   - xm_boot_init(): PMI2_Init -> xm_g.rank/size/appnum/jobid; node map from the job
  *     attribute PMI_process_mapping ("(vector,(node,nnodes,ppn),...)"), fallback: each
  *     rank puts its hostname, and after the fence all are read back.  Fills
- *     xm_g.node_of/local_ranks/local_index/nlocal/local_rank/oversubscribed.
+ *     xm_g.node_of/local_ranks/local_index/nlocal/local_rank/oversubscribed and
+ *     any_oversubscribed (the fullest node against my CPU count: the same on every rank
+ *     of a job whose nodes have alike CPU sets).
  *   - xm_boot_put(key, val) / xm_boot_get(rank, key, buf, len): KVS under a per-rank
  *     key prefix ("xm-<key>-<rank>"); valid before / after xm_boot_fence() respectively.
  *   - xm_boot_fence(): one fence per MPI_Init (transports put their cards before it,

@@ -152,6 +152,10 @@ struct xm_state {
     int *node_of;        /* world rank -> node id */
     int ncpus;           /* CPUs this process may run on (affinity) */
     int oversubscribed;  /* nlocal > ncpus */
+    /* some node of the job holds more ranks than I have CPUs: for choices every rank
+     * must make alike (collective algorithms), where oversubscribed, a fact about my
+     * node only, would split the job between two algorithms */
+    int any_oversubscribed;
     struct xm_transport *shm; /* transport reaching node-local peers (NULL if alone) */
     struct xm_transport *net; /* netmod (later) */
     struct xm_comm *world, *self;
