@@ -85,6 +85,7 @@ struct agent {
     int started;
     int task_ends_closed;
     int killed;
+    int kill_sent;   /* slurm_kill_job_step asked (once) */
     int hold_output; /* between the abort line and the kill: replies wait */
     int in_psrv;
 };
@@ -114,6 +115,17 @@ static int set_thread_nice(int nice)
 
 static int client_flush(struct client *c);
 
+static void send_kill(struct agent *a)
+{
+    struct loom_step *st = a->st;
+
+    if (a->kill_sent)
+        return;
+    a->kill_sent = 1;
+    if (slurm_kill_job_step(st->job_id, st->step_id, SIGKILL) != SLURM_SUCCESS)
+        error("%s: step %s: slurm_kill_job_step: %m", loom_plugin_tag, st->jobid);
+}
+
 static void kill_now(struct loop *lp, struct loop_timer *t, void *arg)
 {
     struct agent *a = arg;
@@ -125,9 +137,7 @@ static void kill_now(struct loop *lp, struct loop_timer *t, void *arg)
     for (int i = 0; i < st->local_count; i++)
         if (a->cl[i].fd >= 0 && a->cl[i].len)
             (void)client_flush(&a->cl[i]);
-
-    if (slurm_kill_job_step(st->job_id, st->step_id, SIGKILL) != SLURM_SUCCESS)
-        error("%s: step %s: slurm_kill_job_step: %m", loom_plugin_tag, st->jobid);
+    send_kill(a);
 }
 
 /* The job must end.  psrv floods an abort to every node, so every stepd gets
@@ -782,6 +792,11 @@ void loom_agent_stop(void)
         loop_wake(a->lp);
         pthread_join(a->thr, NULL);
     }
+    /* The kill waits KILL_DELAY_MS for the abort flood, but this node's step can
+     * end sooner (the aborting rank exits at once): ask now, or no one may (the
+     * flood, queued on the tree links destroyed below, may never leave). */
+    if (a->killed)
+        send_kill(a);
     g_agent = NULL;
     agent_free(a);
 }
