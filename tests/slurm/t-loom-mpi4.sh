@@ -1,10 +1,11 @@
 #!/bin/sh
 # t-loom-mpi4.sh - Loom's own MPI across four network-namespace nodes under
-# `srun --mpi=loom -N4`: shared memory inside a node, the TCP netmod between nodes.
+# `srun --mpi=loom -N4` and under `mpiexec -hosts`: shared memory inside a node, the TCP
+# netmod between nodes.
 #
 # Usage: t-loom-mpi4.sh [BUILDDIR]      (environment: see lib.sh)
-# Cases (each a run of tests/mpi/runtests with -launcher srun, so every test program
-# must print "No Errors" and exit 0):
+# Cases (the first four each a run of tests/mpi/runtests with -launcher srun or
+# mpiexec, so every test program must print "No Errors" and exit 0):
 #   1/node   every program of tests/mpi/testlist once per distinct line (the list's rank
 #            count is replaced by 4), except coll_shm_barrier (it checks the
 #            barrier with a shared-memory counter of its own, so it needs one host) and
@@ -13,6 +14,11 @@
 #            whole list at 64 oversubscribed ranks takes too long for the suite):
 #            point-to-point on every path, ordering/wildcards across transports,
 #            collectives (node-aware ones use shm inside a node, TCP between leaders);
+#   5 ranks  srun -N4 -n5 (nodes of 2, 1, 1, 1 ranks): the collectives and ordering
+#            tests on nodes of unequal size;
+#   hosts    the testlist (each line's own rank count) under mpiexec -hosts loom1,...,loom4
+#            -launcher-exec netns-exec.sh: no Slurm on the path, ranks round-robin over
+#            the hosts; the lines asserting one host's facts are left out (below);
 #   sndbuf   2 nodes: both ends of the TCP connection say "another host" and use the
 #            link send buffer (LOOM_MPI_DEBUG=1);
 #   killed   a rank whose TCP connections die mid-transfer: srun must end within the
@@ -82,6 +88,34 @@ coll_shm_reduce 64 timeout=180
 EOF
 run_list "testlist subset, srun --mpi=$mpi -N4, 16 ranks per node" \
     -launcher "srun --mpi=$mpi -N4 --ntasks-per-node=16" -list "$cdir/list16"
+
+# Nodes of unequal size (2, 1, 1, 1 ranks): every rank must still pick the same
+# collective algorithm (a lone rank has no shared-memory slot).  This hung.
+cat >"$cdir/list5" <<'EOF'
+coll_basic 5
+coll_nb 5
+coll_shm_reduce 5
+barrier_heavy 5
+p2p_order 5
+tcp_mixed 5
+EOF
+run_list "collectives on unequal nodes, srun --mpi=$mpi -N4 -n5" \
+    -launcher "srun --mpi=$mpi -N4 -n5" -list "$cdir/list5"
+
+# The same nodes without Slurm on the path: mpiexec with a host list, each proxy started
+# in its node's namespaces by netns-exec.sh (hydra users' ssh), ranks dealt round-robin
+# over the four hosts, so ranks 0 and 1 always talk over TCP and from 5 ranks on some
+# share a node.  Every line keeps its own rank count and its expect=fail checks (a
+# killed peer on another host); left out are the lines that assert one host's facts:
+# shm-only ones (needs=shm), bindings on a fake topology, coll_shm_barrier, the
+# loopback send buffer ("this host") and the loopback fallback of an unknown
+# LOOM_MPI_TCP_IF (across hosts that run must fail, and does, naming the variable).
+awk '!/^#/ && NF && $1 != "coll_shm_barrier" && !/needs=shm/ && !/LOOM_REPORT_BINDINGS/ &&
+    !/this.host/ && !/nosuchif0/' "$list" >"$cdir/listh"
+export LOOM_NETNS_CLUSTER="$cdir/c"
+run_list "testlist, mpiexec -hosts loom1,...,loom4" \
+    -launcher "$bdir/launcher/mpiexec -hosts loom1,loom2,loom3,loom4 -launcher ssh \
+-launcher-exec $here/netns-exec.sh -n %N" -list "$cdir/listh"
 
 # Across nodes the TCP send buffer is the one for a link, not the loopback one
 # (mpi/tcp/tcp.c: SNDBUF_DEFAULT vs SNDBUF_LOOPBACK; the loopback case is in testlist).
