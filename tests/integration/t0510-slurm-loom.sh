@@ -16,7 +16,7 @@ unset LOOM_MPIEXEC_LAUNCHER
 ran=0
 for script in "$LOOM_SRCDIR"/tests/slurm/t-loom-*.sh; do
     name=$(basename "$script" .sh)
-    run_cmd -t 400 bash "$script" "$LOOM_BUILDDIR"
+    run_cmd -t 600 bash "$script" "$LOOM_BUILDDIR"
     sed "s/^/    $name | /" "$out" "$err"
     if [ "$rc" -eq 77 ]; then
         echo "# $name skipped: $(grep -m1 '^SKIP' "$out")"
