@@ -8,10 +8,10 @@ Ratios are paired: each round's Loom run is divided by the floor (or by one MPI'
 the same round, and the table gives the median of those ratios.  Loom / best MPI is the
 worse for Loom of Loom / MPICH and Loom / Open MPI: picking the better MPI inside each
 round would compare one noisy run of Loom with the best of two noisy runs, a bias against
-Loom as large as the noise (on an idle machine here: 2x between rounds).  This machine's speed flips
-between two states (the floor's 8 B latency 3.9 or 5.7 us) for seconds to minutes at a
-time; runs next to each other in one round mostly share a state, and a ratio of medians
-taken from different rounds can mix them.
+Loom as large as the noise (on an idle machine here: 2x between rounds).  This machine's
+speed flips between two states (the floor's 8 B latency 3.9 or 5.7 us) for seconds to
+minutes at a time; runs next to each other in one round mostly share a state, and a ratio
+of medians taken from different rounds can mix them.
 """
 import statistics
 import sys

@@ -187,10 +187,10 @@ static size_t shm_eager_max(void)
     return cma_mode == 0 ? 65536 : 32768;
 }
 
-/* Above this, a message to dest goes by rendezvous. */
-static size_t eager_limit(int dest)
+/* Above this, a message on transport t (route(dest)) goes by rendezvous. */
+static size_t eager_limit(const struct xm_transport *t)
 {
-    return xm_g.net && route(dest) == xm_g.net ? tcp_eager_max : shm_eager_max();
+    return t && t == xm_g.net ? tcp_eager_max : shm_eager_max();
 }
 
 static void send_ctrl(int dest, int type, uint64_t cookie, uint64_t len);
@@ -405,7 +405,7 @@ int xm_isend(const void *buf, int count, MPI_Datatype dtype, int dest, int tag,
             complete(r);
         return 0;
     }
-    if (r->total > eager_limit(dest))
+    if (r->total > eager_limit(route(dest)))
         r->flags |= F_RDV;
     if (pending[dest] == 0) {
         int rc = push(r);
@@ -437,7 +437,7 @@ int xm_send_now(const void *buf, int count, MPI_Datatype dtype, int dest, int ta
         lost[dest] || !(t = route(dest)))
         return 0;
     size_t n = dt->size * (size_t)count;
-    if (n > t->one_max || n > eager_limit(dest) || (t->post_ref && n >= zc_min))
+    if (n > t->one_max || n > eager_limit(t) || (t->post_ref && n >= zc_min))
         return 0;
     void *pay;
     size_t cap;
