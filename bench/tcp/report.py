@@ -159,6 +159,31 @@ if state_rows:
                "| slow: Loom / best MPI | slow: Loom / floor | slow: runs |")
     out.append("|---" * 8 + "|")
     out.extend(state_rows)
+# ---- pairlat: each MPI against the floor between the same two ranks, same moments ----
+pair_rows = []
+for path in ("loopback", "netns"):
+    for s in sorted({s for (p, t, s) in vals if p == path and t == "pratio"}):
+        ratio = {i: med(path, "pratio", s, i) for i in ("loom", "mpich", "ompi")}
+        floor_us = med(path, "pfloor", s, "loom")
+        rel = [ratio["loom"] / ratio[m] for m in ("mpich", "ompi")
+               if ratio["loom"] and ratio[m]]
+        pair_rows.append(f"| {path} | {size_str(s)} | {fmt(floor_us, 'us')} | " +
+                         " | ".join(fmt(ratio[i], "x") for i in ("loom", "mpich", "ompi")) +
+                         f" | {fmt(max(rel) if rel else None, 'x')} |")
+if pair_rows:
+    out.append("\n## Latency against the floor in the same job (bench/tcp/pairlat.c)\n")
+    out.append("Each MPI's job also opens a polling TCP connection between ranks 0 and 1 "
+               "and alternates blocks of a few ms of raw round trips and MPI_Send/MPI_Recv "
+               "round trips (order flipped every pair, 40 pairs per size); each MPI block "
+               "is divided by the floor block next to it.  Cells: median over rounds of "
+               "each job's median ratio.  Loom / best MPI here is (Loom / floor) / "
+               "(MPI / floor), the worse for Loom of MPICH and Open MPI: the floor cancels "
+               "the machine's state, which separate runs (the tables above) cannot.  "
+               "Floor µs: the raw blocks in Loom's jobs.\n")
+    out.append("| path | size | floor (µs) | Loom / floor | MPICH / floor | "
+               "Open MPI / floor | Loom / best MPI |")
+    out.append("|---" * 7 + "|")
+    out.extend(pair_rows)
 sizes = sorted({s for (p, t, s) in vals if p == "allreduce4x4"})
 if sizes:
     out.append("\n## MPI_Allreduce, 4 nodes x 4 ranks (shm inside a node, TCP between)\n")

@@ -19,11 +19,16 @@
 #             srun --mpi=loom -N2, MPICH under --mpi=pmi2 (UCX over eth0; the MPICH
 #             finalize shim of tests/slurm), Open MPI under --mpi=pmix (ob1/tcp over eth0);
 #             the floor: pollpp -s on loom1 and pollpp -c on loom2 (two srun steps).
+#   pairlat   in each MPI's loopback and netns job, after mpibench's run of it:
+#             bench/tcp/pairlat.c, that MPI's latency against a polling TCP connection
+#             between the same two ranks, in alternating blocks of a few ms (the floor
+#             in the same state of the machine; pollpp's separate runs often are not).
 #   allreduce 4 nodes x 4 ranks (bench/tcp/allred.c): 8 B and 1 MiB, every MPI with its
 #             shared memory inside a node and TCP between nodes.
 # Environment: BENCH_TIMEOUT (seconds per launch, default 120), BENCH_BUDGET (seconds per
-# repetition of one case, default 0.02), HYDRA, OMPI_RUN, MPICC_MPICH, MPICC_OMPI,
-# BENCH_SUBNET (netns subnet, default 10.77.31), BENCH_PORT (cluster base port, 18100).
+# repetition of one case, default 0.02), BENCH_PAIRS (pairlat's block pairs, default 40),
+# HYDRA, OMPI_RUN, MPICC_MPICH, MPICC_OMPI, BENCH_SUBNET (netns subnet, default 10.77.31),
+# BENCH_PORT (cluster base port, default 18100).
 # Not part of make check: speed is measured here, never asserted.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -46,7 +51,8 @@ bdir=${1:-build}
 case "$bdir" in /*) ;; *) bdir=$PWD/$bdir ;; esac
 TMO=${BENCH_TIMEOUT:-120}
 BUDGET=${BENCH_BUDGET:-0.02}
-[ $quick = 1 ] && BUDGET=0.005
+PAIRS="-p ${BENCH_PAIRS:-40}"
+[ $quick = 1 ] && BUDGET=0.005 && PAIRS="-p 6"
 HYDRA=${HYDRA:-mpiexec.hydra}
 OMPI_RUN=${OMPI_RUN:-mpirun}
 outdir=${BENCH_OUTDIR:-$top/bench/results}
@@ -75,7 +81,8 @@ declare -A CC=([loom]=$bdir/mpi/mpicc [mpich]=${MPICC_MPICH:-mpicc.mpich}
 mpis=()
 for m in loom mpich ompi; do
     if "${CC[$m]}" -O2 -o "$tmp/mpibench.$m" "$top/bench/mpi/mpibench.c" 2>"$tmp/cc.$m" &&
-        "${CC[$m]}" -O2 -o "$tmp/allred.$m" "$here/allred.c" 2>>"$tmp/cc.$m"; then
+        "${CC[$m]}" -O2 -o "$tmp/allred.$m" "$here/allred.c" 2>>"$tmp/cc.$m" &&
+        "${CC[$m]}" -O2 -o "$tmp/pairlat.$m" "$here/pairlat.c" 2>>"$tmp/cc.$m"; then
         mpis+=("$m")
     else
         log "cannot build with ${CC[$m]} (skipping $m):"; cat "$tmp/cc.$m" >&2
@@ -97,7 +104,9 @@ cell() { # IMPL PATH ROUND CMD...
     local t0=$SECONDS
     timeout -k 5 "$TMO" "$@" >"$tmp/out" 2>"$tmp/err"
     local rc=$?
-    log "round $r $p $m: exit $rc, $((SECONDS - t0)) s"
+    local prog='' a
+    for a; do case $a in "$tmp"/*) prog=${a##*/} && break ;; esac; done
+    log "round $r $p $prog: exit $rc, $((SECONDS - t0)) s"
     if [ $rc != 0 ]; then
         echo "$m $p $r FAIL 0 0 $rc exit" >>"$raw"
         head -5 "$tmp/err" >&2
@@ -109,12 +118,13 @@ cell() { # IMPL PATH ROUND CMD...
 # ---- loopback --------------------------------------------------------------------------
 lb() { # IMPL -> command
     case $1 in
-    floor) echo "$tmp/pollpp -l -T $BUDGET" ;;
-    loom) echo "env LOOM_MPI_NETMOD=tcp $bdir/launcher/mpiexec -n 2 $tmp/mpibench.loom -T $BUDGET lat bw" ;;
-    mpich) echo "env UCX_TLS=tcp UCX_NET_DEVICES=lo $HYDRA -n 2 $tmp/mpibench.mpich -T $BUDGET lat bw" ;;
-    ompi) echo "$OMPI_RUN ${ompi_root[*]} --oversubscribe --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo -n 2 $tmp/mpibench.ompi -T $BUDGET lat bw" ;;
+    loom) echo "env LOOM_MPI_NETMOD=tcp $bdir/launcher/mpiexec -n 2" ;;
+    mpich) echo "env UCX_TLS=tcp UCX_NET_DEVICES=lo $HYDRA -n 2" ;;
+    ompi) echo "$OMPI_RUN ${ompi_root[*]} --oversubscribe --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo -x PAIRLAT_ADDR -n 2" ;;
     esac
 }
+# pairlat's floor connection over the loopback interface the MPIs are told to use
+export PAIRLAT_ADDR=127.0.0.1
 # Round r starts with a different implementation each time (floor, Loom, MPICH, Open MPI
 # rotated by r - 1), so none always runs first after a launch or last before a pause.
 rotated() { # ROUND IMPL... -> the implementations rotated by ROUND - 1
@@ -125,10 +135,17 @@ rotated() { # ROUND IMPL... -> the implementations rotated by ROUND - 1
 }
 for ((r = 1; r <= reps; r++)); do
     for m in $(rotated "$r" floor "${mpis[@]}"); do
+        if [ "$m" = floor ]; then
+            cell floor loopback "$r" "$tmp/pollpp" -l -T "$BUDGET"
+            continue
+        fi
         # shellcheck disable=SC2046
-        cell "$m" loopback "$r" $(lb "$m")
+        cell "$m" loopback "$r" $(lb "$m") "$tmp/mpibench.$m" -T "$BUDGET" lat bw
+        # shellcheck disable=SC2046,SC2086
+        cell "$m" loopback "$r" $(lb "$m") "$tmp/pairlat.$m" $PAIRS
     done
 done
+unset PAIRLAT_ADDR
 
 # ---- network namespaces ----------------------------------------------------------------
 netns_note=
@@ -178,6 +195,8 @@ if [ -z "$netns_note" ]; then
             fi
             srun_m "$m"
             cell "$m" netns "$r" "${SC[@]}" -N2 -n2 "$tmp/mpibench.$m" -T "$BUDGET" lat bw
+            # shellcheck disable=SC2086
+            cell "$m" netns "$r" "${SC[@]}" -N2 -n2 "$tmp/pairlat.$m" $PAIRS
         done
         for m in "${mpis[@]}"; do
             srun_m "$m"
