@@ -3,7 +3,8 @@
 
 Usage: report.py RAW BASE REPS NETNS_NOTE KERNEL
 Writes BASE.md and BASE_{loopback,netns}_{lat,bw}.tsv (columns: bytes, then floor, loom,
-mpich, ompi; '-' where missing).  Values are medians over rounds of each run's median.
+mpich, ompi; '-' where missing) and BASE_{loopback,netns}_pair.tsv (size, then Loom's,
+MPICH's and Open MPI's latency over the floor in the same job, from pairlat).  Values are medians over rounds of each run's median.
 Ratios are paired: each round's Loom run is divided by the floor (or by one MPI's run) of
 the same round, and the table gives the median of those ratios.  Loom / best MPI is the
 worse for Loom of Loom / MPICH and Loom / Open MPI: picking the better MPI inside each
@@ -162,13 +163,23 @@ if state_rows:
 # ---- pairlat: each MPI against the floor between the same two ranks, same moments ----
 pair_rows = []
 for path in ("loopback", "netns"):
-    for s in sorted({s for (p, t, s) in vals if p == path and t == "pratio"}):
+    psizes = sorted({s for (p, t, s) in vals if p == path and t == "pratio"})
+    if psizes:
+        with open(f"{base}_{path}_pair.tsv", "w") as t:
+            for s in psizes:
+                t.write(size_str(s).replace(" ", "") + " " + " ".join(
+                    fmt(med(path, "pratio", s, i), "x") for i in ("loom", "mpich", "ompi"))
+                    + "\n")
+    for s in psizes:
         ratio = {i: med(path, "pratio", s, i) for i in ("loom", "mpich", "ompi")}
         floor_us = med(path, "pfloor", s, "loom")
         rel = [ratio["loom"] / ratio[m] for m in ("mpich", "ompi")
                if ratio["loom"] and ratio[m]]
+        def spread(i, path=path, s=s):
+            v = [x for j, x, _ in vals.get((path, "pratio", s), []) if j == i]
+            return f"{fmt(ratio[i], 'x')} ({min(v):.2f}-{max(v):.2f})" if v else "-"
         pair_rows.append(f"| {path} | {size_str(s)} | {fmt(floor_us, 'us')} | " +
-                         " | ".join(fmt(ratio[i], "x") for i in ("loom", "mpich", "ompi")) +
+                         " | ".join(spread(i) for i in ("loom", "mpich", "ompi")) +
                          f" | {fmt(max(rel) if rel else None, 'x')} |")
 if pair_rows:
     out.append("\n## Latency against the floor in the same job (bench/tcp/pairlat.c)\n")
@@ -176,7 +187,7 @@ if pair_rows:
                "and alternates blocks of a few ms of raw round trips and MPI_Send/MPI_Recv "
                "round trips (order flipped every pair, 40 pairs per size); each MPI block "
                "is divided by the floor block next to it.  Cells: median over rounds of "
-               "each job's median ratio.  Loom / best MPI here is (Loom / floor) / "
+               "each job's median ratio (lowest-highest job in brackets).  Loom / best MPI here is (Loom / floor) / "
                "(MPI / floor), the worse for Loom of MPICH and Open MPI: the floor cancels "
                "the machine's state, which separate runs (the tables above) cannot.  "
                "Floor µs: the raw blocks in Loom's jobs.\n")
