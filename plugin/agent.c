@@ -112,6 +112,7 @@ static int set_thread_nice(int nice)
 }
 
 #define KILL_DELAY_MS 100
+#define FLUSH_MS 200 /* fini: longest wait for bytes still queued on the tree links */
 
 static int client_flush(struct client *c);
 
@@ -792,9 +793,20 @@ void loom_agent_stop(void)
         loop_wake(a->lp);
         pthread_join(a->thr, NULL);
     }
+#ifndef LOOM_PLUGIN_NO_TREENET
+    /* What is still queued on the tree links (an abort flood sent just now, when the
+     * aborting rank's exit ended this node's step) gets FLUSH_MS to leave; the
+     * thread is gone, so the loop runs here. */
+    if (a->started && a->tn) {
+        uint64_t end = loop_now_ms() + FLUSH_MS;
+        while (treenet_queued(a->tn) > 0 && loop_now_ms() < end)
+            if (loop_run_once(a->lp, 10) < 0)
+                break;
+    }
+#endif
     /* The kill waits KILL_DELAY_MS for the abort flood, but this node's step can
      * end sooner (the aborting rank exits at once): ask now, or no one may (the
-     * flood, queued on the tree links destroyed below, may never leave). */
+     * flood may not have left over a silent link). */
     if (a->killed)
         send_kill(a);
     g_agent = NULL;
