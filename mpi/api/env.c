@@ -27,6 +27,7 @@
 #include "../core/p2p.h"
 #include "../core/transport.h"
 #include "../dt/dtype.h"
+#include "../shm/shm.h"
 
 static struct xm_comm world_comm, self_comm;
 static int self_w;
@@ -163,6 +164,15 @@ static int init_common(void)
     xm_bind_init(); /* before attaching the segment and allocating queues */
     if (!force_tcp && (rc = shm->connect(shm)) < 0)
         xm_die("attaching the shared segment: %s", strerror(-rc));
+    if (!force_tcp)
+        xm_boot_set_node_cpus(xm_shm_node_cpus()); /* before p2p picks its wait policy */
+    if (getenv("LOOM_MPI_DEBUG"))
+        fprintf(stderr,
+                "loom-mpi: rank %d: %d rank(s) on this node share %d CPU(s)%s; "
+                "rank 0: %s\n",
+                xm_g.rank, xm_g.nlocal, xm_g.node_cpus,
+                xm_g.oversubscribed ? ": oversubscribed" : "",
+                xm_g.any_oversubscribed ? "some node oversubscribed" : "no node oversubscribed");
     xm_g.shm = !force_tcp && xm_g.nlocal > 1 ? shm : NULL;
     int need_net = force_tcp ? xm_g.size > 1 : xm_g.nlocal < xm_g.size;
     if (need_net) {

@@ -93,7 +93,7 @@ static void init(void)
     L.spin_us = xm_env_int("LOOM_MPI_COLL_SPIN_US", ov ? 0 : 100000);
     L.yield_every = xm_env_int("LOOM_MPI_COLL_YIELD_EVERY_US", 0);
     int y = 4 * xm_g.nlocal;
-    if (xm_g.nlocal >= 16 * (xm_g.ncpus > 0 ? xm_g.ncpus : 1))
+    if (xm_g.nlocal >= 16 * (xm_g.node_cpus > 0 ? xm_g.node_cpus : 1))
         y = 0; /* 16 or more ranks per CPU: sleep at once (see the header) */
     L.yield = (unsigned)xm_env_int("LOOM_MPI_COLL_YIELD", ov ? (y < 256 ? y : 256) : 0);
     L.ycur = L.yield;

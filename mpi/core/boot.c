@@ -65,6 +65,15 @@ static int usable_cpus(void)
     return n > 0 ? (int)n : 1;
 }
 
+/* The node's CPUs as far as this rank can tell alone: its affinity, or every online
+ * CPU when it is bound narrower (a launcher's or Slurm's per-task binding, which
+ * gives the other ranks CPUs of their own).  xm_boot_set_node_cpus() corrects it. */
+static int node_cpus_guess(void)
+{
+    long on = sysconf(_SC_NPROCESSORS_ONLN);
+    return on > xm_g.ncpus ? (int)on : xm_g.ncpus;
+}
+
 int xm_boot_init(void)
 {
     int spawned = 0, size = 0, rank = 0, appnum = 0, found = 0;
@@ -142,7 +151,8 @@ static void build_local_view(void)
     }
     xm_g.nlocal = n;
     xm_g.ncpus = usable_cpus();
-    xm_g.oversubscribed = n > xm_g.ncpus;
+    xm_g.node_cpus = node_cpus_guess();
+    xm_g.oversubscribed = n > xm_g.node_cpus;
     /* node ids are below size (node indices, or a node's smallest rank) */
     int *per = calloc((size_t)xm_g.size, sizeof(int)), most = n;
     for (int r = 0; per && r < xm_g.size; r++) {
@@ -151,7 +161,12 @@ static void build_local_view(void)
             most = per[nd];
     }
     free(per);
-    xm_g.any_oversubscribed = most > xm_g.ncpus;
+    xm_g.any_oversubscribed = most > xm_g.node_cpus;
+    /* every rank takes rank 0's answer (xm_boot_fence): CPU counts can differ
+     * between nodes (Slurm's cgroups give a node the CPUs of its tasks) */
+    static int told;
+    if (xm_g.rank == 0 && !told)
+        told = xm_boot_put("ovs", xm_g.any_oversubscribed ? "1" : "0") == 0;
 }
 
 int xm_boot_put(const char *key, const char *val)
@@ -195,7 +210,20 @@ int xm_boot_fence(void)
         free(hosts);
     }
     build_local_view();
+    /* with the hostname fallback rank 0 put "ovs" after the first of two fences */
+    static int fences;
+    char v[8];
+    if (++fences == (need_host_fallback ? 2 : 1) && xm_boot_get(0, "ovs", v, sizeof(v)) == 0)
+        xm_g.any_oversubscribed = v[0] == '1';
     return 0;
+}
+
+void xm_boot_set_node_cpus(int n)
+{
+    if (n <= 0)
+        return;
+    xm_g.node_cpus = n;
+    xm_g.oversubscribed = xm_g.nlocal > n;
 }
 
 /* The node map is needed before the fence (the local leader creates the segment

@@ -6,9 +6,12 @@
  *   - xm_boot_init(): PMI2_Init -> xm_g.rank/size/appnum/jobid; node map from the job
  *     attribute PMI_process_mapping ("(vector,(node,nnodes,ppn),...)"), fallback: each
  *     rank puts its hostname, and after the fence all are read back.  Fills
- *     xm_g.node_of/local_ranks/local_index/nlocal/local_rank/oversubscribed and
- *     any_oversubscribed (the fullest node against my CPU count: the same on every rank
- *     of a job whose nodes have alike CPU sets).
+ *     xm_g.node_of/local_ranks/local_index/nlocal/local_rank, a first guess of
+ *     node_cpus/oversubscribed (my affinity, or every online CPU if I am bound
+ *     narrower) and any_oversubscribed (rank 0's: its guess against the fullest node,
+ *     put in the KVS so every rank of the job makes the same choices from it).
+ *   - xm_boot_set_node_cpus(n): the node's CPUs as the shm transport counted them
+ *     (union of the local ranks' masks) -> node_cpus, oversubscribed = nlocal > n.
  *   - xm_boot_put(key, val) / xm_boot_get(rank, key, buf, len): KVS under a per-rank
  *     key prefix ("xm-<key>-<rank>"); valid before / after xm_boot_fence() respectively.
  *   - xm_boot_fence(): one fence per MPI_Init (transports put their cards before it,
@@ -27,6 +30,7 @@ int xm_boot_get(int rank, const char *key, char *buf, int len);
 /* 1 if the node map is known before the fence (PMI_process_mapping): then
  * xm_g.nlocal etc. are valid already; 0 with the hostname fallback (valid after it). */
 int xm_boot_have_map(void);
+void xm_boot_set_node_cpus(int n);
 int xm_boot_finalize(void);
 void xm_boot_abort(int code, const char *msg) __attribute__((noreturn));
 /* Parse PMI_process_mapping for `size` ranks into node_of[]; 0 or -EINVAL. */

@@ -151,10 +151,11 @@ struct xm_state {
     int *local_index;    /* world rank -> local index or -1 (size entries) */
     int *node_of;        /* world rank -> node id */
     int ncpus;           /* CPUs this process may run on (affinity) */
-    int oversubscribed;  /* nlocal > ncpus */
-    /* some node of the job holds more ranks than I have CPUs: for choices every rank
-     * must make alike (collective algorithms), where oversubscribed, a fact about my
-     * node only, would split the job between two algorithms */
+    int node_cpus;       /* CPUs my node's ranks may run on together (boot.c, shm.c) */
+    int oversubscribed;  /* nlocal > node_cpus: waits yield and sleep, never spin long */
+    /* rank 0's view (boot.c): some node holds more ranks than it has CPUs; for choices
+     * every rank must make alike (collective algorithms), where oversubscribed, a fact
+     * about my node only, would split the job between two algorithms */
     int any_oversubscribed;
     struct xm_transport *shm; /* transport reaching node-local peers (NULL if alone) */
     struct xm_transport *net; /* netmod (later) */

@@ -30,13 +30,18 @@
  *   the shm collectives take) as long as slots x (local ranks + 1) buffers fit in 32 MiB
  *   (up to 64 local ranks), smaller beyond (16 KiB at 256, never under 2 KiB): every
  *   buffer-full is one round, a barrier of all members, and 64 ranks on 2 cores took
- *   12 ms for a 64 KiB Allreduce in 32 rounds of 2 KiB, 0.65 ms in one.  Its geometry is in the segment header for the attaching ranks.
+ *   12 ms for a 64 KiB Allreduce in 32 rounds of 2 KiB, 0.65 ms in one.  Its geometry
+ *   is in the segment header for the attaching ranks.
  *   Sleeping: each rank has a futex word `seq` in its rank_area and a `sleeping` flag.
  *   A producer publishes its packet, issues a seq_cst fence and looks at `sleeping`;
  *   only if it is set does it bump `seq` and FUTEX_WAKE.  The sleeper reads `seq`,
  *   sets `sleeping`, fences, re-checks its fastboxes and queue, then FUTEX_WAITs on
  *   the value it read: one side always sees the other (Dekker), so no wake-up is lost
  *   and the fast path costs the sender no atomic read-modify-write.
+ *   CPUs: each rank writes its affinity mask into its rank area after attaching;
+ *   xm_shm_node_cpus() waits (at most NODE_CPUS_WAIT_S) for all of them and counts the
+ *   CPUs of their union, the node's real capacity when a launcher bound every rank to
+ *   a core of its own (each rank's own mask then shows one CPU).
  * Tunables: LOOM_MPI_SHM_CELLS (cells per rank), LOOM_MPI_SHM_CELL (bytes per cell),
  *   LOOM_MPI_SHM_FBOX (bytes per fastbox, default 4096, 2048 above 16 local ranks;
  *   0 = none).
@@ -45,6 +50,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +68,7 @@
 #include "shm_queue.h"
 
 #define COLL_AREA_BUDGET (32L << 20) /* bytes for the collective buffers */
+#define NODE_CPUS_WAIT_S 10         /* xm_shm_node_cpus(): longest wait for the others */
 
 #define SEG_MAGIC 0x4c6f6f6d53484d31ull /* "LoomSHM1" */
 
@@ -71,6 +78,7 @@ struct seg_hdr {
     uint32_t nlocal, ncells, cell_size, fbox_size;
     _Atomic uint32_t attached;
     uint32_t ncslots, cbuf, cchunk; /* collective area (shm.h) */
+    _Atomic uint32_t masks;         /* rank areas whose `cpus` is written */
 };
 
 struct rank_area {
@@ -80,6 +88,7 @@ struct rank_area {
         64) _Atomic uint32_t seq; /* futex word: bumped for every wake-worthy event */
     _Atomic uint32_t sleeping;    /* 1 while the owner is (about to be) in FUTEX_WAIT */
     struct xm_shm_lmt lmt;        /* this rank's large-transfer offer (lmt.c) */
+    cpu_set_t cpus;               /* the owner's affinity once attached (node_cpus) */
 };
 
 /* One fastbox (sender -> receiver); header in the first cache line, payload after. */
@@ -236,6 +245,7 @@ static int shm_create(void)
     S.hdr->cchunk = (uint32_t)S.cchunk;
     /* fastbox flags are 0: ftruncate zero-fills */
     atomic_init(&S.hdr->attached, 1);
+    atomic_init(&S.hdr->masks, 0);
     /* the others map the segment only after the PMI fence, which orders all of the
      * above before their reads; magic last for a cheap sanity check */
     S.hdr->magic = SEG_MAGIC;
@@ -297,6 +307,11 @@ static int t_connect(struct xm_transport *t)
     int rc = S.creator ? 0 : shm_attach();
     if (rc < 0)
         return rc;
+    /* after xm_bind_init(): the mask the rank keeps */
+    struct rank_area *me = &S.ra[xm_g.local_rank];
+    if (sched_getaffinity(0, sizeof(me->cpus), &me->cpus) < 0)
+        CPU_ZERO(&me->cpus); /* counts as no CPU: the union is then the others' */
+    atomic_fetch_add_explicit(&S.hdr->masks, 1, memory_order_release);
     S.cap = S.cell_size - sizeof(struct cell);
     t->one_max = S.cap;
     S.fbox_cap = S.fbox_size ? S.fbox_size - sizeof(struct fbox) : 0;
@@ -305,6 +320,33 @@ static int t_connect(struct xm_transport *t)
     if (!S.sseq || !S.rseq)
         return -ENOMEM;
     return 0;
+}
+
+int xm_shm_node_cpus(void)
+{
+    if (!S.base || xm_g.nlocal < 2)
+        return -1;
+    /* the others write theirs right after attaching, as we did: a short wait */
+    struct timespec nap = {0, 100000}, t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (unsigned i = 0; atomic_load_explicit(&S.hdr->masks, memory_order_acquire) <
+                         (uint32_t)xm_g.nlocal;
+         i++) {
+        if (i < 64) {
+            sched_yield();
+            continue;
+        }
+        nanosleep(&nap, NULL);
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if (t.tv_sec - t0.tv_sec > NODE_CPUS_WAIT_S)
+            return -1;
+    }
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    for (int i = 0; i < xm_g.nlocal; i++)
+        CPU_OR(&all, &all, &S.ra[i].cpus);
+    int n = CPU_COUNT(&all);
+    return n > 0 ? n : -1;
 }
 
 static int t_init(struct xm_transport *t)

@@ -76,6 +76,9 @@ void xm_shm_wake(int lidx);
 /* several ranks: one xm_shm_wake_fence(), then xm_shm_wake_nf() for each */
 void xm_shm_wake_fence(void);
 void xm_shm_wake_nf(int lidx);
+/* CPUs in the union of the local ranks' affinity masks (after connect; waits up to
+ * 10 s for every local rank to have attached); -1 without a segment or on timeout */
+int xm_shm_node_cpus(void);
 /* the large-transfer offer slot of local rank lidx (NULL without a segment) */
 struct xm_shm_lmt *xm_shm_lmt_slot(int lidx);
 
