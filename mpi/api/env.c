@@ -166,11 +166,14 @@ static int init_common(void)
         xm_die("attaching the shared segment: %s", strerror(-rc));
     if (!force_tcp)
         xm_boot_set_node_cpus(xm_shm_node_cpus()); /* before p2p picks its wait policy */
+    char mach[48] = "";
+    if (xm_g.machine_ranks > xm_g.nlocal) /* other nodes on this machine */
+        snprintf(mach, sizeof(mach), ", %d rank(s) on this machine", xm_g.machine_ranks);
     if (getenv("LOOM_MPI_DEBUG"))
         fprintf(stderr,
-                "loom-mpi: rank %d: %d rank(s) on this node share %d CPU(s)%s; "
+                "loom-mpi: rank %d: %d rank(s) on this node share %d CPU(s)%s%s; "
                 "rank 0: %s\n",
-                xm_g.rank, xm_g.nlocal, xm_g.node_cpus,
+                xm_g.rank, xm_g.nlocal, xm_g.node_cpus, mach,
                 xm_g.oversubscribed ? ": oversubscribed" : "",
                 xm_g.any_oversubscribed ? "some node oversubscribed" : "no node oversubscribed");
     xm_g.shm = !force_tcp && xm_g.nlocal > 1 ? shm : NULL;

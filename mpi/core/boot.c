@@ -27,6 +27,8 @@
 #include "boot.h"
 #include "xm.h"
 
+#define MACH_MAX_NODES 64 /* count_machine(): larger jobs are taken as a node per machine */
+
 static int need_host_fallback;
 
 int xm_boot_parse_mapping(const char *s, int size, int *node_of)
@@ -63,6 +65,21 @@ static int usable_cpus(void)
         return CPU_COUNT(&set);
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
+}
+
+/* This machine's boot id (the same in every network namespace and container of one
+ * kernel), or a name no other rank has. */
+static const char *machine_id(char *buf, size_t len)
+{
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    int ok = f && fgets(buf, (int)len, f) && buf[0] != '\n';
+    if (f)
+        fclose(f);
+    if (ok)
+        buf[strcspn(buf, "\n")] = 0;
+    else
+        snprintf(buf, len, "rank-%d", xm_g.rank);
+    return buf;
 }
 
 /* The node's CPUs as far as this rank can tell alone: its affinity, or every online
@@ -167,6 +184,44 @@ static void build_local_view(void)
     static int told;
     if (xm_g.rank == 0 && !told)
         told = xm_boot_put("ovs", xm_g.any_oversubscribed ? "1" : "0") == 0;
+    xm_g.machine_ranks = n;
+    /* node leaders say which machine (kernel) they run on: nodes can share one
+     * (network namespaces, several slurmd per host, LOOM_MPI_FAKE_NODES) */
+    static int said;
+    char id[64];
+    if (xm_g.local_rank == 0 && n < xm_g.size && !said)
+        said = xm_boot_put("mach", machine_id(id, sizeof(id))) == 0;
+}
+
+/* After the fence: ranks of other nodes on my machine (jobs of at most MACH_MAX_NODES
+ * nodes: one get per node and rank) -> machine_ranks, oversubscribed. */
+static void count_machine(void)
+{
+    int *per = xm_g.nlocal < xm_g.size ? calloc((size_t)xm_g.size, sizeof(int)) : NULL;
+    int *lead = per ? malloc((size_t)xm_g.size * sizeof(int)) : NULL, nnodes = 0;
+    char mine[64], v[64];
+    if (!lead)
+        goto out;
+    for (int r = 0; r < xm_g.size; r++) {
+        int nd = xm_g.node_of[r];
+        if (nd < 0 || nd >= xm_g.size)
+            goto out;
+        if (per[nd]++ == 0)
+            lead[nnodes++] = r;
+    }
+    if (nnodes > MACH_MAX_NODES)
+        goto out;
+    machine_id(mine, sizeof(mine));
+    for (int i = 0; i < nnodes; i++) {
+        int nd = xm_g.node_of[lead[i]];
+        if (nd != xm_g.node_of[xm_g.rank] && xm_boot_get(lead[i], "mach", v, sizeof(v)) == 0 &&
+            strcmp(v, mine) == 0)
+            xm_g.machine_ranks += per[nd];
+    }
+    xm_g.oversubscribed = xm_g.machine_ranks > xm_g.node_cpus;
+out:
+    free(per);
+    free(lead);
 }
 
 int xm_boot_put(const char *key, const char *val)
@@ -213,8 +268,11 @@ int xm_boot_fence(void)
     /* with the hostname fallback rank 0 put "ovs" after the first of two fences */
     static int fences;
     char v[8];
-    if (++fences == (need_host_fallback ? 2 : 1) && xm_boot_get(0, "ovs", v, sizeof(v)) == 0)
-        xm_g.any_oversubscribed = v[0] == '1';
+    if (++fences == (need_host_fallback ? 2 : 1)) {
+        if (xm_boot_get(0, "ovs", v, sizeof(v)) == 0)
+            xm_g.any_oversubscribed = v[0] == '1';
+        count_machine();
+    }
     return 0;
 }
 
@@ -223,7 +281,7 @@ void xm_boot_set_node_cpus(int n)
     if (n <= 0)
         return;
     xm_g.node_cpus = n;
-    xm_g.oversubscribed = xm_g.nlocal > n;
+    xm_g.oversubscribed = xm_g.machine_ranks > n;
 }
 
 /* The node map is needed before the fence (the local leader creates the segment

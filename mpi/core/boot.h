@@ -11,7 +11,9 @@
  *     narrower) and any_oversubscribed (rank 0's: its guess against the fullest node,
  *     put in the KVS so every rank of the job makes the same choices from it).
  *   - xm_boot_set_node_cpus(n): the node's CPUs as the shm transport counted them
- *     (union of the local ranks' masks) -> node_cpus, oversubscribed = nlocal > n.
+ *     (union of the local ranks' masks) -> node_cpus, oversubscribed = machine_ranks > n,
+ *     where machine_ranks adds the ranks of other nodes on this machine (same boot id:
+ *     network namespaces, several slurmd on a host; jobs of up to 64 nodes).
  *   - xm_boot_put(key, val) / xm_boot_get(rank, key, buf, len): KVS under a per-rank
  *     key prefix ("xm-<key>-<rank>"); valid before / after xm_boot_fence() respectively.
  *   - xm_boot_fence(): one fence per MPI_Init (transports put their cards before it,

@@ -152,7 +152,8 @@ struct xm_state {
     int *node_of;        /* world rank -> node id */
     int ncpus;           /* CPUs this process may run on (affinity) */
     int node_cpus;       /* CPUs my node's ranks may run on together (boot.c, shm.c) */
-    int oversubscribed;  /* nlocal > node_cpus: waits yield and sleep, never spin long */
+    int machine_ranks;   /* ranks on my machine: nlocal plus other nodes' on it */
+    int oversubscribed;  /* machine_ranks > node_cpus: waits yield and sleep, never spin */
     /* rank 0's view (boot.c): some node holds more ranks than it has CPUs; for choices
      * every rank must make alike (collective algorithms), where oversubscribed, a fact
      * about my node only, would split the job between two algorithms */

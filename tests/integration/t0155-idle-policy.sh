@@ -3,7 +3,8 @@
 # union of their affinity masks) before it picks how waits idle: ranks bound to a core
 # each are not oversubscribed (they spin), ranks pinned to one CPU or more ranks than
 # CPUs are (they yield and sleep).  Checked through LOOM_MPI_DEBUG's line
-#   loom-mpi: rank R: N rank(s) on this node share C CPU(s)[: oversubscribed]; rank 0: ...
+#   loom-mpi: rank R: N rank(s) on this node share C CPU(s)[, M rank(s) on this machine]
+#             [: oversubscribed]; rank 0: ...
 # Before, a rank counted only its own mask: under -bind-to core (or Slurm's per-task
 # binding) every rank saw 1 CPU for N ranks and slept in every wait (8 B messages
 # between ranks computing 8-128 us took 46-56 us more each).
@@ -40,5 +41,13 @@ run_job -bind-to core -genv LOOM_MPI_DEBUG 1 -n "$n" "$hello"
 assert_rc 0 "-bind-to core -n $n"
 assert_eq "$(policy_lines "$n" "$ncpu CPU\(s\): oversubscribed; rank 0: some node oversubscribed")" \
     "$n" "-bind-to core -n $n (two ranks share a core): oversubscribed"
+
+# Pretend nodes on one machine (as network-namespace nodes or several slurmd on a host):
+# each has ncpu ranks on its ncpu CPUs, but the machine has twice that many ranks.
+n=$((2 * ncpu))
+run_job -genv LOOM_MPI_FAKE_NODES "$ncpu" -genv LOOM_MPI_DEBUG 1 -n "$n" "$hello"
+assert_rc 0 "-n $n in pretend nodes of $ncpu"
+assert_eq "$(policy_lines "$ncpu" "$ncpu CPU\(s\), $n rank\(s\) on this machine: oversubscribed; .*")" \
+    "$n" "pretend nodes of $ncpu ranks on one $ncpu-CPU machine: oversubscribed"
 
 finish
