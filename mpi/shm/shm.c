@@ -32,7 +32,9 @@
  *   buffer-full is one round, a barrier of all members, and 64 ranks on 2 cores took
  *   12 ms for a 64 KiB Allreduce in 32 rounds of 2 KiB, 0.65 ms in one.  Its geometry
  *   is in the segment header for the attaching ranks.
- *   Sleeping: each rank has a futex word `seq` in its rank_area and a `sleeping` flag.
+ *   Sleeping: each rank has a futex word `seq` in its rank_area and a `sleeping` count
+ *   (two threads of a rank can sleep at once: tcp.c's helper and the rank itself);
+ *   wakers wake every sleeper.
  *   A producer publishes its packet, issues a seq_cst fence and looks at `sleeping`;
  *   only if it is set does it bump `seq` and FUTEX_WAKE.  The sleeper reads `seq`,
  *   sets `sleeping`, fences, re-checks its fastboxes and queue, then FUTEX_WAITs on
@@ -49,6 +51,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/futex.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -86,7 +89,7 @@ struct rank_area {
     struct xm_q freeq;
     _Alignas(
         64) _Atomic uint32_t seq; /* futex word: bumped for every wake-worthy event */
-    _Atomic uint32_t sleeping;    /* 1 while the owner is (about to be) in FUTEX_WAIT */
+    _Atomic uint32_t sleeping;    /* threads of the owner (about to be) in FUTEX_WAIT */
     struct xm_shm_lmt lmt;        /* this rank's large-transfer offer (lmt.c) */
     cpu_set_t cpus;               /* the owner's affinity once attached (node_cpus) */
 };
@@ -122,6 +125,7 @@ static struct {
     int want_cell;         /* an alloc failed: block() also watches the free queue */
     char name[128];
     int creator;
+    unsigned long late_wakes; /* block_on(w) timeouts with *w already moved (lost wakes) */
 } S;
 
 static struct cell *cell_at(uint64_t off)
@@ -166,7 +170,7 @@ static void wake(int lidx)
         /* release: FUTEX_WAIT compares seq; a sleeper that read the old value before
          * setting `sleeping` returns at once (EAGAIN) or is woken below */
         atomic_fetch_add_explicit(&a->seq, 1, memory_order_release);
-        syscall(SYS_futex, &a->seq, FUTEX_WAKE, 1, NULL, NULL, 0);
+        syscall(SYS_futex, &a->seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
     }
 }
 
@@ -356,6 +360,9 @@ static int t_init(struct xm_transport *t)
 
 static int t_finalize(struct xm_transport *t)
 {
+    if (S.late_wakes && getenv("LOOM_MPI_DEBUG"))
+        fprintf(stderr, "loom-mpi: rank %d: %lu shm sleep(s) outlived their wake-up\n",
+                xm_g.rank, S.late_wakes);
     if (S.base && S.base != MAP_FAILED)
         munmap(S.base, S.size);
     S.base = NULL;
@@ -497,17 +504,23 @@ static void block_on(const _Atomic uint32_t *w, uint32_t old, int timeout_ms)
     struct rank_area *me = &S.ra[xm_g.local_rank];
     /* acquire: everything the waker did before its seq bump is visible if we read it */
     uint32_t s = atomic_load_explicit(&me->seq, memory_order_acquire);
-    /* relaxed store + seq_cst fence: pairs with the fence in wake() (Dekker) */
-    atomic_store_explicit(&me->sleeping, 1, memory_order_relaxed);
+    /* a count, not a flag: the TCP netmod's helper thread (tcp.c) may still sleep
+     * here for us when this thread comes to sleep too; a flag cleared by the first to
+     * wake hid the other from wakers, and it slept its whole timeout (20 ms Barriers
+     * across nodes).  Relaxed RMW + seq_cst fence: pairs with the fence in wake()
+     * (Dekker). */
+    atomic_fetch_add_explicit(&me->sleeping, 1, memory_order_relaxed);
     atomic_thread_fence(memory_order_seq_cst);
     /* relaxed load of *w: ordered by the fence (the caller re-reads with acquire) */
     if (!have_work() && !(w && atomic_load_explicit(w, memory_order_relaxed) != old)) {
         struct timespec ts = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L};
         /* returns at once (EAGAIN) if seq moved since we read s */
-        syscall(SYS_futex, &me->seq, FUTEX_WAIT, s, &ts, NULL, 0);
+        if (syscall(SYS_futex, &me->seq, FUTEX_WAIT, s, &ts, NULL, 0) < 0 &&
+            errno == ETIMEDOUT && w && atomic_load_explicit(w, memory_order_relaxed) != old)
+            S.late_wakes++; /* what we waited for came, its wake-up did not */
     }
     /* relaxed: only a hint for wakers; a spurious wake costs one syscall */
-    atomic_store_explicit(&me->sleeping, 0, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&me->sleeping, 1, memory_order_relaxed);
 }
 
 static int t_block(struct xm_transport *t, int timeout_ms)
@@ -597,7 +610,7 @@ void xm_shm_wake_nf(int lidx)
     if (atomic_load_explicit(&a->sleeping, memory_order_relaxed)) {
         /* release: as in wake() */
         atomic_fetch_add_explicit(&a->seq, 1, memory_order_release);
-        syscall(SYS_futex, &a->seq, FUTEX_WAKE, 1, NULL, NULL, 0);
+        syscall(SYS_futex, &a->seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
     }
 }
 
