@@ -5,10 +5,10 @@
  * Why: on a shared, noisy machine the round-trip time of one path drifts between states
  * that last seconds (the same binary's 8 B latency between two network namespaces ranges
  * 8-17 us from one launch to the next), so an MPI job and a separate floor run often see
- * different states.  Here ranks 0 and 1 also open a plain TCP connection to each other and
- * run blocks of K polling round trips over it, then K MPI_Send/MPI_Recv round trips, then
- * again, the order flipped every pair; each MPI block is compared with the floor block
- * next to it.  The same source is compiled by Loom's, MPICH's and Open MPI's mpicc.
+ * different states.  Here ranks 0 and 1 also open a plain TCP connection to each other
+ * and run blocks of K polling round trips over it, then K MPI_Send/MPI_Recv round trips,
+ * then again, the order flipped every pair; each MPI block is compared with the floor
+ * block next to it.  The same source is compiled by Loom's, MPICH's and Open MPI's mpicc.
  *
  * Usage: mpiexec -n 2 pairlat [-p PAIRS] [-B SECONDS]
  *   -p  block pairs per size (default 40)       -B  seconds per block (default 0.004)
@@ -19,8 +19,9 @@
  *   RESULT pmpi   2 <bytes> <median MPI block, half round trip> us <K> <min> <max>
  *   RESULT pratio 2 <bytes> <median of MPI block / its floor block> x <pairs> <min> <max>
  * The floor is bench/tcp/pollpp.c's: non-blocking sockets polled with recv/send, no
- * framing, TCP_NODELAY; "0 B" moves 1 byte (TCP cannot carry 0).  A rank stuck for 60 s in
- * the floor's poll exits with an error; the MPI part has the MPI's own failure handling.
+ * framing, TCP_NODELAY; "0 B" moves 1 byte (TCP cannot carry 0).  A rank stuck for 60 s
+ * in the floor's poll exits with an error; the MPI part has the MPI's own failure
+ * handling.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -58,7 +59,8 @@ static void fail(const char *what)
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
-/* Exact-length polling send/recv on a non-blocking socket; 60 s without progress fails. */
+/* Exact-length polling send/recv on a non-blocking socket; 60 s without progress fails.
+ */
 static void xfer(int fd, char *p, size_t n, int out)
 {
     double t0 = 0;
@@ -136,14 +138,15 @@ static int try_connect(uint32_t addr, uint32_t port, uint64_t cookie)
     struct pollfd p = {.fd = fd, .events = POLLOUT};
     int err = 0;
     socklen_t l = sizeof(err);
-    if (poll(&p, 1, 2000) != 1 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &l) < 0 || err)
+    if (poll(&p, 1, 2000) != 1 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &l) < 0 ||
+        err)
         goto bad;
     if (send(fd, &cookie, sizeof(cookie), MSG_NOSIGNAL) != sizeof(cookie))
         goto bad;
     uint64_t back = 0;
     p.events = POLLIN;
-    if (poll(&p, 1, 2000) != 1 || recv(fd, &back, sizeof(back), MSG_WAITALL) != sizeof(back) ||
-        back != cookie)
+    if (poll(&p, 1, 2000) != 1 ||
+        recv(fd, &back, sizeof(back), MSG_WAITALL) != sizeof(back) || back != cookie)
         goto bad;
     return fd;
 bad:
@@ -159,7 +162,8 @@ static int floor_connect(void)
     if (rank == 0) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        c.cookie = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ (uint64_t)getpid();
+        c.cookie =
+            ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ (uint64_t)getpid();
         lfd = listener(&c);
         MPI_Send(&c, sizeof(c), MPI_BYTE, 1, 7, MPI_COMM_WORLD);
         /* accept until rank 1 reports, dropping connections without our cookie */
@@ -215,9 +219,11 @@ static double block(int fd, int use_mpi, long bytes, long k)
         if (use_mpi) {
             if (rank == 0) {
                 MPI_Send(buf, (int)bytes, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
-                MPI_Recv(buf, (int)bytes, MPI_CHAR, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Recv(buf, (int)bytes, MPI_CHAR, 1, 1, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE);
             } else if (rank == 1) {
-                MPI_Recv(buf, (int)bytes, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Recv(buf, (int)bytes, MPI_CHAR, 0, 1, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE);
                 MPI_Send(buf, (int)bytes, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
             }
         } else if (rank == 0) {

@@ -27,7 +27,8 @@
 #include "boot.h"
 #include "xm.h"
 
-#define MACH_MAX_NODES 64 /* count_machine(): larger jobs are taken as a node per machine */
+/* count_machine(): jobs of more nodes are taken as one node per machine */
+#define MACH_MAX_NODES 64
 
 static int need_host_fallback;
 
@@ -214,8 +215,8 @@ static void count_machine(void)
     machine_id(mine, sizeof(mine));
     for (int i = 0; i < nnodes; i++) {
         int nd = xm_g.node_of[lead[i]];
-        if (nd != xm_g.node_of[xm_g.rank] && xm_boot_get(lead[i], "mach", v, sizeof(v)) == 0 &&
-            strcmp(v, mine) == 0)
+        if (nd != xm_g.node_of[xm_g.rank] &&
+            xm_boot_get(lead[i], "mach", v, sizeof(v)) == 0 && strcmp(v, mine) == 0)
             xm_g.machine_ranks += per[nd];
     }
     xm_g.oversubscribed = xm_g.machine_ranks > xm_g.node_cpus;

@@ -71,7 +71,7 @@
 #include "shm_queue.h"
 
 #define COLL_AREA_BUDGET (32L << 20) /* bytes for the collective buffers */
-#define NODE_CPUS_WAIT_S 10         /* xm_shm_node_cpus(): longest wait for the others */
+#define NODE_CPUS_WAIT_S 10          /* xm_shm_node_cpus(): longest wait for the others */
 
 #define SEG_MAGIC 0x4c6f6f6d53484d31ull /* "LoomSHM1" */
 
@@ -125,7 +125,7 @@ static struct {
     int want_cell;         /* an alloc failed: block() also watches the free queue */
     char name[128];
     int creator;
-    unsigned long late_wakes; /* block_on(w) timeouts with *w already moved (lost wakes) */
+    unsigned long late_wakes; /* block_on(w) timeouts after *w moved: lost wake-ups */
 } S;
 
 static struct cell *cell_at(uint64_t off)
@@ -516,7 +516,8 @@ static void block_on(const _Atomic uint32_t *w, uint32_t old, int timeout_ms)
         struct timespec ts = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L};
         /* returns at once (EAGAIN) if seq moved since we read s */
         if (syscall(SYS_futex, &me->seq, FUTEX_WAIT, s, &ts, NULL, 0) < 0 &&
-            errno == ETIMEDOUT && w && atomic_load_explicit(w, memory_order_relaxed) != old)
+            errno == ETIMEDOUT && w &&
+            atomic_load_explicit(w, memory_order_relaxed) != old)
             S.late_wakes++; /* what we waited for came, its wake-up did not */
     }
     /* relaxed: only a hint for wakers; a spurious wake costs one syscall */
