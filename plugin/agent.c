@@ -86,6 +86,8 @@ struct agent {
     int task_ends_closed;
     int killed;
     int kill_sent;   /* slurm_kill_job_step asked (once) */
+    int in_fini;     /* loom_agent_stop() runs the loop: it sends the kill itself */
+    uint64_t kill_at; /* when kill_now() is due (loop_now_ms) */
     int hold_output; /* between the abort line and the kill: replies wait */
     int in_psrv;
 };
@@ -112,7 +114,8 @@ static int set_thread_nice(int nice)
 }
 
 #define KILL_DELAY_MS 100
-#define FLUSH_MS 200 /* fini: longest wait for bytes still queued on the tree links */
+#define FLUSH_MS 200     /* fini: longest wait for bytes still queued on the tree links */
+#define FLUSH_STUCK_MS 20 /* ... and for a link that takes none of them (silent) */
 
 static int client_flush(struct client *c);
 
@@ -138,7 +141,8 @@ static void kill_now(struct loop *lp, struct loop_timer *t, void *arg)
     for (int i = 0; i < st->local_count; i++)
         if (a->cl[i].fd >= 0 && a->cl[i].len)
             (void)client_flush(&a->cl[i]);
-    send_kill(a);
+    if (!a->in_fini)
+        send_kill(a);
 }
 
 /* The job must end.  psrv floods an abort to every node, so every stepd gets
@@ -155,6 +159,7 @@ static void kill_step(struct agent *a, int rank, const char *msg)
     if (a->killed)
         return;
     a->killed = 1;
+    a->kill_at = loop_now_ms() + KILL_DELAY_MS;
     /* Hold the rc!=0 replies psrv is about to send: a task that got one would
      * exit at once, and srun could tear the step's I/O down before the line
      * below reached its stderr (seen once in the node-gone test). */
@@ -793,20 +798,36 @@ void loom_agent_stop(void)
         loop_wake(a->lp);
         pthread_join(a->thr, NULL);
     }
+    /* The thread is gone; the loop runs here a little longer when
+     *  - bytes are still queued on the tree links (an abort flood sent just now, when
+     *    the aborting rank's exit ended this node's step): up to FLUSH_MS, as long as
+     *    some leave every FLUSH_STUCK_MS (a silent link takes none);
+     *  - the kill is owed: this node's step can end before KILL_DELAY_MS (the aborting
+     *    rank exits at once), and the kill must still come, or no one may send it, but
+     *    not at once: srun, told of the kill, could end before it wrote this node's
+     *    last output (rank 0's "connection ... lost" went missing about 1 run in 20
+     *    with a silenced link). */
+    if (a->started) {
+        uint64_t now = loop_now_ms(), end = now + FLUSH_MS, moved = now;
+        size_t left = 0;
 #ifndef LOOM_PLUGIN_NO_TREENET
-    /* What is still queued on the tree links (an abort flood sent just now, when the
-     * aborting rank's exit ended this node's step) gets FLUSH_MS to leave; the
-     * thread is gone, so the loop runs here. */
-    if (a->started && a->tn) {
-        uint64_t end = loop_now_ms() + FLUSH_MS;
-        while (treenet_queued(a->tn) > 0 && loop_now_ms() < end)
-            if (loop_run_once(a->lp, 10) < 0)
-                break;
-    }
+        left = a->tn ? treenet_queued(a->tn) : 0;
 #endif
-    /* The kill waits KILL_DELAY_MS for the abort flood, but this node's step can
-     * end sooner (the aborting rank exits at once): ask now, or no one may (the
-     * flood may not have left over a silent link). */
+        a->in_fini = 1;
+        while ((left > 0 && now < end && now - moved < FLUSH_STUCK_MS) ||
+               (a->killed && !a->kill_sent && now < a->kill_at)) {
+            if (loop_run_once(a->lp, 5) < 0)
+                break;
+            size_t q = 0;
+#ifndef LOOM_PLUGIN_NO_TREENET
+            q = a->tn ? treenet_queued(a->tn) : 0;
+#endif
+            now = loop_now_ms();
+            if (q < left)
+                moved = now;
+            left = q;
+        }
+    }
     if (a->killed)
         send_kill(a);
     g_agent = NULL;
