@@ -85,10 +85,10 @@ struct agent {
     int started;
     int task_ends_closed;
     int killed;
-    int kill_sent;   /* slurm_kill_job_step asked (once) */
-    int in_fini;     /* loom_agent_stop() runs the loop: it sends the kill itself */
+    int kill_sent;    /* slurm_kill_job_step asked (once) */
+    int in_fini;      /* loom_agent_stop() runs the loop: it sends the kill itself */
     uint64_t kill_at; /* when kill_now() is due (loop_now_ms) */
-    int hold_output; /* between the abort line and the kill: replies wait */
+    int hold_output;  /* between the abort line and the kill: replies wait */
     int in_psrv;
 };
 
@@ -114,7 +114,7 @@ static int set_thread_nice(int nice)
 }
 
 #define KILL_DELAY_MS 100
-#define FLUSH_MS 200     /* fini: longest wait for bytes still queued on the tree links */
+#define FLUSH_MS 200 /* fini: longest wait for bytes still queued on the tree links */
 #define FLUSH_STUCK_MS 20 /* ... and for a link that takes none of them (silent) */
 
 static int client_flush(struct client *c);
@@ -823,7 +823,7 @@ void loom_agent_stop(void)
             q = a->tn ? treenet_queued(a->tn) : 0;
 #endif
             now = loop_now_ms();
-            if (q < left)
+            if (q != left) /* some left, or more came (a flood from inside the loop) */
                 moved = now;
             left = q;
         }

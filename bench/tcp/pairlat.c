@@ -125,7 +125,8 @@ static int listener(struct card *c)
     return fd;
 }
 
-/* rank 1: connect to one address within 2 s and prove it reached rank 0 (cookie echo) */
+/* rank 1: connect to one address within 1 s and prove it reached rank 0 (cookie echo,
+ * 1 s): at most 16 addresses x 2 s, well inside rank 0's STUCK_S */
 static int try_connect(uint32_t addr, uint32_t port, uint64_t cookie)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
@@ -138,14 +139,14 @@ static int try_connect(uint32_t addr, uint32_t port, uint64_t cookie)
     struct pollfd p = {.fd = fd, .events = POLLOUT};
     int err = 0;
     socklen_t l = sizeof(err);
-    if (poll(&p, 1, 2000) != 1 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &l) < 0 ||
+    if (poll(&p, 1, 1000) != 1 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &l) < 0 ||
         err)
         goto bad;
     if (send(fd, &cookie, sizeof(cookie), MSG_NOSIGNAL) != sizeof(cookie))
         goto bad;
     uint64_t back = 0;
     p.events = POLLIN;
-    if (poll(&p, 1, 2000) != 1 ||
+    if (poll(&p, 1, 1000) != 1 ||
         recv(fd, &back, sizeof(back), MSG_WAITALL) != sizeof(back) || back != cookie)
         goto bad;
     return fd;
@@ -154,8 +155,9 @@ bad:
     return -1;
 }
 
-/* The floor connection between ranks 0 and 1, or -1 on both if none could be made. */
-static int floor_connect(void)
+/* The floor connection between ranks 0 and 1 in *fdp (-1 elsewhere); returns on every
+ * rank whether there is one. */
+static int floor_connect(int *fdp)
 {
     struct card c = {0};
     int lfd = -1, fd = -1, ok = 0;
@@ -166,7 +168,8 @@ static int floor_connect(void)
             ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ (uint64_t)getpid();
         lfd = listener(&c);
         MPI_Send(&c, sizeof(c), MPI_BYTE, 1, 7, MPI_COMM_WORLD);
-        /* accept until rank 1 reports, dropping connections without our cookie */
+        /* accept until rank 1 reports, dropping connections without our cookie; the
+         * last one proven is the one rank 1 kept (it reports only after its echo) */
         MPI_Request rq;
         MPI_Irecv(&ok, 1, MPI_INT, 1, 8, MPI_COMM_WORLD, &rq);
         double t0 = MPI_Wtime();
@@ -176,13 +179,16 @@ static int floor_connect(void)
                 int a = accept(lfd, NULL, NULL);
                 uint64_t got = 0;
                 struct pollfd q = {.fd = a, .events = POLLIN};
-                if (a >= 0 && poll(&q, 1, 2000) == 1 &&
-                    recv(a, &got, sizeof(got), MSG_WAITALL) == sizeof(got) &&
+                if (a >= 0 && poll(&q, 1, 1000) == 1 &&
+                    recv(a, &got, sizeof(got), MSG_DONTWAIT) == sizeof(got) &&
                     got == c.cookie &&
-                    send(a, &got, sizeof(got), MSG_NOSIGNAL) == sizeof(got) && fd < 0)
+                    send(a, &got, sizeof(got), MSG_NOSIGNAL) == sizeof(got)) {
+                    if (fd >= 0)
+                        close(fd);
                     fd = a;
-                else if (a >= 0)
+                } else if (a >= 0) {
                     close(a);
+                }
             }
             MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
             if (!done && MPI_Wtime() - t0 > STUCK_S) {
@@ -207,7 +213,8 @@ static int floor_connect(void)
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     }
-    return ok ? fd : -1;
+    *fdp = fd;
+    return ok;
 }
 
 /* K round trips, floor (fd) or MPI; returns rank 0's half round trip in us */
@@ -278,8 +285,8 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    int fd = floor_connect();
-    if (fd < 0 && rank < 2) {
+    int fd = -1;
+    if (!floor_connect(&fd)) { /* every rank knows: all leave together */
         if (rank == 0)
             fprintf(stderr, "pairlat: no TCP connection between ranks 0 and 1\n");
         MPI_Finalize();

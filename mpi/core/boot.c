@@ -83,6 +83,15 @@ static const char *machine_id(char *buf, size_t len)
     return buf;
 }
 
+/* More ranks than CPUs: on my node (the union of its ranks' masks, once known), or
+ * on my machine (the ranks of every node on it against its online CPUs). */
+static void decide_oversubscribed(void)
+{
+    long on = sysconf(_SC_NPROCESSORS_ONLN);
+    xm_g.oversubscribed =
+        xm_g.nlocal > xm_g.node_cpus || (on > 0 && xm_g.machine_ranks > on);
+}
+
 /* The node's CPUs as far as this rank can tell alone: its affinity, or every online
  * CPU when it is bound narrower (a launcher's or Slurm's per-task binding, which
  * gives the other ranks CPUs of their own).  xm_boot_set_node_cpus() corrects it. */
@@ -170,7 +179,8 @@ static void build_local_view(void)
     xm_g.nlocal = n;
     xm_g.ncpus = usable_cpus();
     xm_g.node_cpus = node_cpus_guess();
-    xm_g.oversubscribed = n > xm_g.node_cpus;
+    xm_g.machine_ranks = n;
+    decide_oversubscribed();
     /* node ids are below size (node indices, or a node's smallest rank) */
     int *per = calloc((size_t)xm_g.size, sizeof(int)), most = n;
     for (int r = 0; per && r < xm_g.size; r++) {
@@ -185,7 +195,6 @@ static void build_local_view(void)
     static int told;
     if (xm_g.rank == 0 && !told)
         told = xm_boot_put("ovs", xm_g.any_oversubscribed ? "1" : "0") == 0;
-    xm_g.machine_ranks = n;
     /* node leaders say which machine (kernel) they run on: nodes can share one
      * (network namespaces, several slurmd per host, LOOM_MPI_FAKE_NODES) */
     static int said;
@@ -219,7 +228,7 @@ static void count_machine(void)
             xm_boot_get(lead[i], "mach", v, sizeof(v)) == 0 && strcmp(v, mine) == 0)
             xm_g.machine_ranks += per[nd];
     }
-    xm_g.oversubscribed = xm_g.machine_ranks > xm_g.node_cpus;
+    decide_oversubscribed();
 out:
     free(per);
     free(lead);
@@ -244,9 +253,12 @@ int xm_boot_get(int rank, const char *key, char *buf, int len)
 
 int xm_boot_fence(void)
 {
+    static int fences;
     if (PMI2_KVS_Fence() != PMI2_SUCCESS)
         return -EIO;
-    if (need_host_fallback) {
+    /* the hostnames once: read again at the second fence they undid the pretend
+     * nodes of LOOM_MPI_FAKE_NODES that the segment was made for */
+    if (need_host_fallback && fences == 0) {
         /* node id = smallest rank with the same hostname */
         char(*hosts)[MPI_MAX_PROCESSOR_NAME] = calloc((size_t)xm_g.size, sizeof(*hosts));
         if (!hosts)
@@ -267,11 +279,11 @@ int xm_boot_fence(void)
     }
     build_local_view();
     /* with the hostname fallback rank 0 put "ovs" after the first of two fences */
-    static int fences;
     char v[8];
     if (++fences == (need_host_fallback ? 2 : 1)) {
-        if (xm_boot_get(0, "ovs", v, sizeof(v)) == 0)
-            xm_g.any_oversubscribed = v[0] == '1';
+        /* rank 0's view or, if it is missing, the same constant everywhere: a rank
+         * keeping its own guess could pick another collective algorithm */
+        xm_g.any_oversubscribed = xm_boot_get(0, "ovs", v, sizeof(v)) == 0 && v[0] == '1';
         count_machine();
     }
     return 0;
@@ -282,7 +294,7 @@ void xm_boot_set_node_cpus(int n)
     if (n <= 0)
         return;
     xm_g.node_cpus = n;
-    xm_g.oversubscribed = xm_g.machine_ranks > n;
+    decide_oversubscribed();
 }
 
 /* The node map is needed before the fence (the local leader creates the segment
