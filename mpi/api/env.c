@@ -129,6 +129,20 @@ int xm_err(struct xm_comm *c, int cls, const char *fn)
     xm_die("%s: %s", fn, s);
 }
 
+/* LOOM_MPI_DEBUG: what the wait policy was chosen from (mpi/README.md) */
+static void report_idle_policy(void)
+{
+    char mach[48] = "";
+    if (xm_g.machine_ranks > xm_g.nlocal) /* other nodes on this machine */
+        snprintf(mach, sizeof(mach), ", %d rank(s) on this machine", xm_g.machine_ranks);
+    fprintf(
+        stderr,
+        "loom-mpi: rank %d: %d rank(s) on this node share %d CPU(s)%s%s; rank 0: %s\n",
+        xm_g.rank, xm_g.nlocal, xm_g.node_cpus, mach,
+        xm_g.oversubscribed ? ": oversubscribed" : "",
+        xm_g.any_oversubscribed ? "some node oversubscribed" : "no node oversubscribed");
+}
+
 static int init_common(void)
 {
     if (xm_g.initialized || xm_g.finalized)
@@ -166,16 +180,8 @@ static int init_common(void)
         xm_die("attaching the shared segment: %s", strerror(-rc));
     if (!force_tcp)
         xm_boot_set_node_cpus(xm_shm_node_cpus()); /* before p2p picks its wait policy */
-    char mach[48] = "";
-    if (xm_g.machine_ranks > xm_g.nlocal) /* other nodes on this machine */
-        snprintf(mach, sizeof(mach), ", %d rank(s) on this machine", xm_g.machine_ranks);
     if (getenv("LOOM_MPI_DEBUG"))
-        fprintf(stderr,
-                "loom-mpi: rank %d: %d rank(s) on this node share %d CPU(s)%s%s; "
-                "rank 0: %s\n",
-                xm_g.rank, xm_g.nlocal, xm_g.node_cpus, mach,
-                xm_g.oversubscribed ? ": oversubscribed" : "",
-                xm_g.any_oversubscribed ? "some node oversubscribed" : "no node oversubscribed");
+        report_idle_policy();
     xm_g.shm = !force_tcp && xm_g.nlocal > 1 ? shm : NULL;
     int need_net = force_tcp ? xm_g.size > 1 : xm_g.nlocal < xm_g.size;
     if (need_net) {
