@@ -1,0 +1,1 @@
+# tests/security/mpitcp.mk - (fragment of tests/security/Makefile.am; see there)

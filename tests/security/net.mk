@@ -1,0 +1,1 @@
+# tests/security/net.mk - (fragment of tests/security/Makefile.am; see there)
