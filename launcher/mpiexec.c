@@ -67,6 +67,7 @@
 #include "conn.h"
 #include "cpus.h"
 #include "fdio.h"
+#include "flow.h"
 #include "front.h"
 #include "iofwd.h"
 #include "log.h"
@@ -83,6 +84,10 @@ extern char **environ;
 #define GONE_DELAY_MS 100   /* PMI hang-up: let the rank's exit be seen first */
 #define READ_CHUNK 65536
 #define FLUSH_THRESHOLD (256 * 1024)
+/* Proxy mode: rank output queued for mpiexec that stops reading the ranks'
+ * pipes (they block on write) until it is down to UP_LOW again. */
+#define UP_HIGH (4u << 20)
+#define UP_LOW (1u << 20)
 
 #define EXIT_USAGE 2
 #define EXIT_LAUNCH 127
@@ -113,8 +118,7 @@ struct rank {
     bool judging;      /* rank_exited() is draining its PMI socket */
     bool gone_pending; /* PMI hang-up not yet told to psrv */
     struct loop_timer *gone_timer;
-    struct iobuf pmi_out; /* replies the socket did not take yet */
-    size_t pmi_out_off;
+    struct flow pmi_flow; /* replies the socket did not take yet; input held meanwhile */
     struct stream out[2];
 };
 
@@ -151,6 +155,7 @@ struct job {
     bool up_lost;      /* connection to mpiexec closed or broken */
     bool done_sent;    /* MPX_P_DONE sent: waiting for mpiexec to hang up */
     bool fail_sent;    /* a failure was reported: the job is about to end */
+    bool out_paused;   /* rank pipes not read: too much output queued for mpiexec */
     int nodeid;
     const char *host;  /* our host name, for messages */
     struct loop_timer *bye_timer;
@@ -271,7 +276,26 @@ static void stream_close(struct stream *s)
 
 static void check_done(struct job *job);
 
-/* Read what is there; returns false at EOF or error (stream closed). */
+static size_t up_queued(const struct job *job)
+{
+    return job->up ? job->up->out.len - job->up->out_off : 0;
+}
+
+/* Proxy mode: stop or resume reading every rank's output pipes. */
+static void streams_pause(struct job *job, bool pause)
+{
+    if (job->out_paused == pause)
+        return;
+    job->out_paused = pause;
+    for (int i = 0; i < job->n; i++)
+        for (int k = 0; k < 2; k++)
+            if (job->ranks[i].out[k].w)
+                loop_watch_set(job->ranks[i].out[k].w, pause ? 0 : LOOP_READ);
+}
+
+/* Read what is there; returns false at EOF or error (stream closed).
+ * drain (the rank exited) reads on even when paused: what a dead rank's pipe
+ * holds is bounded by the pipe's size. */
 static bool stream_read(struct stream *s, bool drain)
 {
     struct job *job = s->job;
@@ -293,6 +317,8 @@ static bool stream_read(struct stream *s, bool drain)
             pack_u8(&pk, (uint8_t)s->which);
             pack_bytes(&pk, buf, (size_t)n);
             up_send(job, MPX_P_OUT, &pk);
+            if (up_queued(job) >= UP_HIGH)
+                streams_pause(job, true);
             if (!drain)
                 break;
             continue;
@@ -325,8 +351,7 @@ static void pmi_close(struct rank *r)
     r->pmi_w = NULL;
     close(r->pmi_fd);
     r->pmi_fd = -1;
-    iobuf_free(&r->pmi_out);
-    r->pmi_out_off = 0;
+    flow_free(&r->pmi_flow);
 }
 
 static void rank_exited(struct job *job, struct rank *r, int status);
@@ -378,13 +403,33 @@ static void pmi_eof(struct rank *r)
     tell_gone(r);
 }
 
-/* Feed psrv what the socket holds; drain: until EAGAIN. */
+static int pmi_feed(void *arg, const char *buf, size_t len)
+{
+    struct rank *r = arg;
+
+    return psrv_client_input(r->job->srv, r->idx, buf, len);
+}
+
+/* psrv's verdict on input fed: a protocol error (the core replied and called
+ * abort) or input that cannot be held closes the socket.  0, or -1 if closed. */
+static int pmi_fed(struct rank *r, int rc)
+{
+    if (rc < 0 && r->pmi_fd >= 0) {
+        pmi_close(r);
+        return -1;
+    }
+    if (r->pmi_fd >= 0)
+        loop_watch_set(r->pmi_w, flow_events(&r->pmi_flow));
+    return 0;
+}
+
+/* Feed psrv what the socket holds; drain: until EAGAIN.  A rank whose replies
+ * pile up unread (flow.h) is not read until it reads them. */
 static void pmi_read(struct rank *r, bool drain)
 {
-    struct job *job = r->job;
     char buf[READ_CHUNK];
 
-    while (r->pmi_fd >= 0) {
+    while (r->pmi_fd >= 0 && flow_reading(&r->pmi_flow)) {
         ssize_t n = fdio_read(r->pmi_fd, buf, sizeof(buf));
         if (n == -EAGAIN)
             return;
@@ -392,51 +437,33 @@ static void pmi_read(struct rank *r, bool drain)
             pmi_eof(r);
             return;
         }
-        int rc = psrv_client_input(job->srv, r->idx, buf, (size_t)n);
-        if (rc < 0) {
-            /* Protocol error: the core replied and called abort. */
-            pmi_close(r);
-            return;
-        }
-        if (!drain)
+        if (pmi_fed(r, flow_feed(&r->pmi_flow, buf, (size_t)n, pmi_feed, r)) < 0 ||
+            !drain)
             return;
     }
 }
 
 static int pmi_flush(struct rank *r)
 {
-    while (r->pmi_out_off < r->pmi_out.len) {
-        ssize_t n = send(r->pmi_fd, r->pmi_out.p + r->pmi_out_off,
-                         r->pmi_out.len - r->pmi_out_off, MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            break;
-        if (n < 0)
-            return -errno;
-        r->pmi_out_off += (size_t)n;
-    }
-    if (r->pmi_out_off == r->pmi_out.len) {
-        r->pmi_out.len = 0;
-        r->pmi_out_off = 0;
-        loop_watch_set(r->pmi_w, LOOP_READ);
-    } else {
-        loop_watch_set(r->pmi_w, LOOP_READ | LOOP_WRITE);
-    }
-    return 0;
+    int rc = flow_send(&r->pmi_flow, r->pmi_fd);
+
+    if (rc < 0)
+        return rc;
+    /* below the low-water mark again: what was held back goes in first */
+    return pmi_fed(r, flow_resume(&r->pmi_flow, pmi_feed, r));
 }
 
 static void pmi_cb(struct loop *lp, struct loop_watch *w, int fd, int revents, void *arg)
 {
     struct rank *r = arg;
 
-    if (revents & LOOP_WRITE) {
+    if (revents & (LOOP_WRITE | LOOP_ERROR)) {
         if (pmi_flush(r) < 0) {
             pmi_eof(r);
             return;
         }
     }
-    if (revents & (LOOP_READ | LOOP_ERROR))
+    if (r->pmi_fd >= 0 && (revents & (LOOP_READ | LOOP_ERROR)))
         pmi_read(r, false);
 }
 
@@ -451,9 +478,10 @@ static int op_client_send(void *arg, int client, const char *buf, size_t len)
     r = &job->ranks[client];
     if (r->pmi_fd < 0)
         return -EPIPE;
-    if (iobuf_append(&r->pmi_out, buf, len) < 0)
-        return -ENOMEM;
-    return pmi_flush(r);
+    int rc = flow_write(&r->pmi_flow, r->pmi_fd, buf, len);
+    if (rc == 0)
+        loop_watch_set(r->pmi_w, flow_events(&r->pmi_flow));
+    return rc;
 }
 
 /* psrv_ops->tree_send(): a proxy's tree messages go through mpiexec, which
@@ -1169,7 +1197,8 @@ static int launch(struct job *job, struct mpx_bind *binder)
                 struct stream *s = &r->out[k];
                 s->fd = fds[k];
                 fdio_set_nonblock(s->fd, true);
-                s->w = loop_watch_add(job->lp, s->fd, LOOP_READ, stream_cb, s);
+                s->w = loop_watch_add(job->lp, s->fd, job->out_paused ? 0 : LOOP_READ,
+                                      stream_cb, s);
                 job->open_streams++;
             }
             if (!r->pmi_w || !r->exec_err_w || !r->out[0].w || !r->out[1].w) {
@@ -1604,6 +1633,7 @@ static void up_gone(struct job *job, const char *why)
     if (job->up_lost)
         return;
     job->up_lost = true;
+    streams_pause(job, false); /* nothing queues for mpiexec any more */
     if (job->up_w) {
         loop_watch_remove(job->lp, job->up_w);
         job->up_w = NULL;
@@ -1673,6 +1703,8 @@ static void up_cb(struct loop *lp, struct loop_watch *w, int fd, int revents, vo
             return;
         }
         loop_watch_set(w, LOOP_READ | (mpx_conn_pending(job->up) ? LOOP_WRITE : 0));
+        if (job->out_paused && up_queued(job) <= UP_LOW)
+            streams_pause(job, false);
     }
     if (!(revents & (LOOP_READ | LOOP_ERROR)))
         return;

@@ -1,1 +1,7 @@
 # tests/security/hosts.mk - (fragment of tests/security/Makefile.am; see there)
+# The hosts of the PMI server core (mpiexec; the plugin's agent in slurmstepd)
+# against a task that floods requests and never reads, and their logs.
+check_PROGRAMS += hosts_flood
+hosts_flood_SOURCES = hosts_flood.c
+TESTS += t-hosts-flood.sh
+EXTRA_DIST += t-hosts-flood.sh
