@@ -567,9 +567,9 @@ static int join_tree(struct agent *a)
         kill_step(a, -1, why);
         return -1;
     }
-    rc = rdv_exchange(st->rdv_server, st->jobid, st->nnodes, st->nodeid,
-                      treenet_port(a->tn), TREENET_AUTH_MUNGE,
-                      (int)st->conf.connect_timeout_s * 1000, &addrs, my_ip);
+    rc = rdv_exchange_uid(st->rdv_server, st->jobid, st->uid, st->nnodes, st->nodeid,
+                          treenet_port(a->tn), TREENET_AUTH_MUNGE,
+                          (int)st->conf.connect_timeout_s * 1000, &addrs, my_ip);
     if (rc < 0) {
         snprintf(why, sizeof(why), "node %d: rendezvous with srun at %s failed: %s",
                  st->nodeid, st->rdv_server, strerror(-rc));

@@ -2,7 +2,9 @@
  *
  * Contract: see tn_int.h.  A credential proves "the owner of the job (or
  * root) on some host of this munge realm sent this, for job <jobkey>, from
- * <from> to <to>", once: munged refuses to decode the same credential twice.
+ * <from> to <to>, on the connection where <to> sent this nonce", once:
+ * munged refuses to decode the same credential twice, and only the uid it
+ * is restricted to can decode it at all.
  *
  * Notes:
  *   - munge_decode() is a blocking round trip to the local munged (a few
@@ -17,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #ifdef HAVE_MUNGE
 #include <munge.h>
@@ -47,18 +50,84 @@ int tn_auth_supported(enum treenet_auth auth)
 #endif
 }
 
-static int make_payload(const char *jobkey, const char *from, const char *to, char *buf,
-                        size_t len)
+int tn_nonce_new(char out[TN_NONCE_HEX + 1])
 {
-    int n = snprintf(buf, len, "loom1 %s %s %s", jobkey, from, to);
+    unsigned char b[TN_NONCE_LEN];
+    size_t got = 0;
+
+    while (got < sizeof(b)) {
+        ssize_t n = getrandom(b + got, sizeof(b) - got, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -errno;
+        got += (size_t)n;
+    }
+    for (size_t i = 0; i < sizeof(b); i++)
+        snprintf(out + 2 * i, 3, "%02x", b[i]);
+    return 0;
+}
+
+size_t tn_nonce_frame(const char *nonce, char *buf)
+{
+    return (size_t)sprintf(buf, "loom2 %s", nonce);
+}
+
+static int nonce_ok(const char *s, size_t len)
+{
+    if (len != TN_NONCE_HEX)
+        return 0;
+    for (size_t i = 0; i < len; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return 0;
+    return 1;
+}
+
+int tn_nonce_parse(const void *p, size_t len, char nonce[TN_NONCE_HEX + 1])
+{
+    const char *s = p;
+
+    if (len != 6 + TN_NONCE_HEX || memcmp(s, "loom2 ", 6) != 0 ||
+        !nonce_ok(s + 6, TN_NONCE_HEX))
+        return -EPROTO;
+    memcpy(nonce, s + 6, TN_NONCE_HEX);
+    nonce[TN_NONCE_HEX] = '\0';
+    return 0;
+}
+
+void tn_escape(const char *s, size_t len, char *out, size_t outlen)
+{
+    size_t o = 0;
+
+    if (!outlen)
+        return;
+    for (size_t i = 0; i < len && o + 5 < outlen; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch >= 0x20 && ch < 0x7f && ch != '\\')
+            out[o++] = (char)ch;
+        else
+            o += (size_t)snprintf(out + o, outlen - o, "\\x%02x", ch);
+    }
+    out[o] = '\0';
+}
+
+static int make_payload(const char *jobkey, const char *from, const char *to,
+                        const char *rnonce, const char *snonce, char *buf, size_t len)
+{
+    int n;
+
+    if (!nonce_ok(rnonce, strlen(rnonce)) || !nonce_ok(snonce, strlen(snonce)))
+        return -EINVAL;
+    n = snprintf(buf, len, "loom2 %s %s %s %s %s", jobkey, from, to, rnonce, snonce);
     return (n < 0 || (size_t)n >= len) ? -EINVAL : n;
 }
 
 int tn_cred_make(enum treenet_auth auth, const char *jobkey, const char *from,
-                 const char *to, char **cred)
+                 const char *to, const char *rnonce, const char *snonce, uid_t reader,
+                 char **cred)
 {
-    char payload[TN_JOBKEY_MAX + 64];
-    int n = make_payload(jobkey, from, to, payload, sizeof(payload));
+    char payload[TN_JOBKEY_MAX + 128];
+    int n = make_payload(jobkey, from, to, rnonce, snonce, payload, sizeof(payload));
 
     *cred = NULL;
     if (n < 0)
@@ -70,7 +139,21 @@ int tn_cred_make(enum treenet_auth auth, const char *jobkey, const char *from,
 #ifdef HAVE_MUNGE
     if (auth == TREENET_AUTH_MUNGE) {
         char *c = NULL;
-        munge_err_t e = munge_encode(&c, NULL, payload, n);
+        munge_ctx_t ctx = munge_ctx_create();
+        munge_err_t e;
+
+        if (!ctx)
+            return -ENOMEM;
+        /* only `reader` can decode it: a process of another uid that gets
+         * hold of it (a user's fake listener) learns nothing and cannot
+         * hand it to a service that trusts munge */
+        if (reader != TN_UID_ANY &&
+            munge_ctx_set(ctx, MUNGE_OPT_UID_RESTRICTION, reader) != EMUNGE_SUCCESS) {
+            munge_ctx_destroy(ctx);
+            return -EACCES;
+        }
+        e = munge_encode(&c, ctx, payload, n);
+        munge_ctx_destroy(ctx);
         if (e != EMUNGE_SUCCESS) {
             free(c);
             return -EACCES;
@@ -83,11 +166,12 @@ int tn_cred_make(enum treenet_auth auth, const char *jobkey, const char *from,
 }
 
 /* Compare the decoded payload with what this receiver expects. */
-static int check_payload(const char *p, size_t len, const char *jobkey, const char *to,
-                         char *from, size_t fromlen, char *why)
+int tn_payload_check(const char *p, size_t len, const char *jobkey, const char *to,
+                     const char *my_nonce, char *from, size_t fromlen,
+                     char peer_nonce[TN_NONCE_HEX + 1], char *why)
 {
-    char buf[TN_JOBKEY_MAX + 64];
-    char *save = NULL, *tok[5] = {0};
+    char buf[TN_JOBKEY_MAX + 128], esc[80];
+    char *save = NULL, *tok[7] = {0};
     int n = 0;
 
     if (len >= sizeof(buf) || memchr(p, '\0', len)) {
@@ -96,39 +180,50 @@ static int check_payload(const char *p, size_t len, const char *jobkey, const ch
     }
     memcpy(buf, p, len);
     buf[len] = '\0';
-    for (char *t = strtok_r(buf, " ", &save); t && n < 5; t = strtok_r(NULL, " ", &save))
+    for (char *t = strtok_r(buf, " ", &save); t && n < 7; t = strtok_r(NULL, " ", &save))
         tok[n++] = t;
-    if (n != 4 || strcmp(tok[0], "loom1") != 0) {
-        snprintf(why, TN_WHY_MAX, "malformed payload");
+    if (n != 6 || strcmp(tok[0], "loom2") != 0) {
+        snprintf(why, TN_WHY_MAX, "malformed payload (not a loom2 credential)");
         return -EACCES;
     }
     if (strcmp(tok[1], jobkey) != 0) {
-        snprintf(why, TN_WHY_MAX, "credential for another job (%.64s)", tok[1]);
+        tn_escape(tok[1], strlen(tok[1]), esc, sizeof(esc));
+        snprintf(why, TN_WHY_MAX, "credential for another job (%.64s)", esc);
         return -EACCES;
     }
     if (strcmp(tok[3], to) != 0) {
-        snprintf(why, TN_WHY_MAX, "credential for another node (%.32s, I am %s)", tok[3],
+        tn_escape(tok[3], strlen(tok[3]), esc, sizeof(esc));
+        snprintf(why, TN_WHY_MAX, "credential for another node (%.32s, I am %s)", esc,
                  to);
         return -EACCES;
     }
-    if (strlen(tok[2]) >= fromlen) {
+    if (strcmp(tok[4], my_nonce) != 0) {
+        snprintf(why, TN_WHY_MAX, "credential bound to another connection (nonce)");
+        return -EACCES;
+    }
+    if (strlen(tok[2]) >= fromlen || !nonce_ok(tok[5], strlen(tok[5]))) {
         snprintf(why, TN_WHY_MAX, "malformed sender");
         return -EACCES;
     }
     strcpy(from, tok[2]);
+    memcpy(peer_nonce, tok[5], TN_NONCE_HEX + 1);
     return 0;
 }
 
 int tn_cred_check(enum treenet_auth auth, const void *cred, size_t len, uid_t want_uid,
-                  const char *jobkey, const char *to, char *from, size_t fromlen,
+                  const char *jobkey, const char *to, const char *my_nonce, char *from,
+                  size_t fromlen, char peer_nonce[TN_NONCE_HEX + 1], uid_t *uidp,
                   char *why)
 {
     if (len == 0 || len > TN_CRED_MAX) {
         snprintf(why, TN_WHY_MAX, "bad credential length %zu", len);
         return -EACCES;
     }
+    if (uidp)
+        *uidp = TN_UID_ANY;
     if (auth == TREENET_AUTH_NONE)
-        return check_payload(cred, len, jobkey, to, from, fromlen, why);
+        return tn_payload_check(cred, len, jobkey, to, my_nonce, from, fromlen,
+                                peer_nonce, why);
 #ifdef HAVE_MUNGE
     if (auth == TREENET_AUTH_MUNGE) {
         char str[TN_CRED_MAX + 1];
@@ -159,8 +254,10 @@ int tn_cred_check(enum treenet_auth auth, const void *cred, size_t len, uid_t wa
             free(payload);
             return -EACCES;
         }
-        rc = check_payload(payload ? payload : "", payload ? (size_t)plen : 0, jobkey, to,
-                           from, fromlen, why);
+        if (uidp)
+            *uidp = uid;
+        rc = tn_payload_check(payload ? payload : "", payload ? (size_t)plen : 0, jobkey,
+                              to, my_nonce, from, fromlen, peer_nonce, why);
         free(payload);
         return rc;
     }

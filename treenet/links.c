@@ -11,12 +11,24 @@
  *   is bound from the start.  Queues live on the slot, so messages queued
  *   before the link is up survive connect retries.
  *
- *   Handshake, per connection: the connecting side (child) sends one frame
- *   with its credential (from = child, to = parent), then waits; the
- *   accepting side (parent) checks it, answers with its own credential
- *   (from = parent, to = child) and is up; the child checks that answer
- *   and is up.  The child sends nothing else before the parent proved who
- *   it is, so a stranger squatting on the parent's port learns nothing.
+ *   Handshake, per connection: the accepting side (parent) speaks first
+ *   with a fresh nonce Np; the connecting side (child) answers with its
+ *   credential (from = child, to = parent, bound to Np and its own nonce
+ *   Nc, decodable only by its own uid); the parent checks it, answers with
+ *   its own credential (from = parent, to = child, bound to Nc and Np,
+ *   decodable only by the uid of the child's credential) and is up; the
+ *   child checks that answer and is up.  Credentials are single use and
+ *   bound to one connection's nonces, so one seen on a connection (a
+ *   stranger squatting on the parent's port) is refused on any other, and
+ *   the child sends nothing else before the parent proved who it is.
+ *
+ *   Listeners against strangers: an accepted connection has hs_ms (default
+ *   3 s) to authenticate; at most TN_PENDING_MAX wait at once, and one more
+ *   evicts the oldest (an idle crowd cannot keep a real child out: the
+ *   child retries its connect with backoff); accept errors for lack of fds
+ *   are absorbed with a spare fd (accept, close) so the loop never spins;
+ *   the listener closes as soon as every child is in, and a leaf of the
+ *   tree never listens (port 0).  Refusals are logged rate-limited.
  *
  *   Received bytes go into a 64 KiB staging buffer; whole frames are
  *   handed to ops->recv straight from it, larger ones are assembled in a
@@ -35,6 +47,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -51,7 +64,9 @@
 #include "tn_int.h"
 
 #define STAGE_SIZE (64 * 1024)
-#define MAX_PENDING 64 /* accepted, not yet authenticated connections */
+#define MAX_PENDING TN_PENDING_MAX /* accepted, not yet authenticated */
+#define REFUSE_LOG_BURST 16        /* refusal lines per window ... */
+#define REFUSE_LOG_WINDOW_MS 10000 /* ... then one summary line */
 #define BACKOFF_MIN_MS 10
 #define BACKOFF_MAX_MS 500
 #define IOV_MAX_BATCH 32
@@ -88,7 +103,11 @@ struct conn {
     enum conn_state st;
     struct slot *slot; /* NULL until authenticated (accepted side) */
     char peer[TREENET_ADDR_MAX];
-    struct loop_timer *hs_timer; /* accepted side: handshake deadline */
+    struct loop_timer *hs_timer;       /* handshake deadline */
+    uint64_t t_accept;                 /* accepted side: for eviction of the oldest */
+    char nonce[TN_NONCE_HEX + 1];      /* ours on this connection */
+    char peer_nonce[TN_NONCE_HEX + 1]; /* the peer's (connector: the listener's) */
+    bool got_nonce;                    /* connector: listener's nonce arrived */
     /* handshake frame to send first (credential) */
     char *hs;
     size_t hslen, hsoff;
@@ -107,8 +126,11 @@ struct treenet {
     struct treenet_ops ops;
     void *arg;
     char me[16];
-    int lfd, port;
+    int lfd, port, spare_fd, hs_ms;
     struct loop_watch *lw;
+    uint64_t refuse_win; /* start of the refusal log window */
+    int refuse_n;        /* lines logged in it */
+    long refuse_quiet;   /* refusals not logged in it */
     struct slot parent; /* node -1 if root */
     struct slot *kids;
     int nkids;
@@ -134,9 +156,31 @@ static void tn_log(struct treenet *tn, int level, const char *fmt, ...)
     tn->ops.log(tn->arg, level, line);
 }
 
+/* A refused stranger: at most REFUSE_LOG_BURST lines per window, then one
+ * line counting the rest (a flood must not flood the host's log). */
+static void tn_refused(struct treenet *tn, const char *peer, const char *why)
+{
+    uint64_t now = loop_now_ms();
+
+    if (now - tn->refuse_win >= REFUSE_LOG_WINDOW_MS) {
+        if (tn->refuse_quiet)
+            tn_log(tn, LOOM_LOG_WARN,
+                   "treenet: %ld more connections refused in the last %d s (not logged)",
+                   tn->refuse_quiet, REFUSE_LOG_WINDOW_MS / 1000);
+        tn->refuse_win = now;
+        tn->refuse_n = 0;
+        tn->refuse_quiet = 0;
+    }
+    if (tn->refuse_n++ < REFUSE_LOG_BURST)
+        tn_log(tn, LOOM_LOG_WARN, "treenet: refused connection from %s: %s", peer, why);
+    else
+        tn->refuse_quiet++;
+}
+
 static void conn_read_cb(struct loop *lp, struct loop_watch *w, int fd, int revents,
                          void *arg);
 static void parent_connect(struct treenet *tn);
+static void listener_close(struct treenet *tn);
 
 /* ---- slots ------------------------------------------------------------ */
 
@@ -248,7 +292,7 @@ static void conn_fail(struct conn *c, const char *why)
         slot_lost(s, tn, why);
         return;
     }
-    tn_log(tn, LOOM_LOG_WARN, "treenet: refused connection from %s: %s", c->peer, why);
+    tn_refused(tn, c->peer, why);
     conn_close(c);
 }
 
@@ -372,16 +416,72 @@ size_t treenet_queued(const struct treenet *tn)
 
 /* ---- receiving ----------------------------------------------------------- */
 
+/* Put one handshake frame (nonce or credential) in c's handshake buffer. */
+static int conn_set_hs(struct conn *c, const char *data, size_t len)
+{
+    free(c->hs);
+    c->hs = malloc(4 + len);
+    if (!c->hs) {
+        c->hslen = c->hsoff = 0;
+        return -ENOMEM;
+    }
+    tn_put_u32((uint8_t *)c->hs, (uint32_t)len);
+    memcpy(c->hs + 4, data, len);
+    c->hslen = 4 + len;
+    c->hsoff = 0;
+    return 0;
+}
+
+/* Connector: the listener's nonce arrived; answer with our credential. */
+static int conn_got_nonce(struct conn *c, const uint8_t *p, size_t len)
+{
+    struct treenet *tn = c->tn;
+    char *cred = NULL, to[16];
+    int rc;
+
+    if (tn_nonce_parse(p, len, c->peer_nonce) < 0) {
+        conn_fail(c, "no treenet nonce from the parent's port (not a loom2 peer?)");
+        return -1;
+    }
+    if (tn_nonce_new(c->nonce) < 0) {
+        conn_fail(c, "no random numbers for a nonce");
+        return -1;
+    }
+    c->got_nonce = true;
+    snprintf(to, sizeof(to), "%d", c->slot->node);
+    /* the parent is a process like us: only our uid can decode it */
+    rc = tn_cred_make(tn->cfg.auth, tn->jobkey, tn->me, to, c->peer_nonce, c->nonce,
+                      geteuid(), &cred);
+    if (rc < 0) {
+        slot_lost(c->slot, tn, "cannot make a credential (munge)");
+        return -1;
+    }
+    rc = conn_set_hs(c, cred, strlen(cred));
+    free(cred);
+    if (rc < 0) {
+        slot_lost(c->slot, tn, "out of memory");
+        return -1;
+    }
+    if (conn_flush(c) < 0) {
+        conn_fail(c, "send of the credential failed");
+        return -1;
+    }
+    return 0;
+}
+
 /* The peer's credential frame arrived on c. */
 static int conn_got_cred(struct conn *c, const uint8_t *p, size_t len)
 {
     struct treenet *tn = c->tn;
-    char from[32], why[TN_WHY_MAX], *end;
+    char from[32], why[TN_WHY_MAX], *end, pn[TN_NONCE_HEX + 1];
     long node;
+    uid_t uid = TN_UID_ANY;
     struct slot *s;
 
-    if (tn_cred_check(tn->cfg.auth, p, len, tn->cfg.uid, tn->jobkey, tn->me, from,
-                      sizeof(from), why) < 0) {
+    if (c->slot && !c->got_nonce)
+        return conn_got_nonce(c, p, len);
+    if (tn_cred_check(tn->cfg.auth, p, len, tn->cfg.uid, tn->jobkey, tn->me, c->nonce,
+                      from, sizeof(from), pn, &uid, why) < 0) {
         conn_fail(c, why);
         return -1;
     }
@@ -396,6 +496,10 @@ static int conn_got_cred(struct conn *c, const uint8_t *p, size_t len)
             conn_fail(c, "answer from the wrong node");
             return -1;
         }
+        if (strcmp(pn, c->peer_nonce) != 0) {
+            conn_fail(c, "answer bound to another connection (nonce)");
+            return -1;
+        }
         s = c->slot;
         if (s->retry)
             loop_timer_cancel(tn->lp, s->retry);
@@ -403,6 +507,9 @@ static int conn_got_cred(struct conn *c, const uint8_t *p, size_t len)
         if (tn->parent_deadline)
             loop_timer_cancel(tn->lp, tn->parent_deadline);
         tn->parent_deadline = NULL;
+        if (c->hs_timer)
+            loop_timer_cancel(tn->lp, c->hs_timer);
+        c->hs_timer = NULL;
         c->st = C_UP;
         s->st = SLOT_UP;
         tn_log(tn, LOOM_LOG_DEBUG, "treenet: link to parent %d up (%s)", s->node,
@@ -430,23 +537,18 @@ static int conn_got_cred(struct conn *c, const uint8_t *p, size_t len)
         char *cred = NULL, to[16];
         int rc;
         snprintf(to, sizeof(to), "%ld", node);
-        rc = tn_cred_make(tn->cfg.auth, tn->jobkey, tn->me, to, &cred);
+        /* only the child's uid (as its credential says) can decode ours */
+        rc = tn_cred_make(tn->cfg.auth, tn->jobkey, tn->me, to, pn, c->nonce, uid, &cred);
         if (rc < 0) {
             conn_fail(c, "cannot make a credential (munge)");
             return -1;
         }
-        free(c->hs);
-        c->hs = malloc(4 + strlen(cred));
-        if (!c->hs) {
-            free(cred);
+        rc = conn_set_hs(c, cred, strlen(cred));
+        free(cred);
+        if (rc < 0) {
             conn_fail(c, "out of memory");
             return -1;
         }
-        tn_put_u32((uint8_t *)c->hs, strlen(cred));
-        memcpy(c->hs + 4, cred, strlen(cred));
-        c->hslen = 4 + strlen(cred);
-        c->hsoff = 0;
-        free(cred);
     }
     if (c->hs_timer)
         loop_timer_cancel(tn->lp, c->hs_timer);
@@ -460,6 +562,13 @@ static int conn_got_cred(struct conn *c, const uint8_t *p, size_t len)
     tn_log(tn, LOOM_LOG_DEBUG, "treenet: link to child %d up (%s)", s->node, c->peer);
     if (conn_flush(c) < 0 && c->w)
         loop_watch_set(c->w, LOOP_READ | LOOP_WRITE);
+    if (c->st != C_DEAD) {
+        bool all = true;
+        for (int i = 0; i < tn->nkids; i++)
+            all &= tn->kids[i].st != SLOT_WAIT;
+        if (all) /* every child is in: nobody else has business here */
+            listener_close(tn);
+    }
     return 0;
 }
 
@@ -571,12 +680,11 @@ static void conn_readable(struct conn *c)
     }
 }
 
+/* Connector: TCP is up; the listener speaks first (its nonce). */
 static void conn_connected(struct conn *c)
 {
-    struct treenet *tn = c->tn;
     int err = 0;
     socklen_t el = sizeof(err);
-    char *cred = NULL, to[16];
 
     if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &el) < 0)
         err = errno;
@@ -586,28 +694,10 @@ static void conn_connected(struct conn *c)
         conn_fail(c, w);
         return;
     }
-    snprintf(to, sizeof(to), "%d", c->slot->node);
-    if (tn_cred_make(tn->cfg.auth, tn->jobkey, tn->me, to, &cred) < 0) {
-        slot_lost(c->slot, tn, "cannot make a credential (munge)");
-        return;
-    }
-    c->hs = malloc(4 + strlen(cred));
-    if (!c->hs) {
-        free(cred);
-        slot_lost(c->slot, tn, "out of memory");
-        return;
-    }
-    tn_put_u32((uint8_t *)c->hs, strlen(cred));
-    memcpy(c->hs + 4, cred, strlen(cred));
-    c->hslen = 4 + strlen(cred);
-    free(cred);
     c->st = C_HS;
     tn_nodelay(c->fd);
     tn_keepalive(c->fd);
-    if (conn_flush(c) < 0) {
-        conn_fail(c, "send of the credential failed");
-        return;
-    }
+    conn_update_interest(c);
 }
 
 static void conn_read_cb(struct loop *lp, struct loop_watch *w, int fd, int revents,
@@ -640,7 +730,8 @@ static void hs_timeout_cb(struct loop *lp, struct loop_timer *t, void *arg)
 {
     struct conn *c = arg;
     c->hs_timer = NULL;
-    conn_fail(c, "no credential before the timeout");
+    conn_fail(c, c->slot ? "no handshake from the parent before the timeout"
+                         : "no credential before the timeout");
 }
 
 static struct conn *conn_new(struct treenet *tn, int fd)
@@ -665,7 +756,43 @@ static void listen_resume_cb(struct loop *lp, struct loop_timer *t, void *arg)
 {
     struct treenet *tn = arg;
     tn->listen_pause = NULL;
-    loop_watch_set(tn->lw, LOOP_READ);
+    if (tn->lw)
+        loop_watch_set(tn->lw, LOOP_READ);
+}
+
+/* The full table of pending strangers: drop the one that waited longest. */
+static void evict_oldest(struct treenet *tn)
+{
+    struct conn *old = NULL;
+
+    for (struct conn *c = tn->conns; c; c = c->next)
+        if (c->st == C_HS && !c->slot && (!old || c->t_accept < old->t_accept))
+            old = c;
+    if (old)
+        conn_fail(old, "evicted: too many unauthenticated connections");
+}
+
+/* accept() failed for lack of descriptors: take the connection with the
+ * spare fd and close it, so the backlog does not wake the loop forever. */
+static void accept_shed(struct treenet *tn, int lfd)
+{
+    int fd;
+
+    if (tn->spare_fd >= 0) {
+        close(tn->spare_fd);
+        tn->spare_fd = -1;
+        fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd >= 0)
+            close(fd);
+        tn->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    }
+    tn_refused(tn, "?", "out of file descriptors (connection shed)");
+    if (tn->spare_fd < 0 && !tn->listen_pause) {
+        /* no spare: pause instead of spinning */
+        tn->listen_pause = loop_timer_add(tn->lp, LISTEN_PAUSE_MS, listen_resume_cb, tn);
+        if (tn->listen_pause)
+            loop_watch_set(tn->lw, 0);
+    }
 }
 
 static void listen_cb(struct loop *lp, struct loop_watch *w, int fd, int revents,
@@ -673,39 +800,23 @@ static void listen_cb(struct loop *lp, struct loop_watch *w, int fd, int revents
 {
     struct treenet *tn = arg;
 
-    for (int i = 0; i < 64; i++) {
+    for (int i = 0; i < 64 && tn->lw; i++) {
         struct sockaddr_storage ss;
         socklen_t sl = sizeof(ss);
-        char peer[TREENET_ADDR_MAX];
+        char peer[TREENET_ADDR_MAX], nf[TN_NONCE_HEX + 8];
         struct conn *c;
         int cfd = accept4(fd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
         if (cfd < 0) {
             if (errno == EINTR || errno == ECONNABORTED)
                 continue;
-            if (errno != EAGAIN && errno != EWOULDBLOCK) {
-                /* EMFILE and friends: the pending connection stays in the
-                 * backlog and would wake us at once; pause the listener */
-                tn_log(tn, LOOM_LOG_WARN, "treenet: accept: %s (pausing %d ms)",
-                       strerror(errno), LISTEN_PAUSE_MS);
-                if (!tn->listen_pause) {
-                    tn->listen_pause =
-                        loop_timer_add(lp, LISTEN_PAUSE_MS, listen_resume_cb, tn);
-                    if (tn->listen_pause)
-                        loop_watch_set(tn->lw, 0);
-                }
-            }
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+                accept_shed(tn, fd);
             return;
         }
         tn_addr_format((struct sockaddr *)&ss, 1, peer, sizeof(peer));
-        if (tn->npending >= MAX_PENDING) {
-            tn_log(tn, LOOM_LOG_WARN,
-                   "treenet: refused connection from %s: too many unauthenticated "
-                   "connections",
-                   peer);
-            close(cfd);
-            continue;
-        }
+        if (tn->npending >= MAX_PENDING)
+            evict_oldest(tn);
         c = conn_new(tn, cfd);
         if (!c) {
             close(cfd);
@@ -713,16 +824,41 @@ static void listen_cb(struct loop *lp, struct loop_watch *w, int fd, int revents
         }
         snprintf(c->peer, sizeof(c->peer), "%s", peer);
         c->st = C_HS;
+        c->t_accept = loop_now_ms();
         tn->npending++;
         tn_nodelay(cfd);
         c->w = loop_watch_add(lp, cfd, LOOP_READ, conn_read_cb, c);
-        c->hs_timer = loop_timer_add(lp, tn->cfg.connect_timeout_ms, hs_timeout_cb, c);
-        if (!c->w || !c->hs_timer) {
+        c->hs_timer = loop_timer_add(lp, tn->hs_ms, hs_timeout_cb, c);
+        if (!c->w || !c->hs_timer || tn_nonce_new(c->nonce) < 0 ||
+            conn_set_hs(c, nf, tn_nonce_frame(c->nonce, nf)) < 0) {
             conn_fail(c, "out of memory");
+            continue;
+        }
+        if (conn_flush(c) < 0) {
+            conn_fail(c, "send of the nonce failed");
             continue;
         }
         tn_log(tn, LOOM_LOG_TRACE, "treenet: connection from %s", peer);
     }
+}
+
+/* Every child is in (or lost for good): stop listening; strangers still
+ * waiting for their handshake go too. */
+static void listener_close(struct treenet *tn)
+{
+    if (tn->lw)
+        loop_watch_remove(tn->lp, tn->lw);
+    tn->lw = NULL;
+    if (tn->lfd >= 0)
+        close(tn->lfd);
+    tn->lfd = -1;
+    if (tn->listen_pause)
+        loop_timer_cancel(tn->lp, tn->listen_pause);
+    tn->listen_pause = NULL;
+    for (struct conn *c = tn->conns; c; c = c->next)
+        if (c->st == C_HS && !c->slot)
+            conn_close(c);
+    tn_log(tn, LOOM_LOG_DEBUG, "treenet: every child is in: listener closed");
 }
 
 /* ---- connecting to the parent ------------------------------------------------ */
@@ -782,7 +918,10 @@ static void parent_retry_cb(struct loop *lp, struct loop_timer *t, void *arg)
         return;
     }
     c->w = loop_watch_add(tn->lp, fd, LOOP_WRITE, conn_read_cb, c);
-    if (!c->w)
+    /* a listener that accepts and then says nothing (a stranger squatting on
+     * the port, or a parent shedding load) costs one attempt, not the job */
+    c->hs_timer = loop_timer_add(tn->lp, tn->hs_ms, hs_timeout_cb, c);
+    if (!c->w || !c->hs_timer)
         conn_fail(c, "out of memory");
 }
 
@@ -813,6 +952,7 @@ static void kids_timeout_cb(struct loop *lp, struct loop_timer *t, void *arg)
     for (int i = 0; i < tn->nkids; i++)
         if (tn->kids[i].st == SLOT_WAIT)
             slot_lost(&tn->kids[i], tn, why);
+    listener_close(tn);
 }
 
 /* ---- life cycle ------------------------------------------------------------ */
@@ -849,6 +989,11 @@ struct treenet *treenet_create(struct loop *lp, const struct treenet_config *cfg
     tn->ops = *ops;
     tn->arg = arg;
     tn->lfd = -1;
+    tn->spare_fd = -1;
+    tn->hs_ms =
+        cfg->handshake_timeout_ms > 0 ? cfg->handshake_timeout_ms : TN_HS_DEFAULT_MS;
+    if (tn->hs_ms > cfg->connect_timeout_ms)
+        tn->hs_ms = cfg->connect_timeout_ms;
     snprintf(tn->me, sizeof(tn->me), "%d", cfg->nodeid);
     tn->parent.node = ktree_parent(cfg->width, cfg->nnodes, cfg->nodeid);
     tn->parent.is_parent = true;
@@ -860,6 +1005,9 @@ struct treenet *treenet_create(struct loop *lp, const struct treenet_config *cfg
         for (int i = 0; i < tn->nkids; i++)
             tn->kids[i].node = kids[i];
     }
+    if (tn->nkids == 0) /* a leaf: nobody may connect to it, so it does not listen */
+        return tn;
+    tn->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     /* listener */
     memset(&sa, 0, sizeof(sa));
     if (cfg->bind_addr && *cfg->bind_addr) {
@@ -897,6 +1045,8 @@ fail:
     rc = errno ? errno : ENOMEM;
     if (tn->lfd >= 0)
         close(tn->lfd);
+    if (tn->spare_fd >= 0)
+        close(tn->spare_fd);
     free(tn->kids);
     free(tn);
     errno = rc;
@@ -990,6 +1140,8 @@ void treenet_destroy(struct treenet *tn)
         loop_watch_remove(tn->lp, tn->lw);
     if (tn->lfd >= 0)
         close(tn->lfd);
+    if (tn->spare_fd >= 0)
+        close(tn->spare_fd);
     if (tn->addrs) {
         for (int i = 0; i < tn->cfg.nnodes; i++)
             free(tn->addrs[i]);

@@ -7,22 +7,30 @@
  * Design:
  *   The server is a poll() loop in a thread of its own over the listening
  *   socket, a wake-up pipe (rdv_server_stop) and every connection, bounded
- *   by the job's timeout.  A connection must send a credential frame
- *   ("loom1 <jobkey> <node> rdv") and then "port <p>"; the node's address
- *   is the connection's source IP with that port.  Once all nnodes nodes
- *   are registered, each gets a credential ("loom1 <jobkey> rdv <node>")
- *   and the table, then its connection is closed.  A node whose connection
+ *   by the job's timeout.  The server speaks first: a nonce frame.  A
+ *   connection must then send a credential frame ("loom2 <jobkey> <node> rdv
+ *   <our nonce> <its nonce>") and "port <p>" (0: a leaf that does not
+ *   listen); the node's address is the connection's source IP with that
+ *   port.  Once all nnodes nodes are registered, each gets a credential
+ *   ("loom2 <jobkey> rdv <node> <its nonce> <our nonce>", decodable only by
+ *   the uid of the node's credential) and the table, then its connection is
+ *   closed.  A node whose connection
  *   breaks before it got the table is unregistered and may come back; a
  *   second registration of a node replaces the first.  Connections that do
  *   not authenticate are refused (closed, logged) and the others are
- *   served on.
+ *   served on.  Strangers cannot hold the port: an unauthenticated
+ *   connection gets RDV_HS_MS, at most TN_PENDING_MAX wait at once (one more
+ *   evicts the oldest), and accept errors for lack of fds are absorbed with
+ *   a spare fd; refusals are logged rate-limited.
  *
  * Caveats:
  *   - The log callback of rdv_server_start_log() runs in the server thread.
- *   - The client side checks the server's credential against the job key
- *     and its node id (any uid: rdv_exchange() is not told the job's uid; a
- *     forged table could only point nodes at peers that then fail the
- *     munge check of the tree links, so the job fails, it is not fooled).
+ *   - The client side checks the server's credential against the job key,
+ *     its node id, its nonce and the job's uid (rdv_exchange_uid).  The
+ *     server is the job owner's process (srun): the table it sends is only a
+ *     list of addresses to try; a node connects there, waits for the
+ *     listener's nonce, and hands over only a credential bound to that
+ *     nonce and decodable by root alone (doc/treenet.md).
  */
 #include "config.h"
 
@@ -45,8 +53,9 @@
 #include "log.h"
 #include "tn_int.h"
 
-#define RDV_HS_MS 10000 /* an unauthenticated connection gets this long */
-#define RDV_MAX_CONNS_EXTRA 64
+#define RDV_HS_MS TN_HS_DEFAULT_MS /* an unauthenticated connection gets this long */
+#define RDV_LOG_BURST 16           /* refusal lines per window ... */
+#define RDV_LOG_WINDOW_MS 10000    /* ... then one summary line */
 
 typedef void (*rdv_log_f)(void *arg, int level, const char *msg);
 
@@ -64,7 +73,10 @@ struct rconn {
     size_t blen, bgot;
     char *out;
     size_t outlen, outoff;
-    uint64_t hs_deadline;
+    uint64_t hs_deadline, t_accept;
+    char nonce[TN_NONCE_HEX + 1];  /* ours on this connection */
+    char pnonce[TN_NONCE_HEX + 1]; /* the node's */
+    uid_t puid;                    /* uid of the node's credential */
 };
 
 struct rdv_server {
@@ -91,6 +103,10 @@ struct rdv_server {
     char *table;
     size_t tablelen;
     uint64_t listen_paused_until;
+    int spare_fd;
+    uint64_t log_win;
+    int log_n;
+    long log_quiet;
 };
 
 static uint64_t now_ms(void)
@@ -153,9 +169,28 @@ static void rc_close(struct rdv_server *s, int i)
     c->st = RS_CLOSED;
 }
 
+/* Refusals are logged RDV_LOG_BURST per window, then counted. */
+static void refused_log(struct rdv_server *s, const char *ip, const char *why)
+{
+    uint64_t now = now_ms();
+
+    if (now - s->log_win >= RDV_LOG_WINDOW_MS) {
+        if (s->log_quiet)
+            rlog(s, LOOM_LOG_WARN, "rdv: %ld more connections refused (not logged)",
+                 s->log_quiet);
+        s->log_win = now;
+        s->log_n = 0;
+        s->log_quiet = 0;
+    }
+    if (s->log_n++ < RDV_LOG_BURST)
+        rlog(s, LOOM_LOG_WARN, "rdv: refused connection from %s: %s", ip, why);
+    else
+        s->log_quiet++;
+}
+
 static void refuse(struct rdv_server *s, int i, const char *why)
 {
-    rlog(s, LOOM_LOG_WARN, "rdv: refused connection from %s: %s", s->conns[i].ip, why);
+    refused_log(s, s->conns[i].ip, why);
     rc_close(s, i);
 }
 
@@ -166,7 +201,8 @@ static void send_table(struct rdv_server *s, int i)
     char *cred = NULL, to[16];
 
     snprintf(to, sizeof(to), "%d", c->node);
-    if (tn_cred_make(s->auth, s->jobkey, "rdv", to, &cred) < 0) {
+    if (tn_cred_make(s->auth, s->jobkey, "rdv", to, c->pnonce, c->nonce, c->puid, &cred) <
+        0) {
         rlog(s, LOOM_LOG_ERROR, "rdv: cannot make a credential for node %d", c->node);
         rc_close(s, i);
         return;
@@ -262,8 +298,8 @@ static void got_frame(struct rdv_server *s, int i)
     long node, port;
 
     if (c->st == RS_CRED) {
-        if (tn_cred_check(s->auth, c->body, c->blen, s->uid, s->jobkey, "rdv", from,
-                          sizeof(from), why) < 0) {
+        if (tn_cred_check(s->auth, c->body, c->blen, s->uid, s->jobkey, "rdv", c->nonce,
+                          from, sizeof(from), c->pnonce, &c->puid, why) < 0) {
             refuse(s, i, why);
             return;
         }
@@ -288,7 +324,7 @@ static void got_frame(struct rdv_server *s, int i)
     }
     errno = 0;
     port = strtol((char *)c->body + 5, &end, 10);
-    if (errno || *end || port <= 0 || port > 65535) {
+    if (errno || *end || port < 0 || port > 65535) {
         refuse(s, i, "malformed registration port");
         return;
     }
@@ -421,34 +457,48 @@ static void on_write(struct rdv_server *s, int i)
     rc_close(s, i);
 }
 
+/* accept() failed for lack of descriptors: take one connection with the
+ * spare fd and drop it, so the backlog cannot make the loop spin. */
+static void accept_shed(struct rdv_server *s)
+{
+    if (s->spare_fd >= 0) {
+        close(s->spare_fd);
+        int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd >= 0)
+            close(fd);
+        s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    }
+    refused_log(s, "?", "out of file descriptors (connection shed)");
+    if (s->spare_fd < 0)
+        s->listen_paused_until = now_ms() + 100;
+}
+
 static void on_accept(struct rdv_server *s)
 {
-    for (;;) {
+    for (int k = 0; k < 64; k++) {
         struct sockaddr_storage ss;
         socklen_t sl = sizeof(ss);
         int fd =
             accept4(s->lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
-        int live = 0;
+        int pending = 0, oldest = -1;
+        char nf[TN_NONCE_HEX + 12];
+        size_t nl;
+
         if (fd < 0) {
             if (errno == EINTR || errno == ECONNABORTED)
                 continue;
-            if (errno != EAGAIN && errno != EWOULDBLOCK) {
-                /* EMFILE and friends: do not spin on the backlog */
-                rlog(s, LOOM_LOG_WARN, "rdv: accept: %s", strerror(errno));
-                s->listen_paused_until = now_ms() + 100;
-            }
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+                accept_shed(s);
             return;
         }
         for (int i = 0; i < s->nconns; i++)
-            live += s->conns[i].st != RS_CLOSED;
-        if (live >= s->nnodes + RDV_MAX_CONNS_EXTRA) {
-            char ip[TREENET_ADDR_MAX];
-            tn_addr_format((struct sockaddr *)&ss, 1, ip, sizeof(ip));
-            rlog(s, LOOM_LOG_WARN,
-                 "rdv: refused connection from %s: too many connections", ip);
-            close(fd);
-            continue;
-        }
+            if (s->conns[i].st == RS_CRED) {
+                pending++;
+                if (oldest < 0 || s->conns[i].t_accept < s->conns[oldest].t_accept)
+                    oldest = i;
+            }
+        if (pending >= TN_PENDING_MAX && oldest >= 0)
+            refuse(s, oldest, "evicted: too many unauthenticated connections");
         if (s->nconns == s->capconns) {
             int cap = s->capconns ? s->capconns * 2 : 16;
             void *p = realloc(s->conns, cap * sizeof(*s->conns));
@@ -464,12 +514,24 @@ static void on_accept(struct rdv_server *s)
         c->fd = fd;
         c->node = -1;
         c->st = RS_CRED;
-        c->hs_deadline = now_ms() + RDV_HS_MS;
+        c->puid = TN_UID_ANY;
+        c->t_accept = now_ms();
+        c->hs_deadline = c->t_accept + RDV_HS_MS;
         tn_addr_format((struct sockaddr *)&ss, 0, c->ip, sizeof(c->ip));
         sl = sizeof(ss);
         if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
             tn_addr_format((struct sockaddr *)&ss, 0, c->lip, sizeof(c->lip));
         tn_nodelay(fd);
+        /* we speak first: the nonce every credential on this connection binds
+         * (a fresh socket's buffer always takes these few bytes) */
+        if (tn_nonce_new(c->nonce) < 0) {
+            refuse(s, s->nconns - 1, "no random numbers for a nonce");
+            continue;
+        }
+        nl = tn_nonce_frame(c->nonce, nf + 4);
+        tn_put_u32((uint8_t *)nf, (uint32_t)nl);
+        if (send(fd, nf, 4 + nl, MSG_NOSIGNAL) != (ssize_t)(4 + nl))
+            refuse(s, s->nconns - 1, "cannot send the nonce");
     }
 }
 
@@ -599,6 +661,7 @@ rdv_server_start_log(int nnodes, const char *jobkey, uid_t uid, enum treenet_aut
     if (!s)
         return NULL;
     s->lfd = s->wake[0] = s->wake[1] = -1;
+    s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     s->nnodes = nnodes;
     snprintf(s->jobkey, sizeof(s->jobkey), "%s", jobkey);
     s->uid = uid;
@@ -653,6 +716,8 @@ fail:
     rc = errno ? errno : ENOMEM;
     if (s->lfd >= 0)
         close(s->lfd);
+    if (s->spare_fd >= 0)
+        close(s->spare_fd);
     if (s->wake[0] >= 0) {
         close(s->wake[0]);
         close(s->wake[1]);
@@ -693,6 +758,8 @@ int rdv_server_stop(struct rdv_server *s)
     pthread_join(s->th, NULL);
     rc = s->result;
     close(s->lfd);
+    if (s->spare_fd >= 0)
+        close(s->spare_fd);
     close(s->wake[0]);
     close(s->wake[1]);
     for (int i = 0; i < s->nnodes; i++)
@@ -882,16 +949,31 @@ bad:
 }
 
 /* One full exchange over a connected socket.  -EAGAIN: worth retrying. */
-static int exchange_on(int fd, const char *jobkey, int nnodes, int nodeid, int my_port,
-                       enum treenet_auth auth, uint64_t deadline, char ***addrs)
+static int exchange_on(int fd, const char *jobkey, uid_t job_uid, int nnodes, int nodeid,
+                       int my_port, enum treenet_auth auth, uint64_t deadline,
+                       char ***addrs)
 {
     char me[16], reg[32], *cred = NULL, *in = NULL, from[32], why[TN_WHY_MAX];
+    char snonce[TN_NONCE_HEX + 1], mine[TN_NONCE_HEX + 1], pn[TN_NONCE_HEX + 1];
     char *out;
     size_t outlen, inlen;
+    uint64_t hs_end = now_ms() + RDV_HS_MS;
     int rc;
 
+    /* the server speaks first; one that does not within the handshake time
+     * (a stranger on the port, a server shedding load) costs one attempt */
+    rc = recv_frame(fd, TN_CRED_MAX, &in, &inlen, hs_end < deadline ? hs_end : deadline);
+    if (rc < 0)
+        return rc == -ETIMEDOUT && hs_end >= deadline ? rc : -EAGAIN;
+    rc = tn_nonce_parse(in, inlen, snonce);
+    free(in);
+    if (rc < 0)
+        return -EAGAIN;
+    if (tn_nonce_new(mine) < 0)
+        return -ENOMEM;
     snprintf(me, sizeof(me), "%d", nodeid);
-    rc = tn_cred_make(auth, jobkey, me, "rdv", &cred);
+    /* only the job's owner (the server's uid) can decode it */
+    rc = tn_cred_make(auth, jobkey, me, "rdv", snonce, mine, job_uid, &cred);
     if (rc < 0)
         return rc;
     snprintf(reg, sizeof(reg), "port %d", my_port);
@@ -906,9 +988,10 @@ static int exchange_on(int fd, const char *jobkey, int nnodes, int nodeid, int m
     rc = recv_frame(fd, TN_CRED_MAX, &in, &inlen, deadline);
     if (rc < 0)
         return rc == -ETIMEDOUT || rc == -EPROTO ? rc : -EAGAIN;
-    rc = tn_cred_check(auth, in, inlen, TN_UID_ANY, jobkey, me, from, sizeof(from), why);
+    rc = tn_cred_check(auth, in, inlen, job_uid, jobkey, me, mine, from, sizeof(from), pn,
+                       NULL, why);
     free(in);
-    if (rc < 0 || strcmp(from, "rdv") != 0)
+    if (rc < 0 || strcmp(from, "rdv") != 0 || strcmp(pn, snonce) != 0)
         return -EACCES;
     rc = recv_frame(fd, (size_t)nnodes * (TREENET_ADDR_MAX + 1) + 1, &in, &inlen,
                     deadline);
@@ -923,13 +1006,22 @@ int rdv_exchange(const char *server, const char *jobkey, int nnodes, int nodeid,
                  int my_port, enum treenet_auth auth, int timeout_ms, char ***addrs,
                  char *my_ip)
 {
+    return rdv_exchange_uid(server, jobkey, geteuid(), nnodes, nodeid, my_port, auth,
+                            timeout_ms, addrs, my_ip);
+}
+
+int rdv_exchange_uid(const char *server, const char *jobkey, uid_t job_uid, int nnodes,
+                     int nodeid, int my_port, enum treenet_auth auth, int timeout_ms,
+                     char ***addrs, char *my_ip)
+{
     char host[256], port[16];
     struct addrinfo hints, *res = NULL;
     uint64_t deadline;
     int backoff = 10, rc;
 
-    if (!addrs || nnodes < 1 || nodeid < 0 || nodeid >= nnodes || my_port <= 0 ||
+    if (!addrs || nnodes < 1 || nodeid < 0 || nodeid >= nnodes || my_port < 0 ||
         my_port > 65535 || timeout_ms <= 0 || tn_jobkey_ok(jobkey) < 0 ||
+        job_uid == TN_UID_ANY ||
         split_hostport(server, host, sizeof(host), port, sizeof(port)) < 0)
         return -EINVAL;
     if ((rc = tn_auth_supported(auth)) < 0)
@@ -949,7 +1041,8 @@ int rdv_exchange(const char *server, const char *jobkey, int nnodes, int nodeid,
             rc = connect_once(ai, deadline, &fd);
             if (rc < 0)
                 continue;
-            rc = exchange_on(fd, jobkey, nnodes, nodeid, my_port, auth, deadline, addrs);
+            rc = exchange_on(fd, jobkey, job_uid, nnodes, nodeid, my_port, auth, deadline,
+                             addrs);
             close(fd);
             break;
         }

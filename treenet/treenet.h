@@ -11,6 +11,9 @@
  *      its own.  Each node server connects once, proves who it is, sends
  *      its nodeid and listening address, and gets back the addresses of all
  *      nnodes nodes when the last one has arrived.  Bounded by a timeout.
+ *      The server is the job owner's process: nodes trust nothing from it
+ *      but addresses to try, and prove themselves to whatever answers there
+ *      (see doc/treenet.md, "What a node trusts from the rendezvous").
  *
  *   2. Tree links (struct treenet, driven by the host's common/loop.h loop).
  *      Each node listens on an ephemeral TCP port, connects to its parent
@@ -21,13 +24,15 @@
  *      authentication or a child that never connects is reported through
  *      ops->lost (the host then fails the fence and aborts the job).
  *
- *   Authentication: with TREENET_AUTH_MUNGE every connection, in both
- *   directions, starts with one fresh munge credential whose payload binds
- *   "loom1 <jobkey> <from-node> <to-node>"; the receiver decodes it with
- *   libmunge and refuses (closes, logs "refused ... : reason") unless the
- *   credential's uid is cfg.uid (or root), the payload matches this job and
- *   this node, and munge reports no replay.  TREENET_AUTH_NONE exists for
- *   unit tests only.
+ *   Authentication: with TREENET_AUTH_MUNGE every connection starts with a
+ *   nonce from the listening side, then one fresh munge credential in each
+ *   direction whose payload binds "loom2 <jobkey> <from> <to> <nonce of the
+ *   receiver> <nonce of the sender>" and which only the receiver's uid can
+ *   decode (MUNGE_OPT_UID_RESTRICTION); the receiver refuses (closes, logs
+ *   "refused ... : reason", rate-limited) unless the credential's uid is
+ *   cfg.uid (or root), the payload matches this job, this node and this
+ *   connection's nonce, and munge reports no replay.  TREENET_AUTH_NONE
+ *   exists for unit tests only.
  *
  * Notes:
  *   - Sockets are SOCK_CLOEXEC and non-blocking; TCP_NODELAY on every link.
@@ -82,6 +87,13 @@ int rdv_server_stop(struct rdv_server *s);
 int rdv_exchange(const char *server, const char *jobkey, int nnodes, int nodeid,
                  int my_port, enum treenet_auth auth, int timeout_ms, char ***addrs,
                  char *my_ip);
+/* Same, for a job owned by job_uid: the node's credential can be decoded only
+ * by job_uid (the rendezvous server's owner), and the server's answer must be
+ * a credential of job_uid or root.  rdv_exchange() is this with the caller's
+ * own uid.  my_port may be 0 (a leaf that does not listen).  (Addition.) */
+int rdv_exchange_uid(const char *server, const char *jobkey, uid_t job_uid, int nnodes,
+                     int nodeid, int my_port, enum treenet_auth auth, int timeout_ms,
+                     char ***addrs, char *my_ip);
 void rdv_addrs_free(char **addrs, int nnodes);
 
 /* ---- tree links --------------------------------------------------------- */
@@ -96,6 +108,8 @@ struct treenet_config {
     enum treenet_auth auth;
     const char *bind_addr;  /* listen address, NULL: any */
     int connect_timeout_ms; /* for parent connect and children arrival */
+    int handshake_timeout_ms; /* per connection, from accept/connect; 0: 3000
+                               * (never above connect_timeout_ms) */
 };
 
 struct treenet_ops {
@@ -107,10 +121,12 @@ struct treenet_ops {
     void (*log)(void *arg, int level, const char *msg);
 };
 
-/* Create the listening socket and register it with lp.  NULL + errno. */
+/* Create the listening socket and register it with lp (a leaf of the tree,
+ * which has no children, does not listen).  NULL + errno. */
 struct treenet *treenet_create(struct loop *lp, const struct treenet_config *cfg,
                                const struct treenet_ops *ops, void *arg);
-/* The port treenet_create listens on (publish it through the rendezvous). */
+/* The port treenet_create listens on (publish it through the rendezvous);
+ * 0 for a leaf, which does not listen. */
 int treenet_port(const struct treenet *tn);
 /* Connect to the parent using the rendezvous table (nnodes "ip:port").
  * Non-blocking: messages sent before the link is up are queued. */

@@ -106,13 +106,16 @@ START_TEST(test_rdv_munge)
 }
 END_TEST
 
-/* A registration as a node would send it, over a raw socket. */
-static int raw_register(int port, const char *payload, int node_port)
+/* A registration as a node would send it, over a raw socket: the payload
+ * is fmt with the server's nonce for %s (AUTH_NONE: the payload is the
+ * credential). */
+static int raw_register(int port, const char *fmt, int node_port)
 {
-    char reg[32];
-    int fd = raw_connect(port);
+    char reg[32], nonce[40], payload[256];
+    int fd = raw_connect_nonce(port, nonce);
     if (fd < 0)
         return -1;
+    snprintf(payload, sizeof(payload), fmt, nonce);
     snprintf(reg, sizeof(reg), "port %d", node_port);
     /* a send may fail when the server already refused us: that is for the
      * caller to see, the socket is returned anyway */
@@ -145,13 +148,13 @@ START_TEST(test_rdv_hostile)
     ck_assert(raw_closed_within(fd, 5000));
     close(fd);
     /* another job, a node out of range, a payload for a node, not rdv */
-    fd = raw_register(port, "loom1 99.0 0 rdv", 1);
+    fd = raw_register(port, "loom2 99.0 0 rdv %s " RAW_NONCE, 1);
     ck_assert(raw_closed_within(fd, 5000));
     close(fd);
-    fd = raw_register(port, "loom1 " JOB " 7 rdv", 1);
+    fd = raw_register(port, "loom2 " JOB " 7 rdv %s " RAW_NONCE, 1);
     ck_assert(raw_closed_within(fd, 5000));
     close(fd);
-    fd = raw_register(port, "loom1 " JOB " 0 1", 1);
+    fd = raw_register(port, "loom2 " JOB " 0 1 %s " RAW_NONCE, 1);
     ck_assert(raw_closed_within(fd, 5000));
     close(fd);
     ck_assert(cap_wait(&cap, "refused", 5));
@@ -160,12 +163,12 @@ START_TEST(test_rdv_hostile)
     ck_assert_int_ge(cap_count(&cap, "another node"), 1);
 
     /* node 1 registers and goes away before the table: forgotten */
-    fd = raw_register(port, "loom1 " JOB " 1 rdv", 9);
+    fd = raw_register(port, "loom2 " JOB " 1 rdv %s " RAW_NONCE, 9);
     ck_assert(cap_wait(&cap, "node 1 registered", 1));
     close(fd);
     ck_assert(cap_wait(&cap, "went away", 1));
     /* node 2 registers at a stale port, then its real self comes back */
-    keep = raw_register(port, "loom1 " JOB " 2 rdv", 9);
+    keep = raw_register(port, "loom2 " JOB " 2 rdv %s " RAW_NONCE, 9);
     ck_assert(cap_wait(&cap, "node 2 registered", 1));
 
     run_nodes(port, 3, TREENET_AUTH_NONE, args, 10000, 3);
@@ -183,37 +186,65 @@ START_TEST(test_rdv_munge_replay)
     struct logcap cap;
     struct node_arg args[2];
     struct rdv_server *s;
-    int port, fd;
-    char *cred = NULL;
+    int port, fd, fd2;
+    char *cred = NULL, nonce[40], pl[256], reg[] = "port 9";
 
     cap_init(&cap);
     s = rdv_server_start_log(2, JOB, getuid(), TREENET_AUTH_MUNGE, "127.0.0.1", 10000,
                              cap_log, &cap);
     ck_assert_ptr_nonnull(s);
     port = rdv_server_port(s);
+    /* a credential bound to the nonce of one connection, shown on another */
+    fd = raw_connect_nonce(port, nonce);
+    ck_assert_int_ge(fd, 0);
+    snprintf(pl, sizeof(pl), "loom2 " JOB " 0 rdv %s " RAW_NONCE, nonce);
 #ifdef HAVE_MUNGE
-    const char *pl = "loom1 " JOB " 0 rdv";
     ck_assert_int_eq(munge_encode(&cred, NULL, pl, strlen(pl)), EMUNGE_SUCCESS);
 #endif
-    /* first use registers node 0 (then it leaves), second use is a replay */
-    fd = raw_register(port, cred, 9);
-    ck_assert(cap_wait(&cap, "node 0 registered", 1));
-    close(fd);
-    fd = raw_register(port, cred, 9);
+    fd2 = raw_connect_nonce(port, nonce);
+    ck_assert_int_ge(fd2, 0);
+    ck_assert_int_eq(raw_frame(fd2, cred, strlen(cred)), 0);
+    ck_assert(raw_closed_within(fd2, 5000));
+    close(fd2);
+    ck_assert(cap_wait(&cap, "another connection", 1));
+    /* on its own connection it was already decoded once: a replay */
+    ck_assert_int_eq(raw_frame(fd, cred, strlen(cred)), 0);
+    (void)raw_frame(fd, reg, strlen(reg));
     ck_assert(raw_closed_within(fd, 5000));
     close(fd);
     ck_assert(cap_wait(&cap, "replayed", 1));
     /* plain text is not a munge credential */
-    fd = raw_register(port, "loom1 " JOB " 1 rdv", 9);
+    fd = raw_register(port, "loom2 " JOB " 1 rdv %s " RAW_NONCE, 9);
     ck_assert(raw_closed_within(fd, 5000));
     close(fd);
-    ck_assert(cap_wait(&cap, "refused", 2));
+    ck_assert(cap_wait(&cap, "refused", 3));
     free(cred);
 
     run_nodes(port, 2, TREENET_AUTH_MUNGE, args, 10000, 2);
     check_tables(args, 2);
     ck_assert_int_eq(rdv_server_stop(s), 0);
     cap_free(&cap);
+}
+END_TEST
+
+/* A crowd of silent strangers on the port: the oldest are evicted, and the
+ * real nodes register and get their tables at once meanwhile. */
+START_TEST(test_rdv_crowd)
+{
+    enum { CROWD = 300 };
+    static int fl[CROWD];
+    struct node_arg args[3];
+    struct rdv_server *s =
+        rdv_server_start(3, JOB, getuid(), TREENET_AUTH_NONE, "127.0.0.1", 20000);
+    ck_assert_ptr_nonnull(s);
+    for (int i = 0; i < CROWD; i++)
+        ck_assert_int_ge(fl[i] = raw_connect(rdv_server_port(s)), 0);
+    ck_assert(raw_closed_within(fl[0], 2000)); /* evicted, not timed out */
+    run_nodes(rdv_server_port(s), 3, TREENET_AUTH_NONE, args, 5000, 3);
+    check_tables(args, 3);
+    ck_assert_int_eq(rdv_server_stop(s), 0);
+    for (int i = 0; i < CROWD; i++)
+        close(fl[i]);
 }
 END_TEST
 
@@ -292,6 +323,7 @@ static Suite *rdv_suite(void)
     tcase_add_test(tc, test_rdv_none);
     tcase_add_test(tc, test_rdv_hostile);
     tcase_add_test(tc, test_rdv_timeout);
+    tcase_add_test(tc, test_rdv_crowd);
     tcase_add_test(tc, test_rdv_no_server);
     tcase_add_test(tc, test_rdv_args);
     munge_ok = munge_usable(why, sizeof(why));

@@ -2,11 +2,13 @@
  * of 7 nodes, each with its own loop in its own thread, exchanging a 4 MiB
  * message and many small ones in order, both ways; hostile connections
  * (scanner, garbage, another job, another node, a non-child, a duplicate,
- * a replayed credential, another uid, a flood of silent connections)
- * refused and logged while the links keep working; an oversized frame from
+ * a credential of another connection, a replayed credential, another uid, a
+ * crowd of silent connections that must not keep a real child out) refused
+ * and logged while the links keep working; listeners closed once every child
+ * is in, leaves that never listen; an oversized frame from
  * an authenticated peer; a child that never connects and a parent that never
- * listens; a peer killed mid-stream.  All on 127.0.0.1.  munge cases are skipped, with a message,
- * when munged does not answer.
+ * listens; a peer killed mid-stream.  All on 127.0.0.1.  munge cases are skipped, with a
+ * message, when munged does not answer.
  */
 #include "config.h"
 
@@ -17,6 +19,7 @@
 #include <sys/wait.h>
 
 #include "loop.h"
+#include "tn_int.h"
 #include "tn_test.h"
 #include "treenet.h"
 
@@ -378,27 +381,78 @@ static char *cred_of_nobody(const char *payload)
 #endif
 }
 
-/* Connect to port, send one credential frame, expect to be closed. */
-static void attack_cred(int port, const char *cred)
+/* Connect to port, read the nonce, send one credential whose payload is fmt
+ * with the listener's nonce for %s; expect to be closed. */
+static void attack_payload(int port, enum treenet_auth auth, const char *fmt)
 {
-    int fd = raw_connect(port);
+    char nonce[40], pl[512], *c;
+    int fd = raw_connect_nonce(port, nonce);
     ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(raw_frame(fd, cred, strlen(cred)), 0);
-    ck_assert_msg(raw_closed_within(fd, 5000), "not refused: %.40s", cred);
+    snprintf(pl, sizeof(pl), fmt, nonce);
+    c = make_cred(auth, pl);
+    ck_assert_int_eq(raw_frame(fd, c, strlen(c)), 0);
+    ck_assert_msg(raw_closed_within(fd, 5000), "not refused: %.60s", pl);
+    free(c);
     close(fd);
+}
+
+/* The full handshake of a raw child `kid` of node 0: 0 when node 0 answers
+ * with its own credential bound to both nonces, the fd in *fdp. */
+static int raw_child(int port, enum treenet_auth auth, int kid, int *fdp)
+{
+    char nonce[40], pl[256], want[256], buf[TN_CRED_MAX + 1], *c;
+    unsigned char h[4];
+    int fd = raw_connect_nonce(port, nonce);
+    uint32_t l;
+
+    if (fd < 0)
+        return -1;
+    snprintf(pl, sizeof(pl), "loom2 " JOB " %d 0 %s " RAW_NONCE, kid, nonce);
+    snprintf(want, sizeof(want), "loom2 " JOB " 0 %d " RAW_NONCE " %s", kid, nonce);
+    c = make_cred(auth, pl);
+    if (raw_frame(fd, c, strlen(c)) < 0 || raw_recv_exact(fd, h, 4) != 4 ||
+        (l = tn_test_u32(h)) > TN_CRED_MAX || raw_recv_exact(fd, buf, l) != (ssize_t)l) {
+        free(c);
+        close(fd);
+        return -1;
+    }
+    free(c);
+    buf[l] = '\0';
+#ifdef HAVE_MUNGE
+    if (auth == TREENET_AUTH_MUNGE) {
+        void *p = NULL;
+        int plen = 0;
+        if (munge_decode(buf, NULL, &p, &plen, NULL, NULL) != EMUNGE_SUCCESS) {
+            free(p);
+            close(fd);
+            return -1;
+        }
+        l = (uint32_t)plen;
+        memcpy(buf, p, l);
+        buf[l] = '\0';
+        free(p);
+    }
+#endif
+    if (strcmp(buf, want) != 0) {
+        close(fd);
+        return -1;
+    }
+    *fdp = fd;
+    return 0;
 }
 
 static void bad_creds(enum treenet_auth auth)
 {
-    enum { N = 4 };
-    static struct tnode nodes[N];
+    enum { N = 4, FLOOD = 300 };
+    static struct tnode nodes[N], victim;
     struct logcap cap;
     struct loop *lp = loop_create();
     struct pp_run run = {.lp = lp, .nodes = nodes, .n = N};
     pthread_t th;
-    char **addrs, *c, noise[100];
-    int p0, fd, attacks = 0;
+    char **addrs, *c, noise[100], nonce[40], pl[256];
+    int vp, fd, fd2, kid1, kid2, attacks = 0;
     const char http[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+    static int fl[FLOOD];
 
     cap_init(&cap);
     ck_assert_ptr_nonnull(lp);
@@ -408,80 +462,111 @@ static void bad_creds(enum treenet_auth auth)
     for (int i = 0; i < N; i++)
         ck_assert_int_eq(treenet_start(nodes[i].tn, addrs), 0);
     rdv_addrs_free(addrs, N);
-    p0 = treenet_port(nodes[0].tn);
+    /* the victim: node 0 of another 4-node tree whose children (1, 2) are
+     * this test's raw peers; it listens until both are in */
+    pp_create(&victim, lp, 0, N, auth, 30000, &cap);
+    ck_assert_int_eq(treenet_start(victim.tn, NULL), 0);
+    vp = treenet_port(victim.tn);
     atomic_store(&run.round, 1);
     ck_assert_int_eq(pthread_create(&th, NULL, pp_thread, &run), 0);
     ck_assert(wait_pongs(nodes, N, 1));
+    /* every child of the real tree is in: its listeners are closed, its
+     * leaves never listened */
+    ck_assert_int_lt(raw_connect(treenet_port(nodes[0].tn)), 0);
+    ck_assert_int_eq(treenet_port(nodes[2].tn), 0);
 
     /* port scanner */
-    fd = raw_connect(p0);
+    fd = raw_connect(vp);
     ck_assert_int_ge(fd, 0);
     close(fd);
     attacks++;
     /* garbage: an HTTP request, then random bytes in a frame */
-    fd = raw_connect(p0);
+    fd = raw_connect(vp);
     ck_assert_int_eq(raw_send(fd, http, strlen(http)), 0);
     ck_assert(raw_closed_within(fd, 5000));
     close(fd);
     attacks++;
     for (size_t i = 0; i < sizeof(noise); i++)
         noise[i] = (char)(i * 73 + 11);
-    fd = raw_connect(p0);
+    fd = raw_connect(vp);
     ck_assert_int_eq(raw_frame(fd, noise, sizeof(noise)), 0);
     ck_assert(raw_closed_within(fd, 5000));
     close(fd);
     attacks++;
     /* well-formed credentials that do not fit */
-    c = make_cred(auth, "loom1 99.0 1 0");
-    attack_cred(p0, c);
+    attack_payload(vp, auth, "loom2 99.0 1 0 %s " RAW_NONCE);
+    attack_payload(vp, auth, "loom2 " JOB " 1 5 %s " RAW_NONCE);
+    attack_payload(vp, auth, "loom2 " JOB " 3 0 %s " RAW_NONCE);
+    attack_payload(vp, auth, "loom1 " JOB " 1 0 %s"); /* the old protocol */
+    attacks += 4;
+    /* a credential bound to one connection, presented on another */
+    fd = raw_connect_nonce(vp, nonce);
+    ck_assert_int_ge(fd, 0);
+    snprintf(pl, sizeof(pl), "loom2 " JOB " 1 0 %s " RAW_NONCE, nonce);
+    c = make_cred(auth, pl);
+    fd2 = raw_connect_nonce(vp, nonce);
+    ck_assert_int_ge(fd2, 0);
+    ck_assert_int_eq(raw_frame(fd2, c, strlen(c)), 0);
+    ck_assert(raw_closed_within(fd2, 5000));
+    close(fd2);
+    attacks++;
+    /* ... and then on its own connection: munge saw it (replay); without
+     * munge the payload is fine and the child is in: drop it again */
+    if (auth == TREENET_AUTH_MUNGE) {
+        ck_assert_int_eq(raw_frame(fd, c, strlen(c)), 0);
+        ck_assert(raw_closed_within(fd, 5000));
+        attacks++;
+    }
+    close(fd);
     free(c);
-    c = make_cred(auth, "loom1 " JOB " 1 5");
-    attack_cred(p0, c);
-    free(c);
-    c = make_cred(auth, "loom1 " JOB " 3 0");
-    attack_cred(p0, c);
-    attacks += 3;
-    /* the same credential twice: duplicate, then replay (munge) */
-    free(c);
-    c = make_cred(auth, "loom1 " JOB " 1 0");
-    attack_cred(p0, c);
-    attack_cred(p0, c);
-    free(c);
-    attacks += 2;
     ck_assert(cap_wait(&cap, "refused connection", attacks));
     ck_assert_int_ge(cap_count(&cap, "exceeds the limit"), 1);
     ck_assert_int_ge(cap_count(&cap, "another job"), 1);
     ck_assert_int_ge(cap_count(&cap, "another node"), 1);
     ck_assert_int_ge(cap_count(&cap, "not a child"), 1);
-    ck_assert_int_ge(cap_count(&cap, "already connected"), 1);
+    ck_assert_int_ge(cap_count(&cap, "another connection"), 1);
     if (auth == TREENET_AUTH_MUNGE) {
         ck_assert_int_ge(cap_count(&cap, "replayed"), 1);
-        c = cred_of_nobody("loom1 " JOB " 2 0");
+        fd = raw_connect_nonce(vp, nonce);
+        ck_assert_int_ge(fd, 0);
+        snprintf(pl, sizeof(pl), "loom2 " JOB " 2 0 %s " RAW_NONCE, nonce);
+        c = cred_of_nobody(pl);
         if (c && getuid() == 0) {
-            attack_cred(p0, c);
-            ck_assert(cap_wait(&cap, "uid 65534", 1));
+            ck_assert_int_eq(raw_frame(fd, c, strlen(c)), 0);
+            ck_assert(raw_closed_within(fd, 5000));
         } else {
             fprintf(stderr,
                     "check_treenet: other-uid credential case skipped (not root)\n");
         }
+        close(fd);
         free(c);
     }
 
-    /* a flood of silent connections: beyond the cap of unauthenticated ones
-     * they are refused at once, the rest time out */
-    {
-        enum { FLOOD = 80 };
-        int fl[FLOOD];
-        for (int i = 0; i < FLOOD; i++)
-            fl[i] = raw_connect(p0);
-        ck_assert(cap_wait(&cap, "too many unauthenticated", 1));
+    /* a crowd of silent connections: the oldest are evicted, and a real
+     * child still gets in at once while they stay open */
+    for (int i = 0; i < FLOOD; i++)
+        fl[i] = raw_connect(vp);
+    /* the crowd is larger than the table: the first ones are evicted at
+     * once, long before their handshake time is up */
+    ck_assert(raw_closed_within(fl[0], 2000));
+    if (auth == TREENET_AUTH_NONE || getuid() == 0) {
+        ck_assert_int_eq(raw_child(vp, auth, 1, &kid1), 0);
+        /* a second connection for a connected child */
+        attack_payload(vp, auth, "loom2 " JOB " 1 0 %s " RAW_NONCE);
+        ck_assert_int_eq(raw_child(vp, auth, 2, &kid2), 0);
+        /* both children in: the listener and the crowd are gone */
+        for (int i = 0; i < 100 && raw_connect(vp) >= 0; i++)
+            usleep(10000);
+        ck_assert_int_lt(raw_connect(vp), 0);
         for (int i = 0; i < FLOOD; i++) {
             ck_assert_int_ge(fl[i], 0);
-            ck_assert(raw_closed_within(fl[i], 8000));
-            close(fl[i]);
+            ck_assert(raw_closed_within(fl[i], 5000));
         }
-        ck_assert_int_ge(cap_count(&cap, "no credential before the timeout"), 1);
+        close(kid1);
+        close(kid2);
     }
+    for (int i = 0; i < FLOOD; i++)
+        close(fl[i]);
 
     /* the real links still work */
     atomic_store(&run.round, 2);
@@ -493,6 +578,7 @@ static void bad_creds(enum treenet_auth auth)
                       nodes[i].lost_node, nodes[i].lost_why);
     for (int i = 0; i < N; i++)
         treenet_destroy(nodes[i].tn);
+    treenet_destroy(victim.tn);
     loop_destroy(lp);
     cap_free(&cap);
 }
@@ -517,30 +603,14 @@ static int run_until_lost(struct loop *lp, struct tnode *nd)
     return atomic_load(&nd->nlost) > 0;
 }
 
-static ssize_t recv_exact(int fd, void *buf, size_t len)
-{
-    size_t got = 0;
-    while (got < len) {
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        if (poll(&p, 1, 5000) <= 0)
-            return -1;
-        ssize_t n = recv(fd, (char *)buf + got, len - got, 0);
-        if (n <= 0)
-            return -1;
-        got += n;
-    }
-    return got;
-}
-
 START_TEST(test_oversized_frame)
 {
     struct tnode nd;
     struct logcap cap;
     struct loop *lp = loop_create();
-    char **addrs, buf[256];
+    char **addrs, buf[256], nonce[40], cred[256], want[256];
     uint8_t h[4];
     int fd;
-    const char *cred = "loom1 " JOB " 1 0";
 
     cap_init(&cap);
     pp_create(&nd, lp, 0, 2, TREENET_AUTH_NONE, 5000, &cap);
@@ -551,18 +621,23 @@ START_TEST(test_oversized_frame)
     ck_assert_int_eq(treenet_send(nd.tn, 1, "early", 5), 0);
     fd = raw_connect(treenet_port(nd.tn));
     ck_assert_int_ge(fd, 0);
+    for (int i = 0; i < 10; i++)
+        loop_run_once(lp, 20);
+    ck_assert_int_eq(raw_read_nonce(fd, nonce), 0);
+    snprintf(cred, sizeof(cred), "loom2 " JOB " 1 0 %s " RAW_NONCE, nonce);
+    snprintf(want, sizeof(want), "loom2 " JOB " 0 1 " RAW_NONCE " %s", nonce);
     ck_assert_int_eq(raw_frame(fd, cred, strlen(cred)), 0);
     for (int i = 0; i < 100 && !cap_count(&cap, "link to child 1 up"); i++)
         loop_run_once(lp, 20);
     ck_assert_int_eq(cap_count(&cap, "link to child 1 up"), 1);
     /* the parent's answer, then the queued message */
-    ck_assert_int_eq(recv_exact(fd, h, 4), 4);
-    ck_assert_int_eq(tn_test_u32(h), strlen("loom1 " JOB " 0 1"));
-    ck_assert_int_eq(recv_exact(fd, buf, tn_test_u32(h)), (ssize_t)tn_test_u32(h));
-    ck_assert_int_eq(memcmp(buf, "loom1 " JOB " 0 1", tn_test_u32(h)), 0);
-    ck_assert_int_eq(recv_exact(fd, h, 4), 4);
+    ck_assert_int_eq(raw_recv_exact(fd, h, 4), 4);
+    ck_assert_int_eq(tn_test_u32(h), strlen(want));
+    ck_assert_int_eq(raw_recv_exact(fd, buf, tn_test_u32(h)), (ssize_t)tn_test_u32(h));
+    ck_assert_int_eq(memcmp(buf, want, tn_test_u32(h)), 0);
+    ck_assert_int_eq(raw_recv_exact(fd, h, 4), 4);
     ck_assert_int_eq(tn_test_u32(h), 5);
-    ck_assert_int_eq(recv_exact(fd, buf, 5), 5);
+    ck_assert_int_eq(raw_recv_exact(fd, buf, 5), 5);
     ck_assert_int_eq(memcmp(buf, "early", 5), 0);
     /* a message of 4 GiB - 1 announced: the link is dropped */
     ck_assert_int_eq(raw_send(fd, "\xff\xff\xff\xff", 4), 0);

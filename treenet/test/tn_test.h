@@ -174,4 +174,47 @@ static inline int raw_closed_within(int fd, int ms)
     }
 }
 
+/* Read exactly len bytes within 5 s each; len, or -1. */
+static inline ssize_t raw_recv_exact(int fd, void *buf, size_t len)
+{
+    size_t got = 0;
+    while (got < len) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 5000) <= 0)
+            return -1;
+        ssize_t n = recv(fd, (char *)buf + got, len - got, 0);
+        if (n <= 0)
+            return -1;
+        got += n;
+    }
+    return (ssize_t)got;
+}
+
+/* A fixed nonce for the raw peers' side of a handshake. */
+#define RAW_NONCE "0123456789abcdef0123456789abcdef"
+
+/* Read the listener's first frame "loom2 <nonce>" into nonce (33 bytes). */
+static inline int raw_read_nonce(int fd, char *nonce)
+{
+    unsigned char h[4];
+    char b[64];
+    if (raw_recv_exact(fd, h, 4) != 4 || tn_test_u32(h) != 38 ||
+        raw_recv_exact(fd, b, 38) != 38 || memcmp(b, "loom2 ", 6) != 0)
+        return -1;
+    memcpy(nonce, b + 6, 32);
+    nonce[32] = '\0';
+    return 0;
+}
+
+/* Connect and read the listener's nonce: the fd, or -1. */
+static inline int raw_connect_nonce(int port, char *nonce)
+{
+    int fd = raw_connect(port);
+    if (fd >= 0 && raw_read_nonce(fd, nonce) < 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 #endif /* LOOM_TN_TEST_H */
