@@ -25,17 +25,36 @@ if [ "${LOOM_WITH_PLUGIN:-auto}" != no ] && [[ "$flags" != *--with-slurm-source*
     fi
 fi
 
-regen=0
-if [ ! -x configure ]; then
-    regen=1
-else
-    for f in configure.ac $(find . -name Makefile.am -not -path "./$bdir/*" -not -path './loom-*'); do
-        if [ "$f" -nt configure ]; then regen=1; break; fi
+# Regenerate when configure is missing or older than configure.ac or a Makefile.am (or
+# a *.mk fragment they include).  Several builds may share one source tree (build dirs
+# side by side): regeneration takes an exclusive lock and checks again once it has it,
+# and a tree that was generated before is refreshed with `autoreconf --install` without
+# --force, which never removes the aux files (config/missing, ...) that another build's
+# make may be running at that moment.
+need_regen() {
+    [ -x configure ] && [ -f config/missing ] || return 0
+    [ configure.ac -nt configure ] && return 0
+    local f
+    # a Makefile.am or a fragment it includes, against the Makefile.in of its folder
+    for f in $(find . \( -name Makefile.am -o -name '*.mk' \) -not -path './build*' \
+            -not -path './loom-*' -not -path './.git/*'); do
+        [ "$f" -nt "$(dirname "$f")/Makefile.in" ] && return 0
     done
-fi
-if [ "$regen" -eq 1 ]; then
-    echo "build.sh: ./autogen.sh"
-    ./autogen.sh
+    return 1
+}
+if need_regen; then
+    exec 9>"$top/.loom-autogen.lock"
+    flock -w 600 9 || echo "build.sh: waited 600 s for $top/.loom-autogen.lock; regenerating anyway" >&2
+    if need_regen; then
+        if [ -x configure ] && [ -f config/missing ]; then
+            echo "build.sh: autoreconf --install"
+            autoreconf --install
+        else
+            echo "build.sh: ./autogen.sh"
+            ./autogen.sh
+        fi
+    fi
+    exec 9>&-
 fi
 
 mkdir -p "$bdir"
