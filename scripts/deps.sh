@@ -21,6 +21,8 @@ PKGS=(
     slurmd slurmctld slurm-client libslurm-dev libpmi2-0-dev
     # peers: MPICH (mpicc.mpich, mpiexec.hydra) and Open MPI
     mpich libmpich-dev openmpi-bin libopenmpi-dev
+    # fuzz targets (tests/fuzz: clang's libFuzzer; llvm's llvm-symbolizer for reports)
+    clang llvm
     # benchmarks: plots; scripts: pgrep/pkill, timeout, awk
     gnuplot-nox procps coreutils
 )
