@@ -5,3 +5,5 @@ check_PROGRAMS += hosts_flood
 hosts_flood_SOURCES = hosts_flood.c
 TESTS += t-hosts-flood.sh
 EXTRA_DIST += t-hosts-flood.sh
+TESTS += t-hosts-logesc.sh
+EXTRA_DIST += t-hosts-logesc.sh

@@ -1,5 +1,6 @@
-/* hosts_flood.c - a PMI-2 task that floods its server with requests and never
- * reads the replies, beside a well-behaved one; for t-hosts-flood*.sh.
+/* hosts_flood.c - PMI-2 tasks that attack their host: one floods its server with
+ * requests and never reads the replies (t-hosts-flood*.sh); one feeds it text
+ * with newlines and escape bytes meant for the host's log (t-hosts-logesc*.sh).
  *
  * Usage: hosts_flood MIB          (run with exactly 2 ranks, PMI-2 wire on PMI_FD)
  *   Both ranks init (PMI-1 "init" line, then PMI-2 "fullinit"); rank 0 puts key
@@ -13,6 +14,13 @@
  *   Rank 1 then does 200 kvs-get round trips (each reply awaited at most 10 s) and
  *   prints "hosts_flood: rank 1: 200 gets served while rank 0 flooded OK" on stdout,
  *   then finalizes and exits 0 (exit 1 if the server did not answer).
+ *
+ *
+ * Usage: hosts_flood abort        (2 ranks)
+ *   Rank 0 sends a fullinit whose pmijobid, then an unknown command whose name,
+ *   then an abort whose message carry "\n", "\r", ESC sequences and BEL, each
+ *   trying to forge a line of its own (FORGED_LINE below); rank 1 waits in a fence.
+ *   The job must end with the abort, the host's lines showing the bytes escaped.
  *
  * Notes: raw records, no client library: the program must never read what it
  *   is sent once the flood starts, which no PMI library allows.
@@ -143,15 +151,37 @@ static void touch(const char *path)
         close(fd);
 }
 
+/* What the hostile texts try to make appear as a line of the host's own. */
+#define FORGED_LINE "FORGED: all ranks exited normally"
+#define EVIL "\n" FORGED_LINE "\r\033[2J\033]0:owned\007\177"
+
+static void hostile_texts(int fd)
+{
+    send_record(fd, "cmd=fullinit;pmijobid=job" EVIL ";");
+    if (g_rank != 0) {
+        expect_record(fd, "fullinit-response");
+        send_record(fd, "cmd=kvs-fence;");
+        expect_record(fd, "kvs-fence-response"); /* must fail: dies */
+        exit(0);
+    }
+    expect_record(fd, "fullinit-response");
+    send_record(fd, "cmd=nosuchcmd" EVIL ";");
+    usleep(200000);
+    send_record(fd, "cmd=abort;isworld=TRUE;exitcode=7;msg=bye" EVIL ";");
+    sleep(10);
+    exit(0);
+}
+
 int main(int argc, char **argv)
 {
     int fd = env_int("PMI_FD");
+    int abort_mode = argc > 1 && strcmp(argv[1], "abort") == 0;
     long mib = argc > 1 ? strtol(argv[1], NULL, 10) : 4;
     char line[256], put[1200], val[1025];
 
     g_rank = env_int("PMI_RANK");
-    if (fd < 0 || g_rank < 0 || mib < 1 || mib > 256)
-        die("usage: hosts_flood MIB (1..256), under a PMI-2 server");
+    if (fd < 0 || g_rank < 0 || (!abort_mode && (mib < 1 || mib > 256)))
+        die("usage: hosts_flood MIB (1..256) | abort, under a PMI-2 server");
     setvbuf(stdout, NULL, _IONBF, 0);
 
     /* init: the PMI-1 line, its PMI-1 reply, then PMI-2 records */
@@ -162,6 +192,8 @@ int main(int argc, char **argv)
         if (line[n] == '\n')
             break;
     }
+    if (abort_mode)
+        hostile_texts(fd);
     send_record(fd, "cmd=fullinit;");
     expect_record(fd, "fullinit-response");
     if (g_rank == 0) {
