@@ -117,6 +117,15 @@ int xm_boot_init(void)
         snprintf(xm_g.host, sizeof(xm_g.host), "localhost");
     xm_g.host[sizeof(xm_g.host) - 1] = 0;
 
+    /* this process, for peers that read our memory with CMA: they take no pid from a
+     * packet, only this one (p2p.c xm_peer_pid()) */
+    if (size > 1) {
+        char pid[24];
+        snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+        int rc = xm_boot_put("pid", pid);
+        if (rc < 0)
+            return rc;
+    }
     xm_g.node_of = calloc((size_t)size, sizeof(int));
     xm_g.local_index = calloc((size_t)size, sizeof(int));
     xm_g.local_ranks = calloc((size_t)size, sizeof(int));

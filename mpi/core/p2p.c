@@ -34,6 +34,7 @@
 
 #include "../dt/dtype.h"
 #include "../shm/shm.h"
+#include "boot.h"
 #include "p2p.h"
 #include "transport.h"
 
@@ -43,6 +44,7 @@
 #define F_RDV_GO 0x800u /* send: CTS received, stream RDATA */
 #define F_ZC 0x1000u    /* send: payload posted by reference, not yet written */
 #define F_LMT 0x2000u   /* send: RTS to a local rank, on the lmt list until FIN/CTS */
+#define F_CTS 0x4000u   /* recv: CTS sent, RDATA from r->peer expected */
 
 struct ctrl {
     struct ctrl *next;
@@ -70,6 +72,8 @@ static int spin_adapt;       /* LOOM_MPI_SPIN_ADAPT=0 keeps the budget at spin_m
 static unsigned char *lost;  /* world rank -> its connection broke (ERRORS_RETURN) */
 static size_t zc_min;        /* eager sends at least this long go by reference */
 static size_t tcp_eager_max; /* eager limit towards peers reached by the netmod */
+static size_t eager_accept;  /* longest eager message taken from another rank */
+static int *peer_pid;        /* world rank -> pid from its KVS card; 0 unknown, -1 none */
 
 static void list_add(struct list *l, struct xm_req *r)
 {
@@ -116,7 +120,8 @@ int xm_p2p_init(void)
     pending = calloc((size_t)xm_g.size, sizeof(*pending));
     pass_mark = calloc((size_t)xm_g.size, sizeof(*pass_mark));
     lost = calloc((size_t)xm_g.size, 1);
-    if (!inflight || !pending || !pass_mark || !lost)
+    peer_pid = calloc((size_t)xm_g.size, sizeof(*peer_pid));
+    if (!inflight || !pending || !pass_mark || !lost || !peer_pid)
         return -ENOMEM;
     spin_max = xm_env_int("LOOM_MPI_SPIN", xm_g.oversubscribed ? 16 : 2000);
     yield_max = xm_env_int("LOOM_MPI_YIELD", xm_g.oversubscribed ? 8 : 64);
@@ -129,6 +134,14 @@ int xm_p2p_init(void)
      * autotuned buffers copying had won below 192 KiB.) */
     zc_min = (size_t)xm_env_int("LOOM_MPI_TCP_ZCOPY_MIN", 65536);
     tcp_eager_max = (size_t)xm_env_int("LOOM_MPI_TCP_EAGER_MAX", 262144);
+    /* a peer's eager message is buffered at its declared length when no receive is
+     * posted: above this a header is a protocol error (ranks of a job normally share
+     * their eager limits; this leaves room for ones that do not) */
+    eager_accept = (size_t)xm_env_int("LOOM_MPI_EAGER_ACCEPT", 16 << 20);
+    if (eager_accept < tcp_eager_max)
+        eager_accept = tcp_eager_max;
+    if (eager_accept < eager_max)
+        eager_accept = eager_max;
     const char *cma = getenv("LOOM_MPI_CMA"); /* 0 | 1 | auto */
     cma_mode = cma && (*cma == '0' || *cma == '1') ? *cma - '0' : -1;
     const char *lmt = getenv("LOOM_SHM_LMT");
@@ -151,6 +164,8 @@ void xm_p2p_finalize(void)
     free(pending);
     free(pass_mark);
     free(lost);
+    free(peer_pid);
+    peer_pid = NULL;
     lost = NULL;
     inflight = NULL;
     pending = NULL;
@@ -560,8 +575,11 @@ static void rdv_start(struct xm_req *r, int src, int tag, size_t total, uint64_t
     r->total = total;
     r->pos = 0;
     size_t n = total < r->bytes ? total : r->bytes;
-    /* CMA never towards a rank the netmod reaches (another node, or forced TCP) */
-    if (cma_mode != 0 && !(xm_g.net && route(src) == xm_g.net)) {
+    /* CMA never towards a rank the netmod reaches (another node, or forced TCP), and
+     * only from the process that src's own KVS card names (xm_pkt_check() refused an
+     * RTS naming another): never a pid a packet alone asks for */
+    if (cma_mode != 0 && !(xm_g.net && route(src) == xm_g.net) &&
+        (int)pid == xm_peer_pid(src)) {
         int rc = direct_ok(xm_dt_get(r->dt)) && xm_lmt_wanted(n)
                      ? xm_lmt_recv(src, (uint32_t)cookie, (int)pid, addr, r->buf, n)
                      : cma_read(r, (pid_t)pid, addr, n);
@@ -583,13 +601,116 @@ static void rdv_start(struct xm_req *r, int src, int tag, size_t total, uint64_t
             cma_mode = 0;
         }
     }
+    r->flags |= F_CTS; /* RDATA from src may now fill r (xm_pkt_check) */
     send_ctrl(src, XM_PKT_CTS, cookie, (uint64_t)(unsigned)r->handle);
+}
+
+int xm_peer_pid(int rank)
+{
+    if (!peer_pid || rank < 0 || rank >= xm_g.size)
+        return -1;
+    if (peer_pid[rank] == 0) {
+        char v[32];
+        char *end;
+        long p = -1;
+        if (xm_boot_get(rank, "pid", v, sizeof(v)) == 0) {
+            p = strtol(v, &end, 10);
+            if (*end || p <= 0 || p > 0x7fffffffL)
+                p = -1;
+        }
+        peer_pid[rank] = (int)p;
+    }
+    return peer_pid[rank];
+}
+
+/* The request a control or data packet's cookie names (our handles fit 32 bits). */
+static struct xm_req *cookie_req(uint64_t cookie)
+{
+    return cookie >> 32 ? NULL : xm_req_get((MPI_Request)(uint32_t)cookie);
+}
+
+int xm_rdv_region(uint32_t cookie, int dest, uint64_t *addr, size_t *len)
+{
+    struct xm_req *r = cookie_req(cookie);
+    if (!r || r->kind != XM_REQ_SEND ||
+        (r->flags & (F_RDV | F_HDR_SENT)) != (F_RDV | F_HDR_SENT) || r->done ||
+        r->peer != dest)
+        return -ENOENT;
+    *addr = (uint64_t)(uintptr_t)(r->tmp ? r->tmp : r->buf);
+    *len = r->total;
+    return 0;
+}
+
+const char *xm_pkt_check(const struct xm_pkt_hdr *h, size_t paylen)
+{
+    int src = h->src;
+    struct xm_req *r;
+    if ((unsigned)src >= (unsigned)xm_g.size)
+        return "src: not a rank of the job";
+    switch (h->type) {
+    case XM_PKT_EAGER:
+        if (paylen > h->len)
+            return "EAGER: payload longer than len";
+        if (h->len > eager_accept && src != xm_g.rank)
+            return "EAGER: len above the eager limit (LOOM_MPI_EAGER_ACCEPT)";
+        if (inflight[src])
+            return "EAGER: a new message while fragments of the last one are due";
+        return NULL;
+    case XM_PKT_FRAG:
+        r = inflight[src];
+        if (!r)
+            return "FRAG: no message in flight";
+        if (paylen != h->len || paylen > r->total - r->pos)
+            return "FRAG: len beyond the message";
+        return NULL;
+    case XM_PKT_RTS:
+        if (paylen != sizeof(struct xm_rts))
+            return "RTS: payload size";
+        if (inflight[src])
+            return "RTS: a new message while fragments of the last one are due";
+        return NULL; /* its pid: xm_handle_pkt(), with the payload */
+    case XM_PKT_CTS:
+    case XM_PKT_FIN:
+        if (paylen)
+            return "CTS/FIN: payload";
+        r = cookie_req(h->cookie);
+        if (!r || r->kind != XM_REQ_SEND ||
+            (r->flags & (F_RDV | F_HDR_SENT | F_RDV_GO)) != (F_RDV | F_HDR_SENT) ||
+            r->done || r->peer != src)
+            return "CTS/FIN: cookie names no rendezvous send to this rank";
+        return NULL;
+    case XM_PKT_RDATA:
+        r = cookie_req(h->cookie);
+        if (!r || r->kind != XM_REQ_RECV || !(r->flags & F_CTS) || r->done ||
+            r->peer != src)
+            return "RDATA: cookie names no receive waiting for this rank's data";
+        if (paylen != h->len || paylen > r->total - r->pos)
+            return "RDATA: len beyond the message";
+        return NULL;
+    case XM_PKT_SSEND_ACK:
+        if (paylen)
+            return "SSEND_ACK: payload";
+        r = cookie_req(h->cookie);
+        if (!r || r->kind != XM_REQ_SEND || r->peer != src || !(r->flags & XM_PKT_F_SYNC))
+            return "SSEND_ACK: cookie names no synchronous send to this rank";
+        return NULL;
+    default:
+        return "type: unknown packet type";
+    }
+}
+
+static void proto_fail(int src, const char *what)
+{
+    xm_die("protocol error in a packet from rank %d: %s", src, what);
 }
 
 void xm_handle_pkt(const struct xm_pkt_hdr *h, const void *payload, size_t paylen)
 {
     int src = h->src;
     struct xm_req *r;
+    const char *bad = xm_pkt_check(h, paylen);
+    if (bad)
+        proto_fail(src, bad);
     switch (h->type) {
     case XM_PKT_EAGER:
         for (r = posted.head; r; r = r->next)
@@ -624,8 +745,6 @@ void xm_handle_pkt(const struct xm_pkt_hdr *h, const void *payload, size_t payle
         break;
     case XM_PKT_FRAG:
         r = inflight[src];
-        if (!r)
-            xm_die("protocol error: fragment from rank %d without a message", src);
         deliver(r, payload, paylen);
         if (r->pos >= r->total) {
             inflight[src] = NULL;
@@ -635,6 +754,12 @@ void xm_handle_pkt(const struct xm_pkt_hdr *h, const void *payload, size_t payle
     case XM_PKT_RTS: {
         struct xm_rts rts;
         memcpy(&rts, payload, sizeof(rts));
+        /* a rank CMA may read from names its own process (its KVS card says which) */
+        if (cma_mode != 0 && src != xm_g.rank && !(xm_g.net && route(src) == xm_g.net)) {
+            int pid = xm_peer_pid(src); /* unknown: rdv_start() takes the copy path */
+            if (pid > 0 && rts.pid != (uint64_t)pid)
+                proto_fail(src, "RTS: pid is not the one the rank's KVS card names");
+        }
         for (r = posted.head; r; r = r->next)
             if (match(r, src, h->tag, h->ctx))
                 break;
@@ -659,9 +784,7 @@ void xm_handle_pkt(const struct xm_pkt_hdr *h, const void *payload, size_t payle
         break;
     }
     case XM_PKT_CTS:
-        r = xm_req_get((MPI_Request)h->cookie);
-        if (!r || !(r->flags & F_RDV))
-            xm_die("protocol error: CTS from rank %d for no rendezvous", src);
+        r = cookie_req(h->cookie);
         lmt_done(r);
         r->flags |= F_RDV_GO;
         r->cookie_ack = h->len;
@@ -672,31 +795,24 @@ void xm_handle_pkt(const struct xm_pkt_hdr *h, const void *payload, size_t payle
         list_add(&sendq, r);
         break;
     case XM_PKT_FIN:
-        r = xm_req_get((MPI_Request)h->cookie);
-        if (!r || !(r->flags & F_RDV))
-            xm_die("protocol error: FIN from rank %d for no rendezvous", src);
+        r = cookie_req(h->cookie);
         lmt_done(r);
         r->pos = r->total;
         complete(r);
         break;
     case XM_PKT_RDATA:
-        r = xm_req_get((MPI_Request)h->cookie);
-        if (!r || r->kind != XM_REQ_RECV)
-            xm_die("protocol error: RDATA from rank %d for no receive", src);
+        r = cookie_req(h->cookie);
         deliver(r, payload, paylen);
         if (r->pos >= r->total)
             finish_recv(r);
         break;
     case XM_PKT_SSEND_ACK:
-        r = xm_req_get((MPI_Request)h->cookie);
-        if (r) {
-            r->flags |= F_ACKED;
-            if ((r->flags & F_HDR_SENT) && r->pos >= r->total && !(r->flags & F_ZC))
-                complete(r);
-        }
+        r = cookie_req(h->cookie);
+        r->flags |= F_ACKED;
+        if ((r->flags & F_HDR_SENT) && r->pos >= r->total && !(r->flags & F_ZC) &&
+            !r->done)
+            complete(r);
         break;
-    default:
-        xm_die("protocol error: packet type %d from rank %d", h->type, src);
     }
 }
 
@@ -860,10 +976,12 @@ void xm_p2p_sent(struct xm_req *r)
 void *xm_rdata_target(const struct xm_pkt_hdr *h, size_t n)
 {
     struct xm_req *r;
+    if (xm_pkt_check(h, n))
+        return NULL; /* the caller's xm_handle_pkt() reports it */
     if (h->type == XM_PKT_EAGER) {
         /* a whole eager message in one packet: match it now (packets from one source
          * arrive in order, so matching at the header is matching in order) */
-        if (n != h->len || inflight[h->src])
+        if (n != h->len)
             return NULL;
         for (r = posted.head; r; r = r->next)
             if (match(r, h->src, h->tag, h->ctx))
@@ -882,9 +1000,8 @@ void *xm_rdata_target(const struct xm_pkt_hdr *h, size_t n)
     }
     if (h->type != XM_PKT_RDATA)
         return NULL;
-    r = xm_req_get((MPI_Request)h->cookie);
-    if (!r || r->kind != XM_REQ_RECV || r->done || r->pos + n > r->bytes ||
-        !direct_ok(xm_dt_get(r->dt)))
+    r = cookie_req(h->cookie); /* checked: our receive, waiting for h->src's data */
+    if (r->pos + n > r->bytes || !direct_ok(xm_dt_get(r->dt)))
         return NULL;
     return (char *)r->buf + r->pos;
 }
@@ -896,10 +1013,10 @@ void xm_rdata_done(const struct xm_pkt_hdr *h, size_t n)
         r = inflight[h->src];
         inflight[h->src] = NULL;
     } else {
-        r = xm_req_get((MPI_Request)h->cookie);
+        r = cookie_req(h->cookie);
     }
     if (!r || r->kind != XM_REQ_RECV)
-        xm_die("protocol error: data from rank %d for no receive", h->src);
+        xm_die("internal error: data from rank %d for no receive", h->src);
     r->pos += n;
     if (r->pos >= r->total)
         finish_recv(r);

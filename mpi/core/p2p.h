@@ -73,8 +73,28 @@ void xm_idle(int *spins);
 /* Wait until any of n requests completes (entries may be NULL); returns its index. */
 int xm_wait_any(int n, struct xm_req **rs);
 
-/* The one funnel: every transport hands every incoming packet here. */
+/* The one funnel: every transport hands every incoming packet here.  It checks the
+ * packet with xm_pkt_check() first; a packet that fails aborts the job with "protocol
+ * error in a packet from rank R: <field>: <what>" (transports that can end the one
+ * connection instead call xm_pkt_check() themselves first). */
 void xm_handle_pkt(const struct xm_pkt_hdr *h, const void *payload, size_t paylen);
+/* Every header field of a packet whose payload is paylen bytes, against the state of
+ * the engine, before anything is read or written for it: NULL = acceptable, else what
+ * is wrong ("<field>: <what>").  The caller checks that h->src is the rank the packet
+ * came from (TCP: the connection's authenticated rank).  Checks: src a rank of the
+ * job; type known; EAGER: paylen <= len <= LOOM_MPI_EAGER_ACCEPT (16 MiB, at least the
+ * eager limits) and no message of src in flight; FRAG/RDATA: len == paylen and within
+ * what the message still lacks; RDATA/CTS/FIN/SSEND_ACK: the cookie names a live
+ * request of ours of the right kind and state with src as its peer; RTS: payload is a
+ * struct xm_rts (its pid must be the one src's KVS card names: xm_handle_pkt()).
+ * Costs a few compares on the eager path. */
+const char *xm_pkt_check(const struct xm_pkt_hdr *h, size_t paylen);
+/* The process id world rank `rank` put in the KVS ("pid", boot.c), fetched once; -1
+ * when unknown.  The only pid CMA (process_vm_readv/writev) is ever used with. */
+int xm_peer_pid(int rank);
+/* Sender side of a rendezvous: the packed bytes of our send request `cookie` to world
+ * rank dest, announced in its RTS (lmt.c checks an offer against it).  0 / -ENOENT. */
+int xm_rdv_region(uint32_t cookie, int dest, uint64_t *addr, size_t *len);
 
 /* Status of a completed request, translated for the user (source as comm rank). */
 void xm_req_status(const struct xm_req *r, MPI_Status *st);

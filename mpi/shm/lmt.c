@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../core/p2p.h"
 #include "../core/xm.h"
 #include "shm.h"
 
@@ -203,6 +204,18 @@ int xm_lmt_help(int dest, uint32_t cookie)
     if (atomic_load_explicit(&s->word, memory_order_relaxed) >> 32 != gen ||
         snd != xm_g.rank || ck != cookie)
         return 0;
+    /* The slot is written by another process: write only into the process dest's own
+     * KVS card names, only from the bytes our RTS announced, in chunks that stay
+     * within them.  Anything else is not an offer we make sense of: copy nothing (the
+     * receiver copies alone). */
+    uint64_t raddr;
+    size_t rlen;
+    if (pid != xm_peer_pid(dest) || xm_rdv_region(cookie, dest, &raddr, &rlen) < 0 ||
+        (uint64_t)(uintptr_t)src != raddr || len > rlen || chunk < 4096 ||
+        nch != (len + chunk - 1) / chunk) {
+        help_ok = 0;
+        return 0;
+    }
     int done = 0;
     w = atomic_load_explicit(&s->word, memory_order_relaxed);
     while (w >> 32 == gen && (uint32_t)w < nch) {

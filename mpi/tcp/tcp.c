@@ -9,12 +9,40 @@
  *     loopback when nothing else exists); LOOM_MPI_TCP_IF=<ifname>|<a.b.c.d/len> keeps
  *     only the matching ones.  A peer on my node is reached on 127.0.0.1 (forced TCP),
  *     a remote peer on its first address in a subnet of mine, else its first address.
- *   - Connections open lazily on the first packet to a peer.  The connector sends a
- *     hello {magic, job hash, world rank}; the acceptor answers ACK or NAK.  When two
- *     ranks connect to each other at once, the connection opened by the LOWER rank
- *     wins: the higher rank's hello is answered NAK, and a rank whose own attempt is
- *     refused waits for the winner's hello.  Packets queue on the peer until the
- *     connection is up, so nothing depends on who won.
+ *     (The listener stays on every address: a peer on my node comes in on loopback, and
+ *     the handshake below, not the address, is what lets a connection in.)
+ *   - Job secret: rank 0 draws LOOM_KEY_LEN (32) random bytes (getrandom) and puts them
+ *     in hex under "tsec" with its card; after the fence every rank reads them back
+ *     (t_connect).  Nothing public (job id, ranks, ports) derives it; whoever can read
+ *     the job's KVS (its own ranks, through their PMI server) can.
+ *   - Connections open lazily on the first packet to a peer, with a handshake (mutual
+ *     challenge-response, common/mac.h HMAC-SHA256 keyed with the secret):
+ *       connector -> acceptor  hello {magic, my rank c, your rank a, nonce Nc (16 B)}
+ *       acceptor -> connector  {magic, a, nonce Na, H(acc-label, Nc, Na, c, a)}
+ *       connector checks that proof (constant time) - a listener that cannot make it is
+ *       an impostor and gets nothing, the peer counts as lost - and answers
+ *       connector -> acceptor  H(con-label, Na, Nc, c, a)
+ *       acceptor checks it (constant time) and answers ACK or NAK (4 bytes).
+ *     Nonces are fresh per connection, so a recorded hello or proof is worth nothing on
+ *     another connection; labels and ranks keep a proof from fitting the other
+ *     direction or other ranks.  Only a connection that passed is a rank: every packet
+ *     on it must name that rank as src.  When two ranks connect to each other at once,
+ *     the connection opened by the LOWER rank wins (decided only after the proof): the
+ *     higher rank's is answered NAK, and a rank whose own attempt is refused waits for
+ *     the winner's.  Packets queue on the peer until the connection is up.
+ *   - Accepting: an accepted socket holds one of LOOM_MPI_TCP_MAX_PENDING (64) slots
+ *     until its handshake ends, at most LOOM_MPI_TCP_HANDSHAKE_TIMEOUT (5) s; with every
+ *     slot taken the listener stops accepting (the kernel's backlog holds the rest)
+ *     until one frees.  A bad hello, a wrong proof or the deadline closes the socket
+ *     with nothing sent; refusals go to stderr, the first one and then one line a
+ *     minute, and never disturb the job.  A handshake of mine cut short (the
+ *     acceptor's deadline passed while this rank computed) is retried 3 times.
+ *   - Checks on receive: every frame header before its payload is read or anything is
+ *     allocated for it: kind known (goodbye without payload), src = the connection's
+ *     rank, then xm_pkt_check() (core/p2p.h: type, len against paylen and limits,
+ *     cookies against our requests).  A violation ends that connection as lost, with
+ *     "protocol error: <field>: <what>" (under MPI_ERRORS_ARE_FATAL the job aborts
+ *     naming the rank); nothing more is read from it.
  *   - Stream format: frames of {u32 kind, u32 0, u64 paylen} + struct xm_pkt_hdr +
  *     payload.  kind 0 = packet, 1 = goodbye (the peer is finalizing; its EOF that
  *     follows is normal).  Frames of one connection arrive in order: per-pair FIFO.
@@ -40,9 +68,12 @@
  *   - queued(dest): packets to dest still in our queue (connection being made, socket
  *     full); core/p2p.c's Wait on a send progresses until there are none.
  *   - TCP_NODELAY on every connection.
- * Tunables: LOOM_MPI_TCP_IF (above), LOOM_MPI_TCP_SNDBUF (socket send buffer bytes,
- *   default 128 KiB, see SNDBUF_DEFAULT; 0 = the kernel's autotuning, for long fat
- *   links), LOOM_MPI_TCP_RCVBUF (receive buffer bytes, default: autotuning),
+ *   - Not covered: an attacker on the path between two nodes (one who can read or
+ *     change the traffic) - packets are authenticated per connection, not each one,
+ *     and not encrypted.  Use a trusted network for MPI traffic.
+ * Tunables: LOOM_MPI_TCP_HANDSHAKE_TIMEOUT, LOOM_MPI_TCP_MAX_PENDING, LOOM_MPI_TCP_IF
+ *   (above), LOOM_MPI_TCP_SNDBUF (socket send buffer bytes, default 128 KiB, see
+ *   SNDBUF_DEFAULT; 0 = the kernel's autotuning, for long fat links), LOOM_MPI_TCP_RCVBUF (receive buffer bytes, default: autotuning),
  *   LOOM_MPI_TCP_TIMEOUT (seconds a connection may stay silent while data or keepalive
  *   probes go unacknowledged before its peer counts as lost, default 60; 0 = the
  *   kernel's defaults, about 15 minutes with data in flight and never without).
@@ -70,13 +101,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../common/mac.h"
 #include "../core/boot.h"
 #include "../core/p2p.h"
 #include "../core/transport.h"
 
-#define HELLO_MAGIC 0x4c6f6f6d54435031u /* "LoomTCP1" (low 32 bits sent) */
+#define HS_MAGIC 0x324d4c4cu /* "LLM2": handshake version 2 (authenticated) */
 #define REPLY_ACK 0x41434b31u
 #define REPLY_NAK 0x4e414b31u
+#define NONCE_LEN 16
+#define HS_TIMEOUT_DEFAULT 5  /* s: LOOM_MPI_TCP_HANDSHAKE_TIMEOUT */
+#define HS_PENDING_DEFAULT 64 /* LOOM_MPI_TCP_MAX_PENDING */
+#define HS_RETRIES 3          /* a handshake of mine cut short is tried again */
+#define REFUSE_LOG_S 60       /* refusals after the first: one summary line a minute */
 #define SMALL_CAP 4096
 #define BIG_CAP 65536
 #define RBUF_INIT (256 * 1024)
@@ -100,7 +137,21 @@
 #define SNDBUF_LOOPBACK 524288
 
 enum { K_LISTEN = 1, K_PEND, K_CONN, K_EVENT };
-enum { C_NONE, C_CONNECTING, C_HELLO_SENT, C_WAIT_PEER, C_UP, C_CLOSED, C_DEAD };
+/* connector: CONNECTING -> (hello) HELLO_SENT -> (challenge checked, proof) PROOF_SENT
+ * -> ACK: UP, NAK: WAIT_PEER (the peer's own connection wins) */
+enum {
+    C_NONE,
+    C_CONNECTING,
+    C_HELLO_SENT,
+    C_PROOF_SENT,
+    C_WAIT_PEER,
+    C_UP,
+    C_CLOSED,
+    C_DEAD
+};
+/* acceptor: HELLO (reading the connector's hello) -> (challenge) PROOF (reading its
+ * proof) -> ACK/NAK and the connection, or closed */
+enum { P_HELLO, P_PROOF };
 enum { F_PKT = 0, F_BYE = 1 };
 
 struct fhdr {
@@ -110,11 +161,23 @@ struct fhdr {
 };
 #define FRAME_HDR (sizeof(struct fhdr) + sizeof(struct xm_pkt_hdr))
 
-struct hello {
+/* connector -> acceptor, first */
+struct hs_hello {
+    uint32_t magic;
+    int32_t rank; /* the connector's world rank */
+    int32_t to;   /* the acceptor's world rank it wants */
+    uint32_t zero;
+    uint8_t nonce[NONCE_LEN]; /* fresh: binds the acceptor's proof to this connection */
+};
+/* acceptor -> connector: its challenge and its own proof */
+struct hs_chal {
     uint32_t magic;
     int32_t rank;
-    uint64_t job;
+    uint8_t nonce[NONCE_LEN]; /* fresh: the connector's proof must cover it */
+    uint8_t mac[LOOM_MAC_LEN];
 };
+/* then connector -> acceptor: LOOM_MAC_LEN bytes of proof; acceptor -> connector: a
+ * 4-byte REPLY_ACK or REPLY_NAK */
 
 /* One queued frame: header (+ copied payload) in buf, or a referenced payload. */
 struct tq {
@@ -142,18 +205,23 @@ struct conn {
     size_t dleft, dlen;
     char *dtmp; /* temporary of the frame's size (not a direct target) */
     struct xm_pkt_hdr dh;
-    char reply[4];
+    unsigned char hs[sizeof(struct hs_chal)]; /* handshake bytes read so far */
     int rgot;
+    int tries;                /* handshakes of mine cut short (HS_RETRIES) */
+    uint8_t nonce[NONCE_LEN]; /* my hello's nonce */
     int big; /* the last frame was large: read the next header alone */
     int bye; /* goodbye received */
     int err; /* deferred failure (errno) from a send */
 };
 
-struct pend { /* an accepted socket waiting for its hello */
+struct pend { /* an accepted socket whose handshake is not done */
     int kind; /* K_PEND */
-    int fd;
-    struct hello h;
+    int fd, state, rank, slot;
+    unsigned char buf[sizeof(struct hs_hello)]; /* hello, then proof */
     size_t got;
+    uint8_t nonce_c[NONCE_LEN], nonce_a[NONCE_LEN];
+    double deadline;
+    struct sockaddr_in from;
 };
 
 static struct {
@@ -165,23 +233,55 @@ static struct {
     struct conn **wl; /* connections with something queued */
     int nwl;
     int nhand; /* handshakes in progress (connecting, pending accepts) */
+    struct pend **pend; /* accepted sockets in their handshake (at most pend_max) */
+    int npend, pend_max, lpaused;
+    double hs_timeout;
+    unsigned sweep;
+    uint8_t key[LOOM_KEY_LEN]; /* the job's secret (rank 0 made it; the KVS spread it) */
+    int have_key;
+    double refuse_t; /* refusals: when the last line was logged, and since then */
+    unsigned long refused, refused_quiet;
     int any_err;
     unsigned tick;
     int quiet;           /* the C_UP connections are out of T.ep (see quiet_set) */
     unsigned fast_polls; /* fast polls since the last block() */
-    uint64_t job;
     struct tq *free_small, *free_big;
     struct in_addr my_addr[MAX_ADDRS], my_mask[MAX_ADDRS];
     int nmy;
     int active;
 } T;
 
-static uint64_t job_hash(const char *s)
+static double mono_now(void)
 {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The handshake's proofs: HMAC-SHA256(job secret, label || first nonce || second nonce
+ * || connector rank || acceptor rank), ranks as 4 bytes little-endian.  The acceptor
+ * proves with its label over (connector's nonce, its own), the connector with the
+ * other label over (acceptor's nonce, its own): neither proof fits another
+ * connection (fresh nonces), the other direction (label) or other ranks. */
+static const char HS_LABEL_ACC[16] = "loom-mpi-tcp-acc";
+static const char HS_LABEL_CON[16] = "loom-mpi-tcp-con";
+
+static void put32le(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8), p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+static void hs_mac(const char label[16], const uint8_t *n1, const uint8_t *n2, int crank,
+                   int arank, uint8_t out[LOOM_MAC_LEN])
+{
+    uint8_t m[16 + 2 * NONCE_LEN + 8];
+    memcpy(m, label, 16);
+    memcpy(m + 16, n1, NONCE_LEN);
+    memcpy(m + 16 + NONCE_LEN, n2, NONCE_LEN);
+    put32le(m + 16 + 2 * NONCE_LEN, (uint32_t)crank);
+    put32le(m + 20 + 2 * NONCE_LEN, (uint32_t)arank);
+    loom_hmac_sha256(T.key, sizeof(T.key), m, sizeof(m), out);
 }
 
 /* fd, connected or connecting to peer (NULL: ask the socket), stays on this host:
@@ -339,7 +439,7 @@ static void lose(struct conn *c, const char *why)
         return;
     if (c->state == C_UP)
         up_del(c);
-    if (c->state == C_CONNECTING || c->state == C_HELLO_SENT)
+    if (c->state == C_CONNECTING || c->state == C_HELLO_SENT || c->state == C_PROOF_SENT)
         T.nhand--;
     c->state = C_DEAD;
     if (c->fd >= 0)
@@ -539,7 +639,29 @@ static void became_up(struct conn *c)
     }
 }
 
-/* My connect finished (writable): send the hello. */
+/* A handshake of mine broke before the acceptor's answer (its deadline passed while
+ * we were busy, its process is going): connect again, a few times, before the peer
+ * counts as lost.  Nothing was delivered on it yet. */
+static void hs_broken(struct conn *c, int e)
+{
+    if (c->tries++ >= HS_RETRIES || c->state == C_CONNECTING) {
+        lose_errno(c, e);
+        return;
+    }
+    if (getenv("LOOM_MPI_DEBUG"))
+        fprintf(stderr,
+                "loom-mpi: rank %d: TCP handshake with rank %d cut short (%s), "
+                "connecting again\n",
+                xm_g.rank, c->peer, e ? strerror(e) : "end of stream");
+    ep_del_close(c->fd);
+    c->fd = -1;
+    c->ev = 0;
+    c->state = C_NONE;
+    T.nhand--;
+    start_connect(c);
+}
+
+/* My connect finished (writable): send the hello with a fresh nonce. */
 static void connected(struct conn *c)
 {
     int e = 0;
@@ -550,9 +672,14 @@ static void connected(struct conn *c)
         lose_errno(c, e);
         return;
     }
-    struct hello h = {.magic = (uint32_t)HELLO_MAGIC, .rank = xm_g.rank, .job = T.job};
-    if (send(c->fd, &h, sizeof(h), MSG_NOSIGNAL) != (ssize_t)sizeof(h)) {
+    struct hs_hello h = {.magic = HS_MAGIC, .rank = xm_g.rank, .to = c->peer};
+    if (loom_random_bytes(c->nonce, sizeof(c->nonce)) < 0) {
         lose_errno(c, errno);
+        return;
+    }
+    memcpy(h.nonce, c->nonce, sizeof(h.nonce));
+    if (send(c->fd, &h, sizeof(h), MSG_NOSIGNAL) != (ssize_t)sizeof(h)) {
+        hs_broken(c, errno);
         return;
     }
     c->state = C_HELLO_SENT;
@@ -560,21 +687,44 @@ static void connected(struct conn *c)
     ep_set(c, EPOLLIN);
 }
 
-/* The acceptor's answer to my hello. */
+/* Read the acceptor's challenge (C_HELLO_SENT) or its answer (C_PROOF_SENT). */
 static void read_reply(struct conn *c)
 {
-    ssize_t k = recv(c->fd, c->reply + c->rgot, sizeof(c->reply) - (size_t)c->rgot, 0);
+    size_t want = c->state == C_HELLO_SENT ? sizeof(struct hs_chal) : 4;
+    ssize_t k = recv(c->fd, c->hs + c->rgot, want - (size_t)c->rgot, 0);
     if (k < 0 && (errno == EAGAIN || errno == EINTR))
         return;
     if (k <= 0) {
-        lose_errno(c, k < 0 ? errno : 0);
+        hs_broken(c, k < 0 ? errno : 0);
         return;
     }
     c->rgot += (int)k;
-    if (c->rgot < (int)sizeof(c->reply))
+    if (c->rgot < (int)want)
         return;
+    c->rgot = 0;
+    if (c->state == C_HELLO_SENT) {
+        struct hs_chal ch;
+        uint8_t mac[LOOM_MAC_LEN];
+        memcpy(&ch, c->hs, sizeof(ch));
+        hs_mac(HS_LABEL_ACC, c->nonce, ch.nonce, xm_g.rank, c->peer, mac);
+        if (ch.magic != HS_MAGIC || ch.rank != c->peer ||
+            !loom_ct_equal(mac, ch.mac, sizeof(mac))) {
+            /* whoever answers at the address of its card is not that rank: send it
+             * nothing, no packet of ours ever goes to an impostor */
+            lose(c, "the process at its address failed to prove it knows the job's "
+                    "secret (TCP handshake)");
+            return;
+        }
+        hs_mac(HS_LABEL_CON, ch.nonce, c->nonce, xm_g.rank, c->peer, mac);
+        if (send(c->fd, mac, sizeof(mac), MSG_NOSIGNAL) != (ssize_t)sizeof(mac)) {
+            hs_broken(c, errno);
+            return;
+        }
+        c->state = C_PROOF_SENT;
+        return;
+    }
     uint32_t v;
-    memcpy(&v, c->reply, 4);
+    memcpy(&v, c->hs, 4);
     T.nhand--;
     if (v == REPLY_ACK) {
         became_up(c);
@@ -585,62 +735,153 @@ static void read_reply(struct conn *c)
         c->ev = 0;
         c->state = C_WAIT_PEER;
     } else {
-        c->state = C_HELLO_SENT;
         T.nhand++;
         lose(c, "bad handshake reply");
     }
 }
 
+/* ---- accepting ------------------------------------------------------------------
+ * Anyone may connect to the listener.  An accepted socket holds one of pend_max slots
+ * for at most hs_timeout seconds; with every slot taken the listener stops accepting
+ * (further connections wait in the kernel's backlog) until one frees, so idle
+ * strangers can delay but never shut out a rank of the job.  A connection is refused
+ * (closed, nothing sent) on a bad hello or proof, and refusals are logged: the first,
+ * then one count a minute. */
+
+static void listen_pause(int on)
+{
+    if (on == T.lpaused || T.lfd < 0)
+        return;
+    T.lpaused = on;
+    if (on) {
+        epoll_ctl(T.ep, EPOLL_CTL_DEL, T.lfd, NULL);
+    } else {
+        struct epoll_event e = {.events = EPOLLIN, .data.ptr = &T.kind_listen};
+        epoll_ctl(T.ep, EPOLL_CTL_ADD, T.lfd, &e);
+    }
+}
+
+static void pend_free(struct pend *p)
+{
+    if (p->fd >= 0)
+        ep_del_close(p->fd);
+    T.pend[p->slot] = T.pend[--T.npend];
+    T.pend[p->slot]->slot = p->slot;
+    T.nhand--;
+    free(p);
+    if (T.lpaused && T.npend < T.pend_max)
+        listen_pause(0);
+}
+
+static void refuse(struct pend *p, const char *why)
+{
+    double now = mono_now();
+    T.refused++;
+    if (T.refused == 1 || now - T.refuse_t >= REFUSE_LOG_S) {
+        char ip[INET_ADDRSTRLEN] = "?";
+        inet_ntop(AF_INET, &p->from.sin_addr, ip, sizeof(ip));
+        if (T.refused_quiet)
+            fprintf(stderr, "loom-mpi: rank %d: refused %lu more TCP connections\n",
+                    xm_g.rank, T.refused_quiet);
+        fprintf(stderr,
+                "loom-mpi: rank %d: refused a TCP connection from %s:%u: %s (further "
+                "refusals: one line a minute)\n",
+                xm_g.rank, ip, (unsigned)ntohs(p->from.sin_port), why);
+        T.refuse_t = now;
+        T.refused_quiet = 0;
+    } else {
+        T.refused_quiet++;
+    }
+    pend_free(p);
+}
+
+/* Handshakes past their deadline are refused; a paused listener tries again. */
+static void pend_sweep(void)
+{
+    double now = mono_now();
+    for (int i = T.npend - 1; i >= 0; i--)
+        if (i < T.npend && now > T.pend[i]->deadline)
+            refuse(T.pend[i], "no handshake within LOOM_MPI_TCP_HANDSHAKE_TIMEOUT");
+    if (T.lpaused && T.npend < T.pend_max)
+        listen_pause(0);
+}
+
 static void do_accept(void)
 {
-    for (;;) {
-        int fd = accept4(T.lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0)
+    while (T.npend < T.pend_max) {
+        struct sockaddr_in from;
+        socklen_t fl = sizeof(from);
+        int fd =
+            accept4(T.lfd, (struct sockaddr *)&from, &fl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+                listen_pause(1); /* pend_sweep() tries again */
             return;
+        }
         struct pend *p = calloc(1, sizeof(*p));
-        if (!p) {
+        if (!p || loom_random_bytes(p->nonce_a, sizeof(p->nonce_a)) < 0) {
+            free(p);
             close(fd);
             continue;
         }
         p->kind = K_PEND;
         p->fd = fd;
+        p->state = P_HELLO;
+        p->from = from;
+        p->deadline = mono_now() + T.hs_timeout;
+        p->slot = T.npend;
+        T.pend[T.npend++] = p;
+        T.nhand++;
         struct epoll_event e = {.events = EPOLLIN, .data.ptr = p};
         epoll_ctl(T.ep, EPOLL_CTL_ADD, fd, &e);
-        T.nhand++;
     }
+    listen_pause(1); /* every slot taken */
 }
 
-static void reply_and_close(struct pend *p, uint32_t v)
-{
-    send(p->fd, &v, sizeof(v), MSG_NOSIGNAL | MSG_DONTWAIT);
-    ep_del_close(p->fd);
-}
-
+/* Bytes of an accepted socket's handshake: the hello (then our challenge goes out),
+ * the proof (then ACK or NAK and the connection). */
 static void read_hello(struct pend *p)
 {
-    ssize_t k = recv(p->fd, (char *)&p->h + p->got, sizeof(p->h) - p->got, 0);
+    size_t want = p->state == P_HELLO ? sizeof(struct hs_hello) : LOOM_MAC_LEN;
+    ssize_t k = recv(p->fd, p->buf + p->got, want - p->got, 0);
     if (k < 0 && (errno == EAGAIN || errno == EINTR))
         return;
     if (k <= 0) { /* a loser of a simultaneous connect that went away: fine */
-        ep_del_close(p->fd);
-        T.nhand--;
-        free(p);
+        pend_free(p);
         return;
     }
     p->got += (size_t)k;
-    if (p->got < sizeof(p->h))
+    if (p->got < want)
         return;
-    T.nhand--;
-    int r = p->h.rank;
-    if (p->h.magic != (uint32_t)HELLO_MAGIC || p->h.job != T.job || r < 0 ||
-        r >= xm_g.size || r == xm_g.rank) {
-        if (getenv("LOOM_MPI_DEBUG"))
-            fprintf(stderr, "loom-mpi: rank %d: refused a TCP connection (bad hello)\n",
-                    xm_g.rank);
-        ep_del_close(p->fd);
-        free(p);
+    p->got = 0;
+    if (p->state == P_HELLO) {
+        struct hs_hello h;
+        memcpy(&h, p->buf, sizeof(h));
+        if (h.magic != HS_MAGIC || h.zero != 0 || h.to != xm_g.rank || h.rank < 0 ||
+            h.rank >= xm_g.size || h.rank == xm_g.rank || !T.have_key) {
+            refuse(p, "not a hello of this job's ranks");
+            return;
+        }
+        p->rank = h.rank;
+        memcpy(p->nonce_c, h.nonce, NONCE_LEN);
+        struct hs_chal ch = {.magic = HS_MAGIC, .rank = xm_g.rank};
+        memcpy(ch.nonce, p->nonce_a, NONCE_LEN);
+        hs_mac(HS_LABEL_ACC, p->nonce_c, p->nonce_a, p->rank, xm_g.rank, ch.mac);
+        if (send(p->fd, &ch, sizeof(ch), MSG_NOSIGNAL | MSG_DONTWAIT) !=
+            (ssize_t)sizeof(ch)) {
+            pend_free(p);
+            return;
+        }
+        p->state = P_PROOF;
         return;
     }
+    uint8_t mac[LOOM_MAC_LEN];
+    hs_mac(HS_LABEL_CON, p->nonce_a, p->nonce_c, p->rank, xm_g.rank, mac);
+    if (!loom_ct_equal(mac, p->buf, sizeof(mac))) {
+        refuse(p, "wrong proof of the job's secret");
+        return;
+    }
+    int r = p->rank;
     struct conn *c = T.peer[r] ? T.peer[r] : conn_new(r);
     int take;
     switch (c->state) {
@@ -650,6 +891,7 @@ static void read_hello(struct pend *p)
         break;
     case C_CONNECTING:
     case C_HELLO_SENT:
+    case C_PROOF_SENT:
         take = r < xm_g.rank; /* the lower rank's connection wins */
         if (take) {
             ep_del_close(c->fd);
@@ -659,29 +901,31 @@ static void read_hello(struct pend *p)
         }
         break;
     default:
-        take = 0;
+        take = 0; /* already up (or gone): a second connection of that rank */
     }
     if (!take) {
         if (getenv("LOOM_MPI_DEBUG"))
             fprintf(stderr, "loom-mpi: rank %d: simultaneous connect with rank %d: %s\n",
                     xm_g.rank, r, "mine wins, NAK to theirs");
-        reply_and_close(p, REPLY_NAK);
-        free(p);
+        uint32_t nak = REPLY_NAK;
+        send(p->fd, &nak, sizeof(nak), MSG_NOSIGNAL | MSG_DONTWAIT);
+        pend_free(p);
         return;
     }
     uint32_t ack = REPLY_ACK;
-    epoll_ctl(T.ep, EPOLL_CTL_DEL, p->fd, NULL);
-    set_sockopts(p->fd, NULL, r);
-    if (send(p->fd, &ack, sizeof(ack), MSG_NOSIGNAL) != (ssize_t)sizeof(ack)) {
-        close(p->fd);
-        free(p);
+    int fd = p->fd;
+    epoll_ctl(T.ep, EPOLL_CTL_DEL, fd, NULL);
+    p->fd = -1;
+    pend_free(p);
+    set_sockopts(fd, NULL, r);
+    if (send(fd, &ack, sizeof(ack), MSG_NOSIGNAL) != (ssize_t)sizeof(ack)) {
+        close(fd);
         c->state = C_NONE;
         lose(c, "handshake failed");
         return;
     }
-    c->fd = p->fd;
+    c->fd = fd;
     c->ev = 0;
-    free(p);
     became_up(c);
 }
 
@@ -698,6 +942,29 @@ static void frame_done(struct conn *c)
     }
 }
 
+/* A frame header from c's peer, before anything is read or allocated for its
+ * payload: NULL = acceptable, else what is wrong.  The packet header must name the
+ * connection's authenticated rank as src and pass xm_pkt_check() (p2p.h: type, sizes,
+ * cookies against our state). */
+static const char *frame_check(const struct conn *c, const struct fhdr *f,
+                               const struct xm_pkt_hdr *h)
+{
+    if (f->kind == F_BYE)
+        return f->paylen ? "goodbye frame with a payload" : NULL;
+    if (f->kind != F_PKT)
+        return "frame kind unknown";
+    if (h->src != c->peer)
+        return "src: not the rank this connection authenticated";
+    return xm_pkt_check(h, f->paylen);
+}
+
+static void proto_lose(struct conn *c, const char *what)
+{
+    char why[160];
+    snprintf(why, sizeof(why), "protocol error: %s", what);
+    lose(c, why);
+}
+
 /* Handle every complete frame in c->rb; start a direct read for a large one. */
 static void parse(struct conn *c)
 {
@@ -707,6 +974,11 @@ static void parse(struct conn *c)
         struct xm_pkt_hdr h;
         memcpy(&f, c->rb + off, sizeof(f));
         memcpy(&h, c->rb + off + sizeof(f), sizeof(h));
+        const char *bad = frame_check(c, &f, &h);
+        if (bad) {
+            proto_lose(c, bad);
+            return; /* nothing more is read from c */
+        }
         if (f.kind == F_BYE) {
             c->bye = 1;
             off += FRAME_HDR;
@@ -951,6 +1223,8 @@ static int t_poll(struct xm_transport *t, int max)
     if (T.quiet) /* not in the set: epoll below does not report them */
         for (int i = 0; i < T.nup; i++)
             n += read_conn(T.up[i]);
+    if ((T.npend || T.lpaused) && !(++T.sweep & 31))
+        pend_sweep();
     struct epoll_event ev[64];
     int k = epoll_wait(T.ep, ev, 64, 0);
     for (int i = 0; i < k; i++) {
@@ -967,7 +1241,7 @@ static int t_poll(struct xm_transport *t, int max)
             struct conn *c = ev[i].data.ptr;
             if (c->state == C_CONNECTING) {
                 connected(c);
-            } else if (c->state == C_HELLO_SENT) {
+            } else if (c->state == C_HELLO_SENT || c->state == C_PROOF_SENT) {
                 read_reply(c);
             } else if (c->state == C_UP) {
                 if (ev[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP))
@@ -1138,7 +1412,6 @@ static int find_addrs(void)
 
 static int t_init(struct xm_transport *t)
 {
-    T.job = job_hash(xm_g.jobid);
     T.ep = epoll_create1(EPOLL_CLOEXEC);
     if (T.ep < 0)
         return -errno;
@@ -1157,7 +1430,13 @@ static int t_init(struct xm_transport *t)
     T.peer = calloc((size_t)xm_g.size, sizeof(*T.peer));
     T.up = calloc((size_t)xm_g.size, sizeof(*T.up));
     T.wl = calloc((size_t)xm_g.size, sizeof(*T.wl));
-    if (!T.peer || !T.up || !T.wl)
+    int tmo = xm_env_int("LOOM_MPI_TCP_HANDSHAKE_TIMEOUT", HS_TIMEOUT_DEFAULT);
+    T.hs_timeout = tmo > 0 ? tmo : HS_TIMEOUT_DEFAULT;
+    T.pend_max = xm_env_int("LOOM_MPI_TCP_MAX_PENDING", HS_PENDING_DEFAULT);
+    if (T.pend_max < 1)
+        T.pend_max = HS_PENDING_DEFAULT;
+    T.pend = calloc((size_t)T.pend_max, sizeof(*T.pend));
+    if (!T.peer || !T.up || !T.wl || !T.pend)
         return -ENOMEM;
     return 0;
 }
@@ -1184,11 +1463,32 @@ static int t_put_card(struct xm_transport *t)
             break;
         len += (size_t)k;
     }
-    return xm_boot_put("tcp", card);
+    int rc = xm_boot_put("tcp", card);
+    if (rc < 0 || xm_g.rank != 0)
+        return rc;
+    /* rank 0 makes the job's secret; every rank reads it after the fence */
+    char hex[2 * LOOM_KEY_LEN + 1];
+    if (loom_random_bytes(T.key, sizeof(T.key)) < 0)
+        return -errno;
+    loom_hex(T.key, sizeof(T.key), hex);
+    rc = xm_boot_put("tsec", hex);
+    memset(hex, 0, sizeof(hex));
+    return rc;
 }
 
 static int t_connect(struct xm_transport *t)
 {
+    char hex[2 * LOOM_KEY_LEN + 8];
+    if (xm_boot_get(0, "tsec", hex, sizeof(hex)) < 0 ||
+        loom_unhex(hex, T.key, sizeof(T.key)) < 0) {
+        fprintf(stderr,
+                "loom-mpi: rank %d: TCP netmod: no valid job secret from rank 0 "
+                "in the KVS (key xm-tsec-0)\n",
+                xm_g.rank);
+        return -EPROTO;
+    }
+    memset(hex, 0, sizeof(hex));
+    T.have_key = 1;
     T.active = 1;
     return 0;
 }
@@ -1267,6 +1567,9 @@ static int t_finalize(struct xm_transport *t)
         free(c->dtmp);
         free(c);
     }
+    while (T.npend)
+        pend_free(T.pend[T.npend - 1]);
+    free(T.pend);
     for (struct tq *q; (q = T.free_small);) {
         T.free_small = q->next;
         free(q);
@@ -1282,7 +1585,7 @@ static int t_finalize(struct xm_transport *t)
     free(T.peer);
     free(T.up);
     free(T.wl);
-    memset(&T, 0, sizeof(T));
+    memset(&T, 0, sizeof(T)); /* the key too */
     T.lfd = T.ep = -1;
     return 0;
 }
