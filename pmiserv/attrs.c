@@ -20,6 +20,7 @@
 
 #include "attrs.h"
 #include "psrv_int.h"
+#include "strmap.h"
 
 #define MAPPING_MAX 1024 /* longest mapping we advertise (PMI vallen_max) */
 
@@ -171,13 +172,8 @@ const char *attrs_job_get(struct psrv *s, const char *key)
 
 /* ---- node attributes ------------------------------------------------- */
 
-struct nattr {
-    char *key, *val;
-    struct nattr *next;
-};
-
 struct nodeattrs {
-    struct nattr *list;
+    struct strmap *map; /* hash: a task may put thousands */
     char count[16];
     char *ranks; /* localRanks */
 };
@@ -187,7 +183,9 @@ struct nodeattrs *nodeattrs_create(struct psrv *s)
     struct nodeattrs *na = calloc(1, sizeof(*na));
     size_t cap = (size_t)s->cfg.local_count * 12 + 1;
 
-    if (!na || !(na->ranks = malloc(cap))) {
+    if (!na || !(na->ranks = malloc(cap)) || !(na->map = strmap_create())) {
+        if (na)
+            free(na->ranks);
         free(na);
         errno = ENOMEM;
         return NULL;
@@ -205,13 +203,7 @@ void nodeattrs_destroy(struct nodeattrs *na)
 {
     if (!na)
         return;
-    while (na->list) {
-        struct nattr *a = na->list;
-        na->list = a->next;
-        free(a->key);
-        free(a->val);
-        free(a);
-    }
+    strmap_destroy(na->map);
     free(na->ranks);
     free(na);
 }
@@ -223,53 +215,52 @@ const char *nodeattrs_get(struct psrv *s, const char *key)
         return na->count;
     if (strcmp(key, "localRanks") == 0)
         return na->ranks;
-    for (struct nattr *a = na->list; a; a = a->next)
-        if (strcmp(a->key, key) == 0)
-            return a->val;
-    return NULL;
+    return strmap_get(na->map, key);
 }
 
-int nodeattrs_put(struct psrv *s, const char *key, const char *val, const char **err)
+void nodeattrs_usage(const struct psrv *s, int64_t *count, int64_t *bytes)
+{
+    *count = (int64_t)strmap_count(s->na->map);
+    *bytes = (int64_t)strmap_bytes(s->na->map);
+}
+
+int nodeattrs_put(struct psrv *s, struct client *c, const char *key, const char *val,
+                  const char **err)
 {
     struct nodeattrs *na = s->na;
-    struct nattr *a;
 
     if (strcmp(key, "localRanksCount") == 0 || strcmp(key, "localRanks") == 0) {
         *err = "this node attribute is provided by the server";
         return 4; /* PMI2_ERR_INVALID_KEY */
     }
-    for (a = na->list; a; a = a->next)
-        if (strcmp(a->key, key) == 0)
-            break;
-    char *v = strdup(val);
-    if (!v) {
+    const char *old = strmap_get(na->map, key);
+    int64_t klen = (int64_t)strlen(key), vlen = (int64_t)strlen(val);
+    int64_t count = (int64_t)strmap_count(na->map) + (old ? 0 : 1);
+    int64_t bytes =
+        (int64_t)strmap_bytes(na->map) + vlen + (old ? -(int64_t)strlen(old) : klen);
+    if (count > s->lim.nodeattr_count) {
+        *err = srv_quota(s, c, SRV_L_NA_COUNT, s->lim.nodeattr_count);
+        return 2; /* PMI2_ERR_NOMEM */
+    }
+    if (bytes > s->lim.nodeattr_bytes && (!old || vlen > (int64_t)strlen(old))) {
+        *err = srv_quota(s, c, SRV_L_NA_BYTES, s->lim.nodeattr_bytes);
+        return 2;
+    }
+    if (strmap_set(na->map, key, val) < 0) {
         *err = "out of memory";
         return 2; /* PMI2_ERR_NOMEM */
     }
-    if (a) {
-        free(a->val);
-        a->val = v;
-    } else {
-        if (!(a = calloc(1, sizeof(*a))) || !(a->key = strdup(key))) {
-            free(a);
-            free(v);
-            *err = "out of memory";
-            return 2;
-        }
-        a->val = v;
-        a->next = na->list;
-        na->list = a;
-    }
+    const char *v = strmap_get(na->map, key);
     for (int i = 0; i < s->cfg.local_count; i++) {
-        struct client *c = &s->cl[i];
-        if (!c->na_key || strcmp(c->na_key, key) != 0)
+        struct client *w = &s->cl[i];
+        if (!w->na_key || strcmp(w->na_key, key) != 0)
             continue;
-        free(c->na_key);
-        c->na_key = NULL;
-        if (!c->gone)
-            proto_nodeattr_done(s, c, 0, a->val, NULL);
-        free(c->na_thrid);
-        c->na_thrid = NULL;
+        free(w->na_key);
+        w->na_key = NULL;
+        if (!w->gone)
+            proto_nodeattr_done(s, w, 0, v, NULL);
+        free(w->na_thrid);
+        w->na_thrid = NULL;
     }
     return 0;
 }
@@ -295,8 +286,8 @@ int nodeattrs_tick(struct psrv *s, uint64_t now)
         if (!c->na_key || c->na_deadline == 0)
             continue;
         if (now >= c->na_deadline) {
-            srv_log(s, PSRV_LOG_WARN, "rank %d: gave up waiting for node attribute %s",
-                    c->rank, c->na_key);
+            srv_warn(s, c, SRV_W_WAIT, "rank %d: gave up waiting for node attribute %s",
+                     c->rank, c->na_key);
             free(c->na_key);
             c->na_key = NULL;
             if (!c->gone)

@@ -8,7 +8,9 @@
  *   wait=TRUE of an absent key is parked on the client and answered by the
  *   first local put of that key (or fails at the wait deadline).  The
  *   built-in node attributes localRanksCount and localRanks (comma list of
- *   this node's global ranks) cannot be overwritten.
+ *   this node's global ranks) cannot be overwritten.  Put attributes live in
+ *   a hash table (strmap.h), bounded by limits.nodeattr_count and
+ *   limits.nodeattr_bytes.
  */
 #ifndef LOOM_PMISERV_ATTRS_H
 #define LOOM_PMISERV_ATTRS_H
@@ -21,8 +23,12 @@ struct client;
 
 struct nodeattrs *nodeattrs_create(struct psrv *s);
 void nodeattrs_destroy(struct nodeattrs *na);
-/* Put: 0, or a protocol rc with *err set.  Wakes waiters of key. */
-int nodeattrs_put(struct psrv *s, const char *key, const char *val, const char **err);
+/* Put by client c: 0, or a protocol rc with *err set (quotas: rc 2 and the
+ * job ends, see srv_quota).  Wakes waiters of key. */
+int nodeattrs_put(struct psrv *s, struct client *c, const char *key, const char *val,
+                  const char **err);
+/* Entries and bytes (key + value lengths) put so far, for psrv_usage. */
+void nodeattrs_usage(const struct psrv *s, int64_t *count, int64_t *bytes);
 /* Value or NULL. */
 const char *nodeattrs_get(struct psrv *s, const char *key);
 /* Park client c until key is put.  0 or -ENOMEM. */

@@ -13,6 +13,10 @@
  *     them: at once if one is in progress, else at its first event.
  *   - FENCE_FAIL is honoured whatever its epoch: a node only sends it when
  *     the job is lost, so every node aborts and answers its waiting ranks.
+ *   - The commit is capped by the job's KVS quota (kvs_set_limits): puts are
+ *     checked on each node against what it sees, so puts made on several
+ *     nodes in one epoch may together pass the cap; the fence then fails
+ *     with the limit's name and the job ends.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -97,7 +101,21 @@ static void done(struct psrv *s, const void *all, size_t len)
 {
     s->fence->nlocal = 0;
     kvs_pending_clear(s->kvs);
-    if (kvs_commit_blob(s->kvs, all, len) < 0) {
+    int rc = kvs_commit_blob(s->kvs, all, len);
+    if (rc == -EDQUOT || rc == -EFBIG) {
+        /* Every node's puts passed its own check; together they do not fit. */
+        char text[256];
+        if (rc == -EDQUOT)
+            srv_quota_text(SRV_L_KVS_KEYS_JOB, s->lim.kvs_keys_per_job, -1, text,
+                           sizeof(text));
+        else
+            srv_quota_text(SRV_L_KVS_BYTES_JOB, s->lim.kvs_bytes_per_job, -1, text,
+                           sizeof(text));
+        srv_log(s, PSRV_LOG_ERROR, "fence: %s", text);
+        fence_fail(s, -1, -1, text);
+        return;
+    }
+    if (rc < 0) {
         fence_fail(s, -1, -1, "fence: cannot commit the key-value set");
         return;
     }

@@ -3,7 +3,9 @@
  * Contract: see kvs.h.  Entries live in an array in first-commit order; an
  * open-addressing index of entry numbers (power-of-two size, linear
  * probing, load <= 1/2) finds them by key.  A re-put of an existing key
- * replaces its value in place, so iteration order stays stable.
+ * replaces its value in place, so iteration order stays stable.  The index
+ * hashes with SipHash under a key drawn per store (strmap.h): keys come from
+ * tasks, and an unkeyed hash would let one task make every probe O(n).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -12,10 +14,12 @@
 
 #include "kvs.h"
 #include "pack.h"
+#include "strmap.h"
 
 struct entry {
     char *key;
     char *val;
+    size_t vlen;
 };
 
 struct kvs {
@@ -23,17 +27,16 @@ struct kvs {
     int n, cap;
     int *idx;      /* slot -> entry number, -1 when empty */
     size_t nslots; /* power of two */
+    int64_t bytes; /* sum of key and value lengths */
+    int64_t max_keys, max_bytes;
+    uint64_t hkey[2]; /* SipHash key: tasks choose the keys */
     struct pack pending;
+    int npending;
 };
 
-static uint64_t hash_str(const char *s)
+static inline uint64_t hash_str(const struct kvs *k, const char *s)
 {
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    return h;
+    return strmap_hash(k->hkey, s);
 }
 
 struct kvs *kvs_create(void)
@@ -50,6 +53,8 @@ struct kvs *kvs_create(void)
     }
     memset(k->idx, 0xff, k->nslots * sizeof(int));
     pack_init(&k->pending);
+    strmap_hash_seed(k->hkey);
+    k->max_keys = k->max_bytes = INT64_MAX;
     return k;
 }
 
@@ -73,7 +78,7 @@ void kvs_destroy(struct kvs *k)
 static size_t find_slot(const struct kvs *k, const char *key)
 {
     size_t mask = k->nslots - 1;
-    size_t s = hash_str(key) & mask;
+    size_t s = hash_str(k, key) & mask;
     while (k->idx[s] >= 0 && strcmp(k->ent[k->idx[s]].key, key) != 0)
         s = (s + 1) & mask;
     return s;
@@ -109,10 +114,23 @@ static int insert(struct kvs *k, const char *key, size_t klen, const char *val,
     size_t s = find_slot(k, kc);
     if (k->idx[s] >= 0) {
         struct entry *e = &k->ent[k->idx[s]];
+        if (vlen > e->vlen && k->bytes + (int64_t)(vlen - e->vlen) > k->max_bytes) {
+            free(kc);
+            free(vc);
+            return -EFBIG;
+        }
+        k->bytes += (int64_t)vlen - (int64_t)e->vlen;
         free(e->val);
         e->val = vc;
+        e->vlen = vlen;
         free(kc);
         return 0;
+    }
+    if (k->n + 1 > k->max_keys || k->bytes + (int64_t)(klen + vlen) > k->max_bytes) {
+        int rc = k->n + 1 > k->max_keys ? -EDQUOT : -EFBIG;
+        free(kc);
+        free(vc);
+        return rc;
     }
     if ((size_t)(k->n + 1) * 2 > k->nslots) {
         if (grow_index(k) < 0)
@@ -129,7 +147,9 @@ static int insert(struct kvs *k, const char *key, size_t klen, const char *val,
     }
     k->ent[k->n].key = kc;
     k->ent[k->n].val = vc;
+    k->ent[k->n].vlen = vlen;
     k->idx[s] = k->n++;
+    k->bytes += (int64_t)(klen + vlen);
     return 0;
 nomem:
     free(kc);
@@ -141,7 +161,26 @@ int kvs_put_pending(struct kvs *k, const char *key, const char *val)
 {
     pack_str(&k->pending, key);
     pack_str(&k->pending, val);
-    return pack_error(&k->pending);
+    if (pack_error(&k->pending))
+        return pack_error(&k->pending);
+    k->npending++;
+    return 0;
+}
+
+int kvs_pending_count(const struct kvs *k)
+{
+    return k->npending;
+}
+
+void kvs_set_limits(struct kvs *k, int64_t max_keys, int64_t max_bytes)
+{
+    k->max_keys = max_keys > 0 ? max_keys : INT64_MAX;
+    k->max_bytes = max_bytes > 0 ? max_bytes : INT64_MAX;
+}
+
+int64_t kvs_bytes(const struct kvs *k)
+{
+    return k->bytes;
 }
 
 const void *kvs_pending(const struct kvs *k, size_t *len)
@@ -153,6 +192,7 @@ const void *kvs_pending(const struct kvs *k, size_t *len)
 void kvs_pending_clear(struct kvs *k)
 {
     pack_reset(&k->pending);
+    k->npending = 0;
 }
 
 int kvs_blob_count(const void *blob, size_t len)

@@ -19,6 +19,7 @@
 #define LOOM_PMISERV_KVS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct kvs;
 
@@ -32,7 +33,18 @@ const void *kvs_pending(const struct kvs *k, size_t *len);
 /* Forget the pending puts (they left in a fence message). */
 void kvs_pending_clear(struct kvs *k);
 
-/* Insert every pair of blob into the committed store.  0, -EPROTO, -ENOMEM. */
+/* Pairs in the pending set. */
+int kvs_pending_count(const struct kvs *k);
+
+/* Cap the committed store (<= 0: no cap).  A commit that would pass a cap
+ * stops there and returns -EDQUOT (keys) or -EFBIG (bytes): the fence fails
+ * and the job ends, so the partial commit is never read. */
+void kvs_set_limits(struct kvs *k, int64_t max_keys, int64_t max_bytes);
+/* Bytes (key + value lengths) in the committed store. */
+int64_t kvs_bytes(const struct kvs *k);
+
+/* Insert every pair of blob into the committed store.  0, -EPROTO, -ENOMEM,
+ * -EDQUOT, -EFBIG. */
 int kvs_commit_blob(struct kvs *k, const void *blob, size_t len);
 /* Count the pairs of a blob, or -EPROTO. */
 int kvs_blob_count(const void *blob, size_t len);

@@ -4,6 +4,12 @@
  *           NS_RESP = u8 op, i32 client, u32 seq, i32 rc, str port.
  * The per-client sequence number makes a late answer to an abandoned
  * (timed out) request harmless.
+ *
+ * The table is a hash (strmap.h) bounded by limits.names_count and
+ * limits.names_bytes; a publish past them gets an internal rc (NS_RC_OVER_*)
+ * that the requesting node turns into rc 2, a message naming the limit, and
+ * the end of the job (srv_quota).  Host requests in flight are capped at
+ * NS_MAX_HOST_REQS.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,11 +20,11 @@
 #include "nameserv.h"
 #include "pack.h"
 #include "psrv_int.h"
+#include "strmap.h"
 
-struct entry {
-    char *name, *port;
-    struct entry *next;
-};
+#define NS_RC_OVER_COUNT 16 /* internal: publish past limits.names_count */
+#define NS_RC_OVER_BYTES 17 /* internal: publish past limits.names_bytes */
+#define NS_MAX_HOST_REQS 1024
 
 struct hreq { /* a request of the host (psrv_ns_request) in flight */
     uint64_t id;
@@ -29,28 +35,39 @@ struct hreq { /* a request of the host (psrv_ns_request) in flight */
 };
 
 struct nameserv {
-    struct entry *list; /* node 0 only */
+    struct strmap *map; /* node 0 only */
     struct hreq *host;  /* host requests waiting for node 0 */
+    int nhost;
     uint32_t host_seq;
+    int64_t max_count, max_bytes;
 };
 
 struct nameserv *ns_create(struct psrv *s)
 {
-    (void)s;
-    return calloc(1, sizeof(struct nameserv));
+    struct nameserv *ns = calloc(1, sizeof(struct nameserv));
+    if (!ns)
+        return NULL;
+    if (s->cfg.nodeid == 0 && !(ns->map = strmap_create())) {
+        free(ns);
+        return NULL;
+    }
+    ns->max_count = s->lim.names_count;
+    ns->max_bytes = s->lim.names_bytes;
+    return ns;
+}
+
+void ns_usage(const struct psrv *s, int64_t *count, int64_t *bytes)
+{
+    const struct strmap *m = s->ns->map;
+    *count = m ? (int64_t)strmap_count(m) : 0;
+    *bytes = m ? (int64_t)strmap_bytes(m) : 0;
 }
 
 void ns_destroy(struct nameserv *ns)
 {
     if (!ns)
         return;
-    while (ns->list) {
-        struct entry *e = ns->list;
-        ns->list = e->next;
-        free(e->name);
-        free(e->port);
-        free(e);
-    }
+    strmap_destroy(ns->map);
     while (ns->host) {
         struct hreq *h = ns->host;
         ns->host = h->next;
@@ -63,39 +80,29 @@ void ns_destroy(struct nameserv *ns)
 static int ns_apply(struct nameserv *ns, int op, const char *name, const char *port,
                     const char **out)
 {
-    struct entry **pp = &ns->list;
-    while (*pp && strcmp((*pp)->name, name) != 0)
-        pp = &(*pp)->next;
+    if (!ns->map)
+        return 2; /* not node 0: a misrouted request */
+    const char *cur = strmap_get(ns->map, name);
     *out = NULL;
     switch (op) {
-    case NS_PUBLISH: {
-        if (*pp)
+    case NS_PUBLISH:
+        if (cur)
             return 1;
-        struct entry *e = calloc(1, sizeof(*e));
-        if (!e || !(e->name = strdup(name)) || !(e->port = strdup(port))) {
-            if (e)
-                free(e->name);
-            free(e);
-            return 2;
-        }
-        e->next = ns->list;
-        ns->list = e;
-        return 0;
-    }
-    case NS_UNPUBLISH: {
-        if (!*pp)
+        if ((int64_t)strmap_count(ns->map) + 1 > ns->max_count)
+            return NS_RC_OVER_COUNT;
+        if ((int64_t)(strmap_bytes(ns->map) + strlen(name) + strlen(port)) >
+            ns->max_bytes)
+            return NS_RC_OVER_BYTES;
+        return strmap_set(ns->map, name, port) < 0 ? 2 : 0;
+    case NS_UNPUBLISH:
+        if (!cur)
             return 1;
-        struct entry *e = *pp;
-        *pp = e->next;
-        free(e->name);
-        free(e->port);
-        free(e);
+        strmap_del(ns->map, name);
         return 0;
-    }
     case NS_LOOKUP:
-        if (!*pp)
+        if (!cur)
             return 1;
-        *out = (*pp)->port;
+        *out = cur;
         return 0;
     }
     return 3;
@@ -111,9 +118,22 @@ static const char *ns_errtext(int op, int rc)
     return "name service failure";
 }
 
+/* An internal over-quota rc: rc 2 and the limit's text (the job then ends). */
+static int over_quota(struct psrv *s, struct client *c, int rc, const char **msg)
+{
+    if (rc == NS_RC_OVER_COUNT)
+        *msg = srv_quota(s, c, SRV_L_NAMES_COUNT, s->lim.names_count);
+    else if (rc == NS_RC_OVER_BYTES)
+        *msg = srv_quota(s, c, SRV_L_NAMES_BYTES, s->lim.names_bytes);
+    else
+        return rc;
+    return 2;
+}
+
 static void finish(struct psrv *s, struct client *c, int op, int rc, const char *port,
                    const char *msg)
 {
+    rc = over_quota(s, c, rc, &msg);
     c->ns_wait = false;
     if (!c->gone)
         proto_ns_done(s, c, op, rc, port, msg ? msg : ns_errtext(op, rc));
@@ -227,7 +247,10 @@ static int on_resp(struct psrv *s, const struct msg *m)
             pp = &(*pp)->next;
         if (*pp && (*pp)->op == op) {
             struct hreq *h = *pp;
+            const char *msg = NULL;
             *pp = h->next;
+            s->ns->nhost--;
+            prc = over_quota(s, NULL, prc, &msg);
             if (s->ops.ns_done)
                 s->ops.ns_done(s->arg, h->id, prc,
                                prc == 0 && op == NS_LOOKUP ? port : NULL);
@@ -270,12 +293,16 @@ int psrv_ns_request(struct psrv *s, uint64_t id, int op, const char *name,
         (op == NS_PUBLISH && !value))
         return -EINVAL;
     if (s->cfg.nodeid == 0) {
-        const char *out;
+        const char *out, *msg = NULL;
         int rc = ns_apply(s->ns, op, name, value ? value : "", &out);
+        rc = over_quota(s, NULL, rc, &msg);
         if (s->ops.ns_done)
             s->ops.ns_done(s->arg, id, rc, rc == 0 && op == NS_LOOKUP ? out : NULL);
+        srv_quota_flush(s);
         return 0;
     }
+    if (s->ns->nhost >= NS_MAX_HOST_REQS)
+        return -EAGAIN;
     struct hreq *h = calloc(1, sizeof(*h));
     if (!h)
         return -ENOMEM;
@@ -305,6 +332,7 @@ int psrv_ns_request(struct psrv *s, uint64_t id, int op, const char *name,
     }
     h->next = s->ns->host;
     s->ns->host = h;
+    s->ns->nhost++;
     return 0;
 }
 
@@ -315,6 +343,7 @@ int ns_tick(struct psrv *s, uint64_t now)
         struct hreq *h = *pp;
         if (h->deadline && now >= h->deadline) {
             *pp = h->next;
+            s->ns->nhost--;
             if (s->ops.ns_done)
                 s->ops.ns_done(s->arg, h->id, 14, NULL);
             free(h);

@@ -6,8 +6,9 @@
  *   travels back as MSG_NS_RESP to the origin node, which replies to the
  *   client (if it is still there and still waiting for that request).  On
  *   node 0 requests are answered at once.  Protocol rc: 0 ok; 1 name
- *   already published / not found.  A request unanswered after
- *   cfg.fence_timeout_ms gets rc!=0.
+ *   already published / not found; 2 out of memory or over the names
+ *   quota (limits.names_count / names_bytes: the job then ends).  A request
+ *   unanswered after cfg.fence_timeout_ms gets rc!=0.
  */
 #ifndef LOOM_PMISERV_NAMESERV_H
 #define LOOM_PMISERV_NAMESERV_H
@@ -28,5 +29,7 @@ void ns_request(struct psrv *s, struct client *c, int op, const char *name,
 /* MSG_NS_REQ / MSG_NS_RESP: 0 or -EPROTO. */
 int ns_tree_input(struct psrv *s, const struct msg *m);
 int ns_tick(struct psrv *s, uint64_t now);
+/* Names and bytes (name + port lengths) published (node 0; 0 elsewhere). */
+void ns_usage(const struct psrv *s, int64_t *count, int64_t *bytes);
 
 #endif /* LOOM_PMISERV_NAMESERV_H */

@@ -41,7 +41,16 @@
  *     timeout bounds name-service requests to node 0, rings, and
  *     info-getnodeattr wait=TRUE (which then answers rc!=0, no abort).
  *   - Every request and reply is logged at PSRV_LOG_TRACE with the rank and
- *     the time (ops->now_ms).
+ *     the time (ops->now_ms), up to limits.trace_lines lines per server; then
+ *     one line says the trace stopped.
+ *   - Quotas (struct psrv_limits) bound what tasks make the server hold: KVS
+ *     keys and bytes per rank and per job, node attributes, published names.
+ *   - Every log line and abort text passes through one escaper: control
+ *     bytes, DEL and bytes >= 0x80 (task-provided text included) become \xNN,
+ *     so ops->log and ops->abort never see a newline or an escape sequence.
+ *     Warnings a rank can provoke at will are rate-limited per rank and kind
+ *     (limits.warn_burst lines, then one line saying more are suppressed,
+ *     and a count when the rank ends).
  *
  * See also: doc/design.md (data path of a fence), common/pmi_wire.h.
  */
@@ -61,6 +70,63 @@ enum psrv_log_level {
     PSRV_LOG_TRACE = 4, /* one line per PMI request and reply */
 };
 
+/* Quotas on what tasks can make this server hold, and caps on what they can
+ * make it log.  In struct psrv_config: 0 takes the default below, a negative
+ * value means no limit.  Crossing a quota: the request gets rc!=0 with a
+ * message naming the limit, the server logs one line naming the rank and the
+ * limit, and the job is ended through ops->abort with the same text.
+ * KVS bytes are key + value lengths; a rank's counts include its puts waiting
+ * for the next fence and stay after it (a re-put of a committed key counts
+ * only what it adds).  The job's KVS is checked here against what this node
+ * sees (committed + this node's pending) and again when a fence commits. */
+struct psrv_limits {
+    int64_t kvs_keys_per_rank;  /* keys one rank may put */
+    int64_t kvs_bytes_per_rank; /* bytes one rank may put */
+    int64_t kvs_keys_per_job;   /* keys in the job's KVS */
+    int64_t kvs_bytes_per_job;  /* bytes in the job's KVS */
+    int64_t nodeattr_count;     /* node attributes on this node */
+    int64_t nodeattr_bytes;     /* bytes of node attribute keys + values */
+    int64_t names_count;        /* published names of the job (node 0) */
+    int64_t names_bytes;        /* bytes of names + ports */
+    int64_t trace_lines;        /* PSRV_LOG_TRACE lines, then one "trace stopped" */
+    int64_t warn_burst;         /* warnings of one kind per rank, then suppressed */
+};
+
+#define PSRV_DEF_KVS_KEYS_PER_RANK 16384
+#define PSRV_DEF_KVS_BYTES_PER_RANK (16LL << 20)
+#define PSRV_DEF_KVS_KEYS_PER_JOB (4LL << 20)
+#define PSRV_DEF_KVS_BYTES_PER_JOB (1LL << 30)
+#define PSRV_DEF_NODEATTR_COUNT 4096
+#define PSRV_DEF_NODEATTR_BYTES (4LL << 20)
+#define PSRV_DEF_NAMES_COUNT 4096
+#define PSRV_DEF_NAMES_BYTES (4LL << 20)
+#define PSRV_DEF_TRACE_LINES 10000
+#define PSRV_DEF_WARN_BURST 5
+
+/* For hosts: every quota of struct psrv_limits by its mpi.conf key (plugin)
+ * and environment variable (mpiexec), with its default; ends with conf NULL. */
+struct psrv_limit_knob {
+    const char *conf; /* e.g. "LoomMaxKvsBytesPerRank" */
+    const char *env;  /* e.g. "LOOM_PMI_MAX_KVS_BYTES_PER_RANK" */
+    size_t offset;    /* of the int64_t field in struct psrv_limits */
+    int64_t def;
+};
+extern const struct psrv_limit_knob psrv_limit_knobs[];
+int64_t *psrv_limit_field(struct psrv_limits *l, const struct psrv_limit_knob *k);
+/* Read the LOOM_PMI_MAX_* variables into l ("0": no limit).  0, or -1 with a
+ * message in err for a bad value (that field is left as it was). */
+int psrv_limits_from_env(struct psrv_limits *l, char *err, size_t errlen);
+
+/* What the server holds now (psrv_usage), for hosts and tests. */
+struct psrv_usage {
+    int64_t kvs_keys, kvs_bytes; /* committed store */
+    int64_t kvs_pending_bytes;   /* this node's puts before the fence */
+    int64_t nodeattr_count, nodeattr_bytes;
+    int64_t names_count, names_bytes; /* node 0 only */
+    int64_t trace_lines;              /* trace lines logged */
+    int64_t suppressed;               /* log lines suppressed (warnings, trace) */
+};
+
 struct psrv_config {
     const char *jobid;           /* "<job>.<step>": kvsname and job-getid answer */
     int size;                    /* ranks in the job */
@@ -77,6 +143,7 @@ struct psrv_config {
     int tree_width;              /* children per node in the fence tree, >= 1 */
     int fence_timeout_ms;        /* <= 0: no timeout (not recommended) */
     enum psrv_log_level log_level;
+    struct psrv_limits limits; /* all 0: the defaults */
 };
 
 struct psrv_ops {
@@ -178,6 +245,7 @@ void psrv_abort(struct psrv *srv, int rank, int exitcode, const char *msg);
 void psrv_client_finalized(struct psrv *srv, int client);
 
 /* Introspection for hosts and tests. */
+void psrv_usage(const struct psrv *srv, struct psrv_usage *u);
 int psrv_clients_finalized(const struct psrv *srv); /* how many finalized */
 int psrv_fence_epoch(const struct psrv *srv);       /* completed fences */
 

@@ -95,9 +95,9 @@ static int h_kvsname(struct psrv *s, struct client *c, const struct pmi_msg *m)
 static int h_put(struct psrv *s, struct client *c, const struct pmi_msg *m)
 {
     const char *err = NULL;
-    int rc = srv_put(s, pmi_msg_get(m, "key"), pmi_msg_get(m, "value"), true, &err);
-    if (rc != 0)
-        srv_log(s, PSRV_LOG_WARN, "rank %d: put refused: %s", c->rank, err);
+    int rc = srv_put(s, c, pmi_msg_get(m, "key"), pmi_msg_get(m, "value"), true, &err);
+    if (rc != 0 && rc != 2) /* 2: a quota (logged once by srv_quota) or ENOMEM */
+        srv_warn(s, c, SRV_W_PUT, "rank %d: put refused: %s", c->rank, err);
     simple(s, c, "put_result", rc, err);
     return 0;
 }
@@ -310,7 +310,7 @@ int pmi1_dispatch(struct psrv *s, struct client *c, const struct pmi_msg *m)
     for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
         if (strcmp(table[i].cmd, cmd) == 0)
             return table[i].fn(s, c, m);
-    srv_log(s, PSRV_LOG_WARN, "rank %d: unknown PMI-1 command '%s'", c->rank, cmd);
+    srv_warn(s, c, SRV_W_UNKNOWN, "rank %d: unknown PMI-1 command '%s'", c->rank, cmd);
     struct pmi_out o;
     reply_begin(s, c, &o, "error", s->cur_thrid);
     pmi_out_add(&o, "rc", "-1");

@@ -62,11 +62,11 @@ static int h_fullinit(struct psrv *s, struct client *c, const struct pmi_msg *m)
     const char *jobid = pmi_msg_get(m, "pmijobid");
 
     if (pmi_msg_get_int(m, "pmirank", &r) == 0 && r != c->rank && r != -1)
-        srv_log(s, PSRV_LOG_WARN, "rank %d: fullinit claims pmirank=%d (ignored)",
-                c->rank, r);
+        srv_warn(s, c, SRV_W_INIT, "rank %d: fullinit claims pmirank=%d (ignored)",
+                 c->rank, r);
     if (jobid && *jobid && strcmp(jobid, s->jobid) != 0)
-        srv_log(s, PSRV_LOG_WARN, "rank %d: fullinit claims pmijobid=%s, job is %s",
-                c->rank, jobid, s->jobid);
+        srv_warn(s, c, SRV_W_INIT, "rank %d: fullinit claims pmijobid=%s, job is %s",
+                 c->rank, jobid, s->jobid);
     reply_begin(s, c, &o, "fullinit-response", s->cur_thrid);
     pmi_out_add(&o, "rc", "0");
     pmi_out_add(&o, "pmi-version", "2");
@@ -111,9 +111,9 @@ static int h_disconnect(struct psrv *s, struct client *c, const struct pmi_msg *
 static int h_put(struct psrv *s, struct client *c, const struct pmi_msg *m)
 {
     const char *err = NULL;
-    int rc = srv_put(s, pmi_msg_get(m, "key"), pmi_msg_get(m, "value"), false, &err);
-    if (rc != 0)
-        srv_log(s, PSRV_LOG_WARN, "rank %d: kvs-put refused: %s", c->rank, err);
+    int rc = srv_put(s, c, pmi_msg_get(m, "key"), pmi_msg_get(m, "value"), false, &err);
+    if (rc != 0 && rc != 2) /* 2: a quota (logged once by srv_quota) or ENOMEM */
+        srv_warn(s, c, SRV_W_PUT, "rank %d: kvs-put refused: %s", c->rank, err);
     simple(s, c, "kvs-put-response", rc, err);
     return 0;
 }
@@ -163,7 +163,7 @@ static int h_putnodeattr(struct psrv *s, struct client *c, const struct pmi_msg 
         err = "value longer than 1024 bytes";
     } else {
         /* Waiters (other clients) are answered inside nodeattrs_put. */
-        rc = nodeattrs_put(s, key, val, &err);
+        rc = nodeattrs_put(s, c, key, val, &err);
     }
     simple(s, c, "info-putnodeattr-response", rc, err);
     return 0;
@@ -376,7 +376,7 @@ int pmi2_dispatch(struct psrv *s, struct client *c, const struct pmi_msg *m)
     for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
         if (strcmp(table[i].cmd, cmd) == 0)
             return table[i].fn(s, c, m);
-    srv_log(s, PSRV_LOG_WARN, "rank %d: unknown PMI-2 command '%s'", c->rank, cmd);
+    srv_warn(s, c, SRV_W_UNKNOWN, "rank %d: unknown PMI-2 command '%s'", c->rank, cmd);
     char name[96];
     snprintf(name, sizeof(name), "%.80s-response", *cmd ? cmd : "unknown");
     struct pmi_out o;

@@ -27,6 +27,29 @@ struct nodeattrs;
 struct msg;
 struct blobsvc;
 
+/* Kinds of warnings a task can provoke at will: each is rate-limited per
+ * client (srv_warn). */
+enum srv_warn_kind {
+    SRV_W_PUT,     /* put / kvs-put / putnodeattr refused */
+    SRV_W_UNKNOWN, /* unknown or unsupported command */
+    SRV_W_INIT,    /* init problems: before init, bad version, fullinit claims */
+    SRV_W_NAMES,   /* name service refusals */
+    SRV_W_WAIT,    /* gave up waiting (node attribute) */
+    SRV_W_KINDS
+};
+
+/* The quotas (struct psrv_limits); see srv_quota(). */
+enum srv_limit {
+    SRV_L_KVS_KEYS_RANK,
+    SRV_L_KVS_BYTES_RANK,
+    SRV_L_KVS_KEYS_JOB,
+    SRV_L_KVS_BYTES_JOB,
+    SRV_L_NA_COUNT,
+    SRV_L_NA_BYTES,
+    SRV_L_NAMES_COUNT,
+    SRV_L_NAMES_BYTES,
+};
+
 struct client {
     int idx;
     int rank;
@@ -57,6 +80,10 @@ struct client {
 
     int spawn_blocks; /* PMI-1 mcmd=spawn blocks seen */
     bool bad;         /* sent a malformed request: ignored from now on */
+
+    int64_t kvs_keys, kvs_bytes; /* this rank's KVS charge (quotas) */
+    int64_t warns[SRV_W_KINDS];  /* warnings of each kind (rate limit) */
+    bool warns_told;             /* the suppressed counts were logged */
 };
 
 struct psrv {
@@ -88,6 +115,12 @@ struct psrv {
     struct blobsvc *blob;
 
     const char *cur_thrid; /* thrid of the request being handled, or NULL */
+
+    struct psrv_limits lim; /* resolved: every field > 0, or INT64_MAX */
+    int64_t trace_lines;    /* trace lines logged so far */
+    int64_t suppressed;     /* log lines not written (rate limits, trace cap) */
+    int quota_rank;         /* a quota was crossed by this rank: abort after */
+    char quota_text[256];   /* ... the reply, with this text (quota_rank >= 0) */
 };
 
 /* server.c */
@@ -101,6 +134,25 @@ int srv_tree_send(struct psrv *s, int to, const struct msg *m);
 /* Index of child node `node` in s->children, or -1. */
 int srv_child_index(const struct psrv *s, int node);
 char *srv_strdup(const char *s); /* NULL-safe strdup */
+/* A warning rank c can provoke at will: logged at PSRV_LOG_WARN for the first
+ * lim.warn_burst of its kind, then one "suppressed" line; the count comes when
+ * the client ends. */
+void srv_warn(struct psrv *s, struct client *c, enum srv_warn_kind k, const char *fmt,
+              ...) __attribute__((format(printf, 4, 5)));
+/* Rank c (may be NULL: the job) crossed quota `which` whose value is `limit`:
+ * log one line naming the rank and the limit, keep the text for the reply
+ * (returned) and end the job once the current request is answered. */
+const char *srv_quota(struct psrv *s, struct client *c, enum srv_limit which,
+                      int64_t limit);
+/* End the job now if a quota was crossed (srv_quota); the core calls it
+ * once the request, tree message or host call that crossed it is answered. */
+void srv_quota_flush(struct psrv *s);
+/* The text for quota `which` without logging or aborting (tree side). */
+void srv_quota_text(enum srv_limit which, int64_t limit, int rank, char *out,
+                    size_t outlen);
+/* Copy src to dst (dstlen bytes, NUL-ended, truncated with "..."), control
+ * bytes, DEL and bytes >= 0x80 as \xNN.  Returns dst. */
+char *srv_escape(char *dst, size_t dstlen, const char *src, size_t srclen);
 
 /* Reply builders: begin adds cmd and the thrid to echo (may be NULL). */
 void reply_begin(struct psrv *s, struct client *c, struct pmi_out *o, const char *cmd,
@@ -117,10 +169,11 @@ void proto_ns_done(struct psrv *s, struct client *c, int op, int rc, const char 
 void proto_ring_done(struct psrv *s, struct client *c, int rc, int count,
                      const char *left, const char *right, const char *msg);
 
-/* Validate and record a put (server.c).  Returns the protocol rc
- * (0 ok) and sets *err to a message for rc != 0.  Limits: key 1..64 B,
- * value <= 1024 B; PMI-1 keys starting with "PMI_" are reserved. */
-int srv_put(struct psrv *s, const char *key, const char *val, bool pmi1,
+/* Validate and record a put of client c (server.c).  Returns the protocol
+ * rc (0 ok) and sets *err to a message for rc != 0.  Limits: key 1..64 B,
+ * value <= 1024 B; PMI-1 keys starting with "PMI_" are reserved; the KVS
+ * quotas of struct psrv_limits (rc 2, PMI_ERR_NOMEM, and the job ends). */
+int srv_put(struct psrv *s, struct client *c, const char *key, const char *val, bool pmi1,
             const char **err);
 /* Job attribute value, or NULL when unknown (attrs.c). */
 const char *attrs_job_get(struct psrv *s, const char *key);

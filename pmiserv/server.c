@@ -16,6 +16,12 @@
  *     warning.
  *   - ops->abort is called at most once (s->aborted); after it, fences fail
  *     at once so no rank waits for a job that is being torn down.
+ *   - Logging: vlog() is the one exit of every log line and srv_abort() of
+ *     every abort text; both escape (srv_escape) so task bytes (keys, values,
+ *     commands, abort messages, a peer's FENCE_FAIL text) never put a control
+ *     byte in a log.  srv_warn() rate-limits what a rank can provoke; trace()
+ *     stops after lim.trace_lines lines.  Quotas: srv_quota() (one line, the
+ *     reply's text, then the job ends in srv_quota_flush()).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -34,6 +40,57 @@
 #include "ring.h"
 
 #define TRACE_MAX 400 /* bytes of a request/reply shown in a trace line */
+#define LOG_MAX 1536  /* bytes of a log line before escaping */
+
+static const struct {
+    const char *what; /* "<what> exceeded: <limit> <unit>" */
+    const char *unit;
+    const char *knob; /* mpi.conf key (mpiexec: LOOM_PMI_MAX_...) */
+} limit_info[] = {
+    [SRV_L_KVS_KEYS_RANK] = {"KVS quota of one rank", "keys", "LoomMaxKvsKeysPerRank"},
+    [SRV_L_KVS_BYTES_RANK] = {"KVS quota of one rank", "bytes", "LoomMaxKvsBytesPerRank"},
+    [SRV_L_KVS_KEYS_JOB] = {"KVS quota of the job", "keys", "LoomMaxKvsKeysPerJob"},
+    [SRV_L_KVS_BYTES_JOB] = {"KVS quota of the job", "bytes", "LoomMaxKvsBytesPerJob"},
+    [SRV_L_NA_COUNT] = {"node attribute quota", "attributes", "LoomMaxNodeAttrs"},
+    [SRV_L_NA_BYTES] = {"node attribute quota", "bytes", "LoomMaxNodeAttrBytes"},
+    [SRV_L_NAMES_COUNT] = {"published names quota", "names", "LoomMaxNames"},
+    [SRV_L_NAMES_BYTES] = {"published names quota", "bytes", "LoomMaxNameBytes"},
+};
+
+static const char *const warn_kind_name[SRV_W_KINDS] = {
+    [SRV_W_PUT] = "refused put", [SRV_W_UNKNOWN] = "unknown command",
+    [SRV_W_INIT] = "init",       [SRV_W_NAMES] = "name service",
+    [SRV_W_WAIT] = "wait",
+};
+
+char *srv_escape(char *dst, size_t dstlen, const char *src, size_t srclen)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t o = 0, i;
+
+    if (dstlen == 0)
+        return dst;
+    for (i = 0; i < srclen; i++) {
+        unsigned char ch = (unsigned char)src[i];
+        bool plain = ch >= 0x20 && ch < 0x7f;
+        size_t need = plain ? 1 : 4;
+        if (o + need + 4 > dstlen) { /* room for "..." and the NUL */
+            if (o + 4 <= dstlen)
+                memcpy(dst + o, "...", 3), o += 3;
+            break;
+        }
+        if (plain) {
+            dst[o++] = (char)ch;
+        } else {
+            dst[o++] = '\\';
+            dst[o++] = 'x';
+            dst[o++] = hex[ch >> 4];
+            dst[o++] = hex[ch & 15];
+        }
+    }
+    dst[o] = '\0';
+    return dst;
+}
 
 char *srv_strdup(const char *s)
 {
@@ -51,11 +108,14 @@ uint64_t srv_now(struct psrv *s)
 
 static void vlog(struct psrv *s, enum psrv_log_level lvl, const char *fmt, va_list ap)
 {
-    char buf[1536];
+    char buf[LOG_MAX], esc[4 * LOG_MAX + 4];
     if (!s->ops.log || lvl > s->cfg.log_level)
         return;
-    vsnprintf(buf, sizeof(buf), fmt, ap);
-    s->ops.log(s->arg, lvl, buf);
+    int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+    if (n < 0)
+        return;
+    size_t len = (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1;
+    s->ops.log(s->arg, lvl, srv_escape(esc, sizeof(esc), buf, len));
 }
 
 void srv_log(struct psrv *s, enum psrv_log_level lvl, const char *fmt, ...)
@@ -66,17 +126,91 @@ void srv_log(struct psrv *s, enum psrv_log_level lvl, const char *fmt, ...)
     va_end(ap);
 }
 
+void srv_warn(struct psrv *s, struct client *c, enum srv_warn_kind k, const char *fmt,
+              ...)
+{
+    va_list ap;
+
+    if (!s->ops.log || s->cfg.log_level < PSRV_LOG_WARN)
+        return;
+    if (c->warns[k] < INT64_MAX)
+        c->warns[k]++;
+    if (c->warns[k] > s->lim.warn_burst) {
+        s->suppressed++;
+        if (c->warns[k] == s->lim.warn_burst + 1)
+            srv_log(s, PSRV_LOG_WARN,
+                    "rank %d: more %s warnings from this rank are suppressed (the "
+                    "count comes when it ends)",
+                    c->rank, warn_kind_name[k]);
+        return;
+    }
+    va_start(ap, fmt);
+    vlog(s, PSRV_LOG_WARN, fmt, ap);
+    va_end(ap);
+}
+
+/* The counts of suppressed warnings of a client that ends. */
+static void warn_summary(struct psrv *s, struct client *c)
+{
+    if (c->warns_told)
+        return;
+    c->warns_told = true;
+    for (int k = 0; k < SRV_W_KINDS; k++)
+        if (c->warns[k] > s->lim.warn_burst)
+            srv_log(s, PSRV_LOG_WARN, "rank %d: %lld more %s warnings were suppressed",
+                    c->rank, (long long)(c->warns[k] - s->lim.warn_burst),
+                    warn_kind_name[k]);
+}
+
+void srv_quota_text(enum srv_limit which, int64_t limit, int rank, char *out,
+                    size_t outlen)
+{
+    char who[32] = "the job";
+    if (rank >= 0)
+        snprintf(who, sizeof(who), "rank %d", rank);
+    snprintf(out, outlen, "%s exceeded the %s: %lld %s (%s)", who, limit_info[which].what,
+             (long long)limit, limit_info[which].unit, limit_info[which].knob);
+}
+
+const char *srv_quota(struct psrv *s, struct client *c, enum srv_limit which,
+                      int64_t limit)
+{
+    int rank = c ? c->rank : -1;
+    /* One line and one abort per server: the job ends with the first. */
+    if (s->quota_rank == -2 && !s->aborted) {
+        srv_quota_text(which, limit, rank, s->quota_text, sizeof(s->quota_text));
+        s->quota_rank = rank;
+        srv_log(s, PSRV_LOG_ERROR, "%s", s->quota_text);
+        return s->quota_text;
+    }
+    s->suppressed++;
+    return s->quota_text[0] ? s->quota_text : "over quota: the job is ending";
+}
+
+void srv_quota_flush(struct psrv *s)
+{
+    if (s->quota_rank == -2 || s->aborted)
+        return;
+    srv_abort(s, s->quota_rank, 1, "%s", s->quota_text);
+}
+
 void srv_abort(struct psrv *s, int rank, int exitcode, const char *fmt, ...)
 {
-    char buf[1536];
+    char raw[LOG_MAX], buf[LOG_MAX];
     va_list ap;
 
     if (s->aborted)
         return;
     s->aborted = true;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof(buf), fmt, ap);
+    int n = vsnprintf(raw, sizeof(raw), fmt, ap);
     va_end(ap);
+    if (n < 0)
+        n = 0;
+    /* The text goes to the host's log, to srun's stderr, to other nodes and
+     * to waiting ranks' replies: never with a control byte in it. */
+    srv_escape(buf, sizeof(buf), raw,
+               (size_t)n < sizeof(raw) ? (size_t)n : sizeof(raw) - 1);
     srv_log(s, PSRV_LOG_DEBUG, "abort: %s", buf); /* the host prints it */
     if (s->ops.abort)
         s->ops.abort(s->arg, rank, exitcode, buf);
@@ -136,6 +270,17 @@ static void trace(struct psrv *s, struct client *c, const char *dir, const char 
 {
     if (!s->ops.log || s->cfg.log_level < PSRV_LOG_TRACE)
         return;
+    if (s->trace_lines >= s->lim.trace_lines) {
+        if (s->trace_lines++ == s->lim.trace_lines)
+            srv_log(s, PSRV_LOG_TRACE,
+                    "trace stopped after %lld lines (LoomMaxTraceLines, "
+                    "LOOM_PMI_MAX_TRACE_LINES)",
+                    (long long)s->lim.trace_lines);
+        else
+            s->suppressed++;
+        return;
+    }
+    s->trace_lines++;
     while (len > 0 && (buf[len - 1] == '\n'))
         len--;
     uint64_t t = srv_now(s);
@@ -205,7 +350,8 @@ void proto_ring_done(struct psrv *s, struct client *c, int rc, int count,
 
 /* ---- shared semantics ------------------------------------------------ */
 
-int srv_put(struct psrv *s, const char *key, const char *val, bool pmi1, const char **err)
+int srv_put(struct psrv *s, struct client *c, const char *key, const char *val, bool pmi1,
+            const char **err)
 {
     if (!key || !*key) {
         *err = "missing key";
@@ -227,10 +373,38 @@ int srv_put(struct psrv *s, const char *key, const char *val, bool pmi1, const c
         *err = "keys starting with PMI_ are reserved";
         return 4; /* PMI_ERR_INVALID_KEY */
     }
+    /* Quotas: the rank is charged for new keys and for the bytes it adds;
+     * the job's check counts what this node holds, pending puts in full. */
+    size_t klen = strlen(key), vlen = strlen(val);
+    const char *old = kvs_get(s->kvs, key);
+    int64_t add = old ? (int64_t)vlen - (int64_t)strlen(old) : (int64_t)(klen + vlen);
+    if (add < 0)
+        add = 0;
+    if (!old && c->kvs_keys + 1 > s->lim.kvs_keys_per_rank) {
+        *err = srv_quota(s, c, SRV_L_KVS_KEYS_RANK, s->lim.kvs_keys_per_rank);
+        return 2; /* PMI_ERR_NOMEM */
+    }
+    if (c->kvs_bytes + add > s->lim.kvs_bytes_per_rank) {
+        *err = srv_quota(s, c, SRV_L_KVS_BYTES_RANK, s->lim.kvs_bytes_per_rank);
+        return 2;
+    }
+    size_t plen;
+    (void)kvs_pending(s->kvs, &plen);
+    if ((int64_t)kvs_count(s->kvs) + kvs_pending_count(s->kvs) + 1 >
+        s->lim.kvs_keys_per_job) {
+        *err = srv_quota(s, c, SRV_L_KVS_KEYS_JOB, s->lim.kvs_keys_per_job);
+        return 2;
+    }
+    if (kvs_bytes(s->kvs) + (int64_t)(plen + klen + vlen) > s->lim.kvs_bytes_per_job) {
+        *err = srv_quota(s, c, SRV_L_KVS_BYTES_JOB, s->lim.kvs_bytes_per_job);
+        return 2;
+    }
     if (kvs_put_pending(s->kvs, key, val) < 0) {
         *err = "out of memory";
         return 2;
     }
+    c->kvs_keys += old ? 0 : 1;
+    c->kvs_bytes += add;
     return 0;
 }
 
@@ -252,6 +426,25 @@ static int check_config(const struct psrv_config *cfg, const struct psrv_ops *op
             if (cfg->rank_node[r] < 0 || cfg->rank_node[r] >= cfg->nnodes)
                 return -EINVAL;
     return 0;
+}
+
+static int64_t limit_of(int64_t v, int64_t def)
+{
+    return v == 0 ? def : v < 0 ? INT64_MAX : v;
+}
+
+static void resolve_limits(struct psrv_limits *o, const struct psrv_limits *l)
+{
+    o->kvs_keys_per_rank = limit_of(l->kvs_keys_per_rank, PSRV_DEF_KVS_KEYS_PER_RANK);
+    o->kvs_bytes_per_rank = limit_of(l->kvs_bytes_per_rank, PSRV_DEF_KVS_BYTES_PER_RANK);
+    o->kvs_keys_per_job = limit_of(l->kvs_keys_per_job, PSRV_DEF_KVS_KEYS_PER_JOB);
+    o->kvs_bytes_per_job = limit_of(l->kvs_bytes_per_job, PSRV_DEF_KVS_BYTES_PER_JOB);
+    o->nodeattr_count = limit_of(l->nodeattr_count, PSRV_DEF_NODEATTR_COUNT);
+    o->nodeattr_bytes = limit_of(l->nodeattr_bytes, PSRV_DEF_NODEATTR_BYTES);
+    o->names_count = limit_of(l->names_count, PSRV_DEF_NAMES_COUNT);
+    o->names_bytes = limit_of(l->names_bytes, PSRV_DEF_NAMES_BYTES);
+    o->trace_lines = limit_of(l->trace_lines, PSRV_DEF_TRACE_LINES);
+    o->warn_burst = limit_of(l->warn_burst, PSRV_DEF_WARN_BURST);
 }
 
 static int *dup_ints(const int *a, int n)
@@ -277,6 +470,8 @@ struct psrv *psrv_create(const struct psrv_config *cfg, const struct psrv_ops *o
     s->cfg = *cfg;
     s->ops = *ops;
     s->arg = arg;
+    resolve_limits(&s->lim, &cfg->limits);
+    s->quota_rank = -2;
     s->jobid = strdup(cfg->jobid);
     s->local_ranks = dup_ints(cfg->local_ranks, cfg->local_count);
     s->cl = calloc((size_t)cfg->local_count, sizeof(*s->cl));
@@ -323,6 +518,7 @@ struct psrv *psrv_create(const struct psrv_config *cfg, const struct psrv_ops *o
         !(s->fence = fence_create(s)) || !(s->ring = ring_create(s)) ||
         !(s->ns = ns_create(s)) || !(s->blob = blob_create(s)))
         goto nomem;
+    kvs_set_limits(s->kvs, s->lim.kvs_keys_per_job, s->lim.kvs_bytes_per_job);
     if (!s->mapping)
         srv_log(s, PSRV_LOG_WARN, "no PMI_process_mapping for this job (%s)",
                 cfg->rank_node ? "longer than 1024 characters" : "no rank layout");
@@ -417,7 +613,7 @@ static int handle_init(struct psrv *s, struct client *c, const struct pmi_msg *m
     pmi_out_add(&o, "pmi_subversion", "0");
     pmi_out_addf(&o, "msg", "unsupported PMI version %d.%d (1.1 and 2.0 are)", ver, sub);
     reply_send(s, c, &o);
-    srv_log(s, PSRV_LOG_WARN, "rank %d asked for PMI version %d.%d", c->rank, ver, sub);
+    srv_warn(s, c, SRV_W_INIT, "rank %d asked for PMI version %d.%d", c->rank, ver, sub);
     return 0;
 }
 
@@ -432,12 +628,10 @@ static int handle_one(struct psrv *s, struct client *c, const char *body, size_t
     else
         rc = pmi_msg_parse_v1(&m, body, blen);
     if (rc < 0) {
-        char what[120];
-        snprintf(what, sizeof(what), "cannot parse \"%.*s\" (%s)",
-                 (int)(blen > 60 ? 60 : blen), body, strerror(-rc));
-        for (char *p = what; *p; p++)
-            if (*p == '\n' || *p == '\r')
-                *p = ' ';
+        char what[320], show[256];
+        snprintf(what, sizeof(what), "cannot parse \"%s\" (%s)",
+                 srv_escape(show, sizeof(show), body, blen > 60 ? 60 : blen),
+                 strerror(-rc));
         return malformed(s, c, what);
     }
     if (m.n < 1) {
@@ -450,14 +644,15 @@ static int handle_one(struct psrv *s, struct client *c, const char *body, size_t
             rc = handle_init(s, c, &m);
             goto out;
         }
-        srv_log(s, PSRV_LOG_WARN, "rank %d sent %s before init: assuming PMI-1", c->rank,
-                pmi_msg_cmd(&m));
+        srv_warn(s, c, SRV_W_INIT, "rank %d sent %s before init: assuming PMI-1", c->rank,
+                 pmi_msg_cmd(&m));
         c->v = PMI_V1;
     }
     rc = c->v == PMI_V2 ? pmi2_dispatch(s, c, &m) : pmi1_dispatch(s, c, &m);
 out:
     s->cur_thrid = NULL;
     pmi_msg_free(&m);
+    srv_quota_flush(s); /* after the reply: the task sees the error first */
     return rc;
 }
 
@@ -531,6 +726,7 @@ static void client_lost(struct psrv *s, struct client *c)
     if (c->gone)
         return;
     c->gone = true;
+    warn_summary(s, c);
     if (!c->finalized) {
         c->dead = true;
         srv_log(s, c->inited ? PSRV_LOG_WARN : PSRV_LOG_INFO,
@@ -583,6 +779,7 @@ int psrv_tree_input(struct psrv *s, int from, const void *buf, size_t len)
     case MSG_NS_REQ:
     case MSG_NS_RESP:
         rc = ns_tree_input(s, &m);
+        srv_quota_flush(s);
         break;
     case MSG_RING_UP:
     case MSG_RING_DOWN:
@@ -633,6 +830,23 @@ int psrv_tick(struct psrv *s)
     next = min_deadline(next, nodeattrs_tick(s, now));
     next = min_deadline(next, blob_tick(s, now));
     return next;
+}
+
+void psrv_usage(const struct psrv *s, struct psrv_usage *u)
+{
+    memset(u, 0, sizeof(*u));
+    if (!s)
+        return;
+    size_t plen;
+    u->kvs_keys = kvs_count(s->kvs);
+    u->kvs_bytes = kvs_bytes(s->kvs);
+    (void)kvs_pending(s->kvs, &plen);
+    u->kvs_pending_bytes = (int64_t)plen;
+    nodeattrs_usage(s, &u->nodeattr_count, &u->nodeattr_bytes);
+    ns_usage(s, &u->names_count, &u->names_bytes);
+    u->trace_lines =
+        s->trace_lines < s->lim.trace_lines ? s->trace_lines : s->lim.trace_lines;
+    u->suppressed = s->suppressed;
 }
 
 int psrv_clients_finalized(const struct psrv *s)
