@@ -16,8 +16,15 @@
  *     LoomTimerSlack=US      timer slack in microseconds (0..1000000) of the tasks
  *                            on a node where they outnumber the step's CPUs;
  *                            0 leaves what they inherit (default 1000, cpus.h)
+ *     LoomMaxKvsKeysPerRank=N, LoomMaxKvsBytesPerRank=N, LoomMaxKvsKeysPerJob=N,
+ *     LoomMaxKvsBytesPerJob=N, LoomMaxNodeAttrs=N, LoomMaxNodeAttrBytes=N,
+ *     LoomMaxNames=N, LoomMaxNameBytes=N, LoomMaxTraceLines=N
+ *                            quotas of the PMI server core (struct psrv_limits,
+ *                            pmiserv.h: defaults there); 0 means no limit.  Not
+ *                            overridable from a job's environment.
  *   mpi_p_conf_options / conf_set / conf_get / conf_get_printable implement
- *   Slurm's four conf hooks over the global struct loom_conf.
+ *   Slurm's four conf hooks over the global struct loom_conf, and over
+ *   loom_limits for the quotas (agent.c copies it into the server's config).
  *
  * Notes:
  *   - The drop-in mpi_pmi2.so declares the same keys; when both plugins are
@@ -27,6 +34,8 @@
  */
 #include "slurm_glue.h"
 
+#include <inttypes.h>
+
 #include "cpus.h"
 #include "log.h"
 #include "loom_plugin.h"
@@ -34,6 +43,8 @@
 #define LOOM_EXPORT __attribute__((visibility("default")))
 
 struct loom_conf loom_conf;
+/* The quotas from mpi.conf (0: the core's default, -1: no limit). */
+struct psrv_limits loom_limits;
 
 static s_p_options_t loom_options[] = {
     {"LoomTreeWidth", S_P_UINT32},
@@ -44,6 +55,16 @@ static s_p_options_t loom_options[] = {
     {"LoomPMIx", S_P_BOOLEAN},
     {"LoomAgentNice", S_P_LONG},
     {"LoomTimerSlack", S_P_UINT32},
+    /* the names of psrv_limit_knobs (pmiserv/limits.c) */
+    {"LoomMaxKvsKeysPerRank", S_P_UINT64},
+    {"LoomMaxKvsBytesPerRank", S_P_UINT64},
+    {"LoomMaxKvsKeysPerJob", S_P_UINT64},
+    {"LoomMaxKvsBytesPerJob", S_P_UINT64},
+    {"LoomMaxNodeAttrs", S_P_UINT64},
+    {"LoomMaxNodeAttrBytes", S_P_UINT64},
+    {"LoomMaxNames", S_P_UINT64},
+    {"LoomMaxNameBytes", S_P_UINT64},
+    {"LoomMaxTraceLines", S_P_UINT64},
     {NULL},
 };
 
@@ -57,6 +78,14 @@ void loom_conf_reset(void)
     loom_conf.pmix = LOOM_DEFAULT_PMIX;
     loom_conf.agent_nice = LOOM_DEFAULT_AGENT_NICE;
     loom_conf.timer_slack_us = CPUS_DEFAULT_TIMER_SLACK_US;
+    memset(&loom_limits, 0, sizeof(loom_limits));
+}
+
+/* The value a quota takes: its default when unset, 0 when unlimited. */
+static int64_t limit_value(const struct psrv_limit_knob *k)
+{
+    int64_t v = *psrv_limit_field(&loom_limits, k);
+    return v == 0 ? k->def : v < 0 ? 0 : v;
 }
 
 LOOM_EXPORT void mpi_p_conf_options(s_p_options_t **full_options, int *full_opt_cnt);
@@ -120,6 +149,16 @@ LOOM_EXPORT void mpi_p_conf_set(s_p_hashtbl_t *tbl)
             error("%s: mpi.conf: LoomAgentNice=%ld out of range -20..19, using %d",
                   loom_plugin_tag, l, loom_conf.agent_nice);
     }
+    for (const struct psrv_limit_knob *k = psrv_limit_knobs; k->conf; k++) {
+        uint64_t v;
+        if (!s_p_get_uint64(&v, k->conf, tbl))
+            continue;
+        if (v <= (1ULL << 62))
+            *psrv_limit_field(&loom_limits, k) = v == 0 ? -1 : (int64_t)v;
+        else
+            error("%s: mpi.conf: %s=%" PRIu64 " out of range 0..2^62, using %" PRId64,
+                  loom_plugin_tag, k->conf, v, k->def);
+    }
     if (s_p_get_uint32(&u, "LoomTimerSlack", tbl)) {
         if (u <= CPUS_MAX_TIMER_SLACK_US)
             loom_conf.timer_slack_us = u;
@@ -149,6 +188,8 @@ LOOM_EXPORT s_p_hashtbl_t *mpi_p_conf_get(void)
     s_p_parse_pair(tbl, "LoomPMIx", loom_conf.pmix ? "yes" : "no");
     parse_num(tbl, "LoomAgentNice", loom_conf.agent_nice);
     parse_num(tbl, "LoomTimerSlack", loom_conf.timer_slack_us);
+    for (const struct psrv_limit_knob *k = psrv_limit_knobs; k->conf; k++)
+        parse_num(tbl, k->conf, (long)limit_value(k));
     return tbl;
 }
 
@@ -172,5 +213,7 @@ LOOM_EXPORT List mpi_p_conf_get_printable(void)
     add_pair(l, "LoomTimerSlack", xstrdup_printf("%u", loom_conf.timer_slack_us));
     add_pair(l, "LoomTrace", xstrdup(loom_conf.trace ? "yes" : "no"));
     add_pair(l, "LoomTreeWidth", xstrdup_printf("%u", loom_conf.tree_width));
+    for (const struct psrv_limit_knob *k = psrv_limit_knobs; k->conf; k++)
+        add_pair(l, k->conf, xstrdup_printf("%" PRId64, limit_value(k)));
     return l;
 }
