@@ -707,6 +707,10 @@ int loom_agent_start(struct loom_step *st)
     cfg.tree_width = (int)st->conf.tree_width;
     cfg.fence_timeout_ms = (int)st->conf.fence_timeout_s * 1000;
     cfg.log_level = st->conf.trace ? PSRV_LOG_TRACE : (enum psrv_log_level)st->conf.debug;
+    {
+        extern struct psrv_limits loom_limits; /* conf.c: mpi.conf LoomMax* quotas */
+        cfg.limits = loom_limits;
+    }
     if (!(a->srv = psrv_create(&cfg, &ops, a))) {
         rc = errno ? -errno : -EINVAL;
         goto fail;
