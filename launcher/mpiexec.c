@@ -1519,6 +1519,9 @@ static int run_ranks(struct job *job, const int *rank_node, int nnodes, int node
         .fence_timeout_ms = o->fence_timeout_s * 1000,
         .log_level = (enum psrv_log_level)job->pmi_level,
     };
+    char limits_err[160]; /* quotas of the server core: LOOM_PMI_MAX_* */
+    if (psrv_limits_from_env(&cfg.limits, limits_err, sizeof(limits_err)) < 0)
+        msg(job, "%s", limits_err);
     job->srv = start_server_core(job, &cfg);
     if (job->srv)
         (void)lpmix_start(job->lp, job->srv, &cfg, job->host, op_log, job);
