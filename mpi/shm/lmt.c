@@ -173,6 +173,10 @@ int xm_lmt_recv(int src, uint32_t cookie, int spid, uint64_t saddr, void *dst, s
     /* relaxed: nobody claims from an even gen; withdrawing needs no ordering with the
      * copies, which have all been counted */
     atomic_store_explicit(&s->word, (gen + 2) << 32, memory_order_relaxed);
+    /* given_back comes from the sender's process: a chunk index past the offer would
+     * have us copy outside dst; refuse it (the caller takes the copy path instead) */
+    if (back >= 0 && (uint32_t)back >= nch)
+        return -EPROTO;
     if (back >= 0 && rc == 0)
         rc = xm_vm_copy(0, spid, (char *)dst + (size_t)back * chunk_len,
                      saddr + (uint64_t)back * chunk_len, chunk_bytes(n, chunk_len, (uint32_t)back));
