@@ -2,7 +2,10 @@
  *
  * Notes: send_first is only used to put the job description ahead of tree
  *   messages that were queued for a proxy before it connected; nothing has
- *   been sent on such a queue yet, so inserting at out_off is safe.
+ *   been sent on such a queue yet, so inserting at out_off is safe.  Tags
+ *   carry no sequence number (frames are tagged when queued, and send_first
+ *   reorders the queue): they stop forged and altered frames; the order of
+ *   a stream is TCP's.
  */
 #include "config.h"
 
@@ -51,6 +54,15 @@ int mpx_frame_parse(const void *buf, size_t len, uint8_t *type, size_t *bodylen,
     return 1;
 }
 
+void mpx_conn_set_tag(struct mpx_conn *c, mpx_tag_fn fn, const void *key, int dir_out,
+                      int dir_in)
+{
+    c->tag = fn;
+    c->tag_key = key;
+    c->tag_out = dir_out;
+    c->tag_in = dir_in;
+}
+
 static void header(uint8_t h[5], uint8_t type, size_t len)
 {
     uint32_t l = (uint32_t)len + 1;
@@ -89,13 +101,17 @@ int mpx_conn_pending(const struct mpx_conn *c)
 
 int mpx_conn_send(struct mpx_conn *c, uint8_t type, const void *body, size_t len)
 {
-    uint8_t h[5];
+    uint8_t h[5], t[MPX_TAG_LEN];
+    size_t tl = c->tag ? MPX_TAG_LEN : 0;
 
-    if (len + 1 > MPX_FRAME_MAX)
+    if (len + 1 + tl > MPX_FRAME_MAX)
         return -EMSGSIZE;
-    header(h, type, len);
+    header(h, type, len + tl);
+    if (tl)
+        c->tag(c->tag_key, c->tag_out, type, body, len, t);
     if (iobuf_append(&c->out, (const char *)h, 5) < 0 ||
-        (len && iobuf_append(&c->out, body, len) < 0))
+        (len && iobuf_append(&c->out, body, len) < 0) ||
+        (tl && iobuf_append(&c->out, (const char *)t, tl) < 0))
         return -ENOMEM;
     return mpx_conn_flush(c);
 }
@@ -103,13 +119,17 @@ int mpx_conn_send(struct mpx_conn *c, uint8_t type, const void *body, size_t len
 int mpx_conn_send_first(struct mpx_conn *c, uint8_t type, const void *body, size_t len)
 {
     struct iobuf nb = {0};
-    uint8_t h[5];
+    uint8_t h[5], t[MPX_TAG_LEN];
+    size_t tl = c->tag ? MPX_TAG_LEN : 0;
 
-    if (len + 1 > MPX_FRAME_MAX)
+    if (len + 1 + tl > MPX_FRAME_MAX)
         return -EMSGSIZE;
-    header(h, type, len);
+    header(h, type, len + tl);
+    if (tl)
+        c->tag(c->tag_key, c->tag_out, type, body, len, t);
     if (iobuf_append(&nb, (const char *)h, 5) < 0 ||
         (len && iobuf_append(&nb, body, len) < 0) ||
+        (tl && iobuf_append(&nb, (const char *)t, tl) < 0) ||
         iobuf_append(&nb, c->out.p + c->out_off, c->out.len - c->out_off) < 0) {
         iobuf_free(&nb);
         return -ENOMEM;
@@ -151,6 +171,17 @@ int mpx_conn_next(struct mpx_conn *c, uint8_t *type, const uint8_t **body, size_
     if (rc <= 0)
         return rc;
     *body = (const uint8_t *)c->in.p + c->in_off + 5;
+    if (c->tag) {
+        uint8_t t[MPX_TAG_LEN], diff = 0;
+        if (bl < MPX_TAG_LEN)
+            return -EBADMSG;
+        bl -= MPX_TAG_LEN;
+        c->tag(c->tag_key, c->tag_in, *type, *body, bl, t);
+        for (size_t i = 0; i < MPX_TAG_LEN; i++) /* time independent of the data */
+            diff |= (uint8_t)(t[i] ^ (*body)[bl + i]);
+        if (diff)
+            return -EBADMSG;
+    }
     *len = bl;
     c->in_off += fl;
     return 1;

@@ -12,6 +12,14 @@
  *
  *   mpx_frame_parse() is the pure decoder of one frame header, for tests.
  *
+ *   Tagged connections (after the handshake of front.c): with a tag
+ *   function set (mpx_conn_set_tag), every frame sent carries MPX_TAG_LEN
+ *   more bytes, tag(key, dir_out, type, body), and every frame received must
+ *   end with tag(key, dir_in, type, body) or mpx_conn_next() returns
+ *   -EBADMSG: a peer without the job's key cannot forge or alter a frame.
+ *   conn.c holds no cryptography itself (the unit tests link it alone); the
+ *   owner supplies the function (front.c: HMAC-SHA256 with the job cookie).
+ *
  * Notes: all functions return 0 (or a count) or -errno; a length of 0 or
  *   above MPX_FRAME_MAX is -EPROTO (the peer is not one of ours).
  */
@@ -24,7 +32,10 @@
 #include "iofwd.h"
 
 #define MPX_FRAME_MAX (64u << 20)
-#define MPX_PROTO_VERSION 1
+#define MPX_PROTO_VERSION 2
+#define MPX_TAG_LEN 16   /* bytes of a frame tag on a tagged connection */
+#define MPX_NONCE_LEN 32 /* handshake nonces */
+#define MPX_PROOF_LEN 32 /* handshake proofs (HMAC-SHA256) */
 
 /* Frame types: F_ front to proxy, P_ proxy to front. */
 enum mpx_frame_type {
@@ -40,7 +51,16 @@ enum mpx_frame_type {
     MPX_P_DONE,      /* every local rank reaped, every stream at EOF */
     MPX_F_KILL,      /* i32 signal: SIGTERM starts the kill sequence, SIGKILL ends it */
     MPX_F_STDIN,     /* bytes for rank 0's stdin; empty: EOF */
+    /* version 2 handshake (front.c), before anything else on a connection;
+     * the cookie itself never travels */
+    MPX_P_HELLO2, /* u32 version, i32 node, bytes nonce Np */
+    MPX_F_PROOF,  /* bytes nonce Nf, bytes HMAC(cookie, "front", node, Np, Nf) */
+    MPX_P_PROOF,  /* bytes HMAC(cookie, "proxy", node, Np, Nf), str hostname */
 };
+
+/* tag = f(key, direction, frame type, body): MPX_TAG_LEN bytes. */
+typedef void (*mpx_tag_fn)(const void *key, int dir, uint8_t type, const void *body,
+                           size_t len, uint8_t tag[MPX_TAG_LEN]);
 
 struct mpx_conn {
     int fd;
@@ -48,6 +68,9 @@ struct mpx_conn {
     size_t in_off; /* consumed part of in */
     struct iobuf out;
     size_t out_off; /* sent part of out */
+    mpx_tag_fn tag; /* NULL: frames carry no tag */
+    const void *tag_key;
+    int tag_out, tag_in; /* direction bytes of what we send / receive */
 };
 
 void mpx_conn_init(struct mpx_conn *c, int fd);
@@ -59,6 +82,11 @@ void mpx_conn_free(struct mpx_conn *c, int close_fd);
 int mpx_frame_parse(const void *buf, size_t len, uint8_t *type, size_t *bodylen,
                     size_t *framelen);
 
+/* From now on every frame sent is tagged with (key, dir_out) and every frame
+ * received must carry a tag of (key, dir_in).  key must outlive c. */
+void mpx_conn_set_tag(struct mpx_conn *c, mpx_tag_fn fn, const void *key, int dir_out,
+                      int dir_in);
+
 /* Queue one frame (type + body) and try to send.  Does not need fd >= 0:
  * frames queue until the fd is attached. */
 int mpx_conn_send(struct mpx_conn *c, uint8_t type, const void *body, size_t len);
@@ -68,7 +96,8 @@ int mpx_conn_flush(struct mpx_conn *c);
 int mpx_conn_pending(const struct mpx_conn *c);
 /* > 0 bytes read, 0 at EOF, -EAGAIN, or -errno. */
 long mpx_conn_read(struct mpx_conn *c);
-/* 1 with a frame, 0 when none is complete, -EPROTO. */
+/* 1 with a frame, 0 when none is complete, -EPROTO (bad length), -EBADMSG
+ * (tagged connection: missing or wrong tag). */
 int mpx_conn_next(struct mpx_conn *c, uint8_t *type, const uint8_t **body, size_t *len);
 
 #endif /* LOOM_LAUNCHER_CONN_H */

@@ -11,15 +11,31 @@
  *   limits the port, as with hydra) and tells each proxy the candidate
  *   addresses (LOOM_MPIEXEC_ADDRS overrides them) and the port on its
  *   command line; the random job cookie goes through the launcher's stdin,
- *   so it never shows in ps.  A connection is attached to its node only
- *   after a HELLO frame carrying the cookie and an unclaimed node id.
+ *   so it never shows in ps, and it never goes on the wire either.  A
+ *   connection is attached to its node only after a mutual proof of the
+ *   cookie (version 2 handshake, conn.h): the proxy sends HELLO2 (node id,
+ *   nonce Np); mpiexec answers PROOF (nonce Nf, HMAC(cookie, "front", node,
+ *   Np, Nf)); the proxy checks it before it sends anything reusable, then
+ *   sends its own PROOF (HMAC(cookie, "proxy", node, Np, Nf)).  From there
+ *   every frame in both directions carries an HMAC tag keyed by the cookie,
+ *   the direction and the node, so whatever answers at a candidate address
+ *   (another user's listener, a relay) gets no cookie, cannot make the
+ *   proxy run anything, and cannot alter what the real mpiexec sends.
+ *
+ *   The port against strangers: an accepted connection has LOOM_PROXY_
+ *   HANDSHAKE_TIMEOUT (3 s) to finish its handshake; at most MAX_PENDING
+ *   wait at once and one more evicts the oldest, so idle connections never
+ *   keep a proxy out (proxies retry with backoff within their connect
+ *   timeout); accept errors for lack of fds are absorbed with a spare fd;
+ *   the port closes once every proxy is in.  Refusals are logged
+ *   rate-limited (REFUSE_LOG_BURST per REFUSE_LOG_WINDOW_MS).
  *
  *   The proxies' PMI server cores form the usual k-ary tree (psrv); their
  *   tree messages travel through mpiexec (a star), which forwards them by
  *   node id and queues those for proxies that have not connected yet.
  *
  *   Every wait is bounded: the connect-back (LOOM_PROXY_TIMEOUT, default
- *   30 s), an unauthenticated connection (10 s), a proxy's answer to the
+ *   30 s), an unauthenticated connection (3 s), a proxy's answer to the
  *   kill (KILL_GRACE_MS + GIVEUP_MS), and the launchers' exit after the job.
  *
  * Caveats:
@@ -37,6 +53,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -55,14 +72,20 @@
 #include "hosts.h"
 #include "iofwd.h"
 #include "loop.h"
+#include "mac.h"
 #include "pack.h"
 
 extern char **environ;
 
 #define KILL_GRACE_MS 500
 #define GIVEUP_MS 5000     /* after the kill: a proxy that stays silent is given up */
-#define PENDING_MS 10000   /* a connection must say HELLO within this */
-#define MAX_PENDING 256
+#define PENDING_MS 3000    /* default: a connection must finish its handshake */
+#define MAX_PENDING 256    /* unauthenticated connections; more evict the oldest */
+#define REFUSE_LOG_BURST 5
+#define REFUSE_LOG_WINDOW_MS 10000
+#define PROXY_ATTEMPT_MS 5000 /* proxy: one connect + handshake attempt */
+#define DIR_FRONT 'F'         /* tag directions */
+#define DIR_PROXY 'P'
 #define LAUNCHER_WAIT_MS 3000 /* after the job: launchers (ssh) get this to exit */
 #define FLUSH_THRESHOLD (256 * 1024)
 
@@ -73,6 +96,13 @@ extern char **environ;
 
 struct front;
 
+/* HMAC-SHA256 keyed by the job cookie, its pads absorbed once; the node it
+ * tags frames for. */
+struct mpx_key {
+    struct loom_sha256 ictx, octx;
+    int32_t node;
+};
+
 struct fnode {
     struct front *f;
     int id;
@@ -82,8 +112,9 @@ struct fnode {
     pid_t pid;  /* launcher (or proxy) process, 0 once reaped */
     int wstatus;
     bool reaped;
-    struct mpx_conn c; /* fd -1 until the proxy said HELLO; frames queue */
+    struct mpx_conn c; /* fd -1 until the proxy proved itself; frames queue */
     struct loop_watch *w;
+    struct mpx_key key; /* tags of this node's frames */
     bool connected, done;
 };
 
@@ -93,6 +124,10 @@ struct pend {
     struct loop_watch *w;
     uint64_t t0;
     struct pend *next;
+    char peer[64];
+    bool challenged; /* HELLO2 seen, our PROOF sent */
+    int node;
+    uint8_t np[MPX_NONCE_LEN], nf[MPX_NONCE_LEN];
 };
 
 struct front {
@@ -109,9 +144,13 @@ struct front {
     uint64_t t0;
     int timeout_ms; /* proxy connect-back */
 
-    int lfd;
+    int lfd, spare_fd;
     struct loop_watch *lw;
     int port;
+    int hs_ms; /* handshake deadline of a pending connection */
+    uint64_t refuse_win;
+    int refuse_n;
+    long refuse_quiet;
     char addrs_remote[1024], addrs_local[1040];
 
     struct fnode *nodes;
@@ -602,6 +641,75 @@ static int send_job(struct fnode *nd)
     return rc;
 }
 
+/* ---- the cookie: proofs and frame tags ------------------------------------ */
+
+static void key_init(struct mpx_key *mk, const char *cookie, int node)
+{
+    unsigned char pad[64] = {0};
+    size_t kl = strlen(cookie);
+
+    if (kl > sizeof(pad))
+        loom_sha256(cookie, kl, pad);
+    else
+        memcpy(pad, cookie, kl);
+    for (size_t i = 0; i < sizeof(pad); i++)
+        pad[i] ^= 0x36;
+    loom_sha256_init(&mk->ictx);
+    loom_sha256_update(&mk->ictx, pad, sizeof(pad));
+    for (size_t i = 0; i < sizeof(pad); i++)
+        pad[i] ^= 0x36 ^ 0x5c;
+    loom_sha256_init(&mk->octx);
+    loom_sha256_update(&mk->octx, pad, sizeof(pad));
+    memset(pad, 0, sizeof(pad));
+    mk->node = node;
+}
+
+/* mpx_tag_fn: HMAC(cookie, "mpx2" dir node type body), first MPX_TAG_LEN bytes. */
+static void key_tag(const void *key, int dir, uint8_t type, const void *body, size_t len,
+                    uint8_t tag[MPX_TAG_LEN])
+{
+    const struct mpx_key *mk = key;
+    struct loom_sha256 c = mk->ictx;
+    uint8_t h[10] = {'m',
+                     'p',
+                     'x',
+                     '2',
+                     (uint8_t)dir,
+                     (uint8_t)(mk->node >> 24),
+                     (uint8_t)(mk->node >> 16),
+                     (uint8_t)(mk->node >> 8),
+                     (uint8_t)mk->node,
+                     type};
+    unsigned char in[32], out[32];
+
+    loom_sha256_update(&c, h, sizeof(h));
+    if (len)
+        loom_sha256_update(&c, body, len);
+    loom_sha256_final(&c, in);
+    c = mk->octx;
+    loom_sha256_update(&c, in, sizeof(in));
+    loom_sha256_final(&c, out);
+    memcpy(tag, out, MPX_TAG_LEN);
+}
+
+/* The handshake proof of `who` ("front" or "proxy") for node, Np, Nf. */
+static void make_proof(const char *cookie, const char *who, int node, const uint8_t *np,
+                       const uint8_t *nf, uint8_t out[MPX_PROOF_LEN])
+{
+    uint8_t m[16 + 4 + 2 * MPX_NONCE_LEN];
+    size_t n = (size_t)snprintf((char *)m, 17, "loom-mpx2 %s", who);
+
+    m[n++] = (uint8_t)(node >> 24);
+    m[n++] = (uint8_t)(node >> 16);
+    m[n++] = (uint8_t)(node >> 8);
+    m[n++] = (uint8_t)node;
+    memcpy(m + n, np, MPX_NONCE_LEN);
+    n += MPX_NONCE_LEN;
+    memcpy(m + n, nf, MPX_NONCE_LEN);
+    n += MPX_NONCE_LEN;
+    loom_hmac_sha256(cookie, strlen(cookie), m, n, out);
+}
+
 /* ---- accepting proxies --------------------------------------------------- */
 
 static void pend_free(struct front *f, struct pend *p)
@@ -619,28 +727,115 @@ static void pend_free(struct front *f, struct pend *p)
     f->npending--;
 }
 
+/* A stranger on the port: at most REFUSE_LOG_BURST lines per window, then
+ * one line counting the rest.  peer is a numeric address (nothing to escape). */
+static void refused(struct front *f, const char *peer, const char *why)
+{
+    uint64_t now = loop_now_ms();
+
+    if (now - f->refuse_win >= REFUSE_LOG_WINDOW_MS) {
+        if (f->refuse_quiet)
+            loom_logf(f->log, LOOM_LOG_WARN,
+                      "warning: %ld more connections to port %d refused (not logged)",
+                      f->refuse_quiet, f->port);
+        f->refuse_win = now;
+        f->refuse_n = 0;
+        f->refuse_quiet = 0;
+    }
+    if (f->refuse_n++ < REFUSE_LOG_BURST) {
+        flush_out(f);
+        loom_logf(f->log, LOOM_LOG_WARN,
+                  "warning: refused a connection from %s to port %d: %s", peer, f->port,
+                  why);
+    } else {
+        f->refuse_quiet++;
+    }
+}
+
+static void pend_refuse(struct front *f, struct pend *p, const char *why)
+{
+    refused(f, p->peer, why);
+    pend_free(f, p);
+}
+
 static void connect_timeout_cb(struct loop *lp, struct loop_timer *t, void *arg);
 
-/* A HELLO: attach the connection to its node, or refuse it. */
-static void hello(struct front *f, struct pend *p, const uint8_t *body, size_t len)
+/* Every proxy is in: nobody else has business on the port. */
+static void listener_close(struct front *f)
+{
+    if (f->lw)
+        loop_watch_remove(f->lp, f->lw);
+    f->lw = NULL;
+    if (f->lfd >= 0)
+        close(f->lfd);
+    f->lfd = -1;
+    while (f->pending)
+        pend_free(f, f->pending);
+}
+
+/* HELLO2: a proxy names its node and nonce; we prove the cookie first. */
+static bool challenge(struct front *f, struct pend *p, const uint8_t *body, size_t len)
 {
     struct unpack u;
+    size_t nl;
 
     unpack_init(&u, body, len);
     uint32_t version = unpack_u32(&u);
-    size_t cl;
-    const char *cookie = unpack_bytes(&u, &cl);
     int id = unpack_i32(&u);
-    unsigned char diff = (unsigned char)(cl != strlen(f->cookie));
-    if (cookie && cl == strlen(f->cookie))
-        for (size_t i = 0; i < cl; i++) /* time independent of where it differs */
-            diff |= (unsigned char)(cookie[i] ^ f->cookie[i]);
-    if (unpack_error(&u) || version != MPX_PROTO_VERSION || !cookie || diff || id < 0 ||
-        id >= f->nnodes || f->nodes[id].connected || f->nodes[id].done || f->ending) {
-        if (f->o->verbose)
-            msg(f, "refused a proxy connection (bad cookie, node or version, or the job "
-                   "is ending)");
-        pend_free(f, p);
+    const void *np = unpack_bytes(&u, &nl);
+    if (unpack_error(&u) || version != MPX_PROTO_VERSION || !np || nl != MPX_NONCE_LEN) {
+        pend_refuse(f, p, "not a proxy of this mpiexec (bad hello or version)");
+        return false;
+    }
+    if (id < 0 || id >= f->nnodes || f->nodes[id].connected || f->nodes[id].done ||
+        f->ending) {
+        pend_refuse(f, p, "no such node waiting (or the job is ending)");
+        return false;
+    }
+    uint8_t proof[MPX_PROOF_LEN];
+    struct pack pk;
+    p->node = id;
+    memcpy(p->np, np, MPX_NONCE_LEN);
+    if (loom_random_bytes(p->nf, sizeof(p->nf)) < 0) {
+        pend_refuse(f, p, "no random numbers for a nonce");
+        return false;
+    }
+    make_proof(f->cookie, "front", id, p->np, p->nf, proof);
+    pack_init(&pk);
+    pack_bytes(&pk, p->nf, sizeof(p->nf));
+    pack_bytes(&pk, proof, sizeof(proof));
+    int rc =
+        pack_error(&pk) ? -ENOMEM : mpx_conn_send(&p->c, MPX_F_PROOF, pk.buf, pk.len);
+    pack_free(&pk);
+    if (rc < 0 || mpx_conn_pending(&p->c)) { /* a fresh socket takes 80 bytes */
+        pend_refuse(f, p, "cannot send the proof");
+        return false;
+    }
+    p->challenged = true;
+    return true;
+}
+
+/* PROOF: the proxy's answer.  Attach the connection to its node, or refuse. */
+static void attach(struct front *f, struct pend *p, const uint8_t *body, size_t len)
+{
+    struct unpack u;
+    size_t tl;
+    uint8_t want[MPX_PROOF_LEN];
+
+    unpack_init(&u, body, len);
+    const void *tag = unpack_bytes(&u, &tl);
+    if (unpack_error(&u) || !tag || tl != MPX_PROOF_LEN) {
+        pend_refuse(f, p, "malformed proof");
+        return;
+    }
+    make_proof(f->cookie, "proxy", p->node, p->np, p->nf, want);
+    if (!loom_ct_equal(want, tag, MPX_PROOF_LEN)) {
+        pend_refuse(f, p, "wrong proof of the job cookie");
+        return;
+    }
+    int id = p->node;
+    if (f->nodes[id].connected || f->nodes[id].done || f->ending) {
+        pend_refuse(f, p, "node already connected (or the job is ending)");
         return;
     }
     struct fnode *nd = &f->nodes[id];
@@ -670,6 +865,7 @@ static void hello(struct front *f, struct pend *p, const uint8_t *body, size_t l
             loop_timer_cancel(f->lp, f->connect_timer);
             f->connect_timer = NULL;
         }
+        listener_close(f);
         if (f->o->verbose)
             msg(f, "all %d proxies connected after %llu ms", f->nnodes,
                 (unsigned long long)(loop_now_ms() - f->t0));
@@ -685,25 +881,37 @@ static void pend_cb(struct loop *lp, struct loop_watch *w, int fd, int revents, 
     if (n == -EAGAIN)
         return;
     if (n <= 0) {
-        pend_free(f, p);
+        pend_refuse(f, p, n == 0 ? "closed before the handshake" : strerror((int)-n));
+        return;
+    }
+    /* the handshake is small: anything large before it is not a proxy of ours */
+    if (p->c.in.len > 4096) {
+        pend_refuse(f, p, "too many bytes before the handshake");
         return;
     }
     uint8_t type;
     const uint8_t *body;
     size_t len;
-    /* a HELLO is small: anything large before it is not a proxy of ours */
-    if (p->c.in.len > 4096) {
-        pend_free(f, p);
+    int rc;
+    while ((rc = mpx_conn_next(&p->c, &type, &body, &len)) == 1) {
+        if (!p->challenged) {
+            if (type != MPX_P_HELLO2) {
+                pend_refuse(f, p, "not a proxy of this mpiexec (no hello)");
+                return;
+            }
+            if (!challenge(f, p, body, len))
+                return;
+            continue;
+        }
+        if (type != MPX_P_PROOF) {
+            pend_refuse(f, p, "no proof of the job cookie");
+            return;
+        }
+        attach(f, p, body, len);
         return;
     }
-    int rc = mpx_conn_next(&p->c, &type, &body, &len);
-    if (rc == 0)
-        return;
-    if (rc < 0 || type != MPX_P_HELLO) {
-        pend_free(f, p);
-        return;
-    }
-    hello(f, p, body, len);
+    if (rc < 0)
+        pend_refuse(f, p, "not a proxy of this mpiexec (bad frame)");
 }
 
 static void pend_timer_cb(struct loop *lp, struct loop_timer *t, void *arg)
@@ -714,24 +922,53 @@ static void pend_timer_cb(struct loop *lp, struct loop_timer *t, void *arg)
     f->pend_timer = NULL;
     for (struct pend *p = f->pending, *next; p; p = next) {
         next = p->next;
-        if (now - p->t0 >= PENDING_MS)
-            pend_free(f, p);
+        if (now - p->t0 >= (uint64_t)f->hs_ms)
+            pend_refuse(f, p, "no handshake before the timeout");
     }
     if (f->pending)
-        f->pend_timer = loop_timer_add(lp, 1000, pend_timer_cb, f);
+        f->pend_timer = loop_timer_add(lp, 250, pend_timer_cb, f);
 }
 
 static void listen_cb(struct loop *lp, struct loop_watch *w, int fd, int revents, void *arg)
 {
     struct front *f = arg;
 
-    for (;;) {
-        int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-        if (c < 0)
+    for (int k = 0; k < 64 && f->lw; k++) {
+        struct sockaddr_in sin;
+        socklen_t sl = sizeof(sin);
+        int c = accept4(fd, (struct sockaddr *)&sin, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (c < 0) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            if ((errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+                 errno == ENOMEM) &&
+                f->spare_fd >= 0) {
+                /* out of fds: shed this one with the spare, never spin */
+                close(f->spare_fd);
+                int x = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+                if (x >= 0)
+                    close(x);
+                f->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+                refused(f, "?", "out of file descriptors (connection shed)");
+            }
             return;
-        if (f->npending >= MAX_PENDING || f->ending) {
+        }
+        char peer[64] = "?";
+        if (sin.sin_family == AF_INET) {
+            char a[INET_ADDRSTRLEN] = "?";
+            inet_ntop(AF_INET, &sin.sin_addr, a, sizeof(a));
+            snprintf(peer, sizeof(peer), "%s:%u", a, ntohs(sin.sin_port));
+        }
+        if (f->ending) {
             close(c);
             continue;
+        }
+        if (f->npending >= MAX_PENDING) {
+            struct pend *old = f->pending; /* new ones go first: the oldest is last */
+            while (old && old->next)
+                old = old->next;
+            if (old)
+                pend_refuse(f, old, "evicted: too many connections without a handshake");
         }
         struct pend *p = calloc(1, sizeof(*p));
         if (!p) {
@@ -741,6 +978,7 @@ static void listen_cb(struct loop *lp, struct loop_watch *w, int fd, int revents
         int one = 1;
         setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         p->f = f;
+        snprintf(p->peer, sizeof(p->peer), "%s", peer);
         mpx_conn_init(&p->c, c);
         p->t0 = loop_now_ms();
         p->w = loop_watch_add(lp, c, LOOP_READ, pend_cb, p);
@@ -753,7 +991,7 @@ static void listen_cb(struct loop *lp, struct loop_watch *w, int fd, int revents
         f->pending = p;
         f->npending++;
         if (!f->pend_timer)
-            f->pend_timer = loop_timer_add(lp, 1000, pend_timer_cb, f);
+            f->pend_timer = loop_timer_add(lp, 250, pend_timer_cb, f);
     }
 }
 
@@ -1141,6 +1379,7 @@ int mpx_front_main(struct mpx_opts *o, int pmi_level, struct loom_log *log)
     f.log = log;
     f.pmi_level = pmi_level;
     f.lfd = -1;
+    f.spare_fd = -1;
     f.t0 = loop_now_ms();
     rc = o->hosts ? mpx_hosts_parse(o->hosts, &hl, err, sizeof(err)) : 0;
     if (rc == 0 && o->hostfile)
@@ -1187,6 +1426,8 @@ int mpx_front_main(struct mpx_opts *o, int pmi_level, struct loom_log *log)
     if (!getcwd(f.cwd, sizeof(f.cwd)))
         f.cwd[0] = '\0';
     f.timeout_ms = env_ms("LOOM_PROXY_TIMEOUT", 30);
+    f.hs_ms = env_ms("LOOM_PROXY_HANDSHAKE_TIMEOUT", PENDING_MS / 1000);
+    f.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     snprintf(f.jobid, sizeof(f.jobid), "%u.0", (unsigned)getpid());
     f.nnodes = f.ly.nnodes;
     f.nodes = calloc((size_t)f.nnodes, sizeof(*f.nodes));
@@ -1208,6 +1449,8 @@ int mpx_front_main(struct mpx_opts *o, int pmi_level, struct loom_log *log)
         nd->nranks = f.ly.node_nranks[i];
         nd->local = f.kind == MPX_LAUNCHER_FORK || mpx_host_is_local(nd->host, myname);
         mpx_conn_init(&nd->c, -1);
+        key_init(&nd->key, f.cookie, i);
+        mpx_conn_set_tag(&nd->c, key_tag, &nd->key, DIR_FRONT, DIR_PROXY);
         if (!nd->local && strpbrk(f.self, " \t\n'\"\\$`;&|<>*?()[]{}~!#")) {
             msg(&f, "the proxy path '%s' cannot go through a remote shell (set "
                     "LOOM_MPIEXEC_PROXY)", f.self);
@@ -1275,7 +1518,10 @@ int mpx_front_main(struct mpx_opts *o, int pmi_level, struct loom_log *log)
     for (int k = 0; k < 3; k++)
         iobuf_free(&f.obuf[k]);
     loop_destroy(f.lp);
-    close(f.lfd);
+    if (f.lfd >= 0)
+        close(f.lfd);
+    if (f.spare_fd >= 0)
+        close(f.spare_fd);
     free(f.nodes);
     free(f.fwd);
     free(f.exited);
@@ -1284,4 +1530,191 @@ int mpx_front_main(struct mpx_opts *o, int pmi_level, struct loom_log *log)
     if (rc < 0 && f.exit_code == 0)
         return 1;
     return f.exit_code;
+}
+
+/* ---- the proxy's side of the handshake ------------------------------------- */
+
+static struct mpx_key proxy_key; /* one uplink per proxy process */
+
+/* Wait for one whole frame on c until end (ms, loop_now_ms clock). */
+static int hs_frame(struct mpx_conn *c, uint64_t end, uint8_t *type, const uint8_t **body,
+                    size_t *len)
+{
+    for (;;) {
+        int rc = mpx_conn_next(c, type, body, len);
+        if (rc != 0)
+            return rc < 0 ? rc : 0;
+        int64_t left = (int64_t)(end - loop_now_ms());
+        if (left <= 0)
+            return -ETIMEDOUT;
+        struct pollfd pfd = {.fd = c->fd,
+                             .events = POLLIN | (mpx_conn_pending(c) ? POLLOUT : 0)};
+        int prc = poll(&pfd, 1, (int)left);
+        if (prc < 0 && errno == EINTR)
+            continue;
+        if (prc < 0)
+            return -errno;
+        if ((pfd.revents & POLLOUT) && mpx_conn_flush(c) < 0)
+            return -EPIPE;
+        if (pfd.revents & (POLLIN | POLLERR | POLLHUP)) {
+            long n = mpx_conn_read(c);
+            if (n == 0)
+                return -ECONNRESET;
+            if (n < 0 && n != -EAGAIN)
+                return (int)n;
+        }
+    }
+}
+
+/* The handshake on a connected c: we name our node and nonce, the listener
+ * must prove the cookie before we prove it in turn.  0 with c tagged, or
+ * -errno with a reason in why. */
+static int proxy_handshake(struct mpx_conn *c, const char *cookie, int nodeid,
+                           const char *host, uint64_t end, char *why, size_t wl)
+{
+    uint8_t np[MPX_NONCE_LEN], want[MPX_PROOF_LEN], mine[MPX_PROOF_LEN], type = 0;
+    const uint8_t *body;
+    size_t len, nl, tl;
+    struct pack pk;
+    struct unpack u;
+    int rc;
+
+    if (loom_random_bytes(np, sizeof(np)) < 0) {
+        snprintf(why, wl, "no random numbers: %s", strerror(errno));
+        return -errno;
+    }
+    pack_init(&pk);
+    pack_u32(&pk, MPX_PROTO_VERSION);
+    pack_i32(&pk, nodeid);
+    pack_bytes(&pk, np, sizeof(np));
+    rc = pack_error(&pk) ? -ENOMEM : mpx_conn_send(c, MPX_P_HELLO2, pk.buf, pk.len);
+    pack_free(&pk);
+    if (rc == 0)
+        rc = hs_frame(c, end, &type, &body, &len);
+    if (rc < 0) {
+        snprintf(why, wl, "%s",
+                 rc == -ETIMEDOUT ? "no proof of the job cookie in time"
+                 : rc == -EPROTO  ? "not an mpiexec (bad frame)"
+                                  : strerror(-rc));
+        return rc;
+    }
+    unpack_init(&u, body, len);
+    const void *nf = unpack_bytes(&u, &nl);
+    const void *tag = unpack_bytes(&u, &tl);
+    if (type != MPX_F_PROOF || unpack_error(&u) || !nf || nl != MPX_NONCE_LEN || !tag ||
+        tl != MPX_PROOF_LEN) {
+        snprintf(why, wl, "not an mpiexec of this version (no proof)");
+        return -EPROTO;
+    }
+    make_proof(cookie, "front", nodeid, np, nf, want);
+    if (!loom_ct_equal(want, tag, MPX_PROOF_LEN)) {
+        snprintf(why, wl, "wrong proof of the job cookie: not the mpiexec of this job");
+        return -EACCES;
+    }
+    make_proof(cookie, "proxy", nodeid, np, nf, mine);
+    pack_init(&pk);
+    pack_bytes(&pk, mine, sizeof(mine));
+    pack_str(&pk, host);
+    rc = pack_error(&pk) ? -ENOMEM : mpx_conn_send(c, MPX_P_PROOF, pk.buf, pk.len);
+    pack_free(&pk);
+    if (rc < 0) {
+        snprintf(why, wl, "%s", strerror(-rc));
+        return rc;
+    }
+    key_init(&proxy_key, cookie, nodeid);
+    mpx_conn_set_tag(c, key_tag, &proxy_key, DIR_PROXY, DIR_FRONT);
+    return 0;
+}
+
+/* One TCP connect to a:port bounded by end; the fd or -errno. */
+static int connect_to(const char *a, int port, uint64_t end)
+{
+    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    int fd, rc, soerr = 0;
+    socklen_t sl = sizeof(soerr);
+
+    if (inet_pton(AF_INET, a, &sin.sin_addr) != 1)
+        return -EINVAL;
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return -errno;
+    rc = connect(fd, (struct sockaddr *)&sin, sizeof(sin));
+    if (rc < 0 && errno == EINPROGRESS) {
+        struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+        int64_t left = (int64_t)(end - loop_now_ms());
+        int prc;
+        if (left < 1)
+            left = 1;
+        do {
+            prc = poll(&pfd, 1, (int)left);
+        } while (prc < 0 && errno == EINTR);
+        if (prc <= 0)
+            soerr = ETIMEDOUT;
+        else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0)
+            soerr = errno;
+        rc = soerr ? -1 : 0;
+        errno = soerr;
+    }
+    if (rc < 0) {
+        rc = -errno;
+        close(fd);
+        return rc;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    return fd;
+}
+
+int mpx_proxy_connect(const char *spec, const char *cookie, int nodeid, const char *host,
+                      int ms, struct mpx_conn *up, char *err, size_t errlen)
+{
+    const char *colon = strrchr(spec, ':');
+    uint64_t end = loop_now_ms() + (uint64_t)ms;
+    char addrs[1024], last[256] = "connection refused";
+    int backoff = 50, port, rc = -ECONNREFUSED;
+
+    mpx_conn_init(up, -1);
+    port = colon ? atoi(colon + 1) : 0;
+    if (!colon || (size_t)(colon - spec) >= sizeof(addrs) || port < 1 || port > 65535) {
+        snprintf(err, errlen, "bad --connect value '%s'", spec);
+        return -EINVAL;
+    }
+    memcpy(addrs, spec, (size_t)(colon - spec));
+    addrs[colon - spec] = '\0';
+    for (;;) {
+        char *save = NULL, tmp[sizeof(addrs)];
+        strcpy(tmp, addrs);
+        for (char *a = strtok_r(tmp, ",", &save); a; a = strtok_r(NULL, ",", &save)) {
+            uint64_t now = loop_now_ms(), aend = now + PROXY_ATTEMPT_MS;
+            char why[160];
+            if (now >= end)
+                break;
+            if (aend > end)
+                aend = end; /* one silent address must not eat the whole time */
+            int fd = connect_to(a, port, aend);
+            if (fd == -EINVAL)
+                continue;
+            if (fd < 0) {
+                rc = fd;
+                snprintf(last, sizeof(last), "%s: %s", a, strerror(-fd));
+                continue;
+            }
+            mpx_conn_init(up, fd);
+            rc = proxy_handshake(up, cookie, nodeid, host, aend, why, sizeof(why));
+            if (rc == 0)
+                return 0;
+            snprintf(last, sizeof(last), "%s: %s", a, why);
+            mpx_conn_free(up, 1);
+        }
+        int64_t left = (int64_t)(end - loop_now_ms());
+        if (left <= 0)
+            break;
+        struct timespec ts = {0, (long)(backoff < left ? backoff : left) * 1000000L};
+        nanosleep(&ts, NULL);
+        backoff = backoff * 2 > 1000 ? 1000 : backoff * 2;
+    }
+    snprintf(err, errlen,
+             "cannot reach the mpiexec of this job at %s within %d s (last: %s)", spec,
+             ms / 1000, last);
+    return rc < 0 ? rc : -ETIMEDOUT;
 }

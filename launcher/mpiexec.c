@@ -1751,66 +1751,6 @@ static int read_cookie(char *buf, size_t len, int ms)
     return -EMSGSIZE;
 }
 
-/* Try each address of "A1,A2,...:PORT" in order until ms have passed. */
-static int connect_back(const char *spec, int ms, char *err, size_t errlen)
-{
-    const char *colon = strrchr(spec, ':');
-    uint64_t end = loop_now_ms() + (uint64_t)ms;
-    char addrs[1024];
-    int last = ECONNREFUSED;
-
-    if (!colon || (size_t)(colon - spec) >= sizeof(addrs)) {
-        snprintf(err, errlen, "bad --connect value '%s'", spec);
-        return -EINVAL;
-    }
-    int port = atoi(colon + 1);
-    memcpy(addrs, spec, (size_t)(colon - spec));
-    addrs[colon - spec] = '\0';
-    for (;;) {
-        char *save = NULL, tmp[sizeof(addrs)];
-        strcpy(tmp, addrs);
-        for (char *a = strtok_r(tmp, ",", &save); a; a = strtok_r(NULL, ",", &save)) {
-            struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-            if (inet_pton(AF_INET, a, &sin.sin_addr) != 1)
-                continue;
-            int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-            if (fd < 0)
-                return -errno;
-            int crc = connect(fd, (struct sockaddr *)&sin, sizeof(sin));
-            if (crc < 0 && errno == EINPROGRESS) {
-                int64_t left = (int64_t)(end - loop_now_ms());
-                struct pollfd pfd = {.fd = fd, .events = POLLOUT};
-                if (left > 5000)
-                    left = 5000; /* one silent address must not eat the whole time */
-                if (left < 1)
-                    left = 1;
-                int prc;
-                do {
-                    prc = poll(&pfd, 1, (int)left);
-                } while (prc < 0 && errno == EINTR);
-                int soerr = ETIMEDOUT;
-                socklen_t sl = sizeof(soerr);
-                if (prc > 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0)
-                    soerr = errno;
-                crc = soerr ? -1 : 0;
-                errno = soerr;
-            }
-            if (crc == 0) {
-                int one = 1;
-                setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-                return fd;
-            }
-            last = errno;
-            close(fd);
-        }
-        if ((int64_t)(end - loop_now_ms()) <= 0)
-            break;
-        usleep(200 * 1000);
-    }
-    snprintf(err, errlen, "cannot connect back to mpiexec at %s: %s", spec, strerror(last));
-    return -last;
-}
-
 /* Wait (bounded) for one frame on a blocking-style exchange. */
 static int wait_frame(struct mpx_conn *c, int ms, uint8_t *type, const uint8_t **body,
                       size_t *len)
@@ -1974,21 +1914,14 @@ static int proxy_main(int argc, char **argv)
         if (devnull != 0)
             close(devnull);
     }
-    int fd = connect_back(spec, timeout_s * 1000, err, sizeof(err));
-    if (fd < 0) {
+    /* mutual proof of the cookie (front.c); the cookie never travels */
+    rc = mpx_proxy_connect(spec, cookie, nodeid, host, timeout_s * 1000, &up, err,
+                           sizeof(err));
+    memset(cookie, 0, sizeof(cookie));
+    if (rc < 0) {
         msg(&job, "%s", err);
         return 1;
     }
-    mpx_conn_init(&up, fd);
-    struct pack pk;
-    pack_init(&pk);
-    pack_u32(&pk, MPX_PROTO_VERSION);
-    pack_str(&pk, cookie);
-    pack_i32(&pk, nodeid);
-    pack_str(&pk, host);
-    memset(cookie, 0, sizeof(cookie));
-    rc = pack_error(&pk) ? -ENOMEM : mpx_conn_send(&up, MPX_P_HELLO, pk.buf, pk.len);
-    pack_free(&pk);
     uint8_t type = 0;
     const uint8_t *body = NULL;
     size_t len = 0;

@@ -1,0 +1,36 @@
+#!/bin/bash
+# t-net-crowd.sh - 1 000 idle TCP connections (no byte sent) on a listener must not keep
+# the real peers out (issue 18 item 5): the rendezvous server (net_tool rdvcrowd: three
+# real nodes must get their tables within 5 s), and mpiexec's port with -hosts and the
+# fork launcher (the crowd connects before the proxies, which a wrapper delays by 2 s;
+# the job must pass).  Before the fix both listeners refused newcomers once 64 / 256
+# strangers waited (10 s each), and the proxy never retried.
+. "$(dirname "$0")/../integration/lib.sh"
+need_mpiexec
+need_prog pmi2_kvstest_loom
+: "${LOOM_SECDIR:=$LOOM_BUILDDIR/tests/security}"
+tool=$LOOM_SECDIR/net_tool
+[ -x "$tool" ] || skip "net_tool not built ($tool)"
+
+run_cmd -t 60 "$tool" rdvcrowd 1000
+cat "$err" | sed 's/^/    | /'
+assert_rc 0 "rendezvous: every node got its table past 1000 idle connections"
+
+port=$("$tool" freeport) || skip "no free port"
+cat >"$TEST_TMP/slowproxy" <<EOS
+#!/bin/sh
+# the proxies come after the crowd
+sleep 2
+exec "$LOOM_MPIEXEC" "\$@"
+EOS
+chmod +x "$TEST_TMP/slowproxy"
+"$tool" crowd 127.0.0.1 "$port" 1000 60 2>"$TEST_TMP/crowd.err" &
+crowd=$!
+MPIEXEC_PORT_RANGE=$port:$port LOOM_MPIEXEC_PROXY=$TEST_TMP/slowproxy \
+    run_job -t 60 -launcher fork -hosts h1,h2,h3 -n 6 "$LOOM_PROGDIR/pmi2_kvstest_loom"
+kill "$crowd" 2>/dev/null
+wait "$crowd" 2>/dev/null
+assert_grep "crowd: 1000 open" "$TEST_TMP/crowd.err" "1000 idle connections were open on mpiexec's port"
+assert_rc 0 "mpiexec -hosts: the three proxies got in past the crowd"
+assert_grep "3 rounds OK" "$out" "the job's fences passed"
+finish
