@@ -10,12 +10,13 @@
  *   after all tasks ended) stops it with loop_stop + loop_wake and JOINS it.
  *   Only this thread calls psrv_* after the start.
  *
- *   psrv callbacks: client_send queues bytes per task socket (MSG_NOSIGNAL,
- *   LOOP_WRITE while something is queued); tree_send -> treenet_send;
- *   abort -> error() naming the rank (slurmstepd's error lines reach srun's
- *   stderr) and slurm_kill_job_step(job, step, SIGKILL), once; log ->
- *   error() for errors and warnings, info() for everything else (so the
- *   slurmd/stepd log shows trace lines at the default SlurmdDebug=info).
+ *   psrv callbacks: client_send queues bytes per task socket (common/flow.h:
+ *   MSG_NOSIGNAL, LOOP_WRITE while something is queued); tree_send ->
+ *   treenet_send; abort -> error() naming the rank (slurmstepd's error lines
+ *   reach srun's stderr) and slurm_kill_job_step(job, step, SIGKILL), once;
+ *   log -> error() for errors and warnings, info() for everything else (so the
+ *   slurmd/stepd log shows trace lines at the default SlurmdDebug=info), all
+ *   through loom_plog (escaped, rate-limited: loom_plugin.h).
  *
  * Notes:
  *   - The stepd keeps its copy of the task ends until the first byte from any
@@ -26,6 +27,16 @@
  *     LoomConnectTimeout, fences by LoomFenceTimeout (psrv_tick through the
  *     loop's prepare hook).
  *   - A slurmstepd serves one step, hence one global agent (g_agent).
+ *   - A task that sends requests and never reads the replies is not read
+ *     once FLOW_HIGH (1 MiB) of its replies are queued, until it reads them
+ *     (common/flow.h): it costs the stepd at most FLOW_MAX_BYTES, and the
+ *     other tasks are served as usual.
+ *   - Lines the job asked for itself (LOOM_PMI_TRACE=1, LOOM_PMI_DEBUG above
+ *     mpi.conf's level: st->log_job > st->log_admin) go to the job's stderr,
+ *     the stepd's fd 2, which slurmstepd points at task 0's stderr before it
+ *     forks the tasks; never to slurmd's log.  They are written only when the
+ *     pipe has room (poll, no wait) and counted when dropped, so a job whose
+ *     srun does not read its stderr cannot stall the agent.
  *   - PMIx (LoomPMIx=yes, built --with-pmix): loom_agent_start also starts
  *     libpmix's server (pmixsrv/) beside the psrv, in a tmpdir of its own
  *     (SlurmdSpoolDir, else /tmp: loom-pmix.<job>.<step>.<node>), before the tasks
@@ -39,6 +50,7 @@
 #include "slurm_glue.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -47,6 +59,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "flow.h"
 #include "ktree.h"
 #include "log.h"
 #include "loom_plugin.h"
@@ -65,8 +78,7 @@ struct client {
     int fd;
     struct loop_watch *w;
     int inited, finalized; /* sent something / psrv said it finalized */
-    char *out;             /* queued output: out[off..len) */
-    size_t len, off, cap;
+    struct flow flow;      /* replies not yet taken by the socket; input held */
 };
 
 struct agent {
@@ -90,6 +102,7 @@ struct agent {
     uint64_t kill_at; /* when kill_now() is due (loop_now_ms) */
     int hold_output;  /* between the abort line and the kill: replies wait */
     int in_psrv;
+    unsigned long job_log_dropped; /* job-requested lines its stderr had no room for */
 };
 
 static struct agent *g_agent;
@@ -127,7 +140,8 @@ static void send_kill(struct agent *a)
         return;
     a->kill_sent = 1;
     if (slurm_kill_job_step(st->job_id, st->step_id, SIGKILL) != SLURM_SUCCESS)
-        error("%s: step %s: slurm_kill_job_step: %m", loom_plugin_tag, st->jobid);
+        loom_plog(LOOM_PLOG_LOUD | LOOM_PLOG_MUST, "%s: step %s: slurm_kill_job_step: %m",
+                  loom_plugin_tag, st->jobid);
 }
 
 static void kill_now(struct loop *lp, struct loop_timer *t, void *arg)
@@ -139,7 +153,7 @@ static void kill_now(struct loop *lp, struct loop_timer *t, void *arg)
      * waiting on one if the kill below fails); the abort line had a head start. */
     a->hold_output = 0;
     for (int i = 0; i < st->local_count; i++)
-        if (a->cl[i].fd >= 0 && a->cl[i].len)
+        if (a->cl[i].fd >= 0 && flow_queued(&a->cl[i].flow))
             (void)client_flush(&a->cl[i]);
     if (!a->in_fini)
         send_kill(a);
@@ -166,13 +180,16 @@ static void kill_step(struct agent *a, int rank, const char *msg)
     a->hold_output = 1;
     snprintf(who, sizeof(who), "rank %d", rank);
     if (loud && rank >= 0 && !strstr(msg, who))
-        error("%s: step %s: rank %d: %s; killing the step", loom_plugin_tag, st->jobid,
-              rank, msg);
+        loom_plog(LOOM_PLOG_LOUD | LOOM_PLOG_MUST,
+                  "%s: step %s: rank %d: %s; killing the step", loom_plugin_tag,
+                  st->jobid, rank, msg);
     else if (loud)
-        error("%s: step %s: %s; killing the step", loom_plugin_tag, st->jobid, msg);
+        loom_plog(LOOM_PLOG_LOUD | LOOM_PLOG_MUST, "%s: step %s: %s; killing the step",
+                  loom_plugin_tag, st->jobid, msg);
     else
-        info("%s: step %s node %d: %s; killing the step", loom_plugin_tag, st->jobid,
-             st->nodeid, msg);
+        loom_plog(LOOM_PLOG_QUIET | LOOM_PLOG_MUST,
+                  "%s: step %s node %d: %s; killing the step", loom_plugin_tag, st->jobid,
+                  st->nodeid, msg);
     /* psrv floods the abort over the tree after this callback returns: let
      * that reach the other nodes before slurmctld's SIGKILL does, so their
      * ranks' hang-ups are known as the consequence, not as new failures. */
@@ -204,32 +221,57 @@ static void client_close(struct client *c)
         close(c->fd);
     c->fd = -1;
     c->a->st->stepd_fd[c->idx] = -1;
-    free(c->out);
-    c->out = NULL;
-    c->len = c->off = c->cap = 0;
+    flow_free(&c->flow);
 }
 
-/* Write what the socket takes.  0, or -errno on a broken socket. */
+/* The interest the client's flow asks for; no writing while output is held. */
+static void client_watch(struct client *c)
+{
+    int ev = flow_events(&c->flow);
+
+    if (c->a->hold_output)
+        ev &= ~LOOP_WRITE;
+    loop_watch_set(c->w, ev);
+}
+
+static int client_feed(void *arg, const char *buf, size_t len)
+{
+    struct client *c = arg;
+    struct agent *a = c->a;
+    int rc;
+
+    a->in_psrv = 1;
+    rc = psrv_client_input(a->srv, c->idx, buf, len);
+    a->in_psrv = 0;
+    return rc;
+}
+
+/* psrv's verdict on input fed (flow_feed/flow_resume): 1 finalized, < 0 a
+ * protocol error (psrv replied and aborted) or input that cannot be held. */
+static void client_fed(struct client *c, int rc)
+{
+    if (rc == 1)
+        c->finalized = 1;
+    if (rc < 0 && c->fd >= 0)
+        client_close(c);
+    else if (c->fd >= 0)
+        client_watch(c);
+}
+
+/* Write what the socket takes; below the low-water mark again, feed psrv the
+ * input held back meanwhile.  Never from inside psrv.  0, or -errno on a
+ * broken socket. */
 static int client_flush(struct client *c)
 {
+    int rc;
+
     if (c->a->hold_output) {
-        loop_watch_set(c->w, LOOP_READ);
+        client_watch(c);
         return 0;
     }
-    while (c->off < c->len) {
-        ssize_t n = send(c->fd, c->out + c->off, c->len - c->off, MSG_NOSIGNAL);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK)
-                break;
-            return -errno;
-        }
-        c->off += (size_t)n;
-    }
-    if (c->off == c->len)
-        c->off = c->len = 0;
-    loop_watch_set(c->w, LOOP_READ | (c->len ? LOOP_WRITE : 0));
+    if ((rc = flow_send(&c->flow, c->fd)) < 0)
+        return rc;
+    client_fed(c, flow_resume(&c->flow, client_feed, c));
     return 0;
 }
 
@@ -245,26 +287,12 @@ static int op_client_send(void *arg, int client, const char *buf, size_t len)
     c = &a->cl[client];
     if (c->fd < 0)
         return -EPIPE;
-    if (c->len + len > c->cap) {
-        size_t cap = c->cap ? c->cap : 4096;
-        char *p;
-        if (c->off) { /* compact first */
-            memmove(c->out, c->out + c->off, c->len - c->off);
-            c->len -= c->off;
-            c->off = 0;
-        }
-        while (cap < c->len + len)
-            cap *= 2;
-        if (cap != c->cap) {
-            if (!(p = realloc(c->out, cap)))
-                return -ENOMEM;
-            c->out = p;
-            c->cap = cap;
-        }
-    }
-    memcpy(c->out + c->len, buf, len);
-    c->len += len;
-    return client_flush(c);
+    /* inside psrv: queue or send, but never feed held input from here */
+    int rc = a->hold_output ? flow_queue(&c->flow, buf, len)
+                            : flow_write(&c->flow, c->fd, buf, len);
+    if (rc == 0)
+        client_watch(c);
+    return rc;
 }
 
 static int op_tree_send(void *arg, int to, const void *buf, size_t len)
@@ -291,23 +319,69 @@ static int step_ending(struct agent *a)
     return a->killed || (a->srv && psrv_clients_finalized(a->srv) >= a->st->local_count);
 }
 
+static const char *level_tag(int level)
+{
+    return level == PSRV_LOG_ERROR   ? "error: "
+           : level == PSRV_LOG_WARN  ? "warning: "
+           : level == PSRV_LOG_TRACE ? "trace: "
+                                     : "";
+}
+
+/* A line the job asked for (st->log_job above st->log_admin): to the job's
+ * stderr (fd 2, see the notes above), escaped, only if the pipe has room now. */
+static void job_log(struct agent *a, int level, const char *msg)
+{
+    struct loom_step *st = a->st;
+    char esc[LOOM_LOG_LINE_MAX], line[LOOM_LOG_LINE_MAX + 256];
+    struct pollfd p = {.fd = 2, .events = POLLOUT};
+    int n;
+
+    /* Before a task ran, fd 2 may still be what slurmd gave the stepd. */
+    if (!a->task_ends_closed)
+        return;
+    if (poll(&p, 1, 0) != 1 || (p.revents & (POLLERR | POLLHUP | POLLNVAL))) {
+        a->job_log_dropped++;
+        return;
+    }
+    if (a->job_log_dropped) {
+        n = snprintf(line, sizeof(line),
+                     "%s: step %s node %d: %lu trace lines dropped: stderr was full\n",
+                     loom_plugin_tag, st->jobid, st->nodeid, a->job_log_dropped);
+        a->job_log_dropped = 0;
+        if (write(2, line, (size_t)n) < 0) {
+            /* full again: the count is lost, the line below is tried */
+        }
+    }
+    loom_log_escape(esc, sizeof(esc), msg);
+    n = snprintf(line, sizeof(line), "%s: step %s node %d: %s%s\n", loom_plugin_tag,
+                 st->jobid, st->nodeid, level_tag(level), esc);
+    if (n > 0 &&
+        write(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0)
+        a->job_log_dropped++;
+}
+
 static void op_log(void *arg, enum psrv_log_level level, const char *msg)
 {
     struct agent *a = arg;
     struct loom_step *st = a->st;
 
+    if ((int)level > st->log_admin) {
+        job_log(a, level, msg);
+        return;
+    }
     /* psrv's errors end in ops->abort, whose message kill_step shows on srun's
      * stderr once; the details stay in the stepd log.  Only with LoomDebug at
      * debug or above do they reach srun's stderr as well. */
-    if (level == PSRV_LOG_ERROR && !step_ending(a) && st->conf.debug >= PSRV_LOG_DEBUG)
-        error("%s: step %s node %d: %s", loom_plugin_tag, st->jobid, st->nodeid, msg);
+    if (level == PSRV_LOG_ERROR && !step_ending(a) && st->log_admin >= PSRV_LOG_DEBUG)
+        loom_plog(LOOM_PLOG_LOUD, "%s: step %s node %d: %s", loom_plugin_tag, st->jobid,
+                  st->nodeid, msg);
     else
-        info("%s: step %s node %d: %s%s", loom_plugin_tag, st->jobid, st->nodeid,
-             level == PSRV_LOG_ERROR   ? "error: "
-             : level == PSRV_LOG_WARN  ? "warning: "
-             : level == PSRV_LOG_TRACE ? "trace: "
-                                       : "",
-             msg);
+        loom_plog(LOOM_PLOG_QUIET, "%s: step %s node %d: %s%s", loom_plugin_tag,
+                  st->jobid, st->nodeid, level_tag(level), msg);
+    /* ... and with the job's own LOOM_PMI_DEBUG at debug, on its stderr */
+    if (level == PSRV_LOG_ERROR && !step_ending(a) && st->log_admin < PSRV_LOG_DEBUG &&
+        st->log_job >= PSRV_LOG_DEBUG)
+        job_log(a, level, msg);
 }
 
 #ifdef LOOM_WITH_PMIX
@@ -415,13 +489,13 @@ static int start_pmix(struct agent *a)
         .anl_map = psrv_process_mapping(st->rank_node, st->size, map, sizeof(map)) >= 0
                        ? map
                        : NULL,
-        .log_level =
-            st->conf.trace ? PSRV_LOG_TRACE : (enum psrv_log_level)st->conf.debug,
+        .log_level = (enum psrv_log_level)(st->log_job > st->log_admin ? st->log_job
+                                                                       : st->log_admin),
     };
     if (!(a->px = pmixsrv_create(&pc, a->srv, &ops, a))) {
         int rc = -errno;
-        error("%s: step %s: cannot start the PMIx server: %s", loom_plugin_tag, st->jobid,
-              strerror(errno));
+        loom_plog(LOOM_PLOG_LOUD, "%s: step %s: cannot start the PMIx server: %s",
+                  loom_plugin_tag, st->jobid, strerror(-rc));
         return rc;
     }
     a->pxw = loop_watch_add(a->lp, pmixsrv_fd(a->px), LOOP_READ, on_pmix, a);
@@ -438,9 +512,8 @@ static void on_client(struct loop *lp, struct loop_watch *w, int fd, int revents
     struct agent *a = c->a;
     char buf[65536];
     ssize_t n;
-    int rc;
 
-    if (revents & LOOP_WRITE) {
+    if (revents & (LOOP_WRITE | LOOP_ERROR)) {
         if (client_flush(c) < 0) {
             client_close(c);
             a->in_psrv = 1;
@@ -449,7 +522,9 @@ static void on_client(struct loop *lp, struct loop_watch *w, int fd, int revents
             return;
         }
     }
-    if (!(revents & (LOOP_READ | LOOP_ERROR)))
+    /* not read while its replies pile up unread (flow.h); a hang-up shows
+     * as a failed send then */
+    if (c->fd < 0 || !(revents & (LOOP_READ | LOOP_ERROR)) || !flow_reading(&c->flow))
         return;
     n = recv(fd, buf, sizeof(buf), 0);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
@@ -458,8 +533,8 @@ static void on_client(struct loop *lp, struct loop_watch *w, int fd, int revents
         /* Say it here: psrv fails a fence for it only where one is in progress,
          * and a node with no other rank may never see that fence. */
         if (c->inited && !c->finalized && !step_ending(a))
-            error("%s: step %s: rank %d exited without PMI finalize", loom_plugin_tag,
-                  a->st->jobid, a->st->local_ranks[c->idx]);
+            loom_plog(LOOM_PLOG_LOUD, "%s: step %s: rank %d exited without PMI finalize",
+                      loom_plugin_tag, a->st->jobid, a->st->local_ranks[c->idx]);
         client_close(c);
         a->in_psrv = 1;
         psrv_client_gone(a->srv, c->idx);
@@ -473,13 +548,7 @@ static void on_client(struct loop *lp, struct loop_watch *w, int fd, int revents
     /* Every task has been forked by now (see the notes above). */
     close_task_ends(a);
     c->inited = 1;
-    a->in_psrv = 1;
-    rc = psrv_client_input(a->srv, c->idx, buf, (size_t)n);
-    a->in_psrv = 0;
-    if (rc == 1)
-        c->finalized = 1;
-    if (rc < 0 && c->fd >= 0)
-        client_close(c);
+    client_fed(c, flow_feed(&c->flow, buf, (size_t)n, client_feed, c));
 }
 
 static int on_prepare(struct loop *lp, void *arg)
@@ -510,8 +579,8 @@ static void tn_lost(void *arg, int node, const char *why)
 {
     struct agent *a = arg;
 
-    info("%s: step %s node %d: link to node %d closed: %s", loom_plugin_tag, a->st->jobid,
-         a->st->nodeid, node, why ? why : "?");
+    loom_plog(LOOM_PLOG_QUIET, "%s: step %s node %d: link to node %d closed: %s",
+              loom_plugin_tag, a->st->jobid, a->st->nodeid, node, why ? why : "?");
     if (a->in_psrv) /* treenet promises not to, but never re-enter psrv */
         return;
     a->in_psrv = 1;
@@ -522,16 +591,18 @@ static void tn_lost(void *arg, int node, const char *why)
 static void tn_log(void *arg, int level, const char *msg)
 {
     struct agent *a = arg;
-    int max = a->st->conf.trace ? PSRV_LOG_TRACE : a->st->conf.debug;
 
-    if (level > max)
+    if (level > a->st->log_admin) {
+        if (level <= a->st->log_job)
+            job_log(a, level, msg);
         return;
+    }
 
     /* Refused connections (WARN) are worth srun's stderr; lost links are
      * reported by tn_lost. */
     if (level <= LOOM_LOG_WARN && !strstr(msg, " lost: ") && !step_ending(a))
-        error("%s: step %s node %d: %s", loom_plugin_tag, a->st->jobid, a->st->nodeid,
-              msg);
+        loom_plog(LOOM_PLOG_LOUD, "%s: step %s node %d: %s", loom_plugin_tag,
+                  a->st->jobid, a->st->nodeid, msg);
     else
         op_log(arg, level <= LOOM_LOG_WARN ? PSRV_LOG_WARN : (enum psrv_log_level)level,
                msg);
@@ -584,9 +655,9 @@ static int join_tree(struct agent *a)
         kill_step(a, -1, why);
         return -1;
     }
-    if (st->conf.debug >= PSRV_LOG_DEBUG)
-        info("%s: step %s node %d: tree up (%s, width %u)", loom_plugin_tag, st->jobid,
-             st->nodeid, my_ip, st->conf.tree_width);
+    if (st->log_admin >= PSRV_LOG_DEBUG)
+        loom_plog(LOOM_PLOG_QUIET, "%s: step %s node %d: tree up (%s, width %u)",
+                  loom_plugin_tag, st->jobid, st->nodeid, my_ip, st->conf.tree_width);
     return 0;
 }
 #endif
@@ -599,8 +670,9 @@ static void *agent_main(void *arg)
     /* the default may fail without CAP_SYS_NICE (a container): quiet unless asked */
     if (rc < 0 && (a->st->conf.agent_nice != LOOM_DEFAULT_AGENT_NICE ||
                    a->st->conf.debug >= PSRV_LOG_INFO))
-        error("%s: step %s: cannot set the agent's nice value to %d: %s", loom_plugin_tag,
-              a->st->jobid, a->st->conf.agent_nice, strerror(-rc));
+        loom_plog(LOOM_PLOG_LOUD,
+                  "%s: step %s: cannot set the agent's nice value to %d: %s",
+                  loom_plugin_tag, a->st->jobid, a->st->conf.agent_nice, strerror(-rc));
 
 #ifndef LOOM_PLUGIN_NO_TREENET
     if (a->st->nnodes > 1 && join_tree(a) < 0) {
@@ -676,8 +748,9 @@ int loom_agent_start(struct loom_step *st)
     }
 #ifdef LOOM_PLUGIN_NO_TREENET
     if (st->nnodes > 1) {
-        error("%s: step %s: this build has no tree links: single-node steps only",
-              loom_plugin_tag, st->jobid);
+        loom_plog(LOOM_PLOG_LOUD,
+                  "%s: step %s: this build has no tree links: single-node steps only",
+                  loom_plugin_tag, st->jobid);
         loom_step_free(st);
         return -ENOTSUP;
     }
@@ -706,7 +779,10 @@ int loom_agent_start(struct loom_step *st)
     cfg.rank_appnum = st->rank_appnum;
     cfg.tree_width = (int)st->conf.tree_width;
     cfg.fence_timeout_ms = (int)st->conf.fence_timeout_s * 1000;
-    cfg.log_level = st->conf.trace ? PSRV_LOG_TRACE : (enum psrv_log_level)st->conf.debug;
+    /* the core logs up to the higher of mpi.conf's level and the job's;
+     * op_log sends each line where it belongs */
+    cfg.log_level =
+        (enum psrv_log_level)(st->log_job > st->log_admin ? st->log_job : st->log_admin);
     {
         extern struct psrv_limits loom_limits; /* conf.c: mpi.conf LoomMax* quotas */
         cfg.limits = loom_limits;
@@ -740,12 +816,16 @@ int loom_agent_start(struct loom_step *st)
             goto fail;
     }
 #endif
-    if (st->conf.debug >= PSRV_LOG_INFO || st->conf.trace)
-        info("%s: step %s: node %d of %d, %d of %d ranks here, tree width %u, "
-             "fence timeout %u s%s%s",
-             loom_plugin_tag, st->jobid, st->nodeid, st->nnodes, st->local_count,
-             st->size, st->conf.tree_width, st->conf.fence_timeout_s,
-             st->conf.pmix ? ", PMIx" : "", st->conf.trace ? ", tracing PMI" : "");
+    if (st->log_admin >= PSRV_LOG_INFO)
+        loom_plog(LOOM_PLOG_QUIET,
+                  "%s: step %s: node %d of %d, %d of %d ranks here, tree width %u, "
+                  "fence timeout %u s%s%s",
+                  loom_plugin_tag, st->jobid, st->nodeid, st->nnodes, st->local_count,
+                  st->size, st->conf.tree_width, st->conf.fence_timeout_s,
+                  st->conf.pmix ? ", PMIx" : "",
+                  st->log_job > st->log_admin ? ", the job's own trace to its stderr"
+                  : st->log_admin >= PSRV_LOG_TRACE ? ", tracing PMI"
+                                                    : "");
 
     g_agent = a;
     if ((rc = pthread_create(&a->thr, NULL, agent_main, a)) != 0) {

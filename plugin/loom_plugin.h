@@ -17,6 +17,13 @@
  *   - Environment variables the plugin passes from srun to the stepds:
  *     SLURM_LOOM_RDV_PORT (rendezvous port in srun; host from
  *     SLURM_SRUN_COMM_HOST, else SLURM_LOOM_RDV_HOST).
+ *   - Log lines go through loom_plog() (mpi_loom.c), never straight to
+ *     Slurm's error()/info(): text from a task, a job's environment or the
+ *     network is escaped there (common/log.c) and a process logs at most
+ *     LOOM_PLOG_BURST lines at once, LOOM_PLOG_PER_S a second after that, so
+ *     a job cannot flood a root daemon's log.  What a job asks for itself
+ *     (LOOM_PMI_TRACE, LOOM_PMI_DEBUG above mpi.conf's level) goes to the
+ *     job's own stderr instead (agent.c).
  */
 #ifndef LOOM_PLUGIN_H
 #define LOOM_PLUGIN_H
@@ -35,7 +42,7 @@
 #define LOOM_ENV_FENCE_TIMEOUT "LOOM_FENCE_TIMEOUT" /* seconds, overrides mpi.conf */
 #define LOOM_ENV_TREE_WIDTH "LOOM_TREE_WIDTH"       /* overrides mpi.conf */
 #define LOOM_ENV_PMIX "LOOM_PMIX"                   /* 0: no PMIx server for this job */
-#define LOOM_ENV_AGENT_NICE "LOOM_AGENT_NICE" /* 0..19, only above mpi.conf's value */
+#define LOOM_ENV_AGENT_NICE "LOOM_AGENT_NICE"   /* 0..19, only above mpi.conf's value */
 #define LOOM_ENV_TIMER_SLACK "LOOM_TIMER_SLACK" /* us, 0..1000000, overrides mpi.conf */
 
 /* Settings from mpi.conf (conf.c), overridable per job through the env. */
@@ -67,6 +74,17 @@ void loom_conf_reset(void);
 /* The plugin's name for log lines: "mpi/loom" or "mpi/pmi2". */
 extern const char loom_plugin_tag[];
 
+/* ---- logging (mpi_loom.c) -------------------------------------------- */
+enum {
+    LOOM_PLOG_QUIET = 0, /* info(): the daemon's log (slurmd's, srun -v) */
+    LOOM_PLOG_LOUD = 1,  /* error(): the log and, from a stepd, srun's stderr */
+    LOOM_PLOG_MUST = 2,  /* never rate-limited (the one line that ends a step) */
+};
+#define LOOM_PLOG_BURST 200 /* lines a process logs at once ... */
+#define LOOM_PLOG_PER_S 20  /* ... and a second after that */
+/* One line, escaped (loom_log_escape) and rate-limited; errno is kept, %m works. */
+void loom_plog(int how, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* ---- stepd side (setup.c, agent.c) ---------------------------------- */
 
 /* What setup.c derives from the step record; owned by the agent. */
@@ -76,16 +94,19 @@ struct loom_step {
     uid_t uid;
     gid_t gid;
     int size, nnodes, nodeid, local_count;
-    int node_cpus;    /* CPUs the job has on this node (job->cpus), 0: unknown */
+    int node_cpus;       /* CPUs the job has on this node (job->cpus), 0: unknown */
     bool oversubscribed; /* more local tasks than CPUs (cpus_oversubscribed) */
-    int *local_ranks; /* [local_count] */
-    int *rank_node;   /* [size] */
-    int *rank_appnum; /* [size] or NULL */
-    int *task_fd;     /* [local_count] task end of each socketpair */
-    int *stepd_fd;    /* [local_count] stepd end */
-    char *rdv_server; /* "host:port" or NULL (single node) */
-    char **node_names; /* [nnodes] host names of the step's nodes (PMIx) */
+    int *local_ranks;    /* [local_count] */
+    int *rank_node;      /* [size] */
+    int *rank_appnum;    /* [size] or NULL */
+    int *task_fd;        /* [local_count] task end of each socketpair */
+    int *stepd_fd;       /* [local_count] stepd end */
+    char *rdv_server;    /* "host:port" or NULL (single node) */
+    char **node_names;   /* [nnodes] host names of the step's nodes (PMIx) */
     struct loom_conf conf;
+    int log_admin; /* psrv log level for slurmd's log: mpi.conf's LoomDebug/LoomTrace */
+    int log_job;   /* level the job's env asked for; lines above log_admin go to
+                    * the job's stderr (agent.c), never to the daemon's log */
 };
 
 /* In slurmstepd's init(), before it has threads: grow its descriptor

@@ -25,10 +25,18 @@
  *     stopped and joined in fini() (an unjoined thread crashes slurmstepd).
  *   - plugin_version is SLURM_VERSION_NUMBER from the slurm_version.h that
  *     the build generates from the Slurm source's META file.
+ *   - loom_plog(), the plugin's one way to log (loom_plugin.h), lives here:
+ *     every process that loads the plugin has it.
  */
 #include "slurm_glue.h"
 
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+
+#include "log.h"
 #include "loom_plugin.h"
+#include "loop.h"
 
 #define LOOM_EXPORT __attribute__((visibility("default")))
 
@@ -45,6 +53,56 @@ LOOM_EXPORT const uint32_t plugin_id = 0x4c4d;
 const char loom_plugin_tag[] = "mpi/loom";
 #endif
 LOOM_EXPORT const uint32_t plugin_version = SLURM_VERSION_NUMBER;
+
+static pthread_mutex_t plog_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct loom_ratelimit plog_rl;
+static int plog_rl_ready;
+
+static void sink_loud(void *arg, enum loom_log_level level, const char *ident,
+                      const char *line)
+{
+    error("%s", line);
+}
+
+static void sink_quiet(void *arg, enum loom_log_level level, const char *ident,
+                       const char *line)
+{
+    info("%s", line);
+}
+
+void loom_plog(int how, const char *fmt, ...)
+{
+    struct loom_log lg;
+    unsigned long dropped = 0;
+    int saved = errno, pass = 1;
+    va_list ap;
+
+    if (!(how & LOOM_PLOG_MUST)) {
+        pthread_mutex_lock(&plog_mu);
+        if (!plog_rl_ready) {
+            loom_ratelimit_init(&plog_rl, LOOM_PLOG_BURST, LOOM_PLOG_PER_S);
+            plog_rl_ready = 1;
+        }
+        pass = loom_ratelimit_take(&plog_rl, loop_now_ms());
+        if (pass)
+            dropped = loom_ratelimit_dropped(&plog_rl);
+        pthread_mutex_unlock(&plog_mu);
+    }
+    if (!pass) {
+        errno = saved;
+        return;
+    }
+    if (dropped)
+        info("%s: %lu log lines dropped (more than %d at once, then %d a second)",
+             loom_plugin_tag, dropped, LOOM_PLOG_BURST, LOOM_PLOG_PER_S);
+    loom_log_init(&lg, NULL, LOOM_LOG_TRACE);
+    loom_log_set_sink(&lg, (how & LOOM_PLOG_LOUD) ? sink_loud : sink_quiet, NULL);
+    errno = saved; /* for %m */
+    va_start(ap, fmt);
+    loom_vlogf(&lg, LOOM_LOG_ERROR, fmt, ap);
+    va_end(ap);
+    errno = saved;
+}
 
 LOOM_EXPORT int init(void);
 LOOM_EXPORT int fini(void);
@@ -84,8 +142,9 @@ LOOM_EXPORT int mpi_p_slurmstepd_prefork(const stepd_step_rec_t *job, char ***en
     else
         loom_step_free(st);
     if (rc != 0) {
-        error("%s: step %u.%u: cannot set up the PMI server: %s", loom_plugin_tag,
-              job->step_id.job_id, job->step_id.step_id, strerror(-rc));
+        loom_plog(LOOM_PLOG_LOUD | LOOM_PLOG_MUST,
+                  "%s: step %u.%u: cannot set up the PMI server: %s", loom_plugin_tag,
+                  job->step_id.job_id, job->step_id.step_id, strerror(-rc));
         return SLURM_ERROR;
     }
     return SLURM_SUCCESS;
@@ -96,7 +155,9 @@ LOOM_EXPORT int mpi_p_slurmstepd_task(const mpi_plugin_task_info_t *job, char **
     struct loom_step *st = loom_agent_step();
 
     if (!st) {
-        error("%s: task %u: no PMI server in this step", loom_plugin_tag, job->gtaskid);
+        loom_plog(LOOM_PLOG_LOUD | LOOM_PLOG_MUST,
+                  "%s: task %u: no PMI server in this step", loom_plugin_tag,
+                  job->gtaskid);
         return SLURM_ERROR;
     }
     return loom_setup_task(st, job->ltaskid, job->gtaskid, env) ? SLURM_ERROR

@@ -25,6 +25,14 @@
  *     LOOM_TREE_WIDTH, LOOM_PMIX, LOOM_AGENT_NICE, LOOM_TIMER_SLACK) are
  *     applied on top of mpi.conf.  The tree width must be the same on every
  *     node; the job env is, so is mpi.conf normally.
+ *   - Log levels: mpi.conf's (LoomDebug, LoomTrace) is log_admin, what goes to
+ *     slurmd's log; a job cannot lower it.  LOOM_PMI_DEBUG/LOOM_PMI_TRACE may
+ *     raise the core's level (log_job); the extra lines go to the job's own
+ *     stderr (agent.c), never to the root daemon's log.
+ *   - Values from the job's env are the user's text: logged through
+ *     loom_plog, which escapes them.  Not in loom_setup_task (the forked
+ *     task: loom_plog's lock may have been held by another thread at fork),
+ *     whose lines carry no user text.
  *   - A step on several nodes needs the rendezvous address that srun's
  *     client_prelaunch put into the env; without it setup fails (a step
  *     whose srun did not load this plugin).
@@ -69,7 +77,8 @@ static int env_int(char **env, const char *name, int min, int max, int *out)
     if (n == -ENOENT)
         return 0;
     if (n < 0) {
-        error("%s: ignoring %s=%s (want %d..%d)", loom_plugin_tag, name, v, min, max);
+        loom_plog(LOOM_PLOG_LOUD, "%s: ignoring %s=%s (want %d..%d)", loom_plugin_tag,
+                  name, v, min, max);
         return 0;
     }
     *out = (int)n;
@@ -84,7 +93,8 @@ static void apply_env_overrides(struct loom_conf *c, char **env)
     v = getenvp(env, LOOM_ENV_TRACE);
     n = loom_env_flag(v);
     if (n < 0)
-        error("%s: ignoring %s=%s (want 1 or 0)", loom_plugin_tag, LOOM_ENV_TRACE, v);
+        loom_plog(LOOM_PLOG_LOUD, "%s: ignoring %s=%s (want 1 or 0)", loom_plugin_tag,
+                  LOOM_ENV_TRACE, v);
     else if (n > 0)
         c->trace = 1;
     v = getenvp(env, LOOM_ENV_DEBUG);
@@ -93,7 +103,8 @@ static void apply_env_overrides(struct loom_conf *c, char **env)
         if (n >= 0)
             c->debug = n;
         else
-            error("%s: ignoring %s=%s", loom_plugin_tag, LOOM_ENV_DEBUG, v);
+            loom_plog(LOOM_PLOG_LOUD, "%s: ignoring %s=%s", loom_plugin_tag,
+                      LOOM_ENV_DEBUG, v);
     }
     if (env_int(env, LOOM_ENV_FENCE_TIMEOUT, 0, 86400 * 7, &n))
         c->fence_timeout_s = (uint32_t)n;
@@ -102,7 +113,8 @@ static void apply_env_overrides(struct loom_conf *c, char **env)
     v = getenvp(env, LOOM_ENV_PMIX);
     n = loom_env_flag(v);
     if (n < 0)
-        error("%s: ignoring %s=%s (want 1 or 0)", loom_plugin_tag, LOOM_ENV_PMIX, v);
+        loom_plog(LOOM_PLOG_LOUD, "%s: ignoring %s=%s (want 1 or 0)", loom_plugin_tag,
+                  LOOM_ENV_PMIX, v);
     else if (v && *v)
         c->pmix = n && LOOM_DEFAULT_PMIX;
     /* a job may make its agent nicer than mpi.conf says, never less nice */
@@ -147,7 +159,9 @@ int loom_setup_stepd(struct loom_step *st, const void *jobv, char ***env)
     st->uid = job->uid;
     st->gid = job->gid;
     st->conf = loom_conf;
+    st->log_admin = loom_conf.trace ? PSRV_LOG_TRACE : loom_conf.debug;
     apply_env_overrides(&st->conf, *env);
+    st->log_job = st->conf.trace ? PSRV_LOG_TRACE : st->conf.debug;
 
     if (het) {
         st->size = (int)job->het_job_ntasks;
@@ -168,10 +182,11 @@ int loom_setup_stepd(struct loom_step *st, const void *jobv, char ***env)
     st->oversubscribed = cpus_oversubscribed(st->local_count, st->node_cpus);
     if (st->size < 1 || st->nnodes < 1 || st->nodeid >= st->nnodes ||
         st->local_count < 1 || !cnts || !tids) {
-        error("%s: step %s: incomplete step layout (size %d, nodes %d, node %d, "
-              "local tasks %d)",
-              loom_plugin_tag, st->jobid, st->size, st->nnodes, st->nodeid,
-              st->local_count);
+        loom_plog(LOOM_PLOG_LOUD,
+                  "%s: step %s: incomplete step layout (size %d, nodes %d, node %d, "
+                  "local tasks %d)",
+                  loom_plugin_tag, st->jobid, st->size, st->nnodes, st->nodeid,
+                  st->local_count);
         return -EINVAL;
     }
 
@@ -187,15 +202,16 @@ int loom_setup_stepd(struct loom_step *st, const void *jobv, char ***env)
         char why[160];
         if ((rc = loom_layout_map(st->size, st->nnodes, cnts, tids, st->rank_node, why,
                                   sizeof(why)))) {
-            error("%s: step %s: %s", loom_plugin_tag, st->jobid, why);
+            loom_plog(LOOM_PLOG_LOUD, "%s: step %s: %s", loom_plugin_tag, st->jobid, why);
             return rc;
         }
     }
     for (i = 0; i < st->local_count; i++) {
         int r = st->local_ranks[i];
         if (r < 0 || r >= st->size || st->rank_node[r] != st->nodeid) {
-            error("%s: step %s: local task %d has rank %d, not placed on node %d",
-                  loom_plugin_tag, st->jobid, i, r, st->nodeid);
+            loom_plog(LOOM_PLOG_LOUD,
+                      "%s: step %s: local task %d has rank %d, not placed on node %d",
+                      loom_plugin_tag, st->jobid, i, r, st->nodeid);
             return -EINVAL;
         }
     }
@@ -217,9 +233,10 @@ int loom_setup_stepd(struct loom_step *st, const void *jobv, char ***env)
         if (!host || !*host)
             host = getenvp(*env, LOOM_ENV_RDV_HOST);
         if (!port || !*port || !host || !*host) {
-            error("%s: step %s spans %d nodes but srun published no rendezvous "
-                  "address (%s unset): was srun started with the same --mpi plugin?",
-                  loom_plugin_tag, st->jobid, st->nnodes, LOOM_ENV_RDV_PORT);
+            loom_plog(LOOM_PLOG_LOUD,
+                      "%s: step %s spans %d nodes but srun published no rendezvous "
+                      "address (%s unset): was srun started with the same --mpi plugin?",
+                      loom_plugin_tag, st->jobid, st->nnodes, LOOM_ENV_RDV_PORT);
             return -EINVAL;
         }
         if (strchr(host, ':') && host[0] != '[')
@@ -242,7 +259,8 @@ int loom_setup_stepd(struct loom_step *st, const void *jobv, char ***env)
         int sv[2];
         if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
             rc = -errno;
-            error("%s: step %s: socketpair: %m", loom_plugin_tag, st->jobid);
+            loom_plog(LOOM_PLOG_LOUD, "%s: step %s: socketpair: %m", loom_plugin_tag,
+                      st->jobid);
             return rc;
         }
         st->stepd_fd[i] = sv[0];

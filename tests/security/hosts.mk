@@ -7,3 +7,6 @@ TESTS += t-hosts-flood.sh
 EXTRA_DIST += t-hosts-flood.sh
 TESTS += t-hosts-logesc.sh
 EXTRA_DIST += t-hosts-logesc.sh
+# under a private one-node Slurm cluster (skips without root, Slurm or the plugin)
+TESTS += t-hosts-slurm.sh
+EXTRA_DIST += t-hosts-slurm.sh
