@@ -5,6 +5,11 @@
  * fd, a paused watcher on a hung-up fd staying quiet, loop_stop from
  * a callback and from another thread, the prepare hook bounding the sleep,
  * and a self re-arming zero-delay timer not starving fds.
+ * Also common/flow.c, the per-client flow control the loop's hosts use: a
+ * client that sends requests and never reads makes its host queue at most
+ * FLOW_MAX_BYTES and stop reading it; once it reads, the held input is fed
+ * and every reply arrives in order; input beyond what can be held, a
+ * feeder's verdict and a closed peer are reported.
  * No assertion depends on elapsed time; every test has a Check timeout.
  */
 #include "config.h"
@@ -12,10 +17,13 @@
 #include <check.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include "flow.h"
 #include "loop.h"
 
 struct order {
@@ -367,6 +375,120 @@ START_TEST(bad_arguments)
 }
 END_TEST
 
+/* A fake server core: every REQ bytes of input are one request, answered with
+ * a REPLY-byte reply whose first 8 bytes are its sequence number (PMI's worst
+ * case: a 14-byte kvs-get answered with a 2 KiB value). */
+#define REQ 14
+#define REPLY 2048
+struct fake_core {
+    struct flow *f;
+    int fd;
+    size_t fed, partial;
+    unsigned long seq;
+    int verdict_at; /* non-zero: return 1 once this many requests came */
+};
+
+static int fake_feed(void *arg, const char *buf, size_t len)
+{
+    struct fake_core *fc = arg;
+    char reply[REPLY];
+
+    (void)buf;
+    fc->fed += len;
+    fc->partial += len;
+    while (fc->partial >= REQ) {
+        fc->partial -= REQ;
+        memset(reply, 'r', sizeof(reply));
+        memcpy(reply, &fc->seq, sizeof(fc->seq));
+        fc->seq++;
+        ck_assert_int_eq(flow_write(fc->f, fc->fd, reply, sizeof(reply)), 0);
+        if (fc->verdict_at && fc->seq == (unsigned long)fc->verdict_at)
+            return 1;
+    }
+    return 0;
+}
+
+START_TEST(flow_caps_a_client_that_never_reads)
+{
+    struct flow f = {0};
+    struct fake_core fc = {.f = &f};
+    int sv[2];
+    size_t total = 0, got = 0;
+    char in[65536], buf[REPLY];
+    unsigned long want = 0;
+
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
+    fc.fd = sv[0];
+    memset(in, 'q', sizeof(in));
+    /* the host reads while flow_reading(): 64 KiB at a time */
+    while (flow_reading(&f) && total < 64 * sizeof(in)) {
+        ck_assert_int_eq(flow_feed(&f, in, sizeof(in), fake_feed, &fc), 0);
+        total += sizeof(in);
+    }
+    ck_assert(!flow_reading(&f));
+    ck_assert_int_eq(flow_events(&f), LOOP_WRITE);
+    ck_assert_uint_ge(flow_queued(&f), FLOW_HIGH);
+    ck_assert_uint_le(flow_queued(&f) + (f.hlen - f.hoff), FLOW_MAX_BYTES);
+    ck_assert_uint_eq(fc.fed + (f.hlen - f.hoff), total);
+    /* more input while full cannot be held past FLOW_HOLD_MAX */
+    int rc = 0;
+    for (int i = 0; i < 8 && rc == 0; i++)
+        rc = flow_feed(&f, in, sizeof(in), fake_feed, &fc);
+    ck_assert_int_eq(rc, -ENOBUFS);
+    ck_assert_uint_le(f.hlen - f.hoff, FLOW_HOLD_MAX);
+    size_t held_total = fc.fed + (f.hlen - f.hoff);
+
+    /* the client reads: every reply in order, the held input fed */
+    for (int spins = 0; spins < 100000; spins++) {
+        ssize_t n = read(sv[1], buf + got % REPLY, REPLY - got % REPLY);
+        if (n > 0) {
+            got += (size_t)n;
+            if (got % REPLY == 0) {
+                ck_assert_int_eq(memcmp(buf, &want, sizeof(want)), 0);
+                want++;
+            }
+        }
+        ck_assert_int_eq(flow_send(&f, sv[0]), 0);
+        ck_assert_int_eq(flow_resume(&f, fake_feed, &fc), 0);
+        if (flow_reading(&f) && !flow_queued(&f) && got == fc.seq * REPLY)
+            break;
+    }
+    ck_assert_uint_eq(fc.fed, held_total);
+    ck_assert_uint_eq(got, fc.seq * REPLY);
+    ck_assert_int_eq(flow_events(&f), LOOP_READ);
+    flow_free(&f);
+    close(sv[0]);
+    close(sv[1]);
+}
+END_TEST
+
+START_TEST(flow_verdicts_and_broken_peers)
+{
+    struct flow f = {0};
+    struct fake_core fc = {.f = &f, .verdict_at = 3};
+    int sv[2];
+    char in[10 * REQ];
+
+    signal(SIGPIPE, SIG_DFL); /* a send must not raise it */
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
+    fc.fd = sv[0];
+    memset(in, 'q', sizeof(in));
+    /* the feeder's verdict stops feeding; the rest is dropped, not held */
+    ck_assert_int_eq(flow_feed(&f, in, sizeof(in), fake_feed, &fc), 1);
+    ck_assert_uint_eq(fc.seq, 3);
+    ck_assert_uint_eq(f.hlen - f.hoff, 0);
+    ck_assert(flow_reading(&f));
+    /* a peer that is gone: -EPIPE, no signal, nothing queued */
+    close(sv[1]);
+    ck_assert_int_eq(flow_write(&f, sv[0], "x", 1), -EPIPE);
+    ck_assert_int_eq(flow_queue(&f, "y", 1), 0);
+    ck_assert_int_eq(flow_send(&f, sv[0]), -EPIPE);
+    flow_free(&f);
+    ck_assert_uint_eq(flow_queued(&f), 0);
+    close(sv[0]);
+}
+END_TEST
+
 static Suite *loop_suite(void)
 {
     Suite *s = suite_create("loop");
@@ -384,6 +506,8 @@ static Suite *loop_suite(void)
     tcase_add_test(tc, prepare_bounds_sleep);
     tcase_add_test(tc, zero_timer_does_not_starve);
     tcase_add_test(tc, bad_arguments);
+    tcase_add_test(tc, flow_caps_a_client_that_never_reads);
+    tcase_add_test(tc, flow_verdicts_and_broken_peers);
     suite_add_tcase(s, tc);
     return s;
 }
