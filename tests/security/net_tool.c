@@ -7,8 +7,9 @@
  * not (the line says which), 2: usage or setup error, 77: cannot test here):
  *   crowd ADDR PORT N SECONDS
  *       open N idle TCP connections to ADDR:PORT (retrying the first connect
- *       for up to 10 s) and hold them for SECONDS or until SIGTERM; prints
- *       "crowd: K open" once they are up.  Sends nothing.
+ *       for up to 10 s, the others non-blocking at once) and hold them for
+ *       SECONDS or until SIGTERM; prints "crowd: N open or opening" once they
+ *       are started.  Sends nothing.
  *   fakempx PORTFILE RECORD MARKER SECONDS
  *       listen on 127.0.0.1 (port written to PORTFILE); every connection's
  *       bytes are appended to RECORD, and it is answered with an mpiexec job
@@ -147,27 +148,43 @@ static void on_term(int sig)
 
 static int cmd_crowd(const char *addr, int port, int n, int secs)
 {
-    int *fds = calloc((size_t)n, sizeof(int)), open_n = 0;
+    int *fds = calloc((size_t)n, sizeof(int)), est = 0;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     uint64_t until = now_ms() + 10000;
 
     raise_nofile();
     signal(SIGTERM, on_term);
+    if (!fds || inet_pton(AF_INET, addr, &a.sin_addr) != 1)
+        return 2;
     while (now_ms() < until && (fds[0] = tcp_connect(addr, port)) < 0)
         usleep(20000);
     if (fds[0] < 0) {
         fprintf(stderr, "crowd: cannot connect to %s:%d\n", addr, port);
         return 2;
     }
-    open_n = 1;
-    for (int i = 1; i < n; i++)
-        if ((fds[i] = tcp_connect(addr, port)) >= 0)
-            open_n++;
-    fprintf(stderr, "crowd: %d open\n", open_n);
+    /* the rest at once, non-blocking: a listener that does not accept now
+     * finds them all in its backlog (and the kernel's SYN retries) later */
+    for (int i = 1; i < n; i++) {
+        fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fds[i] >= 0 && connect(fds[i], (struct sockaddr *)&a, sizeof(a)) < 0 &&
+            errno != EINPROGRESS) {
+            close(fds[i]);
+            fds[i] = -1;
+        }
+    }
+    fprintf(stderr, "crowd: %d open or opening\n", n);
     for (uint64_t end = now_ms() + (uint64_t)secs * 1000; now_ms() < end && !stop_flag;)
         usleep(50000);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
+        int err = 0;
+        socklen_t el = sizeof(err);
+        if (fds[i] >= 0 && getsockopt(fds[i], SOL_SOCKET, SO_ERROR, &err, &el) == 0 &&
+            !err)
+            est++;
         if (fds[i] >= 0)
             close(fds[i]);
+    }
+    fprintf(stderr, "crowd: %d were still without error at the end\n", est);
     free(fds);
     return 0;
 }
