@@ -699,6 +699,15 @@ const char *xm_pkt_check(const struct xm_pkt_hdr *h, size_t paylen)
     }
 }
 
+size_t xm_pkt_keep(const struct xm_pkt_hdr *h, size_t paylen)
+{
+    struct xm_req *r;
+    if (h->type != XM_PKT_RDATA || !(r = cookie_req(h->cookie)))
+        return paylen;
+    size_t room = r->bytes > r->pos ? r->bytes - r->pos : 0;
+    return paylen < room ? paylen : room;
+}
+
 static void proto_fail(int src, const char *what)
 {
     xm_die("protocol error in a packet from rank %d: %s", src, what);

@@ -89,6 +89,10 @@ void xm_handle_pkt(const struct xm_pkt_hdr *h, const void *payload, size_t payle
  * struct xm_rts (its pid must be the one src's KVS card names: xm_handle_pkt()).
  * Costs a few compares on the eager path. */
 const char *xm_pkt_check(const struct xm_pkt_hdr *h, size_t paylen);
+/* Bytes of a checked packet's payload that xm_handle_pkt() will read (the rest of an
+ * RDATA packet beyond the receive buffer is counted, not read): a transport that has
+ * to buffer a large frame keeps only these.  Never more than paylen. */
+size_t xm_pkt_keep(const struct xm_pkt_hdr *h, size_t paylen);
 /* The process id world rank `rank` put in the KVS ("pid", boot.c), fetched once; -1
  * when unknown.  The only pid CMA (process_vm_readv/writev) is ever used with. */
 int xm_peer_pid(int rank);

@@ -203,6 +203,7 @@ struct conn {
     /* a frame whose payload is read straight into memory outside rb */
     char *dptr;
     size_t dleft, dlen;
+    size_t dkeep; /* of dleft, bytes still to store at dptr (the rest is dropped) */
     char *dtmp; /* temporary of the frame's size (not a direct target) */
     struct xm_pkt_hdr dh;
     unsigned char hs[sizeof(struct hs_chal)]; /* handshake bytes read so far */
@@ -455,7 +456,7 @@ static void lose(struct conn *c, const char *why)
     c->sq_tail = &c->sq;
     free(c->dtmp);
     c->dtmp = NULL;
-    c->dleft = 0;
+    c->dleft = c->dkeep = 0;
     xm_peer_lost(c->peer, why);
 }
 
@@ -990,18 +991,24 @@ static void parse(struct conn *c)
         if ((h.type == XM_PKT_RDATA || h.type == XM_PKT_EAGER) && f.paylen > avail &&
             f.paylen >= DIRECT_MIN)
             dst = xm_rdata_target(&h, f.paylen);
+        size_t keep = f.paylen;
         if (!dst && FRAME_HDR + f.paylen > c->rcap) {
-            c->dtmp = malloc(f.paylen);
+            /* a temporary only of what the engine will read (the rest of a truncated
+             * rendezvous is dropped as it arrives): never the size a peer announces */
+            keep = xm_pkt_keep(&h, f.paylen);
+            c->dtmp = malloc(keep ? keep : 1);
             if (!c->dtmp)
                 xm_die("out of memory receiving a %llu-byte TCP frame",
-                       (unsigned long long)f.paylen);
+                       (unsigned long long)keep);
             dst = c->dtmp;
         }
         if (dst) {
-            memcpy(dst, c->rb + off + FRAME_HDR, avail);
+            size_t now = avail < keep ? avail : keep;
+            memcpy(dst, c->rb + off + FRAME_HDR, now);
             c->dh = h;
             c->dlen = f.paylen;
-            c->dptr = dst + avail;
+            c->dptr = dst + now;
+            c->dkeep = keep - now;
             c->dleft = f.paylen - avail;
             off = c->rlen;
             if (!c->dleft)
@@ -1025,9 +1032,13 @@ static int read_conn(struct conn *c)
     for (int rounds = 0; rounds < 8 && c->state == C_UP; rounds++) {
         ssize_t k;
         size_t want;
-        if (c->dleft) {
-            want = c->dleft;
+        if (c->dleft && c->dkeep) {
+            want = c->dkeep < c->dleft ? c->dkeep : c->dleft;
             k = recv(c->fd, c->dptr, want, MSG_DONTWAIT);
+        } else if (c->dleft) { /* bytes of the frame nobody reads */
+            static char sink[65536];
+            want = c->dleft < sizeof(sink) ? c->dleft : sizeof(sink);
+            k = recv(c->fd, sink, want, MSG_DONTWAIT);
         } else {
             if (c->rcap - c->rlen < FRAME_HDR + 64) {
                 size_t nc = c->rcap * 2;
@@ -1064,7 +1075,10 @@ static int read_conn(struct conn *c)
         }
         n++;
         if (c->dleft) {
-            c->dptr += k;
+            if (c->dkeep) {
+                c->dptr += k;
+                c->dkeep -= (size_t)k;
+            }
             c->dleft -= (size_t)k;
             if (!c->dleft)
                 frame_done(c);
