@@ -130,7 +130,8 @@ int mpx_conn_send_first(struct mpx_conn *c, uint8_t type, const void *body, size
     if (iobuf_append(&nb, (const char *)h, 5) < 0 ||
         (len && iobuf_append(&nb, body, len) < 0) ||
         (tl && iobuf_append(&nb, (const char *)t, tl) < 0) ||
-        iobuf_append(&nb, c->out.p + c->out_off, c->out.len - c->out_off) < 0) {
+        (c->out.len > c->out_off &&
+         iobuf_append(&nb, c->out.p + c->out_off, c->out.len - c->out_off) < 0)) {
         iobuf_free(&nb);
         return -ENOMEM;
     }
@@ -166,8 +167,11 @@ long mpx_conn_read(struct mpx_conn *c)
 int mpx_conn_next(struct mpx_conn *c, uint8_t *type, const uint8_t **body, size_t *len)
 {
     size_t bl, fl;
-    int rc = mpx_frame_parse(c->in.p + c->in_off, c->in.len - c->in_off, type, &bl, &fl);
+    int rc;
 
+    if (!c->in.p) /* nothing read yet (and no pointer arithmetic on NULL) */
+        return 0;
+    rc = mpx_frame_parse(c->in.p + c->in_off, c->in.len - c->in_off, type, &bl, &fl);
     if (rc <= 0)
         return rc;
     *body = (const uint8_t *)c->in.p + c->in_off + 5;
