@@ -480,8 +480,10 @@ static int conn_got_cred(struct conn *c, const uint8_t *p, size_t len)
 
     if (c->slot && !c->got_nonce)
         return conn_got_nonce(c, p, len);
-    if (tn_cred_check(tn->cfg.auth, p, len, tn->cfg.uid, tn->jobkey, tn->me, c->nonce,
-                      from, sizeof(from), pn, &uid, why) < 0) {
+    /* peers are processes like us: their uid is ours (root for slurmstepd), never
+     * merely the job owner's, who could otherwise pose as a node */
+    if (tn_cred_check(tn->cfg.auth, p, len, geteuid(), tn->jobkey, tn->me, c->nonce, from,
+                      sizeof(from), pn, &uid, why) < 0) {
         conn_fail(c, why);
         return -1;
     }

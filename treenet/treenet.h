@@ -30,7 +30,8 @@
  *   receiver> <nonce of the sender>" and which only the receiver's uid can
  *   decode (MUNGE_OPT_UID_RESTRICTION); the receiver refuses (closes, logs
  *   "refused ... : reason", rate-limited) unless the credential's uid is
- *   cfg.uid (or root), the payload matches this job, this node and this
+ *   this process's euid (or root; the rendezvous server: the job's uid or
+ *   root), the payload matches this job, this node and this
  *   connection's nonce, and munge reports no replay.  TREENET_AUTH_NONE
  *   exists for unit tests only.
  *
@@ -104,7 +105,8 @@ struct treenet_config {
     int nnodes, nodeid;
     int width;              /* children per node, as the fence tree */
     const char *jobkey;     /* "<job>.<step>": bound into every credential */
-    uid_t uid;              /* the job's owner: peers must prove it */
+    uid_t uid;              /* the job's owner (links: peers must be of our own
+                             * euid or root, never merely the owner) */
     enum treenet_auth auth;
     const char *bind_addr;  /* listen address, NULL: any */
     int connect_timeout_ms; /* for parent connect and children arrival */
