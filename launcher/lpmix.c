@@ -1,11 +1,13 @@
 /* lpmix.c - mpiexec's PMIx server (contract in lpmix.h).
  *
  * Notes:
- *   - The server's tmpdir is $TMPDIR (else /tmp)/loom-pmix.<jobid>.<node>,
- *     created here and removed by lpmix_stop (pmixsrv owns it).  The jobid
- *     starts with the pid of the front mpiexec; a proxy killed by a signal
- *     cannot clean up, so lpmix_start removes our own such directories whose
- *     mpiexec no longer exists.
+ *   - The server's directory is $TMPDIR (else /tmp)/loom-pmix.<jobid>.<node>.
+ *     <12 random hex digits>, made by pmixsrv like mkdtemp (never a directory
+ *     that exists: one another user made first is left alone and another name
+ *     drawn) and removed by lpmix_stop, through fds only (common/safefs.h).
+ *     The jobid starts with the pid of the front mpiexec; a proxy killed by a
+ *     signal cannot clean up, so lpmix_start removes our own such directories
+ *     (owned by our uid) whose mpiexec no longer exists, the same way.
  *   - Host names of other nodes are not known to a proxy: they are given as
  *     "node<k>"; locality comes from PMIX_LOCAL_PEERS, which is exact.
  *   - Open MPI 4.x recognises a direct launch only under the resource
@@ -21,7 +23,7 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +33,7 @@
 
 #include "loop.h"
 #include "lpmix.h"
+#include "safefs.h"
 
 #ifdef HAVE_PMIX
 #include "pmixsrv.h"
@@ -51,38 +54,39 @@ static void on_pmix(struct loop *lp, struct loop_watch *w, int fd, int revents, 
     pmixsrv_dispatch(g_px);
 }
 
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    remove(path);
-    return 0;
-}
-
-/* Remove base/loom-pmix.<pid>.<n>.<node> of ours whose <pid> is gone. */
+/* Remove base/loom-pmix.<pid>.<n>.<node>.<random> of ours whose <pid> is gone. */
 static void sweep(const char *base)
 {
-    DIR *d = opendir(base);
+    char err[256];
+    int bfd = safefs_open_base(base, 0, NULL, err, sizeof(err)), dfd;
     struct dirent *e;
+    DIR *d;
 
-    if (!d)
+    if (bfd < 0)
         return;
+    if ((dfd = dup(bfd)) < 0 || !(d = fdopendir(dfd))) {
+        if (dfd >= 0)
+            close(dfd);
+        close(bfd);
+        return;
+    }
     while ((e = readdir(d))) {
         long pid;
         unsigned a, b;
-        char path[1200], tail;
+        char rnd[SAFEFS_RAND_HEX + 1], tail;
         struct stat st;
-        if (sscanf(e->d_name, "loom-pmix.%ld.%u.%u%c", &pid, &a, &b, &tail) != 3 ||
-            pid <= 1)
+        if (sscanf(e->d_name, "loom-pmix.%ld.%u.%u.%12[0-9a-f]%c", &pid, &a, &b, rnd,
+                   &tail) != 4 ||
+            pid <= 1 || strlen(rnd) != SAFEFS_RAND_HEX)
             continue;
-        snprintf(path, sizeof(path), "%s/%s", base, e->d_name);
-        if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid())
+        if (fstatat(bfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+            !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
             continue;
         if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
-            nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+            safefs_rmtree_fd(bfd, e->d_name, (dev_t)-1);
     }
     closedir(d);
+    close(bfd);
 }
 
 int lpmix_start(struct loop *lp, struct psrv *srv, const struct psrv_config *cfg,

@@ -16,12 +16,20 @@
  *     PMIX_TOPOLOGY2: left to itself libpmix discovers it with every PCI
  *     device, which was most of the cost of PMIx_server_init (lstopo: 13 ms
  *     with I/O, 5 ms without) for every step, PMIx client or not.
+ *   - The server's directory (common/safefs): made by us with a fresh random
+ *     name (mkdirat, never an existing path), in a base that no other user can
+ *     write (strict when root serves another uid: no /tmp), through fds only.
+ *     It stays ours (0700) while libpmix creates its files in it (init,
+ *     namespace registration, fork env), and is handed to the job's user by
+ *     fchown only then.  At destroy it is taken back and removed (frozen top
+ *     down, fds only) BEFORE PMIx_server_finalize: libpmix removes its store
+ *     directories by path, following whatever symlink the user swapped in, so
+ *     it must find nothing left to remove.
  */
 #define _GNU_SOURCE
 #include "config.h"
 #include <dlfcn.h>
 #include <errno.h>
-#include <ftw.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -41,6 +49,7 @@
 
 #include "cpus.h"
 #include "pmixsrv.h"
+#include "safefs.h"
 
 enum job_type {
     J_CONNECTED = 1,
@@ -96,8 +105,9 @@ struct pmixsrv {
     int *client_of; /* [size] local client index of a rank, or -1 */
     char ***env;    /* [local_count] */
     char *state;    /* [local_count] bits: 1 connected, 2 finalized, 4 gone */
-    char *tmpdir;
+    char *tmpdir;   /* dir.path */
     int efd;
+    struct safefs_dir dir; /* the server's directory */
     pthread_mutex_t mu;
     struct job *qhead, *qtail; /* from libpmix's thread */
     struct job *pending;       /* fences and dmodex requests in flight */
@@ -976,7 +986,7 @@ static int register_job(struct pmixsrv *px, const struct pmixsrv_config *cfg)
         rc = -EIO;
         goto out;
     }
-    snprintf(nsdir, sizeof(nsdir), "%s/%s", cfg->tmpdir, cfg->nspace);
+    snprintf(nsdir, sizeof(nsdir), "%s/%s", px->tmpdir, cfg->nspace);
 
     max = 24 + (size_t)cfg->size;
     PMIX_INFO_CREATE(info, max);
@@ -998,7 +1008,7 @@ static int register_job(struct pmixsrv *px, const struct pmixsrv_config *cfg)
     info_str(&info[ninfo++], PMIX_PROC_MAP, ppn_regex);
     if (cfg->anl_map)
         info_str(&info[ninfo++], PMIX_ANL_MAP, cfg->anl_map);
-    info_str(&info[ninfo++], PMIX_TMPDIR, cfg->tmpdir);
+    info_str(&info[ninfo++], PMIX_TMPDIR, px->tmpdir);
     info_str(&info[ninfo++], PMIX_NSDIR, nsdir);
     if (napps == 1)
         info_u32(&info[ninfo++], PMIX_APP_SIZE, (uint32_t)cfg->size);
@@ -1054,19 +1064,54 @@ out:
     return rc;
 }
 
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+/* Make the server's directory: cfg->tmpdir is BASE/PREFIX; we make
+ * BASE/PREFIX.<random> (safefs_mkdtemp), strict when root serves another uid.
+ * 0, or -errno (logged). */
+static int make_dir(struct pmixsrv *px, const struct pmixsrv_config *cfg)
 {
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    remove(path);
+    char base[SAFEFS_PATH_MAX], err[SAFEFS_PATH_MAX + 200];
+    const char *slash = strrchr(cfg->tmpdir, '/');
+    size_t bl = slash ? (size_t)(slash - cfg->tmpdir) : 0;
+    uid_t me = geteuid();
+
+    if (!slash || !slash[1] || bl >= sizeof(base)) {
+        pxlog(px, PSRV_LOG_ERROR, "PMIx: bad server directory %s (expected BASE/PREFIX)",
+              cfg->tmpdir);
+        return -EINVAL;
+    }
+    if (me != 0 && cfg->uid != me) {
+        pxlog(px, PSRV_LOG_ERROR, "PMIx: cannot make a directory for uid %u as uid %u",
+              (unsigned)cfg->uid, (unsigned)me);
+        return -EPERM;
+    }
+    memcpy(base, cfg->tmpdir, bl);
+    base[bl] = '\0';
+    if (!bl)
+        snprintf(base, sizeof(base), "/");
+    int strict = me == 0 && cfg->uid != 0 ? SAFEFS_STRICT : 0;
+    if (safefs_mkdtemp(&px->dir, base, strict, slash + 1, err, sizeof(err)) < 0) {
+        int e = errno;
+        pxlog(px, PSRV_LOG_ERROR, "PMIx: cannot make the server's directory: %s%s", err,
+              strict && e == EPERM ? " (root makes it for the job's user only in a "
+                                     "directory no other user can write: check "
+                                     "SlurmdSpoolDir)"
+                                   : "");
+        return -e;
+    }
+    if (!(px->tmpdir = strdup(px->dir.path))) {
+        safefs_remove(&px->dir, NULL, 0);
+        return -ENOMEM;
+    }
     return 0;
 }
 
-static void rm_tree(const char *dir)
+/* Take the directory back and remove it (before libpmix's own path-based
+ * cleanup, see the notes at the top). */
+static void remove_dir(struct pmixsrv *px)
 {
-    if (dir && *dir)
-        nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    char err[SAFEFS_PATH_MAX + 200];
+    if (px->dir.fd >= 0 && safefs_remove(&px->dir, err, sizeof(err)) < 0)
+        pxlog(px, PSRV_LOG_WARN, "PMIx: %s", err);
 }
 
 struct pmixsrv *pmixsrv_create(const struct pmixsrv_config *cfg, struct psrv *srv,
@@ -1095,6 +1140,7 @@ struct pmixsrv *pmixsrv_create(const struct pmixsrv_config *cfg, struct psrv *sr
     px->arg = arg;
     px->log_level = cfg->log_level;
     px->efd = -1;
+    safefs_dir_init(&px->dir);
     pthread_mutex_init(&px->mu, NULL);
     snprintf(px->nspace, sizeof(px->nspace), "%s", cfg->nspace);
     px->size = cfg->size;
@@ -1102,9 +1148,8 @@ struct pmixsrv *pmixsrv_create(const struct pmixsrv_config *cfg, struct psrv *sr
     px->oversubscribed = cpus_oversubscribed(cfg->local_count, cfg->node_cpus);
     px->client_of = malloc((size_t)cfg->size * sizeof(int));
     px->env = calloc((size_t)cfg->local_count, sizeof(char **));
-    px->tmpdir = strdup(cfg->tmpdir);
     px->state = calloc((size_t)cfg->local_count, 1);
-    if (!px->client_of || !px->env || !px->tmpdir || !px->state)
+    if (!px->client_of || !px->env || !px->state)
         goto fail;
     for (int r = 0; r < cfg->size; r++)
         px->client_of[r] = -1;
@@ -1120,16 +1165,9 @@ struct pmixsrv *pmixsrv_create(const struct pmixsrv_config *cfg, struct psrv *sr
         err = errno;
         goto fail;
     }
-    if (mkdir(cfg->tmpdir, 0700) < 0 && errno != EEXIST) {
-        err = errno;
-        pxlog(px, PSRV_LOG_ERROR, "PMIx: cannot create %s: %s", cfg->tmpdir,
-              strerror(errno));
-        goto fail;
-    }
-    if (chown(cfg->tmpdir, cfg->uid, cfg->gid) < 0 && geteuid() == 0) {
-        err = errno;
-        pxlog(px, PSRV_LOG_ERROR, "PMIx: cannot chown %s: %s", cfg->tmpdir,
-              strerror(errno));
+    int mrc = make_dir(px, cfg);
+    if (mrc < 0) {
+        err = -mrc;
         goto fail;
     }
     /* libpmix's plugins resolve its symbols globally; we may be a module
@@ -1150,8 +1188,8 @@ struct pmixsrv *pmixsrv_create(const struct pmixsrv_config *cfg, struct psrv *sr
     size_t ninfo = 6;
     PMIX_INFO_CREATE(info, 7);
     uint32_t uid = (uint32_t)cfg->uid, gid = (uint32_t)cfg->gid;
-    PMIX_INFO_LOAD(&info[0], PMIX_SERVER_TMPDIR, cfg->tmpdir, PMIX_STRING);
-    PMIX_INFO_LOAD(&info[1], PMIX_SYSTEM_TMPDIR, cfg->tmpdir, PMIX_STRING);
+    PMIX_INFO_LOAD(&info[0], PMIX_SERVER_TMPDIR, px->tmpdir, PMIX_STRING);
+    PMIX_INFO_LOAD(&info[1], PMIX_SYSTEM_TMPDIR, px->tmpdir, PMIX_STRING);
     PMIX_INFO_LOAD(&info[2], PMIX_USERID, &uid, PMIX_UINT32);
     PMIX_INFO_LOAD(&info[3], PMIX_GRPID, &gid, PMIX_UINT32);
     bool no = false, share = true; /* clients adopt our hwloc topology */
@@ -1196,14 +1234,21 @@ struct pmixsrv *pmixsrv_create(const struct pmixsrv_config *cfg, struct psrv *sr
             goto fail_global;
         }
     }
+    /* libpmix has made its files: only now may the job's user enter */
+    char gerr[SAFEFS_PATH_MAX + 200];
+    if (geteuid() == 0 &&
+        safefs_give(&px->dir, cfg->uid, cfg->gid, 0700, gerr, sizeof(gerr)) < 0) {
+        err = errno;
+        pxlog(px, PSRV_LOG_ERROR, "PMIx: %s", gerr);
+        goto fail_global;
+    }
     struct timespec t2;
     clock_gettime(CLOCK_MONOTONIC, &t2);
     pxlog(px, PSRV_LOG_DEBUG,
           "PMIx: serving namespace %s (%d local ranks%s) from %s; server init %.1f ms "
           "(topology %s), registration and fork env %.1f ms",
           cfg->nspace, cfg->local_count, px->oversubscribed ? ", oversubscribed" : "",
-          cfg->tmpdir,
-          (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6,
+          px->tmpdir, (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6,
 #ifdef HAVE_HWLOC
           px->topo ? "ours, without I/O devices" : "libpmix's own",
 #else
@@ -1216,6 +1261,7 @@ fail_global:
     errno = err;
     return NULL;
 fail:
+    remove_dir(px);
     if (px->efd >= 0)
         close(px->efd);
     free(px->client_of);
@@ -1232,6 +1278,7 @@ void pmixsrv_destroy(struct pmixsrv *px)
 {
     if (!px)
         return;
+    remove_dir(px); /* first: see the notes at the top */
     if (px->inited)
         PMIx_server_finalize(); /* joins libpmix's thread: no upcall after */
 #ifdef HAVE_HWLOC
@@ -1262,7 +1309,6 @@ void pmixsrv_destroy(struct pmixsrv *px)
             free(*e);
         free(px->env[i]);
     }
-    rm_tree(px->tmpdir);
     if (px->efd >= 0)
         close(px->efd);
     free(px->client_of);

@@ -37,7 +37,17 @@
  *     cfg.node_cpus when known) is
  *     announced as oversubscribed: PMIX_NODE_OVERSUBSCRIBED, and the task
  *     env defaults above.
- *   - cfg.tmpdir is created (0700, owned by cfg.uid) and removed by destroy.
+ *   - The server's directory: cfg.tmpdir is BASE/PREFIX, and the directory
+ *     made is BASE/PREFIX.<12 random hex digits> (never an existing path: a
+ *     name taken draws another), mode 0700; its path is what the tasks get as
+ *     PMIX_SERVER_TMPDIR.  BASE and every directory above it must belong to
+ *     root or to us and be writable by no other user (sticky ones excepted on
+ *     the way); when root serves another uid, BASE itself may not be writable
+ *     by any other user either (no /tmp): pmixsrv_create then fails (EPERM,
+ *     logged with the reason).  The directory is ours until the server is set
+ *     up, then handed to cfg.uid/cfg.gid by fchown; destroy takes it back and
+ *     removes it through fds only (common/safefs.h), before libpmix's own
+ *     cleanup.
  */
 #ifndef LOOM_PMIXSRV_H
 #define LOOM_PMIXSRV_H
@@ -64,7 +74,7 @@ struct pmixsrv_config {
     int node_cpus;                 /* CPUs the job has on this node, 0: unknown */
     uid_t uid;                     /* owner of the job's processes */
     gid_t gid;
-    const char *tmpdir;            /* server tmpdir (created, removed) */
+    const char *tmpdir;            /* BASE/PREFIX of the server's directory (notes) */
     const char *anl_map;           /* PMI_process_mapping, or NULL */
     enum psrv_log_level log_level; /* lines above it are not logged */
 };
@@ -78,7 +88,8 @@ struct pmixsrv_ops {
 };
 
 /* Start the PMIx server.  Returns NULL and sets errno (EBUSY: one already
- * exists in this process; EIO: libpmix refused, logged). */
+ * exists in this process; EIO: libpmix refused, logged; EPERM, EEXIST, ...:
+ * the server's directory could not be made safely, logged). */
 struct pmixsrv *pmixsrv_create(const struct pmixsrv_config *cfg, struct psrv *srv,
                                const struct pmixsrv_ops *ops, void *arg);
 /* Finalize libpmix, answer what is pending with an error, remove tmpdir. */

@@ -7,3 +7,14 @@ check_PROGRAMS += fsroot_safefs
 TESTS += fsroot_safefs
 fsroot_safefs_SOURCES = fsroot_safefs.c
 fsroot_safefs_LDADD = $(top_builddir)/common/libloomcommon.la
+TESTS += t-fsroot-pmixsrv.sh t-fsroot-mpiexec.sh
+EXTRA_DIST += fsroot_lib.sh t-fsroot-pmixsrv.sh t-fsroot-mpiexec.sh fsroot_pmixsrv.c
+# the real pmixsrv + libpmix, started as root for another uid as the plugin does
+if HAVE_PMIX
+check_PROGRAMS += fsroot_pmixsrv
+fsroot_pmixsrv_SOURCES = fsroot_pmixsrv.c
+fsroot_pmixsrv_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/pmixsrv $(PMIX_CFLAGS)
+fsroot_pmixsrv_LDADD = $(top_builddir)/pmixsrv/libpmixsrv.la \
+	$(top_builddir)/pmiserv/libpmiserv.la $(top_builddir)/common/libloomcommon.la \
+	$(PMIX_LIBS) $(HWLOC_LIBS) -lpthread
+endif
