@@ -11,9 +11,15 @@
  *   and enqueues the cell back on the owner's free queue.  Both queues are MPSC
  *   (shm_queue.h).  No free cell: alloc() returns NULL and the engine parks the send.
  *   Lifetime: the local leader (lowest world rank on the node) creates the segment
- *   (O_EXCL, mode 0600) before the PMI fence and publishes its name in the KVS; the
- *   others attach after the fence; the rank whose attach completes the count unlinks
- *   the name, so /dev/shm is clean as soon as everyone is attached.
+ *   (O_CREAT | O_EXCL | O_NOFOLLOW, mode 0600) before the PMI fence and publishes its
+ *   name in the KVS; the others attach after the fence; the rank whose attach
+ *   completes the count unlinks the name, so /dev/shm is clean as soon as everyone is
+ *   attached.
+ *   Names: /loom-mpi-<job>-<rank>-<16 random hex digits> (getrandom): another local
+ *   user cannot guess one to make it first, and a name that exists anyway is never
+ *   opened: a fresh one is drawn (SHM_NAME_TRIES in all, then a clear error).  An
+ *   attaching rank opens the name from the KVS with O_NOFOLLOW and maps it only if
+ *   it is a regular file of its own uid that no one else may open (mode & 077 == 0).
  *   Fastboxes: one single-slot box per ordered pair (sender s -> receiver r at index
  *   s*nlocal + r) for packets that fit (fbox_size - header).  The sender fills it when
  *   its flag is 0 and release-stores flag = 1; the receiver acquire-loads the flag,
@@ -59,6 +65,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -72,6 +79,8 @@
 
 #define COLL_AREA_BUDGET (32L << 20) /* bytes for the collective buffers */
 #define NODE_CPUS_WAIT_S 10          /* xm_shm_node_cpus(): longest wait for the others */
+#define SHM_NAME_TRIES 8             /* fresh segment names drawn before giving up */
+#define SHM_NAME_PREFIX "/loom-mpi-"
 
 #define SEG_MAGIC 0x4c6f6f6d53484d31ull /* "LoomSHM1" */
 
@@ -208,11 +217,26 @@ static int shm_create(void)
             (*p >= '0' && *p <= '9'))
             job[j++] = *p;
     job[j] = 0;
-    snprintf(S.name, sizeof(S.name), "/loom-mpi-%s-%d-%ld", job, xm_g.rank,
-             (long)getpid());
-    int fd = shm_open(S.name, O_CREAT | O_EXCL | O_RDWR, 0600);
-    if (fd < 0)
-        return -errno;
+    int fd = -1;
+    for (int t = 0; t < SHM_NAME_TRIES && fd < 0; t++) {
+        unsigned char r[8];
+        char hex[2 * sizeof(r) + 1];
+        if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+            return errno ? -errno : -EIO;
+        for (size_t k = 0; k < sizeof(r); k++)
+            snprintf(hex + 2 * k, 3, "%02x", r[k]);
+        snprintf(S.name, sizeof(S.name), SHM_NAME_PREFIX "%s-%d-%s", job, xm_g.rank, hex);
+        fd = shm_open(S.name, O_CREAT | O_EXCL | O_RDWR | O_NOFOLLOW, 0600);
+        if (fd < 0 && errno != EEXIST)
+            return -errno;
+    }
+    if (fd < 0) {
+        fprintf(stderr,
+                "loom-mpi: rank %d: shared segment name /dev/shm%s exists (made first by "
+                "another process or user), as did %d other fresh names: not using them\n",
+                xm_g.rank, S.name, SHM_NAME_TRIES - 1);
+        return -EEXIST;
+    }
     if (ftruncate(fd, (off_t)S.size) < 0) {
         int e = errno;
         close(fd);
@@ -263,13 +287,24 @@ static int shm_attach(void)
     int rc = xm_boot_get(leader, "shm", name, sizeof(name));
     if (rc < 0)
         return rc;
-    int fd = shm_open(name, O_RDWR, 0);
+    if (strncmp(name, SHM_NAME_PREFIX, strlen(SHM_NAME_PREFIX)) != 0 ||
+        strchr(name + 1, '/'))
+        return -EINVAL;
+    int fd = shm_open(name, O_RDWR | O_NOFOLLOW, 0);
     if (fd < 0)
         return -errno;
     struct stat st;
     if (fstat(fd, &st) < 0 || (size_t)st.st_size < sizeof(struct seg_hdr)) {
         close(fd);
         return -EINVAL;
+    }
+    if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077)) {
+        fprintf(stderr,
+                "loom-mpi: rank %d: shared segment /dev/shm%s is not ours (uid %u, mode "
+                "%04o): not using it\n",
+                xm_g.rank, name, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+        close(fd);
+        return -EPERM;
     }
     S.size = (size_t)st.st_size;
     S.base = mmap(NULL, S.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);

@@ -7,8 +7,15 @@ check_PROGRAMS += fsroot_safefs
 TESTS += fsroot_safefs
 fsroot_safefs_SOURCES = fsroot_safefs.c
 fsroot_safefs_LDADD = $(top_builddir)/common/libloomcommon.la
-TESTS += t-fsroot-pmixsrv.sh t-fsroot-mpiexec.sh
-EXTRA_DIST += fsroot_lib.sh t-fsroot-pmixsrv.sh t-fsroot-mpiexec.sh fsroot_pmixsrv.c
+TESTS += t-fsroot-pmixsrv.sh t-fsroot-mpiexec.sh t-fsroot-shm.sh
+EXTRA_DIST += fsroot_lib.sh t-fsroot-pmixsrv.sh t-fsroot-mpiexec.sh t-fsroot-shm.sh \
+	fsroot_pmixsrv.c fsroot_fixrand.c
+# libmpi's shared segment (t-fsroot-shm.sh builds fsroot_fixrand.so itself)
+check_PROGRAMS += fsroot_mpi
+fsroot_mpi_SOURCES = fsroot_mpi.c
+fsroot_mpi_CPPFLAGS = -I$(top_srcdir)/mpi/include
+fsroot_mpi_LDADD = $(top_builddir)/mpi/libmpi.la
+fsroot_mpi_LDFLAGS = -no-install -Wl,-rpath,$(abs_top_builddir)/libpmi2/.libs
 # the real pmixsrv + libpmix, started as root for another uid as the plugin does
 if HAVE_PMIX
 check_PROGRAMS += fsroot_pmixsrv

@@ -1,0 +1,24 @@
+/* fsroot_mpi.c - the smallest job that needs libmpi's shared segment, for
+ * t-fsroot-shm.sh: MPI_Init, an Allreduce of the ranks checked, MPI_Finalize.
+ * Rank 0 prints "fsroot_mpi: N ranks OK"; exit 1 on a wrong sum.
+ */
+#include <mpi.h>
+#include <stdio.h>
+
+int main(int argc, char **argv)
+{
+    int rank, size, sum = 0;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (sum != size * (size - 1) / 2) {
+        fprintf(stderr, "fsroot_mpi: rank %d: sum %d, expected %d\n", rank, sum,
+                size * (size - 1) / 2);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    if (rank == 0)
+        printf("fsroot_mpi: %d ranks OK\n", size);
+    MPI_Finalize();
+    return 0;
+}
