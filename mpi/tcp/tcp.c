@@ -31,12 +31,14 @@
  *     higher rank's is answered NAK, and a rank whose own attempt is refused waits for
  *     the winner's.  Packets queue on the peer until the connection is up.
  *   - Accepting: an accepted socket holds one of LOOM_MPI_TCP_MAX_PENDING (64) slots
- *     until its handshake ends, at most LOOM_MPI_TCP_HANDSHAKE_TIMEOUT (5) s; with every
+ *     until its handshake ends, at most LOOM_MPI_TCP_HANDSHAKE_TIMEOUT (10) s; with every
  *     slot taken the listener stops accepting (the kernel's backlog holds the rest)
  *     until one frees.  A bad hello, a wrong proof or the deadline closes the socket
  *     with nothing sent; refusals go to stderr, the first one and then one line a
  *     minute, and never disturb the job.  A handshake of mine cut short (the
- *     acceptor's deadline passed while this rank computed) is retried 3 times.
+ *     acceptor's deadline passed while this rank computed outside MPI) is retried, up
+ *     to 16 times: each retry needs the listener to accept again, and one whose proof
+ *     fails is never retried.
  *   - Checks on receive: every frame header before its payload is read or anything is
  *     allocated for it: kind known (goodbye without payload), src = the connection's
  *     rank, then xm_pkt_check() (core/p2p.h: type, len against paylen and limits,
@@ -73,10 +75,11 @@
  *     and not encrypted.  Use a trusted network for MPI traffic.
  * Tunables: LOOM_MPI_TCP_HANDSHAKE_TIMEOUT, LOOM_MPI_TCP_MAX_PENDING, LOOM_MPI_TCP_IF
  *   (above), LOOM_MPI_TCP_SNDBUF (socket send buffer bytes, default 128 KiB, see
- *   SNDBUF_DEFAULT; 0 = the kernel's autotuning, for long fat links), LOOM_MPI_TCP_RCVBUF (receive buffer bytes, default: autotuning),
- *   LOOM_MPI_TCP_TIMEOUT (seconds a connection may stay silent while data or keepalive
- *   probes go unacknowledged before its peer counts as lost, default 60; 0 = the
- *   kernel's defaults, about 15 minutes with data in flight and never without).
+ *   SNDBUF_DEFAULT; 0 = the kernel's autotuning, for long fat links), LOOM_MPI_TCP_RCVBUF
+ * (receive buffer bytes, default: autotuning), LOOM_MPI_TCP_TIMEOUT (seconds a connection
+ * may stay silent while data or keepalive probes go unacknowledged before its peer counts
+ * as lost, default 60; 0 = the kernel's defaults, about 15 minutes with data in flight
+ * and never without).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -110,9 +113,9 @@
 #define REPLY_ACK 0x41434b31u
 #define REPLY_NAK 0x4e414b31u
 #define NONCE_LEN 16
-#define HS_TIMEOUT_DEFAULT 5  /* s: LOOM_MPI_TCP_HANDSHAKE_TIMEOUT */
+#define HS_TIMEOUT_DEFAULT 10 /* s: LOOM_MPI_TCP_HANDSHAKE_TIMEOUT */
 #define HS_PENDING_DEFAULT 64 /* LOOM_MPI_TCP_MAX_PENDING */
-#define HS_RETRIES 3          /* a handshake of mine cut short is tried again */
+#define HS_RETRIES 16         /* a handshake of mine cut short is tried again */
 #define REFUSE_LOG_S 60       /* refusals after the first: one summary line a minute */
 #define SMALL_CAP 4096
 #define BIG_CAP 65536
@@ -679,12 +682,12 @@ static void connected(struct conn *c)
         return;
     }
     memcpy(h.nonce, c->nonce, sizeof(h.nonce));
+    c->state = C_HELLO_SENT; /* connected: a failure from here on may be retried */
+    c->rgot = 0;
     if (send(c->fd, &h, sizeof(h), MSG_NOSIGNAL) != (ssize_t)sizeof(h)) {
         hs_broken(c, errno);
         return;
     }
-    c->state = C_HELLO_SENT;
-    c->rgot = 0;
     ep_set(c, EPOLLIN);
 }
 
