@@ -2,14 +2,16 @@
 # Files and directories that root (the stepd's plugin), mpiexec and libmpi
 # create, against a hostile local user: common/safefs directly (the removal
 # race included), pmixsrv's directory through the real server, libmpi's
-# shared segment.  Run as root (skipped otherwise); the second uid is 65534.
+# shared segment, and the plugin's directory under real srun --uid=65534
+# (t-fsroot-slurm.sh, a private cluster).  Run as root (skipped otherwise);
+# the second uid is 65534.
 check_PROGRAMS += fsroot_safefs
 TESTS += fsroot_safefs
 fsroot_safefs_SOURCES = fsroot_safefs.c
 fsroot_safefs_LDADD = $(top_builddir)/common/libloomcommon.la
-TESTS += t-fsroot-pmixsrv.sh t-fsroot-mpiexec.sh t-fsroot-shm.sh
+TESTS += t-fsroot-pmixsrv.sh t-fsroot-mpiexec.sh t-fsroot-shm.sh t-fsroot-slurm.sh
 EXTRA_DIST += fsroot_lib.sh t-fsroot-pmixsrv.sh t-fsroot-mpiexec.sh t-fsroot-shm.sh \
-	fsroot_pmixsrv.c fsroot_fixrand.c
+	t-fsroot-slurm.sh fsroot_pmixsrv.c fsroot_fixrand.c
 # libmpi's shared segment (t-fsroot-shm.sh builds fsroot_fixrand.so itself)
 check_PROGRAMS += fsroot_mpi
 fsroot_mpi_SOURCES = fsroot_mpi.c
