@@ -84,7 +84,9 @@ void ring_fail(struct psrv *s, int rank, const char *text)
     if (r->failed)
         return;
     r->failed = true;
-    srv_log(s, PSRV_LOG_ERROR, "%s", text);
+    /* srv_abort below hands the text to the host, which prints it: logging
+     * it here too would say every abort twice. */
+    srv_log(s, PSRV_LOG_DEBUG, "ring failed: %s", text);
     for (int i = 0; i < s->cfg.local_count; i++) {
         struct client *c = &s->cl[i];
         if (c->in_ring && !c->gone)
