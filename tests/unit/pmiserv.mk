@@ -28,3 +28,7 @@ check_PROGRAMS += check_blob
 TESTS += check_blob
 check_blob_SOURCES = check_blob.c fake_tree.c fake_tree.h
 check_blob_LDADD = $(PMISERV_TEST_LIBS)
+check_PROGRAMS += check_quotas
+TESTS += check_quotas
+check_quotas_SOURCES = check_quotas.c fake_tree.c fake_tree.h
+check_quotas_LDADD = $(PMISERV_TEST_LIBS)
