@@ -2,11 +2,12 @@
  * (launcher/conn.c framing and tags, launcher/front.c: the handshake on both sides and
  * the proxy frames mpiexec acts on), as a hostile peer sends them.
  *
- * fuzz-sources: launcher/conn.c launcher/hosts.c launcher/iofwd.c common/loop.c
- * common/pack.c common/mac.c common/log.c common/fdio.c fuzz-cflags: -Ilauncher -Icommon
+ * fuzz-sources: launcher/hosts.c launcher/iofwd.c common/loop.c common/pack.c
+ * fuzz-cflags: -Ilauncher -Icommon
  * fuzz-options: -max_len=65536 -close_fd_mask=3
  *
- * Contract: the target includes launcher/front.c (its statics are the state).  The job
+ * Contract: the target includes launcher/front.c (its statics are the state), conn.c,
+ * common/mac.c, log.c and fdio.c.  The job
  * cookie is COOKIE below; with LOOM_FUZZ both handshake nonces mpiexec and the proxy
  * draw are 32 zero bytes, so a seed can carry valid proofs.  Input byte 0 mod 3 picks:
  *   0  a stream into a struct mpx_conn (tagged with node 1's key when bit 2 of byte 0
@@ -24,6 +25,10 @@
  * P_DONE frames, mpiexec's real PROOF + tagged F_JOB, version 1's HELLO with a cookie,
  * a frame of 4 GiB, a tagged frame with a wrong tag.
  */
+#include "../../common/fdio.c"
+#include "../../common/log.c"
+#include "../../common/mac.c"
+#include "../../launcher/conn.c"
 #include "../../launcher/front.c"
 
 #define COOKIE "5e6c1f0a9b3d4e7f8a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f6071"

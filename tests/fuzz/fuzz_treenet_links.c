@@ -2,11 +2,13 @@
  * (treenet/links.c: staging buffer, frame split, large-frame assembly, the handshake
  * on both sides, delivery), as a hostile peer drives it.
  *
- * fuzz-sources: treenet/auth.c treenet/util.c common/loop.c common/ktree.c common/log.c
- * common/fdio.c fuzz-cflags: -Itreenet -Icommon fuzz-libs: -lmunge fuzz-options:
- * -max_len=200000
+ * fuzz-sources: common/loop.c common/ktree.c common/log.c common/fdio.c
+ * fuzz-cflags: -Itreenet -Icommon
+ * fuzz-libs: -lmunge
+ * fuzz-options: -max_len=200000
  *
- * Contract: the target includes treenet/links.c (its statics are the state).  Input
+ * Contract: the target includes treenet/links.c (its statics are the state), auth.c
+ * and util.c.  Input
  * byte 0 picks the side:
  *   even  an accepted connection of node 0 (3 nodes, width 2: children 1 and 2), as a
  *         stranger or a child would open it: the rest of the input arrives on it (a
@@ -23,7 +25,9 @@
  * messages, a parent's real nonce + answer + messages, the old loom1 handshake, a 4 GiB
  * length, a frame cut in the middle.
  */
+#include "../../treenet/auth.c"
 #include "../../treenet/links.c"
+#include "../../treenet/util.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
