@@ -13,9 +13,11 @@
 #include "config.h"
 
 #include <check.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include "loop.h"
@@ -653,6 +655,75 @@ START_TEST(test_oversized_frame)
 }
 END_TEST
 
+/* accept() out of descriptors: the connection is shed with the spare fd, the
+ * loop does not spin on the backlog, and a real child gets in once fds are back. */
+START_TEST(test_emfile)
+{
+    struct tnode nd;
+    struct logcap cap;
+    struct loop *lp = loop_create();
+    struct rlimit rl, low;
+    int fds[64], n = 0, port, fd, kid = -1;
+    char **addrs;
+
+    cap_init(&cap);
+    pp_create(&nd, lp, 0, 2, TREENET_AUTH_NONE, 20000, &cap);
+    addrs = addrs_of(&nd, 1, 2);
+    ck_assert_int_eq(treenet_start(nd.tn, addrs), 0);
+    rdv_addrs_free(addrs, 2);
+    port = treenet_port(nd.tn);
+    /* a stranger waits in the backlog; then no descriptor is left for accept */
+    fd = raw_connect(port);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+    while (n < 64 && (fds[n] = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0)
+        n++;
+    low = rl;
+    low.rlim_cur = (rlim_t)fds[n - 1] + 1; /* every fd up to here is in use */
+    ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
+    {
+        struct timespec t0, t1;
+        int rounds = 0;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        do {
+            loop_run_once(lp, 50);
+            rounds++;
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+        } while ((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 <
+                 300);
+        /* the shed connection no longer wakes the loop: no busy spin */
+        ck_assert_msg(rounds < 200, "the loop spun %d times in 300 ms", rounds);
+    }
+    ck_assert(raw_closed_within(fd, 2000)); /* shed: accepted and closed */
+    close(fd);
+    ck_assert_int_ge(cap_count(&cap, "out of file descriptors"), 1);
+    ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+    while (n > 0)
+        close(fds[--n]);
+    /* descriptors are back: a real child gets in */
+    for (int i = 0; i < 5; i++)
+        loop_run_once(lp, 10);
+    {
+        char nonce[40], cred[256];
+        fd = raw_connect(port);
+        ck_assert_int_ge(fd, 0);
+        for (int i = 0; i < 20; i++)
+            loop_run_once(lp, 10);
+        ck_assert_int_eq(raw_read_nonce(fd, nonce), 0);
+        snprintf(cred, sizeof(cred), "loom2 " JOB " 1 0 %s " RAW_NONCE, nonce);
+        ck_assert_int_eq(raw_frame(fd, cred, strlen(cred)), 0);
+        for (int i = 0; i < 100 && !cap_count(&cap, "link to child 1 up"); i++)
+            loop_run_once(lp, 20);
+        ck_assert_int_eq(cap_count(&cap, "link to child 1 up"), 1);
+        kid = fd;
+    }
+    close(kid);
+    treenet_destroy(nd.tn);
+    loop_destroy(lp);
+    cap_free(&cap);
+}
+END_TEST
+
 START_TEST(test_child_never_connects)
 {
     static struct tnode nodes[2];
@@ -816,6 +887,7 @@ static Suite *treenet_suite(void)
     tcase_add_test(tc, test_tree7_none);
     tcase_add_test(tc, test_bad_creds_none);
     tcase_add_test(tc, test_oversized_frame);
+    tcase_add_test(tc, test_emfile);
     tcase_add_test(tc, test_child_never_connects);
     tcase_add_test(tc, test_parent_never_listens);
     tcase_add_test(tc, test_peer_killed);
