@@ -22,6 +22,11 @@
  *   trying to forge a line of its own (FORGED_LINE below); rank 1 waits in a fence.
  *   The job must end with the abort, the host's lines showing the bytes escaped.
  *
+ * Usage: hosts_flood logflood N  (1 or more ranks)
+ *   Rank 0 sends N requests with an unknown command, each with a different name,
+ *   reading every reply, then finalizes; the others just init and finalize.  Each
+ *   one is a warning of the server: the host's log must not get N lines.
+ *
  * Notes: raw records, no client library: the program must never read what it
  *   is sent once the flood starts, which no PMI library allows.
  */
@@ -172,16 +177,45 @@ static void hostile_texts(int fd)
     exit(0);
 }
 
+static void log_flood(int fd, long n)
+{
+    char rec[64];
+
+    send_record(fd, "cmd=fullinit;");
+    expect_record(fd, "fullinit-response");
+    for (long i = 0; g_rank == 0 && i < n; i++) {
+        char hdr[7] = {0}, body[8192];
+        long len;
+        snprintf(rec, sizeof(rec), "cmd=nosuchcmd%ld;", i);
+        send_record(fd, rec);
+        if (read_all(fd, hdr, 6, 10000) < 0)
+            die("no reply to an unknown command");
+        len = strtol(hdr, NULL, 10);
+        if (len <= 0 || len >= (long)sizeof(body) ||
+            read_all(fd, body, (size_t)len, 10000) < 0)
+            die("bad reply to an unknown command");
+    }
+    if (g_rank == 0)
+        printf(PROG ": rank 0: %ld unknown commands answered\n", n);
+    send_record(fd, "cmd=finalize;");
+    expect_record(fd, "finalize-response");
+    exit(0);
+}
+
 int main(int argc, char **argv)
 {
     int fd = env_int("PMI_FD");
     int abort_mode = argc > 1 && strcmp(argv[1], "abort") == 0;
+    int logflood = argc > 2 && strcmp(argv[1], "logflood") == 0;
     long mib = argc > 1 ? strtol(argv[1], NULL, 10) : 4;
     char line[256], put[1200], val[1025];
 
     g_rank = env_int("PMI_RANK");
-    if (fd < 0 || g_rank < 0 || (!abort_mode && (mib < 1 || mib > 256)))
-        die("usage: hosts_flood MIB (1..256) | abort, under a PMI-2 server");
+    if (logflood)
+        mib = strtol(argv[2], NULL, 10);
+    if (fd < 0 || g_rank < 0 || (!abort_mode && !logflood && (mib < 1 || mib > 256)) ||
+        (logflood && (mib < 1 || mib > 1000000)))
+        die("usage: hosts_flood MIB (1..256) | abort | logflood N, under a PMI-2 server");
     setvbuf(stdout, NULL, _IONBF, 0);
 
     /* init: the PMI-1 line, its PMI-1 reply, then PMI-2 records */
@@ -194,6 +228,8 @@ int main(int argc, char **argv)
     }
     if (abort_mode)
         hostile_texts(fd);
+    if (logflood)
+        log_flood(fd, mib);
     send_record(fd, "cmd=fullinit;");
     expect_record(fd, "fullinit-response");
     if (g_rank == 0) {

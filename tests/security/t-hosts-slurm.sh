@@ -11,6 +11,9 @@
 #           slurmd's log (where slurmstepd writes) may show a raw control byte or a line
 #           forged by an embedded newline in the plugin's lines; the abort line shows the
 #           bytes escaped and names rank 0.
+#   logflood  hosts_flood logflood 5000: 5000 requests with unknown commands, each a
+#           warning of the server; slurmd's log must get at most 400 of them (the
+#           plugin's own limit: 200 lines at once, 20 a second; the core may limit more).
 #   trace   LOOM_PMI_TRACE=1 in the job's env: the trace lines reach the job's own stderr
 #           (srun's), and slurmd's log gets none of them.
 # Skips (77) without root, Slurm or the plugin, like tests/slurm/t-*.sh.
@@ -121,6 +124,18 @@ if [ -n "$slog" ] && grep -qF "fullinit claims pmijobid=job\\x0aFORGED" "$slog";
     pass "logesc: slurmd's log shows the task's job id escaped"
 else
     failc "logesc: slurmd's log does not show the task's job id escaped"
+fi
+
+# ---- logflood --------------------------------------------------------------------
+lines0=$(wc -l <"$slog" 2>/dev/null || echo 0)
+run_srun --mpi=loom -N 1 -n 1 "$sec/hosts_flood" logflood 5000
+sleep 1
+n=$(tail -n +"$((lines0 + 1))" "$slog" 2>/dev/null | grep -c 'unknown PMI-2 command')
+if [ $rc -eq 0 ] && [ "$n" -le 400 ]; then
+    pass "logflood: 5000 bad requests left $n warning lines in slurmd's log (<= 400)"
+else
+    failc "logflood: 5000 bad requests left $n warning lines in slurmd's log (exit $rc)"
+    show_output
 fi
 
 # ---- trace -----------------------------------------------------------------------
