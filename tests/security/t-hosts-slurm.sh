@@ -14,6 +14,8 @@
 #   logflood  hosts_flood logflood 5000: 5000 requests with unknown commands, each a
 #           warning of the server; slurmd's log must get at most 400 of them (the
 #           plugin's own limit: 200 lines at once, 20 a second; the core may limit more).
+#           With LOOM_PMI_DEBUG=error in the job's env the warnings still reach slurmd's
+#           log: a job cannot lower mpi.conf's level to hide from the administrator.
 #   trace   LOOM_PMI_TRACE=1 in the job's env: the trace lines reach the job's own stderr
 #           (srun's), and slurmd's log gets none of them.
 # Skips (77) without root, Slurm or the plugin, like tests/slurm/t-*.sh.
@@ -136,6 +138,16 @@ if [ $rc -eq 0 ] && [ "$n" -le 400 ]; then
 else
     failc "logflood: 5000 bad requests left $n warning lines in slurmd's log (exit $rc)"
     show_output
+fi
+
+lines0=$(wc -l <"$slog" 2>/dev/null || echo 0)
+run_srun --mpi=loom -N 1 -n 1 --export=ALL,LOOM_PMI_DEBUG=error "$sec/hosts_flood" logflood 3
+sleep 1
+n=$(tail -n +"$((lines0 + 1))" "$slog" 2>/dev/null | grep -c 'unknown PMI-2 command')
+if [ $rc -eq 0 ] && [ "$n" -ge 1 ]; then
+    pass "logflood: LOOM_PMI_DEBUG=error does not hide the warnings from slurmd's log ($n)"
+else
+    failc "logflood: with LOOM_PMI_DEBUG=error slurmd's log got $n warnings (exit $rc)"
 fi
 
 # ---- trace -----------------------------------------------------------------------
