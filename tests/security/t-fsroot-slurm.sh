@@ -53,16 +53,21 @@ case $dir in
 esac
 assert_last "the directory is in SlurmdSpoolDir with a random name" \
     "unexpected directory '$dir' (spool $spool)"
+# (no command substitution in assert_last's arguments: bash would take its status)
+seen=$(grep owner= "$out.stdout")
 grep -q "owner=$U 700" "$out.stdout"
-assert_last "handed to uid $U with mode 0700" "not handed over: $(grep owner= "$out.stdout")"
-# the stepd removes it when the step ends: wait for that (10 s at most)
+assert_last "handed to uid $U with mode 0700" "not handed over: $seen"
+# the stepd removes it when the step ends, which may come after srun returns: wait
+# for that (30 s at most)
 i=0
-while [ -n "$dir" ] && [ -e "$dir" ] && [ $i -lt 100 ]; do
+while [ -n "$dir" ] && [ -e "$dir" ] && [ $i -lt 300 ]; do
     sleep 0.1
     i=$((i + 1))
 done
+seen=$(ls -la "$dir" 2>&1)
 [ -n "$dir" ] && [ ! -e "$dir" ]
-assert_last "the stepd removed the directory" "$dir left: $(ls -la "$dir" 2>&1)"
+assert_last "the stepd removed the directory (after $i polls of 0.1 s)" \
+    "$dir left after 30 s: $seen"
 bad=
 [ "$(stat -c '%u %a' "$victim")" = "$U 755" ] || bad="the directory changed;"
 for f in f0 f1 f2 f3; do
