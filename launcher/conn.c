@@ -4,8 +4,8 @@
  *   messages that were queued for a proxy before it connected; nothing has
  *   been sent on such a queue yet, so inserting at out_off is safe.  Tags
  *   carry no sequence number (frames are tagged when queued, and send_first
- *   reorders the queue): they stop forged and altered frames; the order of
- *   a stream is TCP's.
+ *   reorders the queue): they stop forged and altered control frames; the
+ *   order of a stream is TCP's.
  */
 #include "config.h"
 
@@ -52,6 +52,11 @@ int mpx_frame_parse(const void *buf, size_t len, uint8_t *type, size_t *bodylen,
     *bodylen = l - 1;
     *framelen = 4 + (size_t)l;
     return 1;
+}
+
+static int tagged(const struct mpx_conn *c, uint8_t type)
+{
+    return c->tag && type < 32 && (MPX_TAGGED_TYPES >> type & 1u);
 }
 
 void mpx_conn_set_tag(struct mpx_conn *c, mpx_tag_fn fn, const void *key, int dir_out,
@@ -102,7 +107,7 @@ int mpx_conn_pending(const struct mpx_conn *c)
 int mpx_conn_send(struct mpx_conn *c, uint8_t type, const void *body, size_t len)
 {
     uint8_t h[5], t[MPX_TAG_LEN];
-    size_t tl = c->tag ? MPX_TAG_LEN : 0;
+    size_t tl = tagged(c, type) ? MPX_TAG_LEN : 0;
 
     if (len + 1 + tl > MPX_FRAME_MAX)
         return -EMSGSIZE;
@@ -120,7 +125,7 @@ int mpx_conn_send_first(struct mpx_conn *c, uint8_t type, const void *body, size
 {
     struct iobuf nb = {0};
     uint8_t h[5], t[MPX_TAG_LEN];
-    size_t tl = c->tag ? MPX_TAG_LEN : 0;
+    size_t tl = tagged(c, type) ? MPX_TAG_LEN : 0;
 
     if (len + 1 + tl > MPX_FRAME_MAX)
         return -EMSGSIZE;
@@ -175,7 +180,7 @@ int mpx_conn_next(struct mpx_conn *c, uint8_t *type, const uint8_t **body, size_
     if (rc <= 0)
         return rc;
     *body = (const uint8_t *)c->in.p + c->in_off + 5;
-    if (c->tag) {
+    if (tagged(c, *type)) {
         uint8_t t[MPX_TAG_LEN], diff = 0;
         if (bl < MPX_TAG_LEN)
             return -EBADMSG;

@@ -13,10 +13,15 @@
  *   mpx_frame_parse() is the pure decoder of one frame header, for tests.
  *
  *   Tagged connections (after the handshake of front.c): with a tag
- *   function set (mpx_conn_set_tag), every frame sent carries MPX_TAG_LEN
- *   more bytes, tag(key, dir_out, type, body), and every frame received must
- *   end with tag(key, dir_in, type, body) or mpx_conn_next() returns
- *   -EBADMSG: a peer without the job's key cannot forge or alter a frame.
+ *   function set (mpx_conn_set_tag), every frame of a type in
+ *   MPX_TAGGED_TYPES carries MPX_TAG_LEN more bytes, tag(key, dir_out, type,
+ *   body), and every such frame received must end with tag(key, dir_in, type,
+ *   body) or mpx_conn_next() returns -EBADMSG: a peer without the job's key
+ *   cannot forge or alter what a proxy runs (the job, kill, stdin) nor what
+ *   mpiexec concludes about ranks (exits, failures, done, log lines).  The
+ *   bulk frames (tree messages, rank output) are not tagged: they are the
+ *   fence path, and hashing them would cost more than the fence itself; they
+ *   have the integrity of the network, as with hydra.
  *   conn.c holds no cryptography itself (the unit tests link it alone); the
  *   owner supplies the function (front.c: HMAC-SHA256 with the job cookie).
  *
@@ -58,6 +63,11 @@ enum mpx_frame_type {
     MPX_P_PROOF,  /* bytes HMAC(cookie, "proxy", node, Np, Nf), str hostname */
 };
 
+/* The frame types that carry a tag on a tagged connection (see above). */
+#define MPX_TAGGED_TYPES                                                                 \
+    ((1u << MPX_F_JOB) | (1u << MPX_F_KILL) | (1u << MPX_F_STDIN) | (1u << MPX_P_EXIT) | \
+     (1u << MPX_P_FAIL) | (1u << MPX_P_LOG) | (1u << MPX_P_DONE) | (1u << MPX_P_EOF))
+
 /* tag = f(key, direction, frame type, body): MPX_TAG_LEN bytes. */
 typedef void (*mpx_tag_fn)(const void *key, int dir, uint8_t type, const void *body,
                            size_t len, uint8_t tag[MPX_TAG_LEN]);
@@ -82,8 +92,9 @@ void mpx_conn_free(struct mpx_conn *c, int close_fd);
 int mpx_frame_parse(const void *buf, size_t len, uint8_t *type, size_t *bodylen,
                     size_t *framelen);
 
-/* From now on every frame sent is tagged with (key, dir_out) and every frame
- * received must carry a tag of (key, dir_in).  key must outlive c. */
+/* From now on every frame of a type in MPX_TAGGED_TYPES sent is tagged with
+ * (key, dir_out), and every one received must carry a tag of (key, dir_in).
+ * key must outlive c. */
 void mpx_conn_set_tag(struct mpx_conn *c, mpx_tag_fn fn, const void *key, int dir_out,
                       int dir_in);
 

@@ -17,10 +17,13 @@
  *   nonce Np); mpiexec answers PROOF (nonce Nf, HMAC(cookie, "front", node,
  *   Np, Nf)); the proxy checks it before it sends anything reusable, then
  *   sends its own PROOF (HMAC(cookie, "proxy", node, Np, Nf)).  From there
- *   every frame in both directions carries an HMAC tag keyed by the cookie,
- *   the direction and the node, so whatever answers at a candidate address
- *   (another user's listener, a relay) gets no cookie, cannot make the
- *   proxy run anything, and cannot alter what the real mpiexec sends.
+ *   every control frame in both directions (the job, kill, exits, failures:
+ *   MPX_TAGGED_TYPES) carries an HMAC tag keyed by the cookie, the direction
+ *   and the node, so whatever answers at a candidate address (another user's
+ *   listener, even one relaying to the real mpiexec) gets no cookie, cannot
+ *   make the proxy run anything, and cannot alter the job the real mpiexec
+ *   sends.  Tree messages and output are not tagged (the fence path: see
+ *   conn.h); a relay could alter those, as anyone on the network could.
  *
  *   The port against strangers: an accepted connection has LOOM_PROXY_
  *   HANDSHAKE_TIMEOUT (3 s) to finish its handshake; at most MAX_PENDING
