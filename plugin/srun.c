@@ -14,6 +14,11 @@
  *   server and frees the state.
  *
  * Notes:
+ *   - The rendezvous server is the job owner's process: the stepds trust
+ *     nothing from it but addresses to try (doc/treenet.md, "What a node
+ *     trusts from the rendezvous"); the credentials they send it can be
+ *     decoded by the job's uid only and are bound to this server's nonce.
+ *     Refused connections are logged on srun's stderr, rate-limited.
  *   - srun never calls fini(): everything is released in client_fini.
  *   - A heterogeneous step calls prelaunch once per component, each with the
  *     layout of the whole het step: they share one rendezvous server (below).
