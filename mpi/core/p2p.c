@@ -715,11 +715,16 @@ static void proto_fail(int src, const char *what)
 
 void xm_handle_pkt(const struct xm_pkt_hdr *h, const void *payload, size_t paylen)
 {
-    int src = h->src;
-    struct xm_req *r;
     const char *bad = xm_pkt_check(h, paylen);
     if (bad)
-        proto_fail(src, bad);
+        proto_fail(h->src, bad);
+    xm_handle_pkt_checked(h, payload, paylen);
+}
+
+void xm_handle_pkt_checked(const struct xm_pkt_hdr *h, const void *payload, size_t paylen)
+{
+    int src = h->src;
+    struct xm_req *r;
     switch (h->type) {
     case XM_PKT_EAGER:
         for (r = posted.head; r; r = r->next)

@@ -78,6 +78,11 @@ int xm_wait_any(int n, struct xm_req **rs);
  * error in a packet from rank R: <field>: <what>" (transports that can end the one
  * connection instead call xm_pkt_check() themselves first). */
 void xm_handle_pkt(const struct xm_pkt_hdr *h, const void *payload, size_t paylen);
+/* The same without the check, for a packet that passed xm_pkt_check() with nothing
+ * handled in between (TCP checks every frame header before reading its payload and
+ * hands a frame already in its buffer over at once: one check per packet). */
+void xm_handle_pkt_checked(const struct xm_pkt_hdr *h, const void *payload,
+                           size_t paylen);
 /* Every header field of a packet whose payload is paylen bytes, against the state of
  * the engine, before anything is read or written for it: NULL = acceptable, else what
  * is wrong ("<field>: <what>").  The caller checks that h->src is the rank the packet

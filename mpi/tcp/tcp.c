@@ -1019,8 +1019,8 @@ static void parse(struct conn *c)
             break;
         }
         if (avail < f.paylen)
-            break;
-        xm_handle_pkt(&h, c->rb + off + FRAME_HDR, f.paylen);
+            break; /* checked again when the rest is there */
+        xm_handle_pkt_checked(&h, c->rb + off + FRAME_HDR, f.paylen);
         off += FRAME_HDR + f.paylen;
     }
     if (off && off < c->rlen)
