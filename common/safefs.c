@@ -48,7 +48,7 @@ static void say(char *err, size_t errlen, const char *fmt, ...)
 /* Is this directory (st) one we may walk through or create in?  last: the
  * base itself.  0, or an errno with the reason in err. */
 static int trusted(const struct stat *st, const char *path, int last, int flags,
-                   char *err, size_t errlen)
+                   uid_t owner2, char *err, size_t errlen)
 {
     uid_t me = geteuid();
     mode_t w = st->st_mode & (S_IWGRP | S_IWOTH);
@@ -57,9 +57,10 @@ static int trusted(const struct stat *st, const char *path, int last, int flags,
         say(err, errlen, "%s is not a directory", path);
         return ENOTDIR;
     }
-    if (st->st_uid != 0 && st->st_uid != me) {
-        say(err, errlen, "%s belongs to uid %u, neither root nor us (uid %u)", path,
-            (unsigned)st->st_uid, (unsigned)me);
+    if (st->st_uid != 0 && st->st_uid != me && st->st_uid != owner2) {
+        say(err, errlen, "%s belongs to uid %u, neither root nor us (uid %u)%s", path,
+            (unsigned)st->st_uid, (unsigned)me,
+            owner2 != (uid_t)-1 ? " nor the trusted account" : "");
         return EPERM;
     }
     if (w && last && (flags & SAFEFS_STRICT)) {
@@ -88,7 +89,7 @@ static int join_path(char *rest, size_t cap, const char *a, const char *b)
     return 0;
 }
 
-int safefs_open_base(const char *base, int flags, char *resolved, char *err,
+int safefs_open_base(const char *base, int flags, uid_t owner2, char *resolved, char *err,
                      size_t errlen)
 {
     char rest[PATH_MAX], walked[PATH_MAX], comp[NAME_MAX + 1], cwd[PATH_MAX];
@@ -128,7 +129,7 @@ restart:
         while (*p == '/')
             p++;
         int last = *p == '\0';
-        if ((e = trusted(&st, wl ? walked : "/", last, flags, err, errlen)) != 0)
+        if ((e = trusted(&st, wl ? walked : "/", last, flags, owner2, err, errlen)) != 0)
             goto fail;
         if (last)
             break;
@@ -154,7 +155,7 @@ restart:
                 say(err, errlen, "%s/%s is not a directory", walked, comp);
                 goto fail;
             }
-            if (ls.st_uid != 0 && ls.st_uid != me) {
+            if (ls.st_uid != 0 && ls.st_uid != me && ls.st_uid != owner2) {
                 e = EPERM;
                 say(err, errlen, "%s/%s is a symlink of uid %u: not followed", walked,
                     comp, (unsigned)ls.st_uid);
@@ -234,8 +235,8 @@ void safefs_close(struct safefs_dir *d)
     d->fd = d->base_fd = -1;
 }
 
-int safefs_mkdtemp(struct safefs_dir *d, const char *base, int flags, const char *prefix,
-                   char *err, size_t errlen)
+int safefs_mkdtemp(struct safefs_dir *d, const char *base, int flags, uid_t owner2,
+                   const char *prefix, char *err, size_t errlen)
 {
     char real[SAFEFS_PATH_MAX], hex[SAFEFS_RAND_HEX + 1];
     unsigned char rnd[SAFEFS_RAND_HEX / 2];
@@ -249,7 +250,7 @@ int safefs_mkdtemp(struct safefs_dir *d, const char *base, int flags, const char
         errno = EINVAL;
         return -1;
     }
-    if ((d->base_fd = safefs_open_base(base, flags, real, err, errlen)) < 0)
+    if ((d->base_fd = safefs_open_base(base, flags, owner2, real, err, errlen)) < 0)
         return -1;
     if (strlen(real) + 2 + strlen(prefix) + 1 + SAFEFS_RAND_HEX > sizeof(d->path)) {
         e = ENAMETOOLONG;

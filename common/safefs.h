@@ -6,10 +6,12 @@
  *   - safefs_open_base() opens an existing directory to create things in.  The
  *     path (a relative one from getcwd) is walked from "/" one component at a
  *     time with openat(O_NOFOLLOW): every component must be a directory owned
- *     by root or by our euid, and no ancestor may be writable by group or
+ *     by root, by our euid or by `owner2` (an account as trusted as root, e.g.
+ *     Slurm's SlurmUser owning SlurmdSpoolDir; (uid_t)-1: none), and no
+ *     ancestor may be writable by group or
  *     others unless it is sticky (a sticky /tmp is fine above a root-owned
  *     child).  A symlink on the way is followed (by us, at most 40) only when
- *     root or our euid owns it; its target is walked under the same rules.
+ *     one of those owns it; its target is walked under the same rules.
  *     With SAFEFS_STRICT the directory itself must not be writable by group or
  *     others either (sticky or not): root serving another user never creates
  *     in a world-writable place like /tmp.  Returns an O_DIRECTORY fd.
@@ -64,14 +66,14 @@ struct safefs_dir {
  * (EPERM: an untrusted owner or mode or symlink, ELOOP: too many
  * symlinks, ENOTDIR, ENAMETOOLONG, and what openat gives) and a message in err.
  * resolved (SAFEFS_PATH_MAX bytes, may be NULL) receives the path walked. */
-int safefs_open_base(const char *base, int flags, char *resolved, char *err,
+int safefs_open_base(const char *base, int flags, uid_t owner2, char *resolved, char *err,
                      size_t errlen);
 
 /* Make a fresh private directory "<prefix>.<random>" (mode 0700, owned by our
- * euid) in base (opened with safefs_open_base(base, flags)).  0, or -1 with
- * errno and a message in err; d is then closed (fds -1). */
-int safefs_mkdtemp(struct safefs_dir *d, const char *base, int flags, const char *prefix,
-                   char *err, size_t errlen);
+ * euid) in base (opened with safefs_open_base(base, flags, owner2)).  0, or -1
+ * with errno and a message in err; d is then closed (fds -1). */
+int safefs_mkdtemp(struct safefs_dir *d, const char *base, int flags, uid_t owner2,
+                   const char *prefix, char *err, size_t errlen);
 
 /* fchown(uid, gid) (only when it changes something) and fchmod(mode) of d's
  * directory through its fd.  0, or -1 with errno and a message in err. */

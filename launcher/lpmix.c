@@ -58,7 +58,7 @@ static void on_pmix(struct loop *lp, struct loop_watch *w, int fd, int revents, 
 static void sweep(const char *base)
 {
     char err[256];
-    int bfd = safefs_open_base(base, 0, NULL, err, sizeof(err)), dfd;
+    int bfd = safefs_open_base(base, 0, (uid_t)-1, NULL, err, sizeof(err)), dfd;
     struct dirent *e;
     DIR *d;
 

@@ -1089,7 +1089,9 @@ static int make_dir(struct pmixsrv *px, const struct pmixsrv_config *cfg)
     if (!bl)
         snprintf(base, sizeof(base), "/");
     int strict = me == 0 && cfg->uid != 0 ? SAFEFS_STRICT : 0;
-    if (safefs_mkdtemp(&px->dir, base, strict, slash + 1, err, sizeof(err)) < 0) {
+    if (safefs_mkdtemp(&px->dir, base, strict,
+                       cfg->base_owner ? cfg->base_owner : (uid_t)-1, slash + 1, err,
+                       sizeof(err)) < 0) {
         int e = errno;
         pxlog(px, PSRV_LOG_ERROR, "PMIx: cannot make the server's directory: %s%s", err,
               strict && e == EPERM ? " (root makes it for the job's user only in a "

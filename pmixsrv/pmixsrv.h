@@ -41,8 +41,10 @@
  *     made is BASE/PREFIX.<12 random hex digits> (never an existing path: a
  *     name taken draws another), mode 0700; its path is what the tasks get as
  *     PMIX_SERVER_TMPDIR.  BASE and every directory above it must belong to
- *     root or to us and be writable by no other user (sticky ones excepted on
- *     the way); when root serves another uid, BASE itself may not be writable
+ *     root, to us or to cfg.base_owner (0 adds no one; the plugin gives
+ *     SlurmUser, which owns SlurmdSpoolDir on Debian) and be writable by no
+ *     other user (sticky ones excepted on the way); when root serves another
+ *     uid, BASE itself may not be writable
  *     by any other user either (no /tmp): pmixsrv_create then fails (EPERM,
  *     logged with the reason).  The directory is ours until the server is set
  *     up, then handed to cfg.uid/cfg.gid by fchown; destroy takes it back and
@@ -75,6 +77,7 @@ struct pmixsrv_config {
     uid_t uid;                     /* owner of the job's processes */
     gid_t gid;
     const char *tmpdir;            /* BASE/PREFIX of the server's directory (notes) */
+    uid_t base_owner;              /* may own BASE and above beside root (SlurmUser) */
     const char *anl_map;           /* PMI_process_mapping, or NULL */
     enum psrv_log_level log_level; /* lines above it are not logged */
 };

@@ -3,7 +3,8 @@
  * What it checks:
  *   - safefs_open_base: a world-writable base (/tmp) is refused in strict
  *     mode, a directory or a symlink of another uid on the way is refused and
- *     not followed, a root-owned symlink is followed.
+ *     not followed (unless that uid is the one trusted account given), a
+ *     root-owned symlink is followed.
  *   - safefs_mkdtemp: a fresh private directory (0700, root); with the random
  *     bytes made predictable (getrandom interposed below), a symlink or a
  *     foreign directory squatting every name is refused (EEXIST) and its
@@ -43,6 +44,7 @@
 #include "safefs.h"
 
 #define NOBODY 65534
+#define NOTRUST ((uid_t)-1) /* no owner trusted beside root */
 #define NSUB 64         /* subdirectories the racer swaps */
 #define RACE_ROUNDS 30  /* trees removed under a racer */
 #define RACE_ITERS 2000 /* racer swaps per round at most */
@@ -134,10 +136,10 @@ static void test_open_base(void)
     char err[512], res[SAFEFS_PATH_MAX], p[512], q[512];
     int fd;
 
-    fd = safefs_open_base("/tmp", SAFEFS_STRICT, NULL, err, sizeof(err));
+    fd = safefs_open_base("/tmp", SAFEFS_STRICT, NOTRUST, NULL, err, sizeof(err));
     CHECK(fd < 0 && errno == EPERM, "strict /tmp accepted");
     CHECK(fd >= 0 || strstr(err, "/tmp"), "no path in the message: %s", err);
-    fd = safefs_open_base("/tmp", 0, res, err, sizeof(err));
+    fd = safefs_open_base("/tmp", 0, NOTRUST, res, err, sizeof(err));
     CHECK(fd >= 0 && strcmp(res, "/tmp") == 0, "sticky /tmp refused: %s", err);
     if (fd >= 0)
         close(fd);
@@ -145,17 +147,21 @@ static void test_open_base(void)
     /* a root-only base, then a foreign directory below it */
     snprintf(p, sizeof(p), "%s/base", top);
     mk(p, 0, 0755);
-    fd = safefs_open_base(p, SAFEFS_STRICT, res, err, sizeof(err));
+    fd = safefs_open_base(p, SAFEFS_STRICT, NOTRUST, res, err, sizeof(err));
     CHECK(fd >= 0 && strcmp(res, p) == 0, "root base refused: %s", err);
     if (fd >= 0)
         close(fd);
     snprintf(q, sizeof(q), "%s/base/theirs", top);
     mk(q, NOBODY, 0755);
-    fd = safefs_open_base(q, 0, NULL, err, sizeof(err));
+    fd = safefs_open_base(q, 0, NOTRUST, NULL, err, sizeof(err));
     CHECK(fd < 0 && errno == EPERM, "a directory of uid %d accepted", NOBODY);
+    fd = safefs_open_base(q, SAFEFS_STRICT, NOBODY, NULL, err, sizeof(err));
+    CHECK(fd >= 0, "a directory of the trusted account refused: %s", err);
+    if (fd >= 0)
+        close(fd);
     snprintf(q, sizeof(q), "%s/base/theirs/sub", top);
     mk(q, 0, 0755);
-    fd = safefs_open_base(q, 0, NULL, err, sizeof(err));
+    fd = safefs_open_base(q, 0, NOTRUST, NULL, err, sizeof(err));
     CHECK(fd < 0 && errno == EPERM, "a path through a directory of uid %d accepted",
           NOBODY);
 
@@ -165,12 +171,12 @@ static void test_open_base(void)
         perror(q);
         exit(1);
     }
-    fd = safefs_open_base(q, SAFEFS_STRICT, NULL, err, sizeof(err));
+    fd = safefs_open_base(q, SAFEFS_STRICT, NOTRUST, NULL, err, sizeof(err));
     CHECK(fd < 0 && errno == EPERM, "a symlink of uid %d followed", NOBODY);
     CHECK(fd >= 0 || strstr(err, "symlink"), "message: %s", err);
     if (lchown(q, 0, 0) < 0)
         perror(q);
-    fd = safefs_open_base(q, SAFEFS_STRICT, res, err, sizeof(err));
+    fd = safefs_open_base(q, SAFEFS_STRICT, NOTRUST, res, err, sizeof(err));
     CHECK(fd >= 0 && strcmp(res, p) == 0, "root's symlink not followed: %s (%s)", err,
           res);
     if (fd >= 0)
@@ -181,7 +187,7 @@ static void test_open_base(void)
     mk(q, 0, 0775);
     snprintf(q, sizeof(q), "%s/base/gw/sub", top);
     mk(q, 0, 0755);
-    fd = safefs_open_base(q, 0, NULL, err, sizeof(err));
+    fd = safefs_open_base(q, 0, NOTRUST, NULL, err, sizeof(err));
     CHECK(fd < 0 && errno == EPERM, "a group-writable ancestor accepted");
 }
 
@@ -194,7 +200,8 @@ static void test_mkdtemp(void)
     struct stat st;
 
     snprintf(base, sizeof(base), "%s/base", top);
-    int rc = safefs_mkdtemp(&d, base, SAFEFS_STRICT, "loom-pmix.1.0", err, sizeof(err));
+    int rc = safefs_mkdtemp(&d, base, SAFEFS_STRICT, NOTRUST, "loom-pmix.1.0", err,
+                            sizeof(err));
     CHECK(rc == 0, "mkdtemp: %s", err);
     if (rc < 0)
         return;
@@ -204,7 +211,8 @@ static void test_mkdtemp(void)
     CHECK(strncmp(d.name, "loom-pmix.1.0.", 14) == 0 &&
               strlen(d.name) == 14 + SAFEFS_RAND_HEX,
           "name %s", d.name);
-    rc = safefs_mkdtemp(&d2, base, SAFEFS_STRICT, "loom-pmix.1.0", err, sizeof(err));
+    rc = safefs_mkdtemp(&d2, base, SAFEFS_STRICT, NOTRUST, "loom-pmix.1.0", err,
+                        sizeof(err));
     CHECK(rc == 0 && strcmp(d.name, d2.name) != 0, "second name %s", d2.name);
     if (rc == 0)
         CHECK(safefs_remove(&d2, err, sizeof(err)) == 0, "remove: %s", err);
@@ -231,7 +239,7 @@ static void test_mkdtemp(void)
         perror(p);
         exit(1);
     }
-    rc = safefs_mkdtemp(&d, base, SAFEFS_STRICT, "squat", err, sizeof(err));
+    rc = safefs_mkdtemp(&d, base, SAFEFS_STRICT, NOTRUST, "squat", err, sizeof(err));
     CHECK(rc < 0 && errno == EEXIST, "a symlink at the name accepted");
     CHECK(rc == 0 || strstr(err, "taken"), "message: %s", err);
     if (rc == 0)
@@ -243,7 +251,7 @@ static void test_mkdtemp(void)
 
     snprintf(p, sizeof(p), "%s/theirs.%s", base, fixed);
     mk(p, NOBODY, 0777);
-    rc = safefs_mkdtemp(&d, base, SAFEFS_STRICT, "theirs", err, sizeof(err));
+    rc = safefs_mkdtemp(&d, base, SAFEFS_STRICT, NOTRUST, "theirs", err, sizeof(err));
     CHECK(rc < 0 && errno == EEXIST, "a foreign directory at the name accepted");
     if (rc == 0)
         safefs_close(&d);
@@ -288,7 +296,7 @@ static void test_remove_links(void)
     snprintf(base, sizeof(base), "%s/base", top);
     snprintf(victim, sizeof(victim), "%s/victim2", top);
     make_victim(victim);
-    if (safefs_mkdtemp(&d, base, SAFEFS_STRICT, "links", err, sizeof(err)) < 0) {
+    if (safefs_mkdtemp(&d, base, SAFEFS_STRICT, NOTRUST, "links", err, sizeof(err)) < 0) {
         CHECK(0, "mkdtemp: %s", err);
         return;
     }
@@ -316,7 +324,7 @@ static void test_remove_mount(void)
     struct safefs_dir d;
 
     snprintf(base, sizeof(base), "%s/base", top);
-    if (safefs_mkdtemp(&d, base, SAFEFS_STRICT, "mnt", err, sizeof(err)) < 0) {
+    if (safefs_mkdtemp(&d, base, SAFEFS_STRICT, NOTRUST, "mnt", err, sizeof(err)) < 0) {
         CHECK(0, "mkdtemp: %s", err);
         return;
     }
@@ -346,7 +354,7 @@ static void test_remove_deep_and_stale(void)
     struct stat st;
 
     snprintf(base, sizeof(base), "%s/base", top);
-    if (safefs_mkdtemp(&d, base, SAFEFS_STRICT, "deep", err, sizeof(err)) < 0) {
+    if (safefs_mkdtemp(&d, base, SAFEFS_STRICT, NOTRUST, "deep", err, sizeof(err)) < 0) {
         CHECK(0, "mkdtemp: %s", err);
         return;
     }
@@ -368,7 +376,7 @@ static void test_remove_deep_and_stale(void)
     rm_rf(path);
 
     /* the entry swapped for another directory: left alone */
-    if (safefs_mkdtemp(&d, base, SAFEFS_STRICT, "stale", err, sizeof(err)) < 0) {
+    if (safefs_mkdtemp(&d, base, SAFEFS_STRICT, NOTRUST, "stale", err, sizeof(err)) < 0) {
         CHECK(0, "mkdtemp: %s", err);
         return;
     }
@@ -448,7 +456,8 @@ static void race(int as_nobody)
         rm_rf(victim);
         make_victim(victim);
         /* victim files named like the tree's: f0..f3 */
-        if (safefs_mkdtemp(&d, base, SAFEFS_STRICT, "race", err, sizeof(err)) < 0) {
+        if (safefs_mkdtemp(&d, base, SAFEFS_STRICT, NOTRUST, "race", err, sizeof(err)) <
+            0) {
             CHECK(0, "mkdtemp: %s", err);
             return;
         }
