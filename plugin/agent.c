@@ -486,6 +486,7 @@ static int start_pmix(struct agent *a)
         .uid = st->uid,
         .gid = st->gid,
         .tmpdir = tmpdir,
+        .base_owner = (uid_t)slurm_conf.slurm_user_id, /* owns SlurmdSpoolDir on Debian */
         .anl_map = psrv_process_mapping(st->rank_node, st->size, map, sizeof(map)) >= 0
                        ? map
                        : NULL,
