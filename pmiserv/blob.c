@@ -6,6 +6,10 @@
  *     one before has completed.
  *   - Failure goes through srv_abort(), which floods FENCE_FAIL over the
  *     tree and comes back here through blob_fail() on every node.
+ *   - What tasks can make pile up is capped (their PMIx server asks for them):
+ *     BLOB_MAX_QUEUE local contributions waiting (-EAGAIN beyond), and
+ *     BLOB_MAX_DREQS direct-modex requests in flight each way (ours:
+ *     -EAGAIN; served here: answered -EAGAIN at once).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -19,6 +23,9 @@
 #include "pack.h"
 #include "psrv_int.h"
 #include "treecoll.h"
+
+#define BLOB_MAX_QUEUE 256
+#define BLOB_MAX_DREQS 4096
 
 struct lcontrib { /* a local contribution waiting for its turn */
     uint64_t id;
@@ -40,6 +47,7 @@ struct blobsvc {
     struct tcoll *tc;
     struct lcontrib *queue, **qtail; /* the head is in flight */
     struct dreq *out, *in;
+    int nqueue, nout, nin; /* lengths of queue, out, in (caps above) */
     uint64_t next_handle;
 };
 
@@ -86,6 +94,7 @@ static void done(struct psrv *s, const void *all, size_t len)
     if (!l) /* cannot happen: only the queue's head contributes */
         return;
     b->queue = l->next;
+    b->nqueue--;
     if (!b->queue)
         b->qtail = &b->queue;
     coll_done(s, l->id, 0, all, len, NULL);
@@ -109,6 +118,7 @@ static void failed(struct psrv *s, int rank, int from_node, const char *text)
         free(l);
     }
     b->qtail = &b->queue;
+    b->nqueue = 0;
     while (b->out) {
         struct dreq *d = b->out;
         b->out = d->next;
@@ -116,6 +126,7 @@ static void failed(struct psrv *s, int rank, int from_node, const char *text)
             s->ops.dmdx_done(s->arg, d->id, -ECANCELED, NULL, 0, text);
         free(d);
     }
+    b->nout = 0;
     srv_abort(s, rank, 1, "%s", text);
 }
 
@@ -174,6 +185,8 @@ int psrv_coll_contribute(struct psrv *s, uint64_t id, const void *blob, size_t l
         coll_done(s, id, -ECANCELED, NULL, 0, "the job is aborting");
         return 0;
     }
+    if (b->nqueue >= BLOB_MAX_QUEUE)
+        return -EAGAIN;
     if (!(l = calloc(1, sizeof(*l))) || (len && !(l->buf = malloc(len)))) {
         free(l);
         return -ENOMEM;
@@ -185,6 +198,7 @@ int psrv_coll_contribute(struct psrv *s, uint64_t id, const void *blob, size_t l
     bool first = !b->queue;
     *b->qtail = l;
     b->qtail = &l->next;
+    b->nqueue++;
     if (first) /* else its turn comes when the one in flight completes */
         tc_local(s, b->tc, l->buf, l->len);
     return 0;
@@ -244,17 +258,20 @@ static void serve(struct psrv *s, int origin, uint64_t rid, int rank, const void
                   size_t len)
 {
     struct blobsvc *b = s->blob;
-    struct dreq *d = calloc(1, sizeof(*d));
+    int err = !s->ops.dmdx_request ? -ENOSYS : b->nin >= BLOB_MAX_DREQS ? -EAGAIN : 0;
+    struct dreq *d = err ? NULL : calloc(1, sizeof(*d));
 
-    if (!d || !s->ops.dmdx_request) {
-        free(d);
+    if (!d) {
+        err = err ? err : -ENOMEM;
         if (origin == s->cfg.nodeid) {
-            dmdx_done(s, rid, -ENOSYS, NULL, 0, "no direct modex on this node");
+            dmdx_done(s, rid, err, NULL, 0,
+                      err == -ENOSYS ? "no direct modex on this node"
+                                     : "too many direct modex requests on this node");
         } else {
             struct pack p;
             pack_init(&p);
             pack_u64(&p, rid);
-            pack_i32(&p, -ENOSYS);
+            pack_i32(&p, err);
             pack_bytes(&p, NULL, 0);
             struct msg m = {.type = MSG_DMDX_RESP,
                             .origin = s->cfg.nodeid,
@@ -272,6 +289,7 @@ static void serve(struct psrv *s, int origin, uint64_t rid, int rank, const void
     d->rank = rank;
     d->next = b->in;
     b->in = d;
+    b->nin++;
     s->ops.dmdx_request(s->arg, d->id, rank, info, len);
 }
 
@@ -292,6 +310,8 @@ int psrv_dmdx_request(struct psrv *s, uint64_t id, int rank, const void *info, s
         serve(s, node, id, rank, info, len);
         return 0;
     }
+    if (b->nout >= BLOB_MAX_DREQS)
+        return -EAGAIN;
     struct dreq *d = calloc(1, sizeof(*d));
     if (!d)
         return -ENOMEM;
@@ -318,6 +338,7 @@ int psrv_dmdx_request(struct psrv *s, uint64_t id, int rank, const void *info, s
     }
     d->next = b->out;
     b->out = d;
+    b->nout++;
     srv_log(s, PSRV_LOG_DEBUG, "direct modex %llu: rank %d on node %d asked",
             (unsigned long long)id, rank, node);
     return 0;
@@ -336,6 +357,7 @@ int psrv_dmdx_reply(struct psrv *s, uint64_t handle, int rc, const void *data, s
     if (!(d = *pp))
         return -ENOENT;
     *pp = d->next;
+    b->nin--;
     if (d->origin == s->cfg.nodeid) {
         dmdx_done(s, d->rid, rc, data, len, rc ? "direct modex failed" : NULL);
         free(d);
@@ -388,6 +410,7 @@ static int on_dmdx(struct psrv *s, const struct msg *m)
         if (d->id != id)
             continue;
         *pp = d->next;
+        b->nout--;
         free(d);
         dmdx_done(s, id, v, data, n, v ? "direct modex failed on the rank's node" : NULL);
         return 0;
@@ -416,6 +439,7 @@ int blob_tick(struct psrv *s, uint64_t now)
         if (d->deadline && now >= d->deadline) {
             char text[160];
             *pp = d->next;
+            b->nout--;
             snprintf(text, sizeof(text),
                      "direct modex for rank %d: no answer from node %d within %d ms",
                      d->rank, s->rank_node ? s->rank_node[d->rank] : 0,

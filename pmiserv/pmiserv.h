@@ -218,12 +218,14 @@ int psrv_tick(struct psrv *srv);
  * through ops->coll_done(id).  Epochs, timeout (cfg.fence_timeout_ms), link
  * loss, dead local clients and abort behave as for the KVS fence: a failure
  * answers ops->coll_done with rc < 0 on every node and ends the job through
- * ops->abort.  A contribution made while one is in flight is queued.
- * Returns 0 or -errno (bad arguments, out of memory). */
+ * ops->abort.  A contribution made while one is in flight is queued (at
+ * most 256: -EAGAIN beyond).  Returns 0 or -errno (bad arguments, out of
+ * memory, -EAGAIN). */
 int psrv_coll_contribute(struct psrv *srv, uint64_t id, const void *blob, size_t len);
 /* Ask the node hosting `rank` for its direct-modex data (info is passed to
  * that node's ops->dmdx_request).  The answer comes through ops->dmdx_done(id)
- * exactly once.  Returns 0 or -errno (then no callback comes). */
+ * exactly once.  Returns 0 or -errno (then no callback comes; -EAGAIN when
+ * 4096 are in flight). */
 int psrv_dmdx_request(struct psrv *srv, uint64_t id, int rank, const void *info,
                       size_t len);
 /* Answer the request `handle` of ops->dmdx_request: rc 0 and the data, or
@@ -234,7 +236,8 @@ int psrv_dmdx_reply(struct psrv *srv, uint64_t handle, int rc, const void *data,
  * node 0) for a host-side protocol: publish name=value, unpublish name,
  * look name up.  The answer comes through ops->ns_done(id), possibly before
  * this returns (node 0).  Bounded by cfg.fence_timeout_ms.  Returns 0 or
- * -errno (then no callback comes). */
+ * -errno (then no callback comes; -EAGAIN when 1024 are in flight).  A
+ * publish past the names quota answers rc 2 and ends the job. */
 enum { PSRV_NS_PUBLISH = 1, PSRV_NS_UNPUBLISH = 2, PSRV_NS_LOOKUP = 3 };
 int psrv_ns_request(struct psrv *srv, uint64_t id, int op, const char *name,
                     const char *value);

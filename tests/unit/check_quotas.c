@@ -2,7 +2,8 @@
  * quotas per rank and per job (re-puts of committed keys, the fence's
  * commit cap across nodes), node attribute and name quotas on hash tables,
  * the hash table itself under 100 000 keys, log escaping, rate-limited
- * warnings and the trace cap.  Driven through the public API with the fake
+ * warnings and the trace cap, the caps on what a host-side protocol (PMIx)
+ * can queue.  Driven through the public API with the fake
  * job of fake_tree.c.
  */
 #include <check.h>
@@ -404,6 +405,32 @@ START_TEST(unlimited)
 }
 END_TEST
 
+/* What a PMIx task can pile up through its server: contributions, direct modex. */
+START_TEST(host_queues_capped)
+{
+    reset();
+    struct ft *ft = job(2, 2);
+    struct psrv *s0 = ft_node_of(ft, 0)->srv;
+    int ok = 0, again = 0;
+    for (int i = 0; i < 300; i++) {
+        int rc = psrv_coll_contribute(s0, (uint64_t)i + 1, "b", 1);
+        ok += rc == 0;
+        again += rc == -EAGAIN;
+    }
+    ck_assert_int_eq(ok, 256);
+    ck_assert_int_eq(again, 44);
+    ok = again = 0;
+    for (int i = 0; i < 5000; i++) {
+        int rc = psrv_dmdx_request(s0, (uint64_t)i + 1, 1, NULL, 0);
+        ok += rc == 0;
+        again += rc == -EAGAIN;
+    }
+    ck_assert_int_eq(ok, 4096);
+    ck_assert_int_eq(again, 5000 - 4096);
+    ft_destroy(ft);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("quotas");
@@ -423,6 +450,7 @@ int main(void)
     tcase_add_test(tc, warnings_rate_limited);
     tcase_add_test(tc, trace_capped);
     tcase_add_test(tc, unlimited);
+    tcase_add_test(tc, host_queues_capped);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
