@@ -1,12 +1,20 @@
 #!/bin/bash
 # scripts/test.sh - the whole test suite: dependencies, build, unit and integration
-# tests (`make check`), then `make distcheck`.
+# tests (`make check`), a short run of every fuzz target (tests/fuzz/run.sh), the same
+# `make check` again in a second build dir configured --enable-sanitizers (ASan +
+# UBSan), then `make distcheck`.
 #
 # Prints, as its very last line, "N passed, N failed, N skipped" counting every test
-# (each automake test from its .trs file, plus `distcheck` as one test; a build that
-# fails counts as one failed test), and exits non-zero when anything failed.
+# (each automake test from its .trs file - the sanitizer build's under "asan:" names -,
+# each fuzz target as fuzz/results/<name>, a sanitizer report no test caught as
+# asan:report/<file>, plus `distcheck` as one test; a build that fails counts as one
+# failed test), and exits non-zero when anything failed.
 # Environment: LOOM_DISTCHECK=yes|no (default yes), LOOM_BUILD_DIR (default build),
-# LOOM_SKIP_DEPS=1 to skip scripts/deps.sh. Works without a TTY and without stdin.
+# LOOM_SKIP_DEPS=1 to skip scripts/deps.sh, LOOM_FUZZ_SECONDS (per target, default 15;
+# 0 skips the fuzz step), LOOM_SANITIZERS=yes|no (default yes: the sanitizer pass, in
+# LOOM_ASAN_BUILD_DIR, default "$LOOM_BUILD_DIR-asan"), LOOM_ASAN_LEAKS=1 (LeakSanitizer
+# on in that pass; default off, see doc/security.md).  Works without a TTY and without
+# stdin.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -17,8 +25,71 @@ exec </dev/null
 
 step() { printf '\n=== test.sh: %s (%ds)\n' "$*" $(( $(date +%s) - t0 )); }
 
+# Tests that cannot run in the sanitizer build, with the reason.  An uninstrumented
+# program cannot load an instrumented library (ASan's runtime must come first), and
+# slurmstepd loads the plugin, which that build does not make.
+declare -A ASAN_SKIP=(
+    [tests/integration/t0600-install.sh]="builds programs from the installed headers with the system's cc, without -fsanitize: uninstrumented programs linking the instrumented libpmi2/libmpi"
+)
+
+# asan_check DIR: `make -k check` in the sanitizer build DIR with every report fatal
+# and also written under DIR/sanitizer-reports/ (a report from a process whose exit
+# nobody checks still counts: asan_reports turns each file into a failed test).
+asan_check() {
+    local d=$1 sub list keep t bad=0
+    local rep=$top/$d/sanitizer-reports
+    mkdir -p "$rep"
+    (
+        export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=${LOOM_ASAN_LEAKS:-0}:log_path=$rep/asan:log_exe_name=1:strict_string_checks=1:detect_stack_use_after_return=0"
+        export UBSAN_OPTIONS="halt_on_error=1:abort_on_error=1:print_stacktrace=1:log_path=$rep/ubsan:log_exe_name=1"
+        export LSAN_OPTIONS="log_path=$rep/lsan:log_exe_name=1"
+        cd "$d" || exit 1
+        # the skipped tests: a SKIP result with the reason, and the rest of their folder
+        for t in "${!ASAN_SKIP[@]}"; do
+            sub=$(dirname "$t")
+            [ -f "$sub/Makefile" ] || continue
+            mkdir -p "$sub"
+            printf 'SKIP: sanitizer build: %s\n' "${ASAN_SKIP[$t]}" >"$sub/$(basename "$t" .sh).log"
+            printf ':test-result: SKIP\n:global-test-result: SKIP\n:recheck: no\n:copy-in-global-log: no\n' \
+                >"$sub/$(basename "$t" .sh).trs"
+        done
+        make -k -j2 all >/dev/null 2>&1
+        for sub in $(printf '%s\n' "${!ASAN_SKIP[@]}" | xargs -r -n1 dirname | sort -u); do
+            list=$(make -s -C "$sub" -f Makefile -f - print-loom-tests <<<'print-loom-tests: ; @echo $(TESTS)' 2>/dev/null)
+            keep=
+            for t in $list; do [ -n "${ASAN_SKIP[$sub/$t]:-}" ] || keep="$keep $t"; done
+            make -k -C "$sub" check TESTS="$keep" || bad=1
+        done
+        # everything else: the normal make check (the folders above run again with
+        # their full list otherwise: keep them out by running the others one by one)
+        for sub in $(sed -n 's/^SUBDIRS = //p' Makefile) ; do
+            [ "$sub" = tests ] && continue
+            make -k -j2 -C "$sub" check || bad=1
+        done
+        for sub in $(sed -n 's/^SUBDIRS = //p' tests/Makefile); do
+            printf '%s\n' "${!ASAN_SKIP[@]}" | grep -q "^tests/$sub/" && continue
+            make -k -j2 -C "tests/$sub" check || bad=1
+        done
+        exit $bad
+    )
+}
+
+# asan_reports DIR: every sanitizer report file is a failure (named after the program)
+asan_reports() {
+    local f
+    for f in "$top/$1"/sanitizer-reports/*; do
+        [ -f "$f" ] || continue
+        fail=$((fail + 1)); failed_names+=("asan:report/${f##*/}")
+        echo "----- FAIL: sanitizer report ${f#"$top"/} (no test's result caught it or it came with one):"
+        grep -m1 -E 'ERROR|runtime error|SUMMARY' "$f" | sed 's/^/    /'
+        grep -E '^ +#[0-9]+ ' "$f" | head -n 8 | sed 's/^/    /'
+    done
+}
+
 extra_pass=0
 extra_fail=0
+extra_skip=0
+asan_make_failed=0
 failed_names=()
 
 if [ "${LOOM_SKIP_DEPS:-0}" != 1 ]; then
@@ -45,17 +116,53 @@ if ! ./scripts/build.sh; then
     built=0
 fi
 
-if [ -d "$bdir" ]; then
+adir=${LOOM_ASAN_BUILD_DIR:-$bdir-asan}
+for d in "$bdir" "$adir"; do
+    [ -d "$d" ] || continue
     # stale results of an earlier run must not be counted
-    find "$bdir" -path "$bdir/loom-*" -prune -o \( -name '*.trs' -o -name 'test-suite.log' \) \
+    find "$d" -path "$d/loom-*" -prune -o \( -name '*.trs' -o -name 'test-suite.log' \) \
         -type f -print0 | xargs -0 rm -f
-fi
+    rm -rf "$d/fuzz/results" "$d/sanitizer-reports"
+done
 
 if [ "$built" -eq 1 ]; then
     step "make check"
     # -k: a failing unit test directory must not hide the integration results
     (cd "$bdir" && make -k -j2 check)
     check_rc=$?
+
+    fuzz_s=${LOOM_FUZZ_SECONDS:-15}
+    if [ "$fuzz_s" != 0 ]; then
+        step "fuzz targets, ${fuzz_s}s each"
+        # one result per target (fuzz/results/<name>.trs); a missing clang is one skip
+        FUZZ_TRS=1 LOOM_BUILD_DIR=$bdir ./tests/fuzz/run.sh "$fuzz_s"
+        frc=$?
+        if [ "$frc" -eq 77 ]; then
+            extra_skip=$((extra_skip + 1))
+            echo "SKIP: fuzz: no clang (scripts/deps.sh installs it)"
+        elif [ "$frc" -ne 0 ] && [ -z "$(ls "$bdir"/fuzz/results/*.trs 2>/dev/null)" ]; then
+            extra_fail=$((extra_fail + 1)); failed_names+=("fuzz")
+        fi
+    fi
+
+    if [ "${LOOM_SANITIZERS:-yes}" = yes ]; then
+        step "sanitizer build ($adir: --enable-sanitizers, no Slurm plugin)"
+        t_asan=$(date +%s)
+        if LOOM_BUILD_DIR=$adir LOOM_WITH_PLUGIN=no \
+            LOOM_CONFIGURE_FLAGS="${LOOM_CONFIGURE_FLAGS:+$LOOM_CONFIGURE_FLAGS }--enable-sanitizers" \
+            ./scripts/build.sh >"$top/$adir.build.log" 2>&1 || \
+            { sleep 1; LOOM_BUILD_DIR=$adir LOOM_WITH_PLUGIN=no \
+                LOOM_CONFIGURE_FLAGS="${LOOM_CONFIGURE_FLAGS:+$LOOM_CONFIGURE_FLAGS }--enable-sanitizers" \
+                ./scripts/build.sh >>"$top/$adir.build.log" 2>&1; }; then
+            step "make check under ASan + UBSan"
+            asan_check "$adir" || asan_make_failed=1
+        else
+            echo "test.sh: the sanitizer build failed; last lines of $adir.build.log:" >&2
+            tail -n 25 "$top/$adir.build.log" | sed 's/^/    /' >&2
+            extra_fail=$((extra_fail + 1)); failed_names+=("asan-build")
+        fi
+        echo "test.sh: the sanitizer pass took $(( $(date +%s) - t_asan ))s"
+    fi
 
     if [ "${LOOM_DISTCHECK:-yes}" = yes ]; then
         step "make distcheck"
@@ -69,10 +176,13 @@ fi
 
 step "summary"
 pass=0 fail=0 skip=0
-if [ -d "$bdir" ]; then
+for d in "$bdir" "$adir"; do
+    [ -d "$d" ] || continue
+    pfx=
+    [ "$d" = "$adir" ] && pfx=asan:
     while IFS= read -r -d '' trs; do
         res=$(sed -n 's/^:test-result: *//p' "$trs" | head -n1)
-        name=${trs#"$bdir"/}; name=${name%.trs}
+        name=$pfx${trs#"$d"/}; name=${name%.trs}
         case "$res" in
             PASS | XFAIL) pass=$((pass + 1)) ;;
             SKIP)
@@ -85,7 +195,12 @@ if [ -d "$bdir" ]; then
                 tail -n 25 "${trs%.trs}.log" 2>/dev/null | sed 's/^/    /'
                 ;;
         esac
-    done < <(find "$bdir" -path "$bdir/loom-*" -prune -o -name '*.trs' -type f -print0 | sort -z)
+    done < <(find "$d" -path "$d/loom-*" -prune -o -name '*.trs' -type f -print0 | sort -z)
+done
+[ -d "$adir/sanitizer-reports" ] && asan_reports "$adir"
+if [ "$asan_make_failed" -eq 1 ] && ! printf '%s\n' "${failed_names[@]}" | grep -q '^asan:'; then
+    echo "test.sh: make check in $adir failed without a failing test: a test did not build?" >&2
+    fail=$((fail + 1)); failed_names+=("asan:make-check")
 fi
 if [ "$check_rc" -ne 0 ] && [ "$fail" -eq 0 ]; then
     # make check failed without a failing test result: something did not build
@@ -94,6 +209,7 @@ if [ "$check_rc" -ne 0 ] && [ "$fail" -eq 0 ]; then
 fi
 pass=$((pass + extra_pass))
 fail=$((fail + extra_fail))
+skip=$((skip + extra_skip))
 [ ${#failed_names[@]} -gt 0 ] && echo "failed: ${failed_names[*]}"
 echo "test.sh: total time $(( $(date +%s) - t0 ))s"
 echo "$pass passed, $fail failed, $skip skipped"
