@@ -2,8 +2,9 @@
  *
  * Notes:
  *   - A buffer is compacted rather than grown when its consumed head makes
- *     room; an emptied output buffer larger than FLOW_KEEP is freed, so a
- *     client's burst does not pin memory for the rest of the job.
+ *     room and is at least as long as what is left (so compacting costs at
+ *     most what was consumed); an emptied output buffer larger than FLOW_KEEP
+ *     is freed, so a client's burst does not pin memory for the rest of the job.
  *   - The fast path of a good client: flow_write() with an empty queue is one
  *     send() of the caller's bytes, no copy.
  */
@@ -41,7 +42,9 @@ static int reserve(char **buf, size_t *offp, size_t *lenp, size_t *capp, size_t 
 
     if (*lenp + len <= *capp)
         return 0;
-    if (*offp && live + len <= *capp) {
+    /* compact only when the consumed head is at least the live part: each
+     * byte is then moved at most once per byte consumed (no thrashing) */
+    if (*offp >= live && live + len <= *capp) {
         memmove(*buf, *buf + *offp, live);
         *offp = 0;
         *lenp = live;
