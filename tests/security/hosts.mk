@@ -10,3 +10,5 @@ EXTRA_DIST += t-hosts-logesc.sh
 # under a private one-node Slurm cluster (skips without root, Slurm or the plugin)
 TESTS += t-hosts-slurm.sh
 EXTRA_DIST += t-hosts-slurm.sh
+TESTS += t-hosts-proxyout.sh
+EXTRA_DIST += t-hosts-proxyout.sh
