@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm.h"
 #include "p2p.h"
 #include "xm.h"
 
@@ -132,6 +133,9 @@ void xm_req_free(struct xm_req *r)
         return;
     table_del(&reqs, (int)XM_H_INDEX(r->handle));
     free(r->tmp);
+    /* a send or receive holds its communicator (p2p.c): the last holder frees it */
+    if (r->comm && (r->kind == XM_REQ_SEND || r->kind == XM_REQ_RECV))
+        xm_comm_unref(r->comm);
     if (req_pool_n < REQ_POOL_MAX) {
         r->next = req_pool;
         req_pool = r;

@@ -392,6 +392,8 @@ int xm_isend(const void *buf, int count, MPI_Datatype dtype, int dest, int tag,
     r->tag = tag;
     r->ctx = ctx;
     r->comm = comm;
+    if (comm)
+        comm->refs++; /* MPI_Comm_free may come first: xm_req_free() lets it go */
     r->buf = (void *)buf;
     r->count = count;
     r->dt = dtype;
@@ -841,6 +843,8 @@ int xm_irecv(void *buf, int count, MPI_Datatype dtype, int src, int tag, uint32_
     r->tag = tag;
     r->ctx = ctx;
     r->comm = comm;
+    if (comm)
+        comm->refs++; /* MPI_Comm_free may come first: xm_req_free() lets it go */
     r->buf = buf;
     r->count = count;
     r->dt = dtype;
@@ -912,6 +916,8 @@ int xm_mrecv(struct xm_req *u, void *buf, int count, MPI_Datatype dtype,
         return -ENOMEM;
     r->ctx = u->ctx;
     r->comm = comm;
+    if (comm)
+        comm->refs++; /* MPI_Comm_free may come first: xm_req_free() lets it go */
     r->buf = buf;
     r->count = count;
     r->dt = dtype;
@@ -1242,7 +1248,8 @@ void xm_req_status(const struct xm_req *r, MPI_Status *st)
     if (!st || st == MPI_STATUS_IGNORE)
         return;
     *st = r->status;
-    if (r->comm && r->comm->w && st->MPI_SOURCE >= 0) {
+    /* a collective's status names no source; its communicator may be gone by now */
+    if (st->MPI_SOURCE >= 0 && r->kind != XM_REQ_COLL && r->comm && r->comm->w) {
         for (int i = 0; i < r->comm->size; i++)
             if (r->comm->w[i] == st->MPI_SOURCE) {
                 st->MPI_SOURCE = i;

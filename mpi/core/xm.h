@@ -12,7 +12,9 @@
  *   - Communicators: ctx is even; ctx is the point-to-point context, ctx|1 the
  *     collective context (so a collective never matches user p2p traffic).  A comm maps
  *     comm rank -> world rank through w[] (NULL = identity, i.e. COMM_WORLD).
- *   - Requests live in a slab table (pointers stay valid until xm_req_free()).
+ *   - Requests live in a slab table (pointers stay valid until xm_req_free()).  A send
+ *     or receive request made with a communicator holds a reference on it until then,
+ *     so MPI_Comm_free before MPI_Wait leaves the status translation a live comm.
  *     A request is complete when ->done is non-zero; ->status is then filled.
  * Ownership by area (see mpi/DESIGN.md):
  *   core (p2p/progress): struct xm_req, xm_state, xm_req_* ;
