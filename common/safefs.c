@@ -340,41 +340,49 @@ static void first_error(int *first, int e)
 
 static int rm_entry(int dirfd, const char *name, dev_t dev, int depth, int *first);
 
-/* Empty the directory fd (closed here).  Errors go to *first. */
-static void rm_contents(int fd, dev_t dev, int depth, int *first)
+/* Empty the directory fd (closed here).  0, or -1 when something failed
+ * (the first error of all goes to *first). */
+static int rm_contents(int fd, dev_t dev, int depth, int *first)
 {
     struct stat st;
+    int failed = 0;
     DIR *dp;
 
     if (fstat(fd, &st) < 0) {
         first_error(first, errno);
         close(fd);
-        return;
+        return -1;
     }
     if (st.st_dev != dev) { /* a mount point: not ours to empty */
         first_error(first, EXDEV);
         close(fd);
-        return;
+        return -1;
     }
     if (depth > SAFEFS_MAX_DEPTH) {
         first_error(first, ELOOP);
         close(fd);
-        return;
+        return -1;
     }
     /* Freeze it: only we can change its entries from now on (root), and we
-     * can write it (a directory of ours left 0500). */
-    if (geteuid() == 0 && (st.st_uid != 0 || st.st_gid != 0) && fchown(fd, 0, 0) < 0)
+     * can write it (a directory of ours left 0500).  Without the freeze the
+     * walk is still safe (fds only), so a failure here is noted, not fatal. */
+    int frozen = 1;
+    if (geteuid() == 0 && (st.st_uid != 0 || st.st_gid != 0) && fchown(fd, 0, 0) < 0) {
         first_error(first, errno);
-    if ((st.st_mode & 07777) != 0700 && fchmod(fd, 0700) < 0)
+        frozen = 0;
+    }
+    if ((st.st_mode & 07777) != 0700 && fchmod(fd, 0700) < 0) {
         first_error(first, errno);
+        frozen = 0;
+    }
     if (!(dp = fdopendir(fd))) {
         first_error(first, errno);
         close(fd);
-        return;
+        return -1;
     }
-    for (int pass = 0; pass < RM_PASSES; pass++) {
+    for (int pass = 0; pass < RM_PASSES && !failed; pass++) {
         struct dirent *e;
-        int seen = 0, failed = 0;
+        int seen = 0;
         if (pass)
             rewinddir(dp);
         while ((e = readdir(dp)) != NULL) {
@@ -388,10 +396,11 @@ static void rm_contents(int fd, dev_t dev, int depth, int *first)
         /* another pass only for entries readdir may have skipped while we
          * removed others; never to retry a failure (that would make the work
          * exponential in the depth) */
-        if (!seen || failed)
+        if (!seen)
             break;
     }
     closedir(dp);
+    return failed || !frozen ? -1 : 0;
 }
 
 /* Remove dirfd/name, whatever it is, never following it.  0 or -1. */
@@ -414,10 +423,9 @@ static int rm_entry(int dirfd, const char *name, dev_t dev, int depth, int *firs
             first_error(first, uerr == EPERM ? EPERM : errno);
             return -1;
         }
-        int before = *first;
-        rm_contents(fd, dev, depth, first);
+        int crc = rm_contents(fd, dev, depth, first);
         if (unlinkat(dirfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT)
-            return *first != before ? -1 : 0;
+            return crc;
         if (errno == ENOTDIR)
             continue; /* swapped after we emptied it */
         first_error(first, errno);

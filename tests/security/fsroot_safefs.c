@@ -359,20 +359,27 @@ static void test_remove_deep_and_stale(void)
         return;
     }
     snprintf(path, sizeof(path), "%s", d.path);
-    int fd = dup(d.fd);
-    for (int i = 0; i < SAFEFS_MAX_DEPTH + 8; i++) {
-        int nfd;
-        if (mkdirat(fd, "d", 0700) < 0 || (nfd = openat(fd, "d", O_RDONLY)) < 0) {
-            perror("mkdirat");
-            exit(1);
+    /* two chains too deep: the failure of the first must not hide the second's
+     * (a walk that retried what failed would take 4^depth passes) */
+    for (int c = 0; c < 2; c++) {
+        int fd = dup(d.fd);
+        for (int i = 0; i < SAFEFS_MAX_DEPTH + 8; i++) {
+            int nfd;
+            const char *nm = i ? "d" : c ? "b" : "a";
+            if (mkdirat(fd, nm, 0700) < 0 || (nfd = openat(fd, nm, O_RDONLY)) < 0) {
+                perror("mkdirat");
+                exit(1);
+            }
+            close(fd);
+            fd = nfd;
         }
         close(fd);
-        fd = nfd;
     }
-    close(fd);
+    time_t t0 = time(NULL);
     int rc = safefs_remove(&d, err, sizeof(err));
     CHECK(rc < 0 && errno == ELOOP, "a tree deeper than %d: rc %d errno %d",
           SAFEFS_MAX_DEPTH, rc, errno);
+    CHECK(time(NULL) - t0 < 20, "a tree too deep took %ld s", (long)(time(NULL) - t0));
     rm_rf(path);
 
     /* the entry swapped for another directory: left alone */
@@ -503,6 +510,7 @@ int main(void)
         return 77;
     }
     umask(022);
+    alarm(600); /* a hang is a failure (SIGALRM ends the test) */
     snprintf(top, sizeof(top), "/tmp/fsroot-safefs.XXXXXX");
     if (!mkdtemp(top)) {
         perror("mkdtemp");
