@@ -45,10 +45,10 @@
 
 #define NOBODY 65534
 #define NOTRUST ((uid_t)-1) /* no owner trusted beside root */
-#define NSUB 64         /* subdirectories the racer swaps */
-#define RACE_ROUNDS 30  /* trees removed under a racer */
-#define RACE_ITERS 2000 /* racer swaps per round at most */
-#define RACE_SECONDS 5  /* and seconds per round at most */
+#define NSUB 64             /* subdirectories the racer swaps */
+#define RACE_ROUNDS 30      /* trees removed under a racer */
+#define RACE_ITERS 2000     /* racer swaps per round at most */
+#define RACE_SECONDS 5      /* and seconds per round at most */
 
 static int failures;
 static char top[256]; /* everything this test makes is under it */
