@@ -287,9 +287,12 @@ static int shm_attach(void)
     int rc = xm_boot_get(leader, "shm", name, sizeof(name));
     if (rc < 0)
         return rc;
-    if (strncmp(name, SHM_NAME_PREFIX, strlen(SHM_NAME_PREFIX)) != 0 ||
-        strchr(name + 1, '/'))
+    if (strncmp(name, SHM_NAME_PREFIX, strlen(SHM_NAME_PREFIX)) != 0)
         return -EINVAL;
+    for (const char *p = name + 1; *p; p++) /* what shm_create makes, nothing else */
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+              (*p >= '0' && *p <= '9') || *p == '-'))
+            return -EINVAL;
     int fd = shm_open(name, O_RDWR | O_NOFOLLOW, 0);
     if (fd < 0)
         return -errno;
