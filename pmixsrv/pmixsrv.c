@@ -30,6 +30,7 @@
 #include "config.h"
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -1236,7 +1237,17 @@ struct pmixsrv *pmixsrv_create(const struct pmixsrv_config *cfg, struct psrv *sr
             goto fail_global;
         }
     }
-    /* libpmix has made its files: only now may the job's user enter */
+    /* libpmix has made its files: only now may the job's user enter.  Its copy
+     * of the topology for the clients (hwloc shared memory) is root's 0600: the
+     * job's user may read it (Open MPI adopts it), never write it (hwloc maps
+     * it at a fixed address, pointers included). */
+    int tfd = openat(px->dir.fd, "hwloc.sm", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (tfd >= 0) {
+        struct stat tst;
+        if (fstat(tfd, &tst) == 0 && S_ISREG(tst.st_mode) && tst.st_uid == geteuid())
+            (void)fchmod(tfd, 0644);
+        close(tfd);
+    }
     char gerr[SAFEFS_PATH_MAX + 200];
     if (geteuid() == 0 &&
         safefs_give(&px->dir, cfg->uid, cfg->gid, 0700, gerr, sizeof(gerr)) < 0) {

@@ -3,7 +3,8 @@
 # makes for a job of uid 65534, under real srun --mpi=loom on a private one-node
 # cluster (tests/slurm/cluster.sh):
 #   - PMIx clients of uid 65534 run (the directory, in SlurmdSpoolDir with a random
-#     name, is theirs, 0700, once the server is set up);
+#     name, is theirs, 0700, once the server is set up), and read the node topology
+#     libpmix shares (hwloc.sm, root's, 0644: readable, never writable by them);
 #   - the job's own task swaps libpmix's store directories for symlinks to a victim
 #     directory and plants symlinks beside them; when the step ends nothing outside
 #     the directory is removed or chowned, and the directory is gone.
@@ -24,6 +25,9 @@ chmod 755 "$cdir/c" "$spool" "$spool"/* 2>/dev/null
 # -- PMIx clients as uid 65534
 case_ok "PMIx as uid $U: pmix_client -n 4" "pmix_client: 4 ranks, 3 rounds OK" \
     --mpi=loom --uid=$U --gid=$U --chdir=/tmp -N 1 -n 4 "$prog/pmix_client"
+case_ok "PMIx as uid $U: the shared topology readable (pmix_client -s)" \
+    "pmix_client: 2 ranks, 3 rounds OK" \
+    --mpi=loom --uid=$U --gid=$U --chdir=/tmp -N 1 -n 2 "$prog/pmix_client" -s
 
 # -- the task attacks the teardown of its own directory
 victim=$cdir/victim
@@ -35,6 +39,7 @@ cat >"$task" <<'EOF'
 d=$PMIX_SERVER_TMPDIR
 echo "dir=$d owner=$(stat -c '%u %a' "$d")"
 cd "$d" || exit 1
+[ -e hwloc.sm ] && echo "hwloc=$(stat -c '%u %a' hwloc.sm) $( (: >>hwloc.sm) 2>/dev/null && echo writable)"
 for x in pmix_dstor_*; do
     [ -d "$x" ] && mv "$x" "$x.away" && ln -s "$1" "$x"
 done
@@ -57,6 +62,10 @@ assert_last "the directory is in SlurmdSpoolDir with a random name" \
 seen=$(grep owner= "$out.stdout")
 grep -q "owner=$U 700" "$out.stdout"
 assert_last "handed to uid $U with mode 0700" "not handed over: $seen"
+seen=$(grep hwloc= "$out.stdout")
+! grep -q "hwloc=.*writable" "$out.stdout"
+assert_last "the shared topology is not writable by the job ($seen)" \
+    "the job can write libpmix's topology: $seen"
 # the stepd removes it when the step ends, which may come after srun returns: wait
 # for that (30 s at most)
 i=0
