@@ -8,3 +8,5 @@ quotas_client_LDADD = $(top_builddir)/common/libloomcommon.la
 EXTRA_DIST += quotas_lib.sh
 TESTS += t-quotas-kvs.sh t-quotas-tables.sh t-quotas-logs.sh
 EXTRA_DIST += t-quotas-kvs.sh t-quotas-tables.sh t-quotas-logs.sh
+TESTS += t-quotas-slurm.sh
+EXTRA_DIST += t-quotas-slurm.sh

@@ -20,6 +20,8 @@
  *
  * Notes: SIGTERM is blocked: a refused quota ends the job, and the report
  * must still reach stdout (mpiexec's SIGKILL comes after its grace period).
+ * After a refusal the client waits up to 10 s for that end, so the job's
+ * status is the host's verdict, not the client's own exit.
  */
 #include <errno.h>
 #include <poll.h>
@@ -215,6 +217,7 @@ static int flood(const char *what, long n)
             printf(PROG ": %s %ld refused rc=%d msg=%s\n", what, i, rc, text);
             server_memory();
             free(val);
+            sleep(10); /* the job ends us (SIGKILL after the host's grace) */
             return 0;
         }
     }
