@@ -5,7 +5,7 @@
 # Holds when: with the Nth allocation failing (N over 1..20 and ~40 points up to the
 # job's total, and all allocations from a few N on), every run ends with "7 nodes OK" or
 # exit 1 with the failing node's reason on stderr: never a crash or a hang (the job
-# bounds itself at 40 s, the test at 60 s).  Plus: accept() failing with EMFILE (once,
+# bounds itself at 40 s, the test at 45 s, above it).  Plus: accept() failing with EMFILE (once,
 # and 5 times in a row) is absorbed: the children retry and the job succeeds or fails
 # clearly.
 . "$(dirname "$0")/../integration/lib.sh"
