@@ -68,11 +68,14 @@ static struct {
 static void rdv_log(void *arg, int level, const char *msg)
 {
     const char *jobid = arg;
+    char line[LOOM_LOG_LINE_MAX];
 
+    /* the rendezvous reports what peers sent (addresses, refusal reasons): escaped */
+    loom_log_escape(line, sizeof line, msg);
     if (level <= LOOM_LOG_WARN)
-        error("%s: step %s: %s", loom_plugin_tag, jobid, msg);
+        error("%s: step %s: %s", loom_plugin_tag, jobid, line);
     else
-        verbose("%s: step %s: %s", loom_plugin_tag, jobid, msg);
+        verbose("%s: step %s: %s", loom_plugin_tag, jobid, line);
 }
 
 /* jobid must outlive the server (it is the log callback's argument). */
