@@ -39,7 +39,7 @@
  *     srun does not read its stderr cannot stall the agent.
  *   - PMIx (LoomPMIx=yes, built --with-pmix): loom_agent_start also starts
  *     libpmix's server (pmixsrv/) beside the psrv, in a tmpdir of its own
- *     (SlurmdSpoolDir, else /tmp: loom-pmix.<job>.<step>.<node>), before the tasks
+ *     (SlurmdSpoolDir, never /tmp: loom-pmix.<job>.<node>.<random>), before the tasks
  *     fork; its eventfd is one more watch of the loop, psrv's blob
  *     collective and direct-modex ops are forwarded to it, and a PMIx client
  *     connecting counts as "every task forked" like a first PMI byte.
@@ -429,8 +429,10 @@ static void on_pmix(struct loop *lp, struct loop_watch *w, int fd, int revents, 
 }
 
 /* The slurmd's spool directory with %n (node name) and %h (host name)
- * expanded, as slurmd itself does; /tmp if that is not writable. */
-static void spool_dir(struct loom_step *st, char *out, size_t len)
+ * expanded, as slurmd itself does.  0, or -1 when it is unset or too long:
+ * never a fallback to a shared directory such as /tmp (pmixsrv checks the
+ * base it is given: owned by root or SlurmUser, writable by no other user). */
+static int spool_dir(struct loom_step *st, char *out, size_t len)
 {
     const char *p = slurm_conf.slurmd_spooldir;
     char host[256] = "";
@@ -453,8 +455,7 @@ static void spool_dir(struct loom_step *st, char *out, size_t len)
         out[n++] = *p;
     }
     out[n] = '\0';
-    if (!n || access(out, W_OK) < 0)
-        snprintf(out, len, "/tmp");
+    return n && n + 1 < len ? 0 : -1;
 }
 
 /* Start libpmix's server for this step.  0, or -errno (logged). */
@@ -467,7 +468,13 @@ static int start_pmix(struct agent *a)
     };
     char nspace[128], tmpdir[1024], map[1100], base[900];
 
-    spool_dir(st, base, sizeof(base));
+    if (spool_dir(st, base, sizeof(base)) < 0) {
+        loom_plog(LOOM_PLOG_LOUD | LOOM_PLOG_MUST,
+                  "%s: step %s: no PMIx server: SlurmdSpoolDir is unset or longer than %zu "
+                  "bytes (set LoomPMIx=no in mpi.conf to run without PMIx)",
+                  loom_plugin_tag, st->jobid, sizeof(base) - 1);
+        return -EINVAL;
+    }
     snprintf(nspace, sizeof(nspace), "loom.%s", st->jobid);
     snprintf(tmpdir, sizeof(tmpdir), "%s/loom-pmix.%s.%d", base, st->jobid, st->nodeid);
     struct pmixsrv_config pc = {
