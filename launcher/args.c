@@ -132,7 +132,8 @@ static const char usage[] =
     "  --version             show the version\n"
     "\n"
     "Ranks inherit mpiexec's environment.  Environment: MPIEXEC_TIMEOUT,\n"
-    "LOOM_PMI_TRACE=1, LOOM_PMI_LOGLEVEL, LOOM_HWLOC_XML, HWLOC_XMLFILE.\n"
+    "LOOM_PMI_TRACE=1, LOOM_PMI_LOGLEVEL, LOOM_PMI_MAX_* (quotas, see mpiexec(1)),\n"
+    "LOOM_HWLOC_XML, HWLOC_XMLFILE.\n"
     "See mpiexec(1).\n";
 
 const char *mpx_args_usage(void)
