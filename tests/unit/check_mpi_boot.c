@@ -6,6 +6,10 @@
 #include <errno.h>
 
 #include "boot.h"
+#include "comm.h"
+
+/* obj.c's request release drops the request's communicator: none exist here */
+void xm_comm_unref(struct xm_comm *c) { (void)c; }
 
 START_TEST(test_block)
 {
