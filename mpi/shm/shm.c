@@ -475,8 +475,16 @@ static int poll_fbox(int s)
         return 0;
     if (fb->hdr.reserved != S.rseq[s])
         return 0; /* an older packet from s is still in the queue */
+    /* the box is in memory rank s writes: its length and source are checked
+     * against the box before the core reads them (a broken rank ends the job,
+     * never a read past the box) */
+    uint32_t paylen = fb->paylen;
+    if (paylen > S.fbox_size - sizeof(struct fbox) || fb->hdr.src != xm_g.local_ranks[s])
+        xm_die("shm: protocol error: fastbox of local rank %d (rank %d) says %u bytes from "
+               "rank %d",
+               s, xm_g.local_ranks[s], (unsigned)paylen, (int)fb->hdr.src);
     S.rseq[s]++;
-    xm_handle_pkt(&fb->hdr, fb + 1, fb->paylen);
+    xm_handle_pkt(&fb->hdr, fb + 1, paylen);
     /* release: our reads of the contents happen before the sender may refill it */
     atomic_store_explicit(&fb->flag, 0, memory_order_release);
     return 1;
@@ -494,8 +502,22 @@ static int t_poll(struct xm_transport *t, int max)
         uint64_t off = xm_q_deq(&me->recvq, S.base);
         if (!off)
             break;
+        /* the queue link was written by another rank: the offset must name a
+         * cell, and its owner is where the cell lies, not what the cell says */
+        uint64_t rel = off - S.cells_off;
+        if (off < S.cells_off || rel % S.cell_size ||
+            rel / S.cell_size >= (uint64_t)nl * S.ncells)
+            xm_die("shm: protocol error: queue entry %llu is not a cell",
+                   (unsigned long long)off);
         struct cell *c = cell_at(off);
-        uint32_t owner = c->owner;
+        uint32_t owner = (uint32_t)(rel / S.cell_size / S.ncells);
+        uint32_t paylen = c->paylen;
+        if (paylen > S.cell_size - sizeof(struct cell) ||
+            c->hdr.src != xm_g.local_ranks[owner])
+            xm_die("shm: protocol error: cell of local rank %u (rank %d) says %u bytes from "
+                   "rank %d",
+                   (unsigned)owner, xm_g.local_ranks[owner], (unsigned)paylen,
+                   (int)c->hdr.src);
         /* a newer packet than expected: the missing one is in owner's fastbox, already
          * visible (published before this cell was enqueued; the dequeue acquired) */
         for (long tries = 0; c->hdr.reserved != S.rseq[owner]; tries++) {
@@ -508,7 +530,7 @@ static int t_poll(struct xm_transport *t, int max)
             sched_yield();
         }
         S.rseq[owner]++;
-        xm_handle_pkt(&c->hdr, c + 1, c->paylen);
+        xm_handle_pkt(&c->hdr, c + 1, paylen);
         xm_q_enq(&S.ra[owner].freeq, S.base, off);
         /* the owner may be parked waiting for a free cell */
         if (owner != (uint32_t)me_l)
