@@ -30,6 +30,8 @@ step() { printf '\n=== test.sh: %s (%ds)\n' "$*" $(( $(date +%s) - t0 )); }
 # slurmstepd loads the plugin, which that build does not make.
 declare -A ASAN_SKIP=(
     [tests/integration/t0600-install.sh]="builds programs from the installed headers with the system's cc, without -fsanitize: uninstrumented programs linking the instrumented libpmi2/libmpi"
+    [tests/unit/abi-libpmi2.sh]="checks that libpmi2.so.0 and libpmi.so.0 need nothing but libc; a sanitizer build links libasan and libubsan into them"
+    [tests/unit/check_slurm_libpmi2]="runs Debian Slurm's own libpmi2.so.0 against malformed replies, and that library reads past a heap buffer (strncmp in its reply parser, under PMI2_KVS_Fence): a bug of the peer, not ours"
 )
 
 # asan_check DIR: `make -k check` in the sanitizer build DIR with every report fatal
@@ -40,9 +42,11 @@ asan_check() {
     local rep=$top/$d/sanitizer-reports
     mkdir -p "$rep"
     (
-        export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=${LOOM_ASAN_LEAKS:-0}:log_path=$rep/asan:log_exe_name=1:strict_string_checks=1:detect_stack_use_after_return=0"
+        # verify_asan_link_order=0: tests that LD_PRELOAD a small shim of their own into
+        # an instrumented program; quarantine_size_mb: freed memory ASan holds back, kept
+        # small so that the tests' RSS bounds stay meaningful
+        export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=${LOOM_ASAN_LEAKS:-0}:log_path=$rep/asan:log_exe_name=1:strict_string_checks=1:detect_stack_use_after_return=0:verify_asan_link_order=0:quarantine_size_mb=16"
         export UBSAN_OPTIONS="halt_on_error=1:abort_on_error=1:print_stacktrace=1:log_path=$rep/ubsan:log_exe_name=1"
-        export LSAN_OPTIONS="log_path=$rep/lsan:log_exe_name=1"
         cd "$d" || exit 1
         # the skipped tests: a SKIP result with the reason, and the rest of their folder
         for t in "${!ASAN_SKIP[@]}"; do
