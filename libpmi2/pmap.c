@@ -15,10 +15,20 @@
  *   "(vector,(0,4,1))" over 8 ranks is cyclic over 4 nodes.  A longer list
  *   than needed is fine.  Non-zero start nodes and several blocks are
  *   handled (Open MPI once got these wrong, ompi-release PR 309).
+ *
+ *   Cost is O(length + blocks + size) whatever the server sends.  At most
+ *   PMAP_MAX_BLOCKS blocks (counted after [..]xN expansion, empty ones too).
+ *   A block that places no rank (Y or Z is 0) is dropped at parse time, so
+ *   every block the walk visits places a rank or fails the parse: otherwise
+ *   "[(0,0,0)]x9500,0" made each rank a pass over 9501 blocks.  The restart
+ *   point is remembered while parsing (an empty first start-0 block restarts
+ *   at the block after it, as the walk over it did).  An empty block whose
+ *   nodes would pass INT_MAX is kept: reaching it is an error, as before.
  */
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,8 +43,10 @@ struct pmap_block {
 struct pmap {
     const char *p;
     struct pmap_block *b;
-    size_t n, cap;
-    long ranks; /* ranks covered so far (saturating) */
+    size_t n, cap; /* kept blocks */
+    size_t seen;   /* blocks parsed, dropped ones too (<= PMAP_MAX_BLOCKS) */
+    size_t wrap;   /* restart index (first start-0 block); SIZE_MAX: none yet */
+    long ranks;    /* ranks covered so far (saturating) */
     int size;
 };
 
@@ -69,6 +81,14 @@ static int number(struct pmap *m, long *out)
 
 static int push(struct pmap *m, struct pmap_block blk)
 {
+    if (m->seen >= PMAP_MAX_BLOCKS)
+        return -E2BIG;
+    m->seen++;
+    if (blk.start == 0 && m->wrap == SIZE_MAX)
+        m->wrap = m->n; /* this block, or the next kept one if it is dropped */
+    /* Places no rank and cannot fail the walk: drop it. */
+    if (blk.count == 0 || (blk.ppn == 0 && blk.start + blk.count - 1 <= INT_MAX))
+        return 0;
     if (m->n == m->cap) {
         size_t ncap = m->cap ? m->cap * 2 : 16;
         if (ncap > PMAP_MAX_BLOCKS)
@@ -113,7 +133,7 @@ static int item(struct pmap *m)
     if (*m->p != '[')
         return block(m);
     m->p++;
-    size_t first = m->n;
+    size_t first = m->n, seen_before = m->seen, wrap_before = m->wrap;
     long ranks_before = m->ranks;
     for (;;) {
         if ((r = block(m)) < 0)
@@ -134,15 +154,24 @@ static int item(struct pmap *m)
     long times;
     if ((r = number(m, &times)) < 0)
         return r;
-    size_t last = m->n;
+    size_t last = m->n, dropped = (m->seen - seen_before) - (last - first);
     /* The bracketed blocks are there once; add times-1 more copies, but no
-     * more than needed to cover every rank. */
-    for (long t = 1; t < times && m->ranks < m->size; t++)
+     * more than needed to cover every rank.  Dropped blocks count against
+     * the cap in every copy; each pass adds >= 1 to seen, so this loop runs
+     * at most PMAP_MAX_BLOCKS times in a whole parse.  Copies never move the
+     * restart point (the first copy set it if the bracket has one). */
+    for (long t = 1; t < times && m->ranks < m->size; t++) {
+        if (dropped > PMAP_MAX_BLOCKS - m->seen)
+            return -E2BIG;
+        m->seen += dropped;
         for (size_t i = first; i < last; i++)
             if ((r = push(m, m->b[i])) < 0)
                 return r;
+    }
     if (times == 0) { /* "[...]x0": nothing */
         m->n = first;
+        m->seen = seen_before;
+        m->wrap = wrap_before;
         m->ranks = ranks_before;
     }
     return 0;
@@ -173,7 +202,7 @@ static int parse(struct pmap *m)
 
 int pcli_map_parse(const char *s, int size, int *rank_node)
 {
-    struct pmap m = {.p = s, .size = size};
+    struct pmap m = {.p = s, .size = size, .wrap = SIZE_MAX};
     int r;
 
     if (!s || size <= 0)
@@ -184,19 +213,16 @@ int pcli_map_parse(const char *s, int size, int *rank_node)
     if (r < 0)
         goto out;
 
-    int assigned = 0, at_wrap = -1;
+    /* Every kept block places >= 1 rank or fails: at most size steps. */
+    int assigned = 0;
     size_t i = 0;
     while (assigned < size) {
         if (i == m.n) {
-            size_t j;
-            for (j = 0; j < m.n && m.b[j].start != 0; j++)
-                ;
-            if (j == m.n || assigned == at_wrap) { /* no restart point / no progress */
+            if (m.wrap >= m.n) { /* no restart point, or nothing placeable after it */
                 r = -EINVAL;
                 goto out;
             }
-            at_wrap = assigned;
-            i = j;
+            i = m.wrap;
         }
         const struct pmap_block *b = &m.b[i++];
         if (b->count > 0 && b->start + b->count - 1 > INT_MAX) {
