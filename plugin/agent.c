@@ -651,7 +651,7 @@ static int join_tree(struct agent *a)
                           (int)st->conf.connect_timeout_s * 1000, &addrs, my_ip);
     if (rc < 0) {
         snprintf(why, sizeof(why), "node %d: rendezvous with srun at %s failed: %s",
-                 st->nodeid, st->rdv_server, strerror(-rc));
+                 st->nodeid, st->rdv_server, rdv_strerror(rc));
         kill_step(a, -1, why);
         return -1;
     }

@@ -12,10 +12,15 @@
  *     message path.
  *   - A credential whose munge status is an error is refused even when
  *     libmunge hands back a payload (e.g. a replay).
+ *   - Munge failing on this host (munged stopped or frozen: socket error or
+ *     timeout, out of memory) is -ENOKEY, a bad peer credential -EACCES; both
+ *     come with a reason naming munge and libmunge's own message (which names
+ *     the socket and the errno), escaped.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,18 +134,62 @@ static int make_payload(const char *jobkey, const char *from, const char *to,
     return (n < 0 || (size_t)n >= len) ? -EINVAL : n;
 }
 
+/* why may be NULL (the caller only wants the code) */
+static void tn_why(char *why, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void tn_why(char *why, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!why)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(why, TN_WHY_MAX, fmt, ap);
+    va_end(ap);
+}
+
+#ifdef HAVE_MUNGE
+/* "munge: cannot <op> a credential: <munge's own reason>", escaped: libmunge's
+ * context message names the socket and the errno ("Failed to connect to
+ * \"/run/munge/munge.socket.2\": Connection refused"), which munge_strerror
+ * does not. */
+static void munge_why(char *why, const char *op, munge_err_t e, munge_ctx_t ctx)
+{
+    const char *m = ctx ? munge_ctx_strerror(ctx) : NULL;
+    char esc[TN_WHY_MAX];
+
+    if (!why)
+        return;
+    if (!m || !*m)
+        m = munge_strerror(e);
+    tn_escape(m, strlen(m), esc, sizeof(esc));
+    tn_why(why, "munge: cannot %s a credential: %.190s", op, esc);
+}
+
+/* A decode error that is this host's munge failing (munged down, frozen, out
+ * of memory), not the peer's credential being bad. */
+static int munge_local_err(munge_err_t e)
+{
+    return e == EMUNGE_SOCKET || e == EMUNGE_TIMEOUT || e == EMUNGE_NO_MEMORY ||
+           e == EMUNGE_SNAFU;
+}
+#endif
+
 int tn_cred_make(enum treenet_auth auth, const char *jobkey, const char *from,
                  const char *to, const char *rnonce, const char *snonce, uid_t reader,
-                 char **cred)
+                 char **cred, char *why)
 {
     char payload[TN_JOBKEY_MAX + 128];
     int n = make_payload(jobkey, from, to, rnonce, snonce, payload, sizeof(payload));
 
     *cred = NULL;
-    if (n < 0)
+    if (n < 0) {
+        tn_why(why, "cannot make a credential: bad job key, node or nonce");
         return n;
+    }
     if (auth == TREENET_AUTH_NONE) {
         *cred = strdup(payload);
+        if (!*cred)
+            tn_why(why, "cannot make a credential: out of memory");
         return *cred ? 0 : -ENOMEM;
     }
 #ifdef HAVE_MUNGE
@@ -149,26 +198,32 @@ int tn_cred_make(enum treenet_auth auth, const char *jobkey, const char *from,
         munge_ctx_t ctx = munge_ctx_create();
         munge_err_t e;
 
-        if (!ctx)
+        if (!ctx) {
+            tn_why(why, "munge: cannot encode a credential: out of memory");
             return -ENOMEM;
+        }
         /* only `reader` can decode it: a process of another uid that gets
          * hold of it (a user's fake listener) learns nothing and cannot
          * hand it to a service that trusts munge */
-        if (reader != TN_UID_ANY &&
-            munge_ctx_set(ctx, MUNGE_OPT_UID_RESTRICTION, reader) != EMUNGE_SUCCESS) {
-            munge_ctx_destroy(ctx);
-            return -EACCES;
-        }
-        e = munge_encode(&c, ctx, payload, n);
-        munge_ctx_destroy(ctx);
+        e = EMUNGE_SUCCESS;
+        if (reader != TN_UID_ANY)
+            e = munge_ctx_set(ctx, MUNGE_OPT_UID_RESTRICTION, reader);
+        if (e == EMUNGE_SUCCESS)
+            e = munge_encode(&c, ctx, payload, n);
         if (e != EMUNGE_SUCCESS) {
+            /* every encode failure is local (munged down, frozen, or out of
+             * resources): name munge and its own reason, not EACCES */
+            munge_why(why, "encode", e, ctx);
+            munge_ctx_destroy(ctx);
             free(c);
-            return -EACCES;
+            return -ENOKEY;
         }
+        munge_ctx_destroy(ctx);
         *cred = c;
         return 0;
     }
 #endif
+    tn_why(why, "cannot make a credential: authentication not supported");
     return -ENOTSUP;
 }
 
@@ -238,6 +293,7 @@ int tn_cred_check(enum treenet_auth auth, const void *cred, size_t len, uid_t wa
         int plen = 0, rc;
         uid_t uid = (uid_t)-1;
         gid_t gid = (gid_t)-1;
+        munge_ctx_t ctx;
         munge_err_t e;
 
         if (memchr(cred, '\0', len)) {
@@ -246,15 +302,25 @@ int tn_cred_check(enum treenet_auth auth, const void *cred, size_t len, uid_t wa
         }
         memcpy(str, cred, len);
         str[len] = '\0';
-        e = munge_decode(str, NULL, &payload, &plen, &uid, &gid);
+        ctx = munge_ctx_create();
+        if (!ctx) {
+            snprintf(why, TN_WHY_MAX, "munge: cannot decode a credential: out of memory");
+            return -ENOMEM;
+        }
+        e = munge_decode(str, ctx, &payload, &plen, &uid, &gid);
         if (e != EMUNGE_SUCCESS) {
+            rc = -EACCES;
             if (e == EMUNGE_CRED_REPLAYED)
                 snprintf(why, TN_WHY_MAX, "replayed munge credential");
-            else
-                snprintf(why, TN_WHY_MAX, "munge: %s", munge_strerror(e));
+            else if (munge_local_err(e))
+                rc = -ENOKEY;
+            if (e != EMUNGE_CRED_REPLAYED)
+                munge_why(why, "decode", e, ctx);
+            munge_ctx_destroy(ctx);
             free(payload);
-            return -EACCES;
+            return rc;
         }
+        munge_ctx_destroy(ctx);
         if (want_uid != TN_UID_ANY && uid != want_uid && uid != 0) {
             snprintf(why, TN_WHY_MAX, "credential of uid %u, job belongs to uid %u",
                      (unsigned)uid, (unsigned)want_uid);

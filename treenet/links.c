@@ -436,7 +436,7 @@ static int conn_set_hs(struct conn *c, const char *data, size_t len)
 static int conn_got_nonce(struct conn *c, const uint8_t *p, size_t len)
 {
     struct treenet *tn = c->tn;
-    char *cred = NULL, to[16];
+    char *cred = NULL, to[16], why[TN_WHY_MAX];
     int rc;
 
     if (tn_nonce_parse(p, len, c->peer_nonce) < 0) {
@@ -451,9 +451,10 @@ static int conn_got_nonce(struct conn *c, const uint8_t *p, size_t len)
     snprintf(to, sizeof(to), "%d", c->slot->node);
     /* the parent is a process like us: only our uid can decode it */
     rc = tn_cred_make(tn->cfg.auth, tn->jobkey, tn->me, to, c->peer_nonce, c->nonce,
-                      geteuid(), &cred);
+                      geteuid(), &cred, why);
     if (rc < 0) {
-        slot_lost(c->slot, tn, "cannot make a credential (munge)");
+        tn_log(tn, LOOM_LOG_ERROR, "treenet: node %s: %s", tn->me, why);
+        slot_lost(c->slot, tn, why);
         return -1;
     }
     rc = conn_set_hs(c, cred, strlen(cred));
@@ -477,13 +478,18 @@ static int conn_got_cred(struct conn *c, const uint8_t *p, size_t len)
     long node;
     uid_t uid = TN_UID_ANY;
     struct slot *s;
+    int rc;
 
     if (c->slot && !c->got_nonce)
         return conn_got_nonce(c, p, len);
     /* peers are processes like us: their uid is ours (root for slurmstepd), never
      * merely the job owner's, who could otherwise pose as a node */
-    if (tn_cred_check(tn->cfg.auth, p, len, geteuid(), tn->jobkey, tn->me, c->nonce, from,
-                      sizeof(from), pn, &uid, why) < 0) {
+    rc = tn_cred_check(tn->cfg.auth, p, len, geteuid(), tn->jobkey, tn->me, c->nonce,
+                       from, sizeof(from), pn, &uid, why);
+    if (rc < 0) {
+        /* our own munge failing is no refusal of the peer: an error, unthrottled */
+        if (rc != -EACCES)
+            tn_log(tn, LOOM_LOG_ERROR, "treenet: node %s: %s", tn->me, why);
         conn_fail(c, why);
         return -1;
     }
@@ -537,12 +543,13 @@ static int conn_got_cred(struct conn *c, const uint8_t *p, size_t len)
     }
     {
         char *cred = NULL, to[16];
-        int rc;
         snprintf(to, sizeof(to), "%ld", node);
         /* only the child's uid (as its credential says) can decode ours */
-        rc = tn_cred_make(tn->cfg.auth, tn->jobkey, tn->me, to, pn, c->nonce, uid, &cred);
+        rc = tn_cred_make(tn->cfg.auth, tn->jobkey, tn->me, to, pn, c->nonce, uid, &cred,
+                          why);
         if (rc < 0) {
-            conn_fail(c, "cannot make a credential (munge)");
+            tn_log(tn, LOOM_LOG_ERROR, "treenet: node %s: %s", tn->me, why);
+            conn_fail(c, why);
             return -1;
         }
         rc = conn_set_hs(c, cred, strlen(cred));

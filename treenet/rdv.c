@@ -198,12 +198,12 @@ static void refuse(struct rdv_server *s, int i, const char *why)
 static void send_table(struct rdv_server *s, int i)
 {
     struct rconn *c = &s->conns[i];
-    char *cred = NULL, to[16];
+    char *cred = NULL, to[16], why[TN_WHY_MAX];
 
     snprintf(to, sizeof(to), "%d", c->node);
-    if (tn_cred_make(s->auth, s->jobkey, "rdv", to, c->pnonce, c->nonce, c->puid, &cred) <
-        0) {
-        rlog(s, LOOM_LOG_ERROR, "rdv: cannot make a credential for node %d", c->node);
+    if (tn_cred_make(s->auth, s->jobkey, "rdv", to, c->pnonce, c->nonce, c->puid, &cred,
+                     why) < 0) {
+        rlog(s, LOOM_LOG_ERROR, "rdv: node %d: %s", c->node, why);
         rc_close(s, i);
         return;
     }
@@ -298,8 +298,12 @@ static void got_frame(struct rdv_server *s, int i)
     long node, port;
 
     if (c->st == RS_CRED) {
-        if (tn_cred_check(s->auth, c->body, c->blen, s->uid, s->jobkey, "rdv", c->nonce,
-                          from, sizeof(from), c->pnonce, &c->puid, why) < 0) {
+        int rc = tn_cred_check(s->auth, c->body, c->blen, s->uid, s->jobkey, "rdv",
+                               c->nonce, from, sizeof(from), c->pnonce, &c->puid, why);
+        if (rc < 0) {
+            /* our own munge failing is no refusal of the peer: an error */
+            if (rc != -EACCES)
+                rlog(s, LOOM_LOG_ERROR, "rdv: %s", why);
             refuse(s, i, why);
             return;
         }
@@ -657,6 +661,26 @@ rdv_server_start_log(int nnodes, const char *jobkey, uid_t uid, enum treenet_aut
         errno = -rc;
         return NULL;
     }
+    /* The server must make a credential for every node: with munged stopped
+     * it could only time out, and the nodes' own view of it (each on its
+     * host) never reaches the job's owner.  One credential now (a munged
+     * round trip) says why on the owner's side at once. */
+    if (auth == TREENET_AUTH_MUNGE) {
+        char why[TN_WHY_MAX], *cred = NULL, n0[TN_NONCE_HEX + 1];
+        memset(n0, '0', TN_NONCE_HEX);
+        n0[TN_NONCE_HEX] = '\0';
+        rc = tn_cred_make(auth, jobkey, "rdv", "rdv", n0, n0, uid, &cred, why);
+        free(cred);
+        if (rc < 0) {
+            if (log) {
+                char line[TN_WHY_MAX + 64];
+                snprintf(line, sizeof(line), "rdv: %s", why);
+                log(log_arg, LOOM_LOG_ERROR, line);
+            }
+            errno = -rc;
+            return NULL;
+        }
+    }
     s = calloc(1, sizeof(*s));
     if (!s)
         return NULL;
@@ -948,6 +972,25 @@ bad:
     return -EPROTO;
 }
 
+/* Why this thread's last rdv_exchange*() failed, for rdv_strerror(). */
+static __thread struct {
+    int rc;
+    char why[TN_WHY_MAX + 64];
+} last_err;
+
+static void set_err(int rc, const char *why)
+{
+    last_err.rc = rc;
+    snprintf(last_err.why, sizeof(last_err.why), "%s", why);
+}
+
+const char *rdv_strerror(int rc)
+{
+    if (rc < 0 && rc == last_err.rc && last_err.why[0])
+        return last_err.why;
+    return strerror(rc < 0 ? -rc : rc);
+}
+
 /* One full exchange over a connected socket.  -EAGAIN: worth retrying. */
 static int exchange_on(int fd, const char *jobkey, uid_t job_uid, int nnodes, int nodeid,
                        int my_port, enum treenet_auth auth, uint64_t deadline,
@@ -973,9 +1016,11 @@ static int exchange_on(int fd, const char *jobkey, uid_t job_uid, int nnodes, in
         return -ENOMEM;
     snprintf(me, sizeof(me), "%d", nodeid);
     /* only the job's owner (the server's uid) can decode it */
-    rc = tn_cred_make(auth, jobkey, me, "rdv", snonce, mine, job_uid, &cred);
-    if (rc < 0)
+    rc = tn_cred_make(auth, jobkey, me, "rdv", snonce, mine, job_uid, &cred, why);
+    if (rc < 0) {
+        set_err(rc, why);
         return rc;
+    }
     snprintf(reg, sizeof(reg), "port %d", my_port);
     out = two_frames(cred, strlen(cred), reg, strlen(reg), &outlen);
     free(cred);
@@ -991,8 +1036,19 @@ static int exchange_on(int fd, const char *jobkey, uid_t job_uid, int nnodes, in
     rc = tn_cred_check(auth, in, inlen, job_uid, jobkey, me, mine, from, sizeof(from), pn,
                        NULL, why);
     free(in);
-    if (rc < 0 || strcmp(from, "rdv") != 0 || strcmp(pn, snonce) != 0)
+    if (rc < 0) {
+        /* -ENOKEY: our munge could not decode it; -EACCES: the server's refused */
+        char m[TN_WHY_MAX + 64];
+        snprintf(m, sizeof(m), "%s from the rendezvous server: %s",
+                 rc == -EACCES ? "refused the credential" : "cannot check the credential",
+                 why);
+        set_err(rc, m);
+        return rc;
+    }
+    if (strcmp(from, "rdv") != 0 || strcmp(pn, snonce) != 0) {
+        set_err(-EACCES, "refused the rendezvous server's answer: wrong sender or nonce");
         return -EACCES;
+    }
     rc = recv_frame(fd, (size_t)nnodes * (TREENET_ADDR_MAX + 1) + 1, &in, &inlen,
                     deadline);
     if (rc < 0)
@@ -1019,6 +1075,8 @@ int rdv_exchange_uid(const char *server, const char *jobkey, uid_t job_uid, int 
     uint64_t deadline;
     int backoff = 10, rc;
 
+    last_err.rc = 0;
+    last_err.why[0] = '\0';
     if (!addrs || nnodes < 1 || nodeid < 0 || nodeid >= nnodes || my_port < 0 ||
         my_port > 65535 || timeout_ms <= 0 || tn_jobkey_ok(jobkey) < 0 ||
         job_uid == TN_UID_ANY ||
@@ -1046,14 +1104,16 @@ int rdv_exchange_uid(const char *server, const char *jobkey, uid_t job_uid, int 
             close(fd);
             break;
         }
-        if (rc == 0 || rc == -EACCES || rc == -EPROTO || rc == -ENOMEM ||
+        /* munge down (-ENOKEY) is reported, not retried: libmunge already
+         * retried the socket, and a frozen munged costs seconds per try */
+        if (rc == 0 || rc == -EACCES || rc == -EPROTO || rc == -ENOMEM || rc == -ENOKEY ||
             now_ms() + backoff >= deadline)
             break;
         usleep(backoff * 1000);
         backoff = backoff * 2 > 500 ? 500 : backoff * 2;
     }
     freeaddrinfo(res);
-    if (rc < 0 && rc != -EACCES && rc != -EPROTO && rc != -ENOMEM)
+    if (rc < 0 && rc != -EACCES && rc != -EPROTO && rc != -ENOMEM && rc != -ENOKEY)
         rc = -ETIMEDOUT;
     if (rc == 0 && my_ip) {
         const char *a = (*addrs)[nodeid], *c = strrchr(a, ':');

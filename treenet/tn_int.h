@@ -63,16 +63,21 @@ int tn_auth_supported(enum treenet_auth auth);
 
 /* Make a credential for (from -> to) bound to the receiver's nonce rnonce
  * and the sender's snonce, decodable only by uid reader (TN_UID_ANY: by
- * anyone); *cred is malloc'ed, NUL-terminated. */
+ * anyone); *cred is malloc'ed, NUL-terminated.  0, or -ENOKEY (munge
+ * unavailable: munged stopped, frozen, refusing), -ENOMEM, -EINVAL, -ENOTSUP,
+ * with a reason naming munge and its own message in why (size TN_WHY_MAX,
+ * escaped; why may be NULL). */
 int tn_cred_make(enum treenet_auth auth, const char *jobkey, const char *from,
                  const char *to, const char *rnonce, const char *snonce, uid_t reader,
-                 char **cred);
+                 char **cred, char *why);
 /* Check a received credential (len bytes, not NUL-terminated).  The payload
  * must name jobkey, `to` and my_nonce (the nonce this receiver sent on this
  * connection); the uid must be want_uid or root (any uid with TN_UID_ANY).
  * The sender's "from" word goes to from (size fromlen), its nonce to
- * peer_nonce, its uid to *uid (may be NULL).  Returns 0, or -EACCES with a
- * reason in why (size TN_WHY_MAX, peer bytes escaped). */
+ * peer_nonce, its uid to *uid (may be NULL).  Returns 0, or -EACCES (the
+ * peer's credential is refused) or -ENOKEY / -ENOMEM (this host's munge could
+ * not decode it: munged stopped or frozen), with a reason in why (size
+ * TN_WHY_MAX, peer bytes and munge's message escaped). */
 int tn_cred_check(enum treenet_auth auth, const void *cred, size_t len, uid_t want_uid,
                   const char *jobkey, const char *to, const char *my_nonce, char *from,
                   size_t fromlen, char peer_nonce[TN_NONCE_HEX + 1], uid_t *uid,

@@ -63,7 +63,9 @@ struct rdv_server;
 
 /* Start a rendezvous server thread for nnodes nodes of job `jobkey`, owned
  * by uid.  It listens on bind_addr (NULL: any) port 0 and stops by itself
- * once every node got the table, or after timeout_ms.  NULL + errno. */
+ * once every node got the table, or after timeout_ms.  NULL + errno
+ * (ENOKEY: with munge auth, munge cannot make a credential here; the
+ * _log variant logs munge's reason as an error first). */
 struct rdv_server *rdv_server_start(int nnodes, const char *jobkey, uid_t uid,
                                     enum treenet_auth auth, const char *bind_addr,
                                     int timeout_ms);
@@ -95,6 +97,14 @@ int rdv_exchange(const char *server, const char *jobkey, int nnodes, int nodeid,
 int rdv_exchange_uid(const char *server, const char *jobkey, uid_t job_uid, int nnodes,
                      int nodeid, int my_port, enum treenet_auth auth, int timeout_ms,
                      char ***addrs, char *my_ip);
+/* rdv_exchange*() return 0 or -errno: -ENOKEY munge is unavailable on this
+ * host (munged stopped, frozen, out of resources), -EACCES the server's
+ * credential was refused, -ETIMEDOUT no server answered in time, -EPROTO,
+ * -ENOMEM, -EINVAL.  rdv_strerror(rc) is the reason of this thread's last
+ * failed call when rc is its result (e.g. "munge: cannot encode a credential:
+ * Failed to connect to \"/run/munge/munge.socket.2\": Connection refused",
+ * escaped), else strerror(-rc).  (Addition.) */
+const char *rdv_strerror(int rc);
 void rdv_addrs_free(char **addrs, int nnodes);
 
 /* ---- tree links --------------------------------------------------------- */
