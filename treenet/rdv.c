@@ -73,6 +73,8 @@ struct rconn {
     size_t blen, bgot;
     char *out;
     size_t outlen, outoff;
+    uint8_t nf[TN_NONCE_HEX + 12]; /* our nonce frame, until all of it is sent */
+    size_t nflen, nfoff;
     uint64_t hs_deadline, t_accept;
     char nonce[TN_NONCE_HEX + 1];  /* ours on this connection */
     char pnonce[TN_NONCE_HEX + 1]; /* the node's */
@@ -461,6 +463,27 @@ static void on_write(struct rdv_server *s, int i)
     rc_close(s, i);
 }
 
+/* Send what is left of conn i's nonce frame.  0 (sent, or the rest waits
+ * for POLLOUT), or -1 (refused and closed). */
+static int send_nonce(struct rdv_server *s, int i)
+{
+    struct rconn *c = &s->conns[i];
+
+    while (c->nfoff < c->nflen) {
+        ssize_t n = send(c->fd, c->nf + c->nfoff, c->nflen - c->nfoff, MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return 0;
+            refuse(s, i, "cannot send the nonce");
+            return -1;
+        }
+        c->nfoff += (size_t)n;
+    }
+    return 0;
+}
+
 /* accept() failed for lack of descriptors: take one connection with the
  * spare fd and drop it, so the backlog cannot make the loop spin. */
 static void accept_shed(struct rdv_server *s)
@@ -485,7 +508,6 @@ static void on_accept(struct rdv_server *s)
         int fd =
             accept4(s->lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
         int pending = 0, oldest = -1;
-        char nf[TN_NONCE_HEX + 12];
         size_t nl;
 
         if (fd < 0) {
@@ -526,16 +548,19 @@ static void on_accept(struct rdv_server *s)
         if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
             tn_addr_format((struct sockaddr *)&ss, 0, c->lip, sizeof(c->lip));
         tn_nodelay(fd);
-        /* we speak first: the nonce every credential on this connection binds
-         * (a fresh socket's buffer always takes these few bytes) */
+        /* we speak first: the nonce every credential on this connection binds.
+         * A fresh socket's buffer takes these few bytes at once in practice,
+         * but a short or EAGAIN send is legal: the rest waits for POLLOUT
+         * (the handshake deadline bounds it) */
         if (tn_nonce_new(c->nonce) < 0) {
             refuse(s, s->nconns - 1, "no random numbers for a nonce");
             continue;
         }
-        nl = tn_nonce_frame(c->nonce, nf + 4);
-        tn_put_u32((uint8_t *)nf, (uint32_t)nl);
-        if (send(fd, nf, 4 + nl, MSG_NOSIGNAL) != (ssize_t)(4 + nl))
-            refuse(s, s->nconns - 1, "cannot send the nonce");
+        nl = tn_nonce_frame(c->nonce, (char *)c->nf + 4);
+        tn_put_u32(c->nf, (uint32_t)nl);
+        c->nflen = 4 + nl;
+        c->nfoff = 0;
+        send_nonce(s, s->nconns - 1);
     }
 }
 
@@ -593,8 +618,10 @@ static void *rdv_thread(void *arg)
             next = s->listen_paused_until;
         for (int i = 0; i < s->nconns; i++) {
             struct rconn *c = &s->conns[i];
-            pf[n++] = (struct pollfd){.fd = c->fd,
-                                      .events = c->st == RS_SEND ? POLLOUT : POLLIN};
+            short ev = c->st == RS_SEND ? POLLOUT : POLLIN;
+            if (c->st == RS_CRED && c->nfoff < c->nflen)
+                ev |= POLLOUT; /* the rest of our nonce frame */
+            pf[n++] = (struct pollfd){.fd = c->fd, .events = ev};
             if ((c->st == RS_CRED || c->st == RS_REG) && c->hs_deadline < next)
                 next = c->hs_deadline;
         }
@@ -612,8 +639,13 @@ static void *rdv_thread(void *arg)
                 continue;
             if (s->conns[i].st == RS_SEND && (re & (POLLOUT | POLLERR | POLLHUP)))
                 on_write(s, i);
-            else if (re & (POLLIN | POLLERR | POLLHUP))
-                on_read(s, i);
+            else {
+                if (s->conns[i].st == RS_CRED && s->conns[i].nfoff < s->conns[i].nflen &&
+                    (re & (POLLOUT | POLLERR)) && send_nonce(s, i) < 0)
+                    continue;
+                if (re & (POLLIN | POLLERR | POLLHUP))
+                    on_read(s, i);
+            }
         }
         for (int i = 0; i < s->nconns; i++) {
             struct rconn *c = &s->conns[i];
