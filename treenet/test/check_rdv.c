@@ -282,6 +282,9 @@ START_TEST(test_rdv_no_server)
         rdv_exchange(server, JOB, 2, 0, 1234, TREENET_AUTH_NONE, 300, &addrs, NULL),
         -ETIMEDOUT);
     ck_assert_ptr_null(addrs);
+    /* no reason of its own: rdv_strerror is strerror */
+    ck_assert_str_eq(rdv_strerror(-ETIMEDOUT), strerror(ETIMEDOUT));
+    ck_assert_str_eq(rdv_strerror(-EACCES), strerror(EACCES));
 }
 END_TEST
 
