@@ -12,6 +12,10 @@
  *     in the client's protocol, then ops->abort naming the rank, and
  *     psrv_client_input() returns -EPROTO; later input from that client is
  *     ignored.  Other clients are not touched.
+ *   - A reply that cannot be built or sent (out of memory) while its rank is
+ *     there and waiting would hang the job: the rank is lost instead
+ *     (srv_client_oom: later input is refused with -EPROTO, ops->abort names
+ *     it).
  *   - A client line without init is accepted as PMI-1 (old clients), with a
  *     warning.
  *   - ops->abort is called at most once (s->aborted); after it, fences fail
@@ -300,18 +304,42 @@ void reply_begin(struct psrv *s, struct client *c, struct pmi_out *o, const char
 
 static void client_lost(struct psrv *s, struct client *c);
 
+/* The server cannot go on serving c (no memory for its request or its reply):
+ * the rank would wait forever for an answer, so it is lost: its later input
+ * is refused (psrv_client_input returns -EPROTO and the host closes it) and
+ * the job ends naming it.  what: "cannot build its reply: ..." etc. */
+static void srv_client_oom(struct psrv *s, struct client *c, const char *what)
+{
+    if (c->bad || c->gone)
+        return;
+    c->bad = true;
+    free(c->in);
+    c->in = NULL;
+    c->inlen = c->incap = 0;
+    if (s->aborted) /* the job is ending already: just say what happened */
+        srv_log(s, PSRV_LOG_ERROR, "rank %d lost: the PMI server %s", c->rank, what);
+    else
+        srv_abort(s, c->rank, 1, "rank %d lost: the PMI server %s", c->rank, what);
+    client_lost(s, c);
+}
+
 void reply_send(struct psrv *s, struct client *c, struct pmi_out *o)
 {
+    char what[120];
     int rc = pmi_out_end(o);
     if (rc < 0) {
-        srv_log(s, PSRV_LOG_ERROR, "rank %d: cannot build a reply: %s", c->rank,
-                strerror(-rc));
+        snprintf(what, sizeof(what), "cannot build its reply: %s", strerror(-rc));
+        srv_client_oom(s, c, what);
     } else if (!c->gone) {
         trace(s, c, "<-", o->buf, o->len);
         rc = s->ops.client_send(s->arg, c->idx, o->buf, o->len);
-        if (rc < 0) {
+        if (rc == -EPIPE || rc == -ECONNRESET || rc == -ENOTCONN) {
             srv_log(s, PSRV_LOG_WARN, "rank %d: send failed: %s", c->rank, strerror(-rc));
             client_lost(s, c);
+        } else if (rc < 0) {
+            /* the rank is there, waiting, and its reply is lost */
+            snprintf(what, sizeof(what), "cannot send its reply: %s", strerror(-rc));
+            srv_client_oom(s, c, what);
         }
     }
     pmi_out_free(o);
