@@ -8,6 +8,9 @@
  * proto_pmi2.c.
  *
  * Notes:
+ *   - The server's own allocation failure while taking a request in (buffer,
+ *     parse) is said as such ("out of memory"), never blamed on the rank as a
+ *     malformed request; the rank is lost as for a reply (srv_client_oom).
  *   - A request that cannot be framed or parsed gets "cmd=error" with rc=-1
  *     in the client's protocol, then ops->abort naming the rank, and
  *     psrv_client_input() returns -EPROTO; later input from that client is
@@ -655,6 +658,10 @@ static int handle_one(struct psrv *s, struct client *c, const char *body, size_t
         rc = pmi_msg_parse_v2(&m, body, blen);
     else
         rc = pmi_msg_parse_v1(&m, body, blen);
+    if (rc == -ENOMEM) { /* the server's failure, not the rank's */
+        srv_client_oom(s, c, "is out of memory reading its request");
+        return -EPROTO;
+    }
     if (rc < 0) {
         char what[320], show[256];
         snprintf(what, sizeof(what), "cannot parse \"%s\" (%s)",
@@ -702,8 +709,10 @@ int psrv_client_input(struct psrv *s, int client, const char *buf, size_t len)
         while (cap < c->inlen + len)
             cap *= 2;
         char *n = realloc(c->in, cap);
-        if (!n)
-            return -ENOMEM;
+        if (!n) {
+            srv_client_oom(s, c, "is out of memory buffering its request");
+            return -EPROTO;
+        }
         c->in = n;
         c->incap = cap;
     }
