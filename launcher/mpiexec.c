@@ -1538,7 +1538,12 @@ static int run_ranks(struct job *job, const int *rank_node, int nnodes, int node
         msg(job, "cannot install signal handlers: %s", strerror(-rc));
         return 1;
     }
+    /* Without this watch finished ranks are never reaped: mpiexec would hang. */
     job->sig_w = loop_watch_add(job->lp, sig_pipe[0], LOOP_READ, sig_cb, job);
+    if (!job->sig_w) {
+        msg(job, "cannot watch for signals and rank exits: out of memory");
+        return 1;
+    }
     if (job->up) {
         job->up_w = loop_watch_add(job->lp, job->up->fd,
                                    LOOP_READ | (mpx_conn_pending(job->up) ? LOOP_WRITE : 0),
@@ -1549,9 +1554,14 @@ static int run_ranks(struct job *job, const int *rank_node, int nnodes, int node
         }
     }
     loop_set_prepare(job->lp, prepare_cb, job);
-    if (o->timeout_s > 0)
+    if (o->timeout_s > 0) {
         job->timeout_timer =
             loop_timer_add(job->lp, (uint64_t)o->timeout_s * 1000, timeout_cb, job);
+        if (!job->timeout_timer) { /* the user asked for a bound: none is no answer */
+            msg(job, "cannot arm the --timeout timer: out of memory");
+            return 1;
+        }
+    }
 
     /* tree messages that came with the job description, already read */
     if (job->up)
