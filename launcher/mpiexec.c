@@ -582,6 +582,11 @@ static void begin_kill(struct job *job)
             msg(job, "killing %d remaining rank%s", job->live, plural(job->live));
         kill_all(job, SIGTERM);
         job->kill_timer = loop_timer_add(job->lp, KILL_GRACE_MS, kill_timer_cb, job);
+        if (!job->kill_timer) { /* no memory for the grace: a rank ignoring SIGTERM
+                                 * must not keep the job alive */
+            job->sigkill_sent = true;
+            kill_all(job, SIGKILL);
+        }
     }
 }
 
@@ -623,14 +628,19 @@ static void check_done(struct job *job)
         pack_init(&pk);
         up_send(job, MPX_P_DONE, &pk);
         job->bye_timer = loop_timer_add(job->lp, 30000, bye_timer_cb, job);
+        if (!job->bye_timer) /* no bound on the wait: do not wait */
+            loop_stop(job->lp, 0);
         return;
     }
     if (job->open_streams == 0) {
         loop_stop(job->lp, 0);
         return;
     }
-    if (!job->drain_timer)
+    if (!job->drain_timer) {
         job->drain_timer = loop_timer_add(job->lp, DRAIN_GRACE_MS, drain_timer_cb, job);
+        if (!job->drain_timer) /* no memory for the grace: end the leftovers now */
+            drain_timer_cb(job->lp, NULL, job);
+    }
 }
 
 static struct rank *rank_by_pid(struct job *job, pid_t pid)
