@@ -1083,14 +1083,17 @@ static int launch(struct job *job, struct mpx_bind *binder)
             break;
         }
         if (app_env(o, app, &env) < 0) {
+            msg(job, "cannot build the environment of %s: out of memory", app->argv[0]);
             rc = -ENOMEM;
             break;
         }
         for (char *const *d = lpmix_env_defaults(); d && *d && rc == 0; d++)
             if (env_default(&env, *d) < 0)
                 rc = -ENOMEM;
-        if (rc < 0)
+        if (rc < 0) {
+            msg(job, "cannot build the environment of %s: out of memory", app->argv[0]);
             break;
+        }
         const char *path = find_program(app->argv[0], pathbuf, sizeof(pathbuf));
         int base = env.n;
         for (; lk < job->n && job->ranks[lk].app == a && rc == 0; lk++) {
