@@ -415,6 +415,12 @@ static int pmi_feed(void *arg, const char *buf, size_t len)
 static int pmi_fed(struct rank *r, int rc)
 {
     if (rc < 0 && r->pmi_fd >= 0) {
+        if (rc == -ENOMEM) { /* no room to hold its input: it would wait forever */
+            char text[96];
+            snprintf(text, sizeof(text),
+                     "rank %d lost: out of memory holding its PMI requests", r->rank);
+            psrv_abort(r->job->srv, r->rank, 1, text);
+        }
         pmi_close(r);
         return -1;
     }
