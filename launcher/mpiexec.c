@@ -102,6 +102,7 @@ struct stream {
     int which; /* 1: stdout, 2: stderr */
     struct loop_watch *w;
     struct iofwd_stream fwd;
+    bool lost; /* output_lost() said so */
 };
 
 struct rank {
@@ -137,6 +138,7 @@ struct job {
 
     struct iobuf obuf[3]; /* [1] stdout, [2] stderr */
     bool out_broken[3];   /* EPIPE etc.: discard further output */
+    bool out_lost;        /* rank output dropped for lack of memory: exit != 0 */
 
     bool ending; /* kill sequence started */
     bool sigkill_sent;
@@ -252,6 +254,19 @@ static void flush_out(struct job *job)
     }
 }
 
+/* iofwd could not take a rank's output (ENOMEM): what it held is gone.  Said
+ * once per stream, and the job's exit status will not be 0 (run_ranks). */
+static void output_lost(struct stream *s)
+{
+    struct job *job = s->job;
+
+    if (!s->lost)
+        msg(job, "rank %d: out of memory: some of its %s was lost", s->r->rank,
+            s->which == 1 ? "stdout" : "stderr");
+    s->lost = true;
+    job->out_lost = true;
+}
+
 static void stream_close(struct stream *s)
 {
     struct job *job = s->job;
@@ -265,7 +280,8 @@ static void stream_close(struct stream *s)
         pack_u8(&pk, (uint8_t)s->which);
         up_send(job, MPX_P_EOF, &pk);
     } else {
-        iofwd_eof(&s->fwd, job->o->tag_output, &job->obuf[s->which]);
+        if (iofwd_eof(&s->fwd, job->o->tag_output, &job->obuf[s->which]) < 0)
+            output_lost(s);
     }
     loop_watch_remove(job->lp, s->w);
     s->w = NULL;
@@ -323,7 +339,9 @@ static bool stream_read(struct stream *s, bool drain)
                 break;
             continue;
         }
-        iofwd_feed(&s->fwd, buf, (size_t)n, job->o->tag_output, &job->obuf[s->which]);
+        if (iofwd_feed(&s->fwd, buf, (size_t)n, job->o->tag_output,
+                       &job->obuf[s->which]) < 0)
+            output_lost(s);
         if (job->obuf[s->which].len >= FLUSH_THRESHOLD)
             flush_out(job);
         if (!drain)
@@ -1602,6 +1620,10 @@ static int run_ranks(struct job *job, const int *rank_node, int nnodes, int node
     flush_out(job);
     if (rc < 0)
         msg(job, "event loop failed: %s", strerror(-rc));
+    if (job->out_lost && job->exit_code == 0) {
+        msg(job, "exit status 1: rank output was lost (out of memory)");
+        job->exit_code = 1;
+    }
     if (o->verbose && !job->up) {
         struct rusage ru;
         getrusage(RUSAGE_SELF, &ru);
