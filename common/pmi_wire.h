@@ -28,7 +28,7 @@
  *   - Every function returns 0 or a negative errno (-EPROTO malformed,
  *     -EMSGSIZE too long, -ENOMEM); nothing here does I/O.
  *
- * See also: doc/wire.md, ../shared/reference.md sections 1 and 2.
+ * See also: doc/wire.md, doc/clients.md
  */
 #ifndef LOOM_PMI_WIRE_H
 #define LOOM_PMI_WIRE_H

@@ -18,7 +18,7 @@
  *   - Thread safety: each call holds one process-wide mutex around its
  *     request/response exchange.
  *
- * See also: include/pmi2.h, libpmi2/pmi1_api.c, ../shared/reference.md §1, §3.2.
+ * See also: include/pmi2.h, libpmi2/pmi1_api.c, doc/wire.md, doc/clients.md
  */
 #ifndef PMI_H
 #define PMI_H

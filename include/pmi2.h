@@ -26,7 +26,7 @@
  *   - No PMI_keyval_t here: Slurm's installed header has it commented out,
  *     so programs written for it may define their own; it lives in <pmi.h>.
  *
- * See also: include/pmi.h, libpmi2/pmi2_api.c, ../shared/reference.md §2, §3.1.
+ * See also: include/pmi.h, libpmi2/pmi2_api.c, doc/wire.md, doc/clients.md
  */
 #ifndef PMI2_H_INCLUDED
 #define PMI2_H_INCLUDED

@@ -30,7 +30,7 @@
  *     cached state.  PMI_Abort only takes the connection's write lock.
  *   - Global state is unavoidable: the PMI-1 API has no handle.
  *
- * See also: include/pmi.h, libpmi2/pcli.h, ../shared/reference.md §1, §3.2.
+ * See also: include/pmi.h, libpmi2/pcli.h, doc/wire.md, doc/clients.md
  */
 #include <errno.h>
 #include <stdbool.h>

@@ -38,7 +38,7 @@
  *     Slurm's library; Slurm's server does not unescape, so values with ';'
  *     are not portable to it.
  *
- * See also: include/pmi2.h, libpmi2/pcli.h, ../shared/reference.md §2-3, §8.2.
+ * See also: include/pmi2.h, libpmi2/pcli.h, doc/wire.md, doc/clients.md
  */
 #include <errno.h>
 #include <stdbool.h>

@@ -3,7 +3,7 @@
  * Contract: a table of {command, handler}; every request gets exactly one
  * reply line (abort: none; barrier_in and the name service: later), with
  * rc= always present and msg= on failure.  Reply names and keys follow
- * MPICH's simple PMI (../shared/reference.md section 1.3).
+ * MPICH's simple PMI (doc/wire.md, doc/clients.md).
  *
  * Notes:
  *   - get of PMI_process_mapping, universeSize and other PMI_* keys is

@@ -3,7 +3,7 @@
  * Contract: a table of {command, handler}; every request gets one
  * "<cmd>-response" record with rc= (abort: none; kvs-fence, ring, name
  * service and info-getnodeattr wait=TRUE: later), errmsg= on failure, and
- * the request's thrid echoed (../shared/reference.md sections 2.4, 8.1).
+ * the request's thrid echoed (doc/wire.md, doc/clients.md).
  *
  * Notes:
  *   - fullinit accepts any subset of pmijobid/pmirank/threaded/srcid: the

@@ -1,6 +1,6 @@
 /* check_proto_pmi1.c - PMI-1 side of the server core, fed raw wire lines.
  *
- * The MPICH 4.0.2 MPI_Init/Finalize sequence (../shared/reference.md 1.4,
+ * The MPICH 4.0.2 MPI_Init/Finalize sequence (doc/wire.md, doc/clients.md,
  * fixtures/mpich-4.0.2-*.in) with exact replies; attributes through get;
  * limits; name service; unsupported commands; malformed input; a job
  * mixing PMI-1 and PMI-2 clients.
