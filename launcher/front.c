@@ -63,7 +63,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -1289,19 +1288,13 @@ static int prepare_cb(struct loop *lp, void *arg)
 
 static int make_cookie(char *out, size_t outlen)
 {
-    unsigned char b[32];
-    size_t got = 0;
+    unsigned char b[LOOM_KEY_LEN];
 
-    while (got < sizeof(b)) {
-        ssize_t n = getrandom(b + got, sizeof(b) - got, 0);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return -errno;
-        got += (size_t)n;
-    }
-    for (size_t i = 0; i < sizeof(b) && 2 * i + 2 < outlen; i++)
-        snprintf(out + 2 * i, 3, "%02x", b[i]);
+    if (outlen < 2 * sizeof(b) + 1)
+        return -EINVAL;
+    if (loom_random_bytes(b, sizeof(b)) < 0)
+        return -errno;
+    loom_hex(b, sizeof(b), out);
     memset(b, 0, sizeof(b));
     return 0;
 }
