@@ -391,6 +391,22 @@ static void ep_del_close(int fd)
     close(fd);
 }
 
+/* A connection gone for good: its socket (out of the epoll set), its queued packets
+ * and its buffers. */
+static void conn_free(struct conn *c)
+{
+    if (c->fd >= 0)
+        ep_del_close(c->fd);
+    while (c->sq) {
+        struct tq *q = c->sq;
+        c->sq = q->next;
+        free(q);
+    }
+    free(c->rb);
+    free(c->dtmp);
+    free(c);
+}
+
 /* ---- queue entries ------------------------------------------------------------ */
 
 static struct tq *tq_get(size_t want)
@@ -1570,19 +1586,8 @@ static int t_finalize(struct xm_transport *t)
         epoll_wait(T.ep, ev, 8, 10);
     }
     for (int r = 0; r < xm_g.size; r++) {
-        struct conn *c = T.peer[r];
-        if (!c)
-            continue;
-        if (c->fd >= 0)
-            close(c->fd);
-        while (c->sq) {
-            struct tq *q = c->sq;
-            c->sq = q->next;
-            free(q);
-        }
-        free(c->rb);
-        free(c->dtmp);
-        free(c);
+        if (T.peer[r])
+            conn_free(T.peer[r]);
     }
     while (T.npend)
         pend_free(T.pend[T.npend - 1]);

@@ -165,19 +165,9 @@ static int feed(const uint8_t *p, size_t n, int *mine)
 
 static void reset_conn(int r)
 {
-    struct conn *c = T.peer[r];
-    if (!c)
+    if (!T.peer[r])
         return;
-    if (c->fd >= 0)
-        ep_del_close(c->fd);
-    while (c->sq) {
-        struct tq *q = c->sq;
-        c->sq = q->next;
-        free(q);
-    }
-    free(c->rb);
-    free(c->dtmp);
-    free(c);
+    conn_free(T.peer[r]);
     T.peer[r] = NULL;
 }
 
