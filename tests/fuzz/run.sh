@@ -54,7 +54,7 @@ if [ ! -f "$bdir/config.h" ]; then
     echo "run.sh: no $bdir/config.h: configure first (scripts/build.sh)" >&2
     exit 2
 fi
-mkdir -p "$out/bin" "$out/obj" "$out/work" "$out/crashes" "$out/logs"
+mkdir -p "$out/bin" "$out/obj" "$out/runs" "$out/crashes" "$out/logs"
 [ "${FUZZ_TRS:-0}" = 1 ] && mkdir -p "$out/results"
 
 # the targets: arguments, or every fuzz_*.c
@@ -153,7 +153,7 @@ for n in "${targets[@]}"; do
         nbad=$((nbad + 1))
         continue
     fi
-    work=$out/work/$n
+    work=$out/runs/$n
     rm -rf "$work"
     mkdir -p "$work/corpus"
     [ -d "$here/corpus/$n" ] && cp -R "$here/corpus/$n/." "$work/corpus/" 2>/dev/null
