@@ -24,12 +24,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #ifdef HAVE_MUNGE
 #include <munge.h>
 #endif
 
+#include "mac.h"
 #include "tn_int.h"
 
 int tn_jobkey_ok(const char *jobkey)
@@ -58,7 +58,6 @@ int tn_auth_supported(enum treenet_auth auth)
 int tn_nonce_new(char out[TN_NONCE_HEX + 1])
 {
     unsigned char b[TN_NONCE_LEN];
-    size_t got = 0;
 
 #ifdef LOOM_FUZZ
     /* fuzz targets: a fixed nonce, so that an input can carry a matching answer */
@@ -67,16 +66,9 @@ int tn_nonce_new(char out[TN_NONCE_HEX + 1])
     return 0;
 #endif
 
-    while (got < sizeof(b)) {
-        ssize_t n = getrandom(b + got, sizeof(b) - got, 0);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return -errno;
-        got += (size_t)n;
-    }
-    for (size_t i = 0; i < sizeof(b); i++)
-        snprintf(out + 2 * i, 3, "%02x", b[i]);
+    if (loom_random_bytes(b, sizeof(b)) < 0)
+        return -errno;
+    loom_hex(b, sizeof(b), out);
     return 0;
 }
 
