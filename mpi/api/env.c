@@ -1,16 +1,18 @@
 /*
  * env.c - MPI environment: Init/Finalize, queries, timers, Abort, error reporting.
  *
- * Contract: MPI_Init = PMI-2 boot (core/boot.c) -> shm and tcp put_card -> one fence
+ * Contract: MPI_Init = boot through PMI-2, PMIx or none (core/boot.c; a launch it
+ *   cannot wire up ends the process with boot's message, exit 1) -> shm and tcp
+ *   put_card -> one fence
  *   -> shm/tcp connect -> p2p engine; COMM_WORLD ctx 0, COMM_SELF ctx 2.  Finalize =
  *   barrier on COMM_WORLD (every rank's sends drained before anyone unmaps) ->
- *   transport finalize -> PMI2_Finalize.  MPI_THREAD_SERIALIZED is the highest level.
+ *   transport finalize -> the process manager's finalize.  MPI_THREAD_SERIALIZED is the highest level.
  *   Transports: shm reaches the ranks of my node, the TCP netmod the others; with
  *   LOOM_MPI_NETMOD=tcp every peer goes through TCP (shm unused; tests, comparisons).
  *   TCP listens (and puts its card) only when some rank may be remote: the node map
  *   says so, or it is unknown before the fence (hostname fallback), or TCP is forced.
  *   Errors: xm_err() applies the communicator's handler (ERRORS_ARE_FATAL by default:
- *   message on stderr and PMI2_Abort of the job).
+ *   message on stderr and the process manager's abort of the job).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -147,11 +149,13 @@ static int init_common(void)
 {
     if (xm_g.initialized || xm_g.finalized)
         return xm_err(NULL, MPI_ERR_OTHER, "MPI_Init (called twice)");
-    int rc = xm_boot_init();
+    /* a process that cannot wire up ends here, as MPI_ERRORS_ARE_FATAL would: a caller
+     * that ignored the error would go on as a job of its own */
+    char why[1024];
+    int rc = xm_boot_init(why, sizeof(why));
     if (rc < 0) {
-        fprintf(stderr, "loom-mpi: MPI_Init: PMI-2 bootstrap failed (not started by a "
-                        "PMI-2 launcher?): %s\n", strerror(-rc));
-        return MPI_ERR_OTHER;
+        fprintf(stderr, "loom-mpi: %s\n", why);
+        _exit(1);
     }
     xm_g.initialized = 1;
     int have_map = xm_boot_have_map();

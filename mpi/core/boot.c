@@ -1,12 +1,16 @@
 /*
- * boot.c - PMI-2 bootstrap (see boot.h for the contract).
+ * boot.c - bootstrap: who am I, who is on my node, one fence (see boot.h for the
+ * contract).
  *
  * Notes:
- *   - Keys are "xm-<key>-<rank>"; values at most PMI2_MAX_VALLEN bytes.
- *   - The node map comes from the PMI_process_mapping job attribute; when it is
- *     missing or unparsable every rank puts its hostname ("xm-host-<rank>") and after
- *     the fence reads all of them (O(size) gets per rank: a fallback only).
- *   - Built against our include/pmi2.h or Slurm's <slurm/pmi2.h> (LOOM_PMI_SLURM).
+ *   - The process manager is reached through one of the interfaces of boot_pmi.h,
+ *     picked by boot_launch.c from the launcher's environment: PMI-2 (boot_pmi2.c),
+ *     PMIx (boot_pmix.c) or none (boot_single.c).  Everything above them (keys, the
+ *     node view, machine counting) is written once here.
+ *   - Keys are "xm-<key>-<rank>"; values at most XM_PMI_VALLEN bytes.
+ *   - The node map comes from the interface (PMI_process_mapping, PMIx's node ids);
+ *     when it has none every rank puts its hostname ("xm-host-<rank>") and after the
+ *     fence reads all of them (O(size) gets per rank: a fallback only).
  *   - LOOM_MPI_FAKE_NODES=k (tests): every node is split into pretend nodes of k of its
  *     ranks, so one machine runs shm inside and the TCP netmod between pretend nodes.
  */
@@ -18,20 +22,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#ifdef LOOM_PMI_SLURM
-#include <slurm/pmi2.h>
-#else
-#include "pmi2.h"
-#endif
-
 #include "boot.h"
+#include "boot_launch.h"
+#include "boot_pmi.h"
 #include "xm.h"
 
 /* count_machine(): jobs of more nodes are taken as one node per machine */
 #define MACH_MAX_NODES 64
 
 static int need_host_fallback;
-
+static const struct xm_pmi *pmi = &xm_pmi_single;
 int xm_boot_parse_mapping(const char *s, int size, int *node_of)
 {
     int trip[256][3];
@@ -101,45 +101,103 @@ static int node_cpus_guess(void)
     return on > xm_g.ncpus ? (int)on : xm_g.ncpus;
 }
 
-int xm_boot_init(void)
+/* Node ids as the interface gave them (any values; PMIx's are its own) -> the
+ * smallest rank of each node, which is below size as build_local_view() wants.
+ * O(size * nodes). */
+static int renumber_nodes(int size, int *node_of)
 {
-    int spawned = 0, size = 0, rank = 0, appnum = 0, found = 0;
-    if (PMI2_Init(&spawned, &size, &rank, &appnum) != PMI2_SUCCESS)
-        return -EIO;
-    xm_g.rank = rank;
-    xm_g.size = size;
-    xm_g.appnum = appnum;
-    xm_g.spawned = spawned;
-    xm_g.universe = size;
-    if (PMI2_Job_GetId(xm_g.jobid, sizeof(xm_g.jobid)) != PMI2_SUCCESS)
-        snprintf(xm_g.jobid, sizeof(xm_g.jobid), "nojob");
+    int *ids = malloc((size_t)size * sizeof(int)), *first = malloc((size_t)size * sizeof(int));
+    int n = 0;
+    if (!ids || !first) {
+        free(ids);
+        free(first);
+        return -ENOMEM;
+    }
+    for (int r = 0; r < size; r++) {
+        int i = 0;
+        while (i < n && ids[i] != node_of[r])
+            i++;
+        if (i == n) {
+            ids[n] = node_of[r];
+            first[n++] = r;
+        }
+        node_of[r] = first[i];
+    }
+    free(ids);
+    free(first);
+    return 0;
+}
+
+int xm_boot_init(char *why, size_t len)
+{
+    struct xm_launch l;
+    struct xm_pmi_job job;
+    char err[512] = "";
+
+    xm_launch_detect(xm_launch_getenv, NULL, &l);
+    switch (l.kind) {
+    case XM_LAUNCH_REFUSE:
+        snprintf(why, len, "%s", l.why);
+        return -EPERM;
+    case XM_LAUNCH_PMI2:
+        pmi = &xm_pmi_pmi2;
+        break;
+    case XM_LAUNCH_PMIX:
+        pmi = &xm_pmi_pmix;
+        break;
+    case XM_LAUNCH_SINGLETON:
+        pmi = &xm_pmi_single;
+        break;
+    }
+    int rc = pmi->init(&job, err, sizeof(err));
+    if (rc < 0) {
+        if (l.kind == XM_LAUNCH_PMIX)
+            snprintf(why, len,
+                     "MPI_Init: %s, but PMIx is unusable: %s; start the program with a "
+                     "launcher whose PMIx server it can reach (srun --mpi=pmix, Open MPI's "
+                     "mpirun) or with srun --mpi=loom",
+                     l.why, err);
+        else
+            snprintf(why, len, "MPI_Init: %s bootstrap failed: %s", pmi->name, err);
+        return rc;
+    }
+    xm_g.rank = job.rank;
+    xm_g.size = job.size;
+    xm_g.appnum = job.appnum;
+    xm_g.spawned = job.spawned;
+    xm_g.universe = job.universe;
+    memcpy(xm_g.jobid, job.jobid, sizeof(xm_g.jobid));
+    xm_g.jobid[sizeof(xm_g.jobid) - 1] = 0;
     if (gethostname(xm_g.host, sizeof(xm_g.host)) != 0)
         snprintf(xm_g.host, sizeof(xm_g.host), "localhost");
     xm_g.host[sizeof(xm_g.host) - 1] = 0;
 
     /* this process, for peers that read our memory with CMA: they take no pid from a
      * packet, only this one (p2p.c xm_peer_pid()) */
-    if (size > 1) {
+    if (job.size > 1) {
         char pid[24];
         snprintf(pid, sizeof(pid), "%ld", (long)getpid());
-        int rc = xm_boot_put("pid", pid);
-        if (rc < 0)
+        if ((rc = xm_boot_put("pid", pid)) < 0) {
+            snprintf(why, len, "MPI_Init: %s: putting this rank's pid failed", pmi->name);
             return rc;
+        }
     }
-    xm_g.node_of = calloc((size_t)size, sizeof(int));
-    xm_g.local_index = calloc((size_t)size, sizeof(int));
-    xm_g.local_ranks = calloc((size_t)size, sizeof(int));
-    if (!xm_g.node_of || !xm_g.local_index || !xm_g.local_ranks)
+    xm_g.node_of = calloc((size_t)job.size, sizeof(int));
+    xm_g.local_index = calloc((size_t)job.size, sizeof(int));
+    xm_g.local_ranks = calloc((size_t)job.size, sizeof(int));
+    if (!xm_g.node_of || !xm_g.local_index || !xm_g.local_ranks) {
+        snprintf(why, len, "MPI_Init: no memory for the node map of %d ranks", job.size);
         return -ENOMEM;
-
-    char map[PMI2_MAX_VALLEN + 1];
-    if (PMI2_Info_GetJobAttr("PMI_process_mapping", map, sizeof(map), &found) !=
-            PMI2_SUCCESS ||
-        !found || xm_boot_parse_mapping(map, size, xm_g.node_of) < 0) {
+    }
+    if (pmi->node_map(job.size, xm_g.node_of) == 0 &&
+        renumber_nodes(job.size, xm_g.node_of) == 0) {
+    } else {
         need_host_fallback = 1;
-        int rc = xm_boot_put("host", xm_g.host);
-        if (rc < 0)
+        if ((rc = xm_boot_put("host", xm_g.host)) < 0) {
+            snprintf(why, len, "MPI_Init: %s: putting this rank's host name failed",
+                     pmi->name);
             return rc;
+        }
     }
     return 0;
 }
@@ -245,26 +303,24 @@ out:
 
 int xm_boot_put(const char *key, const char *val)
 {
-    char k[PMI2_MAX_KEYLEN];
+    char k[64];
     snprintf(k, sizeof(k), "xm-%s-%d", key, xm_g.rank);
-    return PMI2_KVS_Put(k, val) == PMI2_SUCCESS ? 0 : -EIO;
+    return pmi->put(k, val);
 }
 
 int xm_boot_get(int rank, const char *key, char *buf, int len)
 {
-    char k[PMI2_MAX_KEYLEN];
-    int got = 0;
+    char k[64];
     snprintf(k, sizeof(k), "xm-%s-%d", key, rank);
-    if (PMI2_KVS_Get(xm_g.jobid, rank, k, buf, len, &got) != PMI2_SUCCESS || got < 0)
-        return -ENOENT;
-    return 0;
+    return pmi->get(rank, k, buf, len);
 }
 
 int xm_boot_fence(void)
 {
     static int fences;
-    if (PMI2_KVS_Fence() != PMI2_SUCCESS)
-        return -EIO;
+    int rc = pmi->fence();
+    if (rc < 0)
+        return rc;
     /* the hostnames once: read again at the second fence they undid the pretend
      * nodes of LOOM_MPI_FAKE_NODES that the segment was made for */
     if (need_host_fallback && fences == 0) {
@@ -317,11 +373,15 @@ int xm_boot_have_map(void)
 
 int xm_boot_finalize(void)
 {
-    return PMI2_Finalize() == PMI2_SUCCESS ? 0 : -EIO;
+    return pmi->finalize();
 }
 
 void xm_boot_abort(int code, const char *msg)
 {
-    PMI2_Abort(1, msg);
-    _exit(code ? code : 1);
+    pmi->abort(code, msg);
+}
+
+const char *xm_boot_pmi_name(void)
+{
+    return pmi->name;
 }

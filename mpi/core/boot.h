@@ -1,11 +1,16 @@
 /*
- * boot.h - PMI-2 bootstrap: who am I, who is on my node, one fence.
+ * boot.h - bootstrap: who am I, who is on my node, one fence.
  *
- * Owns (core area): every PMI2_* call libmpi makes.
+ * Owns (core area): libmpi's use of the process manager (PMI-2, PMIx or none, chosen
+ * from the launcher's environment by boot_launch.c; the interfaces in boot_pmi.h).
  * Contract:
- *   - xm_boot_init(): PMI2_Init -> xm_g.rank/size/appnum/jobid; node map from the job
- *     attribute PMI_process_mapping ("(vector,(node,nnodes,ppn),...)"), fallback: each
- *     rank puts its hostname, and after the fence all are read back.  Fills
+ *   - xm_boot_init(why, len): picks the interface and wires up -> xm_g.rank/size/
+ *     appnum/jobid; 0, or <0 with the whole message for the user in why (a refused
+ *     multi-task launch without a server, an unusable PMIx, a failed PMI2_Init).
+ *     Node map from the interface (PMI_process_mapping "(vector,(node,nnodes,ppn),...)",
+ *     PMIx's PMIX_NODEID of every rank), renumbered to the smallest rank of each node;
+ *     fallback: each rank puts its hostname, and after the fence all are read back.
+ *     Fills
  *     xm_g.node_of/local_ranks/local_index/nlocal/local_rank, a first guess of
  *     node_cpus/oversubscribed (my affinity, or every online CPU if I am bound
  *     narrower) and any_oversubscribed (rank 0's: its guess against the fullest node,
@@ -25,7 +30,9 @@
 
 #include <stddef.h>
 
-int xm_boot_init(void);
+int xm_boot_init(char *why, size_t len);
+/* "PMI-2", "PMIx" or "singleton": what xm_boot_init() wired up through. */
+const char *xm_boot_pmi_name(void);
 int xm_boot_put(const char *key, const char *val);
 int xm_boot_fence(void);
 int xm_boot_get(int rank, const char *key, char *buf, int len);

@@ -1,0 +1,44 @@
+/*
+ * boot_pmi.h - the process-manager interfaces boot.c wires up through: one table of
+ * operations per interface (PMI-2, PMIx, a lone singleton).
+ *
+ * Owns (core area): the contract between boot.c (node view, key names, fallbacks) and
+ * the code that speaks to a process manager.
+ * Contract:
+ *   - init(job, why, len): connect, fill *job; on failure <0 and a sentence in why
+ *     (what failed and the library's own words), which boot.c prints.
+ *   - node_map(size, node_of): node of every rank, as any ids (boot.c renumbers them);
+ *     <0 when the interface has none (boot.c falls back to hostnames in the KVS).
+ *   - put(key, val) before fence(), get(rank, key, buf, len) after it; keys arrive
+ *     whole ("xm-<key>-<rank>"), values are strings of at most XM_PMI_VALLEN bytes.
+ *     get returns -ENOENT for a key the rank did not put; it never waits for ever.
+ *   - abort(code, msg) ends the whole job and does not return.
+ */
+#ifndef XM_BOOT_PMI_H
+#define XM_BOOT_PMI_H
+
+#include <stddef.h>
+
+#define XM_PMI_VALLEN 1024
+
+struct xm_pmi_job {
+    int rank, size, appnum, universe, spawned;
+    char jobid[64];
+};
+
+struct xm_pmi {
+    const char *name; /* "PMI-2", "PMIx", "singleton": for messages */
+    int (*init)(struct xm_pmi_job *job, char *why, size_t len);
+    int (*node_map)(int size, int *node_of);
+    int (*put)(const char *key, const char *val);
+    int (*fence)(void);
+    int (*get)(int rank, const char *key, char *buf, int len);
+    int (*finalize)(void);
+    void (*abort)(int code, const char *msg) __attribute__((noreturn));
+};
+
+extern const struct xm_pmi xm_pmi_pmi2;   /* boot_pmi2.c: libpmi2 (ours or Slurm's) */
+extern const struct xm_pmi xm_pmi_pmix;   /* boot_pmix.c: OpenPMIx, loaded at run time */
+extern const struct xm_pmi xm_pmi_single; /* boot_single.c: rank 0 of 1, no server */
+
+#endif

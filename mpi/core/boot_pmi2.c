@@ -1,0 +1,101 @@
+/*
+ * boot_pmi2.c - boot.c's PMI-2 interface (boot_pmi.h): libpmi2's API, which is Loom's
+ * libpmi2 (PMI_FD/PMI_PORT: Loom's plugin and mpiexec, Slurm's mpi/pmi2, Hydra) or,
+ * with `configure --with-pmi=slurm`, Slurm's own.
+ *
+ * Owns: every PMI2_* call libmpi makes.
+ * Notes:
+ *   - The node map is the PMI_process_mapping job attribute, parsed by
+ *     xm_boot_parse_mapping() (boot.c); without it boot.c falls back to hostnames.
+ *   - PMI2_KVS_Get reports a truncated value with a negative length: an error here.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifdef LOOM_PMI_SLURM
+#include <slurm/pmi2.h>
+#else
+#include "pmi2.h"
+#endif
+
+#include "boot.h"
+#include "boot_pmi.h"
+
+static char jobid[64];
+
+static int pmi2_init(struct xm_pmi_job *job, char *why, size_t len)
+{
+    int spawned = 0, size = 0, rank = 0, appnum = 0;
+    if (PMI2_Init(&spawned, &size, &rank, &appnum) != PMI2_SUCCESS) {
+        snprintf(why, len, "PMI2_Init failed (the PMI server behind PMI_FD/PMI_PORT "
+                           "refused or closed the connection)");
+        return -EIO;
+    }
+    if (size < 1 || rank < 0 || rank >= size) {
+        snprintf(why, len, "PMI2_Init gave rank %d of %d", rank, size);
+        return -EPROTO;
+    }
+    job->rank = rank;
+    job->size = size;
+    job->appnum = appnum;
+    job->spawned = spawned;
+    job->universe = size;
+    if (PMI2_Job_GetId(job->jobid, sizeof(job->jobid)) != PMI2_SUCCESS)
+        snprintf(job->jobid, sizeof(job->jobid), "nojob");
+    job->jobid[sizeof(job->jobid) - 1] = 0;
+    memcpy(jobid, job->jobid, sizeof(jobid));
+    return 0;
+}
+
+static int pmi2_node_map(int size, int *node_of)
+{
+    char map[PMI2_MAX_VALLEN + 1];
+    int found = 0;
+    if (PMI2_Info_GetJobAttr("PMI_process_mapping", map, sizeof(map), &found) !=
+            PMI2_SUCCESS ||
+        !found)
+        return -ENOENT;
+    return xm_boot_parse_mapping(map, size, node_of);
+}
+
+static int pmi2_put(const char *key, const char *val)
+{
+    return PMI2_KVS_Put(key, val) == PMI2_SUCCESS ? 0 : -EIO;
+}
+
+static int pmi2_fence(void)
+{
+    return PMI2_KVS_Fence() == PMI2_SUCCESS ? 0 : -EIO;
+}
+
+static int pmi2_get(int rank, const char *key, char *buf, int len)
+{
+    int got = 0;
+    if (PMI2_KVS_Get(jobid, rank, key, buf, len, &got) != PMI2_SUCCESS || got < 0)
+        return -ENOENT;
+    return 0;
+}
+
+static int pmi2_finalize(void)
+{
+    return PMI2_Finalize() == PMI2_SUCCESS ? 0 : -EIO;
+}
+
+static __attribute__((noreturn)) void pmi2_abort(int code, const char *msg)
+{
+    PMI2_Abort(1, msg);
+    _exit(code ? code : 1);
+}
+
+const struct xm_pmi xm_pmi_pmi2 = {
+    .name = "PMI-2",
+    .init = pmi2_init,
+    .node_map = pmi2_node_map,
+    .put = pmi2_put,
+    .fence = pmi2_fence,
+    .get = pmi2_get,
+    .finalize = pmi2_finalize,
+    .abort = pmi2_abort,
+};

@@ -1,0 +1,396 @@
+/*
+ * boot_pmix.c - boot.c's PMIx interface (boot_pmi.h): OpenPMIx's client library,
+ * loaded with dlopen when a launcher asks for PMIx (srun --mpi=pmix, Open MPI's
+ * mpirun/prterun, Loom's plugin with LOOM_MPI_PMI=pmix), so that libmpi needs no
+ * libpmix to be installed to run under PMI-2 or alone.
+ *
+ * Owns: every PMIx_* call libmpi makes.
+ * Notes:
+ *   - Only types and constants come from <pmix.h> at build time; every function is
+ *     looked up with dlsym, and none of the header's helper macros that call into the
+ *     library is used (values are built and freed by hand).  Without libpmix-dev at
+ *     configure time this file builds an interface whose init says so.
+ *   - The library: LOOM_MPI_PMIX_LIB if set, else libpmix.so.2 (OpenPMIx 4 and 5),
+ *     else libpmix.so.
+ *   - Rank and job size from PMIx_Init and PMIX_JOB_SIZE; appnum, universe and spawned
+ *     from PMIX_APPNUM, PMIX_UNIV_SIZE, PMIX_SPAWNED when the server has them.  The node
+ *     map is every rank's PMIX_NODEID (local reads from the server's job data); a
+ *     server without them leaves boot.c to its hostname fallback.
+ *   - Cards: PMIx_Put(PMIX_GLOBAL) + PMIx_Commit, and a fence that collects every
+ *     rank's data (LOOM_MPI_PMIX_COLLECT=0: a fence without data, each get of a remote
+ *     key is then a request to that rank's server: direct modex).  After a collecting
+ *     fence gets are marked PMIX_OPTIONAL (a missing key is an answer, not a wait);
+ *     direct-modex gets carry a PMIX_TIMEOUT (LOOM_MPI_PMI_TIMEOUT, default 60 s).
+ *   - PMIx_Init is watched: a server that accepts and never answers ends the process
+ *     after LOOM_MPI_PMI_TIMEOUT seconds with a message, rather than hanging.
+ */
+#define _GNU_SOURCE
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "boot_pmi.h"
+
+#ifndef HAVE_PMIX
+
+static int pmix_init(struct xm_pmi_job *job, char *why, size_t len)
+{
+    (void)job;
+    snprintf(why, len, "this libmpi was built without PMIx support (configure found no "
+                       "libpmix-dev); rebuild it with libpmix-dev installed");
+    return -ENOSYS;
+}
+
+static int pmix_node_map(int size, int *node_of)
+{
+    (void)size;
+    (void)node_of;
+    return -ENOSYS;
+}
+
+static int pmix_put(const char *key, const char *val)
+{
+    (void)key;
+    (void)val;
+    return -ENOSYS;
+}
+
+static int pmix_fence(void)
+{
+    return -ENOSYS;
+}
+
+static int pmix_get(int rank, const char *key, char *buf, int len)
+{
+    (void)rank;
+    (void)key;
+    (void)buf;
+    (void)len;
+    return -ENOSYS;
+}
+
+static int pmix_finalize(void)
+{
+    return 0;
+}
+
+static __attribute__((noreturn)) void pmix_abort(int code, const char *msg)
+{
+    (void)msg;
+    _exit(code ? code : 1);
+}
+
+#else /* HAVE_PMIX */
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <time.h>
+
+#include <pmix.h>
+
+static struct {
+    void *lib;
+    __typeof__(PMIx_Init) *init;
+    __typeof__(PMIx_Finalize) *finalize;
+    __typeof__(PMIx_Abort) *abort;
+    __typeof__(PMIx_Put) *put;
+    __typeof__(PMIx_Commit) *commit;
+    __typeof__(PMIx_Fence) *fence;
+    __typeof__(PMIx_Get) *get;
+    __typeof__(PMIx_Error_string) *errstr;
+    void (*value_free)(pmix_value_t *v, size_t n); /* PMIx_Value_free, if it has one */
+    pmix_proc_t me, all;
+    int collect, timeout, fenced;
+} P;
+
+static const char *perr(pmix_status_t st)
+{
+    const char *s = P.errstr ? P.errstr(st) : NULL;
+    return s ? s : "unknown PMIx status";
+}
+
+static int load(char *why, size_t len)
+{
+    const char *name = getenv("LOOM_MPI_PMIX_LIB");
+    const char *tried = name && *name ? name : "libpmix.so.2";
+    P.lib = dlopen(tried, RTLD_NOW | RTLD_GLOBAL);
+    if (!P.lib && !(name && *name)) {
+        P.lib = dlopen("libpmix.so", RTLD_NOW | RTLD_GLOBAL);
+    }
+    if (!P.lib) {
+        const char *e = dlerror();
+        snprintf(why, len,
+                 "OpenPMIx's client library could not be loaded (%s); install it "
+                 "(Debian: libpmix2) or name it in LOOM_MPI_PMIX_LIB",
+                 e ? e : tried);
+        return -ENOENT;
+    }
+#define SYM(field, sym)                                                                  \
+    do {                                                                                 \
+        *(void **)&P.field = dlsym(P.lib, #sym);                                         \
+        if (!P.field) {                                                                  \
+            snprintf(why, len, "OpenPMIx's client library has no %s", #sym);             \
+            return -ENOENT;                                                              \
+        }                                                                                \
+    } while (0)
+    SYM(init, PMIx_Init);
+    SYM(finalize, PMIx_Finalize);
+    SYM(abort, PMIx_Abort);
+    SYM(put, PMIx_Put);
+    SYM(commit, PMIx_Commit);
+    SYM(fence, PMIx_Fence);
+    SYM(get, PMIx_Get);
+    SYM(errstr, PMIx_Error_string);
+#undef SYM
+    *(void **)&P.value_free = dlsym(P.lib, "PMIx_Value_free");
+    return 0;
+}
+
+static void value_release(pmix_value_t *v)
+{
+    if (!v)
+        return;
+    if (P.value_free) {
+        P.value_free(v, 1);
+        return;
+    }
+    if (v->type == PMIX_STRING)
+        free(v->data.string);
+    else if (v->type == PMIX_BYTE_OBJECT)
+        free(v->data.bo.bytes);
+    free(v);
+}
+
+/* An integer value of any of the integer types servers use for counts and ids. */
+static int value_int(const pmix_value_t *v, long *out)
+{
+    switch (v->type) {
+    case PMIX_INT: *out = v->data.integer; return 0;
+    case PMIX_INT8: *out = v->data.int8; return 0;
+    case PMIX_INT16: *out = v->data.int16; return 0;
+    case PMIX_INT32: *out = v->data.int32; return 0;
+    case PMIX_INT64: *out = (long)v->data.int64; return 0;
+    case PMIX_UINT: *out = (long)v->data.uint; return 0;
+    case PMIX_UINT8: *out = v->data.uint8; return 0;
+    case PMIX_UINT16: *out = v->data.uint16; return 0;
+    case PMIX_UINT32: *out = (long)v->data.uint32; return 0;
+    case PMIX_UINT64: *out = (long)v->data.uint64; return 0;
+    case PMIX_SIZE: *out = (long)v->data.size; return 0;
+    case PMIX_PROC_RANK: *out = (long)v->data.rank; return 0;
+    case PMIX_BOOL: *out = v->data.flag; return 0;
+    default: return -EPROTO;
+    }
+}
+
+static void info_bool(pmix_info_t *i, const char *key, bool val)
+{
+    memset(i, 0, sizeof(*i));
+    snprintf(i->key, sizeof(i->key), "%s", key);
+    i->value.type = PMIX_BOOL;
+    i->value.data.flag = val;
+}
+
+static void info_int(pmix_info_t *i, const char *key, int val)
+{
+    memset(i, 0, sizeof(*i));
+    snprintf(i->key, sizeof(i->key), "%s", key);
+    i->value.type = PMIX_INT;
+    i->value.data.integer = val;
+}
+
+/* A key of proc (rank, or PMIX_RANK_WILDCARD for the job) as a long; optional: a
+ * missing key is -ENOENT at once. */
+static int get_long(pmix_rank_t rank, const char *key, long *out)
+{
+    pmix_proc_t p = P.me;
+    pmix_info_t opt;
+    pmix_value_t *v = NULL;
+    p.rank = rank;
+    info_bool(&opt, PMIX_OPTIONAL, true);
+    pmix_status_t st = P.get(&p, key, &opt, 1, &v);
+    if (st != PMIX_SUCCESS || !v) {
+        value_release(v);
+        return -ENOENT;
+    }
+    int rc = value_int(v, out);
+    value_release(v);
+    return rc;
+}
+
+/* ---- the watch over PMIx_Init ------------------------------------------------ */
+
+static pthread_mutex_t watch_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t watch_cv = PTHREAD_COND_INITIALIZER;
+static int watch_done;
+static char watch_what[640];
+
+static void *watch(void *arg)
+{
+    (void)arg;
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_sec += P.timeout;
+    pthread_mutex_lock(&watch_mu);
+    int rc = 0;
+    while (!watch_done && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&watch_cv, &watch_mu, &t);
+    int late = !watch_done;
+    pthread_mutex_unlock(&watch_mu);
+    if (late) {
+        fprintf(stderr,
+                "loom-mpi: MPI_Init: %s, but PMIx_Init had no answer from the server in "
+                "%d s (LOOM_MPI_PMI_TIMEOUT); is PMIX_SERVER_URI* right?\n",
+                watch_what, P.timeout);
+        _exit(1);
+    }
+    return NULL;
+}
+
+static int env_seconds(const char *name, int dflt)
+{
+    const char *s = getenv(name);
+    char *end;
+    long v = s && *s ? strtol(s, &end, 10) : -1;
+    return s && *s && !*end && v > 0 && v <= 86400 ? (int)v : dflt;
+}
+
+static int pmix_init(struct xm_pmi_job *job, char *why, size_t len)
+{
+    int rc = load(why, len);
+    if (rc < 0)
+        return rc;
+    P.timeout = env_seconds("LOOM_MPI_PMI_TIMEOUT", 60);
+    const char *c = getenv("LOOM_MPI_PMIX_COLLECT");
+    P.collect = !(c && strcmp(c, "0") == 0);
+
+    const char *ns = getenv("PMIX_NAMESPACE"), *rk = getenv("PMIX_RANK");
+    snprintf(watch_what, sizeof(watch_what), "PMIx launch (namespace %.64s, rank %.16s)",
+             ns ? ns : "?", rk ? rk : "?");
+    pthread_t th;
+    int watching = pthread_create(&th, NULL, watch, NULL) == 0;
+    pmix_status_t st = P.init(&P.me, NULL, 0);
+    if (watching) {
+        pthread_mutex_lock(&watch_mu);
+        watch_done = 1;
+        pthread_cond_signal(&watch_cv);
+        pthread_mutex_unlock(&watch_mu);
+        pthread_join(th, NULL);
+    }
+    if (st != PMIX_SUCCESS) {
+        snprintf(why, len, "PMIx_Init: %s", perr(st));
+        return -EIO;
+    }
+    P.all = P.me;
+    P.all.rank = PMIX_RANK_WILDCARD;
+
+    long size = 0, v = 0;
+    if (get_long(PMIX_RANK_WILDCARD, PMIX_JOB_SIZE, &size) < 0 || size < 1 ||
+        size > 1 << 30 || P.me.rank >= (pmix_rank_t)size) {
+        snprintf(why, len, "the PMIx server gave no usable job size (%s: %ld, rank %u)",
+                 PMIX_JOB_SIZE, size, (unsigned)P.me.rank);
+        P.finalize(NULL, 0);
+        return -EPROTO;
+    }
+    memset(job, 0, sizeof(*job));
+    job->rank = (int)P.me.rank;
+    job->size = (int)size;
+    job->appnum = get_long(P.me.rank, PMIX_APPNUM, &v) == 0 ? (int)v : 0;
+    job->universe =
+        get_long(PMIX_RANK_WILDCARD, PMIX_UNIV_SIZE, &v) == 0 && v >= size ? (int)v
+                                                                          : (int)size;
+    job->spawned = get_long(PMIX_RANK_WILDCARD, PMIX_SPAWNED, &v) == 0 && v;
+    /* the namespace, cut to fit: every rank cuts it the same way */
+    memcpy(job->jobid, P.me.nspace, sizeof(job->jobid) - 1);
+    job->jobid[sizeof(job->jobid) - 1] = 0;
+    return 0;
+}
+
+static int pmix_node_map(int size, int *node_of)
+{
+    long id;
+    for (int r = 0; r < size; r++) {
+        if (get_long((pmix_rank_t)r, PMIX_NODEID, &id) < 0 || id < 0 || id > 1L << 30)
+            return -ENOENT;
+        node_of[r] = (int)id;
+    }
+    return 0;
+}
+
+static int pmix_put(const char *key, const char *val)
+{
+    pmix_value_t v;
+    memset(&v, 0, sizeof(v));
+    v.type = PMIX_STRING;
+    v.data.string = (char *)val;
+    return P.put(PMIX_GLOBAL, key, &v) == PMIX_SUCCESS ? 0 : -EIO;
+}
+
+static int pmix_fence(void)
+{
+    pmix_info_t info[2];
+    size_t n = 0;
+    if (P.commit() != PMIX_SUCCESS)
+        return -EIO;
+    info_bool(&info[n++], PMIX_COLLECT_DATA, P.collect);
+    const char *t = getenv("LOOM_MPI_PMI_TIMEOUT");
+    if (t && *t)
+        info_int(&info[n++], PMIX_TIMEOUT, P.timeout);
+    pmix_status_t st = P.fence(&P.all, 1, info, n);
+    if (st != PMIX_SUCCESS) {
+        fprintf(stderr, "loom-mpi: rank %u: PMIx_Fence: %s\n", (unsigned)P.me.rank,
+                perr(st));
+        return -EIO;
+    }
+    P.fenced = 1;
+    return 0;
+}
+
+static int pmix_get(int rank, const char *key, char *buf, int len)
+{
+    pmix_proc_t p = P.me;
+    pmix_info_t info;
+    pmix_value_t *v = NULL;
+    p.rank = (pmix_rank_t)rank;
+    if (P.collect || (pmix_rank_t)rank == P.me.rank)
+        info_bool(&info, PMIX_OPTIONAL, true);
+    else
+        info_int(&info, PMIX_TIMEOUT, P.timeout);
+    pmix_status_t st = P.get(&p, key, &info, 1, &v);
+    int rc = -ENOENT;
+    if (st == PMIX_SUCCESS && v && v->type == PMIX_STRING && v->data.string &&
+        (int)strlen(v->data.string) < len) {
+        strcpy(buf, v->data.string);
+        rc = 0;
+    }
+    value_release(v);
+    return rc;
+}
+
+static int pmix_finalize(void)
+{
+    return P.finalize(NULL, 0) == PMIX_SUCCESS ? 0 : -EIO;
+}
+
+static __attribute__((noreturn)) void pmix_abort(int code, const char *msg)
+{
+    P.abort(code ? code : 1, msg, NULL, 0);
+    _exit(code ? code : 1);
+}
+
+#endif /* HAVE_PMIX */
+
+const struct xm_pmi xm_pmi_pmix = {
+    .name = "PMIx",
+    .init = pmix_init,
+    .node_map = pmix_node_map,
+    .put = pmix_put,
+    .fence = pmix_fence,
+    .get = pmix_get,
+    .finalize = pmix_finalize,
+    .abort = pmix_abort,
+};
