@@ -189,9 +189,8 @@ int xm_boot_init(char *why, size_t len)
         snprintf(why, len, "MPI_Init: no memory for the node map of %d ranks", job.size);
         return -ENOMEM;
     }
-    if (pmi->node_map(job.size, xm_g.node_of) == 0 &&
-        renumber_nodes(job.size, xm_g.node_of) == 0) {
-    } else {
+    if (pmi->node_map(job.size, xm_g.node_of) < 0 ||
+        renumber_nodes(job.size, xm_g.node_of) < 0) {
         need_host_fallback = 1;
         if ((rc = xm_boot_put("host", xm_g.host)) < 0) {
             snprintf(why, len, "MPI_Init: %s: putting this rank's host name failed",
@@ -199,6 +198,11 @@ int xm_boot_init(char *why, size_t len)
             return rc;
         }
     }
+    if (getenv("LOOM_MPI_DEBUG") && job.rank == 0)
+        fprintf(stderr,
+                "loom-mpi: rank 0 of %d: process manager interface %s, node map %s\n",
+                job.size, pmi->name,
+                need_host_fallback ? "from host names" : "from the process manager");
     return 0;
 }
 
@@ -379,9 +383,4 @@ int xm_boot_finalize(void)
 void xm_boot_abort(int code, const char *msg)
 {
     pmi->abort(code, msg);
-}
-
-const char *xm_boot_pmi_name(void)
-{
-    return pmi->name;
 }

@@ -10,6 +10,7 @@
  *     Node map from the interface (PMI_process_mapping "(vector,(node,nnodes,ppn),...)",
  *     PMIx's PMIX_NODEID of every rank), renumbered to the smallest rank of each node;
  *     fallback: each rank puts its hostname, and after the fence all are read back.
+ *     LOOM_MPI_DEBUG: rank 0 says which interface and where the node map came from.
  *     Fills
  *     xm_g.node_of/local_ranks/local_index/nlocal/local_rank, a first guess of
  *     node_cpus/oversubscribed (my affinity, or every online CPU if I am bound
@@ -31,8 +32,6 @@
 #include <stddef.h>
 
 int xm_boot_init(char *why, size_t len);
-/* "PMI-2", "PMIx" or "singleton": what xm_boot_init() wired up through. */
-const char *xm_boot_pmi_name(void);
 int xm_boot_put(const char *key, const char *val);
 int xm_boot_fence(void);
 int xm_boot_get(int rank, const char *key, char *buf, int len);

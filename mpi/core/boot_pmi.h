@@ -27,7 +27,7 @@ struct xm_pmi_job {
 };
 
 struct xm_pmi {
-    const char *name; /* "PMI-2", "PMIx", "singleton": for messages */
+    const char *name; /* "PMI-2", "PMIx", "none (singleton)": for messages */
     int (*init)(struct xm_pmi_job *job, char *why, size_t len);
     int (*node_map)(int size, int *node_of);
     int (*put)(const char *key, const char *val);

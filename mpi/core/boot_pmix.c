@@ -13,16 +13,22 @@
  *   - The library: LOOM_MPI_PMIX_LIB if set, else libpmix.so.2 (OpenPMIx 4 and 5),
  *     else libpmix.so.
  *   - Rank and job size from PMIx_Init and PMIX_JOB_SIZE; appnum, universe and spawned
- *     from PMIX_APPNUM, PMIX_UNIV_SIZE, PMIX_SPAWNED when the server has them.  The node
- *     map is every rank's PMIX_NODEID (local reads from the server's job data); a
+ *     from PMIX_APPNUM, PMIX_UNIV_SIZE, PMIX_SPAWNED when the server has them (their
+ *     integer types differ between servers: any is taken).  The node map comes from
+ *     PMIx_Resolve_nodes and PMIx_Resolve_peers (local reads of the job data); a
  *     server without them leaves boot.c to its hostname fallback.
  *   - Cards: PMIx_Put(PMIX_GLOBAL) + PMIx_Commit, and a fence that collects every
  *     rank's data (LOOM_MPI_PMIX_COLLECT=0: a fence without data, each get of a remote
  *     key is then a request to that rank's server: direct modex).  After a collecting
  *     fence gets are marked PMIX_OPTIONAL (a missing key is an answer, not a wait);
  *     direct-modex gets carry a PMIX_TIMEOUT (LOOM_MPI_PMI_TIMEOUT, default 60 s).
- *   - PMIx_Init is watched: a server that accepts and never answers ends the process
- *     after LOOM_MPI_PMI_TIMEOUT seconds with a message, rather than hanging.
+ *   - A server that accepts and never answers holds PMIx_Init for ever (OpenPMIx 4.2):
+ *     PMIX_MCA_ptl_base_handshake_wait_time (set to LOOM_MPI_PMI_TIMEOUT unless the
+ *     user set it) makes libpmix give up, and a watch thread ends the process 5 s after
+ *     that with a message if it still has not returned.
+ *   - A get of a key nobody put waits (2 s by default, PMIX_TIMEOUT otherwise) unless
+ *     marked PMIX_OPTIONAL; PMIX_OPTIONAL finds remote keys only after a collecting
+ *     fence, so direct-modex gets of other ranks go without it.
  */
 #define _GNU_SOURCE
 #include "config.h"
@@ -103,6 +109,8 @@ static struct {
     __typeof__(PMIx_Fence) *fence;
     __typeof__(PMIx_Get) *get;
     __typeof__(PMIx_Error_string) *errstr;
+    __typeof__(PMIx_Resolve_nodes) *resolve_nodes;
+    __typeof__(PMIx_Resolve_peers) *resolve_peers;
     void (*value_free)(pmix_value_t *v, size_t n); /* PMIx_Value_free, if it has one */
     pmix_proc_t me, all;
     int collect, timeout, fenced;
@@ -146,6 +154,8 @@ static int load(char *why, size_t len)
     SYM(fence, PMIx_Fence);
     SYM(get, PMIx_Get);
     SYM(errstr, PMIx_Error_string);
+    SYM(resolve_nodes, PMIx_Resolve_nodes);
+    SYM(resolve_peers, PMIx_Resolve_peers);
 #undef SYM
     *(void **)&P.value_free = dlsym(P.lib, "PMIx_Value_free");
     return 0;
@@ -234,7 +244,7 @@ static void *watch(void *arg)
     (void)arg;
     struct timespec t;
     clock_gettime(CLOCK_REALTIME, &t);
-    t.tv_sec += P.timeout;
+    t.tv_sec += P.timeout + 5;
     pthread_mutex_lock(&watch_mu);
     int rc = 0;
     while (!watch_done && rc != ETIMEDOUT)
@@ -245,7 +255,7 @@ static void *watch(void *arg)
         fprintf(stderr,
                 "loom-mpi: MPI_Init: %s, but PMIx_Init had no answer from the server in "
                 "%d s (LOOM_MPI_PMI_TIMEOUT); is PMIX_SERVER_URI* right?\n",
-                watch_what, P.timeout);
+                watch_what, P.timeout + 5);
         _exit(1);
     }
     return NULL;
@@ -271,6 +281,11 @@ static int pmix_init(struct xm_pmi_job *job, char *why, size_t len)
     const char *ns = getenv("PMIX_NAMESPACE"), *rk = getenv("PMIX_RANK");
     snprintf(watch_what, sizeof(watch_what), "PMIx launch (namespace %.64s, rank %.16s)",
              ns ? ns : "?", rk ? rk : "?");
+    /* libpmix's own bound on a server that accepts and never answers (its default is
+     * to wait for ever); the watch below is the backstop */
+    char secs[16];
+    snprintf(secs, sizeof(secs), "%d", P.timeout);
+    setenv("PMIX_MCA_ptl_base_handshake_wait_time", secs, 0);
     pthread_t th;
     int watching = pthread_create(&th, NULL, watch, NULL) == 0;
     pmix_status_t st = P.init(&P.me, NULL, 0);
@@ -310,15 +325,35 @@ static int pmix_init(struct xm_pmi_job *job, char *why, size_t len)
     return 0;
 }
 
+/* Every rank's node: the job's nodes (PMIx_Resolve_nodes) and each one's ranks
+ * (PMIx_Resolve_peers), one local call per node.  Per-rank PMIX_NODEID is no use here:
+ * Slurm's server (and Loom's) give it only for ranks of the caller's node. */
 static int pmix_node_map(int size, int *node_of)
 {
-    long id;
-    for (int r = 0; r < size; r++) {
-        if (get_long((pmix_rank_t)r, PMIX_NODEID, &id) < 0 || id < 0 || id > 1L << 30)
-            return -ENOENT;
-        node_of[r] = (int)id;
+    char *nodes = NULL, *save = NULL;
+    int idx = 0, rc = 0;
+    for (int r = 0; r < size; r++)
+        node_of[r] = -1;
+    if (P.resolve_nodes(P.me.nspace, &nodes) != PMIX_SUCCESS || !nodes) {
+        free(nodes);
+        return -ENOENT;
     }
-    return 0;
+    for (char *h = strtok_r(nodes, ",", &save); h && idx < size;
+         h = strtok_r(NULL, ",", &save), idx++) {
+        pmix_proc_t *procs = NULL;
+        size_t n = 0;
+        if (P.resolve_peers(h, P.me.nspace, &procs, &n) == PMIX_SUCCESS && procs)
+            for (size_t i = 0; i < n; i++)
+                if (procs[i].rank < (pmix_rank_t)size &&
+                    strncmp(procs[i].nspace, P.me.nspace, PMIX_MAX_NSLEN) == 0)
+                    node_of[procs[i].rank] = idx;
+        free(procs);
+    }
+    free(nodes);
+    for (int r = 0; r < size; r++)
+        if (node_of[r] < 0)
+            rc = -ENOENT; /* a rank on no node: boot.c asks for hostnames instead */
+    return rc;
 }
 
 static int pmix_put(const char *key, const char *val)

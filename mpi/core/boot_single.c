@@ -96,7 +96,7 @@ static __attribute__((noreturn)) void single_abort(int code, const char *msg)
 }
 
 const struct xm_pmi xm_pmi_single = {
-    .name = "singleton",
+    .name = "none (singleton)",
     .init = single_init,
     .node_map = single_node_map,
     .put = single_put,
