@@ -8,11 +8,10 @@
  *     appnum/jobid; 0, or <0 with the whole message for the user in why (a refused
  *     multi-task launch without a server, an unusable PMIx, a failed PMI2_Init).
  *     Node map from the interface (PMI_process_mapping "(vector,(node,nnodes,ppn),...)",
- *     PMIx's PMIX_NODEID of every rank), renumbered to the smallest rank of each node;
+ *     PMIx_Resolve_nodes/peers), renumbered to the smallest rank of each node;
  *     fallback: each rank puts its hostname, and after the fence all are read back.
  *     LOOM_MPI_DEBUG: rank 0 says which interface and where the node map came from.
- *     Fills
- *     xm_g.node_of/local_ranks/local_index/nlocal/local_rank, a first guess of
+ *     Fills xm_g.node_of/local_ranks/local_index/nlocal/local_rank, a first guess of
  *     node_cpus/oversubscribed (my affinity, or every online CPU if I am bound
  *     narrower) and any_oversubscribed (rank 0's: its guess against the fullest node,
  *     put in the KVS so every rank of the job makes the same choices from it).
