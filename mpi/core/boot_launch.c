@@ -10,7 +10,7 @@
  *   - SLURM_NTASKS alone is not a sign: a batch script of `sbatch -n 4` has it and may
  *     run a program directly.  srun gives every task SLURM_STEP_NUM_TASKS; SLURM_NTASKS
  *     counts only with SLURM_STEP_ID (or SLURM_STEPID) beside it.
- *   - The PMIx URI variables are those OpenPMIx's clients read (v1 to v5).
+ *   - The PMIx URI variables are those OpenPMIx 4's client reads (doc/mpi-launchers.md).
  */
 #include <limits.h>
 #include <stdio.h>
@@ -20,8 +20,8 @@
 #include "boot_launch.h"
 
 static const char *const pmix_uri_vars[] = {
-    "PMIX_SERVER_URI51", "PMIX_SERVER_URI5", "PMIX_SERVER_URI41", "PMIX_SERVER_URI4",
-    "PMIX_SERVER_URI3",  "PMIX_SERVER_URI21", "PMIX_SERVER_URI2", "PMIX_SERVER_URI",
+    "PMIX_SERVER_URI41", "PMIX_SERVER_URI4", "PMIX_SERVER_URI3",
+    "PMIX_SERVER_URI21", "PMIX_SERVER_URI2", "PMIX_SERVER_URI",
 };
 
 const char *xm_launch_getenv(const char *name, void *ctx)
