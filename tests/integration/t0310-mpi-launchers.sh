@@ -6,16 +6,19 @@
 # can reach fails MPI_Init with one line naming what it saw and exits 1.
 #
 # A run of N ranks counts as one job when it exits 0, prints "No Errors" once (N
-# singletons print it N times) and every rank 0..N-1 says "N rank(s) on this node"
-# (LOOM_MPI_DEBUG=1).  Before issue 25, hello under mpirun -n 4 ran 4 jobs of size 1,
-# each printing "No Errors", with no warning, and every refusal case below ran as a
-# singleton and exited 0.
+# singletons print it N times), every rank 0..N-1 says "N rank(s) on this node" and
+# rank 0 names the interface it wired up through (LOOM_MPI_DEBUG=1).  Before issue 25,
+# hello under mpirun -n 4 ran 4 jobs of size 1, each printing "No Errors", with no
+# warning, and every refusal case below ran as a singleton and exited 0.
 # Cases: mpirun -n 1/4/16 hello, ring, coll_basic; mpirun -x LOOM_MPI_PMIX_COLLECT=0;
 # mpiexec.hydra -n 4/16; Loom's mpiexec -n 4; the Open MPI environment without PMIx,
 # PMI_SIZE without PMI_FD, LOOM_MPI_PMI=bogus|pmi2|pmix with nothing to match; every
 # PMIX_SERVER_URI* that mpirun sets overwritten with garbage; a PMIx "server" (a perl
-# listener) that accepts and never answers, with LOOM_MPI_PMI_TIMEOUT=3; a plain run
-# and LOOM_MPI_PMI=singleton beside OMPI_COMM_WORLD_SIZE=4 run as singletons.
+# listener) that accepts and never answers, with LOOM_MPI_PMI_TIMEOUT=3: libpmix gives
+# up after 3 s (libmpi sets its handshake wait), and when the user's
+# PMIX_MCA_ptl_base_handshake_wait_time keeps it waiting, libmpi's own watch ends the
+# process 5 s later; a plain run and LOOM_MPI_PMI=singleton beside
+# OMPI_COMM_WORLD_SIZE=4 run as singletons.
 # The launchers are skipped case by case when not installed (Debian: openmpi-bin,
 # mpich); the test skips when the MPI library's test programs were not built.
 . "$(dirname "$0")/lib.sh"
@@ -36,15 +39,18 @@ for v in $(env | sed -n 's/^\(\(PMIX_\|PMI_\|OMPI_\|LOOM_MPI_\)[A-Za-z0-9_]*\)=.
     unset "$v"
 done
 
-# one_job N WHAT: the last run was one job of N ranks (see the header)
+# one_job N IFACE WHAT: the last run was one job of N ranks wired up through IFACE
+# (PMIx, PMI-2, "none (singleton)"; see the header)
 one_job() {
-    local n=$1 what=$2 want got
+    local n=$1 iface=$2 what=$3 want got
     assert_rc 0 "$what"
     assert_eq "$(grep -cx 'No Errors' "$out")" 1 "$what: 'No Errors' printed once"
     want=$(seq 0 $((n - 1)) | paste -sd' ')
     got=$(sed -n "s/^loom-mpi: rank \([0-9]*\): $n rank(s) on this node share .*/\1/p" "$err" |
         sort -n | paste -sd' ')
     assert_eq "$got" "$want" "$what: the ranks that see $n rank(s) on this node"
+    assert_grep -x "loom-mpi: rank 0 of $n: process manager interface $iface, node map from the process manager" \
+        "$err" "$what: rank 0 wired up through $iface"
 }
 
 # refused WANT WHAT: the last run failed (exit 1, not hung) and printed exactly WANT
@@ -52,6 +58,14 @@ one_job() {
 refused() {
     assert_rc 1 "$2"
     assert_grep -x "$1" "$err" "$2: the message"
+    assert_eq "$(wc -l <"$err")" 1 "$2: lines on stderr"
+    assert_no_grep -x 'No Errors' "$out" "$2: did not run"
+}
+
+# refused_re ERE WHAT: like refused, the line matching ERE (grep -E)
+refused_re() {
+    assert_rc 1 "$2"
+    assert_grep -E "$1" "$err" "$2: the message"
     assert_eq "$(wc -l <"$err")" 1 "$2: lines on stderr"
     assert_no_grep -x 'No Errors' "$out" "$2: did not run"
 }
@@ -65,16 +79,16 @@ if command -v mpirun.openmpi >/dev/null 2>&1; then
         for p in hello ring coll_basic; do
             [ $n -eq 1 ] && [ $p != hello ] && continue
             run_cmd -t 120 "${ompi[@]}" -x LOOM_MPI_DEBUG=1 -n $n "$mpibin/$p"
-            one_job $n "mpirun -n $n $p"
+            one_job $n PMIx "mpirun -n $n $p"
         done
     done
     for n in 4 16; do
         run_cmd -t 120 "${ompi[@]}" -x LOOM_MPI_DEBUG=1 -x LOOM_MPI_PMIX_COLLECT=0 -n $n "$hello"
-        one_job $n "mpirun -x LOOM_MPI_PMIX_COLLECT=0 -n $n hello (direct modex)"
+        one_job $n PMIx "mpirun -x LOOM_MPI_PMIX_COLLECT=0 -n $n hello (direct modex)"
     done
     run_cmd -t 120 "${ompi[@]}" -x LOOM_MPI_DEBUG=1 -x LOOM_MPI_PMIX_COLLECT=0 -n 16 \
         "$mpibin/coll_basic"
-    one_job 16 "mpirun -x LOOM_MPI_PMIX_COLLECT=0 -n 16 coll_basic (direct modex)"
+    one_job 16 PMIx "mpirun -x LOOM_MPI_PMIX_COLLECT=0 -n 16 coll_basic (direct modex)"
 
     # every PMIX_SERVER_URI* that mpirun hands its ranks, overwritten with garbage
     run_cmd -t 30 "${ompi[@]}" -n 1 env
@@ -88,8 +102,8 @@ if command -v mpirun.openmpi >/dev/null 2>&1; then
         for u in $uris; do garbage+=("$u=garbage"); done
         # the variable the message names: the first of libmpi's order that mpirun sets
         first=
-        for u in PMIX_SERVER_URI51 PMIX_SERVER_URI5 PMIX_SERVER_URI41 PMIX_SERVER_URI4 \
-            PMIX_SERVER_URI3 PMIX_SERVER_URI21 PMIX_SERVER_URI2 PMIX_SERVER_URI; do
+        for u in PMIX_SERVER_URI41 PMIX_SERVER_URI4 PMIX_SERVER_URI3 PMIX_SERVER_URI21 \
+            PMIX_SERVER_URI2 PMIX_SERVER_URI; do
             grep -qx "$u" <<<"$uris" && { first=$u; break; }
         done
         run_cmd -t 60 "${ompi[@]}" -n 2 env "${garbage[@]}" "$hello"
@@ -116,7 +130,7 @@ if command -v mpiexec.hydra >/dev/null 2>&1; then
     for n in 4 16; do
         for p in hello ring coll_basic; do
             run_cmd -t 120 "${hydra[@]}" -genv LOOM_MPI_DEBUG 1 -n $n "$mpibin/$p"
-            one_job $n "mpiexec.hydra -n $n $p"
+            one_job $n PMI-2 "mpiexec.hydra -n $n $p"
         done
     done
 else
@@ -126,7 +140,7 @@ fi
 # ---- Loom's own mpiexec, for comparison ---------------------------------------------
 if [ -x "$LOOM_MPIEXEC" ]; then
     run_job -genv LOOM_MPI_DEBUG 1 -n 4 "$hello"
-    one_job 4 "Loom's mpiexec -n 4 hello"
+    one_job 4 PMI-2 "Loom's mpiexec -n 4 hello"
 fi
 
 # ---- refusals: a task of several with no server ------------------------------------
@@ -175,12 +189,26 @@ if command -v perl >/dev/null 2>&1; then
     if [ -z "$port" ]; then
         fail "the listener did not start: $(cat "$TEST_TMP/listener.err")"
     else
-        run_cmd -t 30 env PMIX_NAMESPACE=loomtest PMIX_RANK=0 LOOM_MPI_PMI_TIMEOUT=3 \
-            "PMIX_SERVER_URI41=loomtest-server.0;tcp4://127.0.0.1:$port" \
-            "PMIX_SERVER_URI4=loomtest-server.0;tcp4://127.0.0.1:$port" "$hello"
-        refused "loom-mpi: MPI_Init: PMIx launch (namespace loomtest, rank 0), but PMIx_Init had no answer from the server in 3 s (LOOM_MPI_PMI_TIMEOUT); is PMIX_SERVER_URI* right?" \
-            "a PMIx server that never answers, LOOM_MPI_PMI_TIMEOUT=3"
-        assert_grep -x accepted "$log" "the client reached the silent server"
+        silent=(env PMIX_NAMESPACE=loomtest PMIX_RANK=0 LOOM_MPI_PMI_TIMEOUT=3
+            "PMIX_SERVER_URI41=loomtest-server.0;tcp4://127.0.0.1:$port"
+            "PMIX_SERVER_URI4=loomtest-server.0;tcp4://127.0.0.1:$port")
+        # libpmix's handshake wait, set by libmpi to LOOM_MPI_PMI_TIMEOUT
+        run_cmd -t 30 "${silent[@]}" "$hello"
+        what="a PMIx server that never answers, LOOM_MPI_PMI_TIMEOUT=3"
+        assert_failed_not_hung "$what"
+        re="^loom-mpi: MPI_Init: PMIx launch \(PMIX_NAMESPACE=loomtest, PMIX_RANK=0,"
+        re+=" PMIX_SERVER_URI41\), but PMIx is unusable: PMIx_Init: [A-Z_-]+; start the"
+        re+=" program with a launcher whose PMIx server it can reach \(srun --mpi=pmix,"
+        re+=" Open MPI's mpirun\) or with srun --mpi=loom$"
+        refused_re "$re" "$what"
+        assert_eq "$(grep -c accepted "$log")" 1 "$what: the client reached the server"
+        # the user's own handshake wait (100 s) keeps libpmix waiting: libmpi's watch
+        # ends the process 5 s after LOOM_MPI_PMI_TIMEOUT
+        run_cmd -t 30 "${silent[@]}" PMIX_MCA_ptl_base_handshake_wait_time=100 "$hello"
+        what="the same, PMIX_MCA_ptl_base_handshake_wait_time=100"
+        refused "loom-mpi: MPI_Init: PMIx launch (namespace loomtest, rank 0), but PMIx_Init had no answer from the server in 8 s (LOOM_MPI_PMI_TIMEOUT); is PMIX_SERVER_URI* right?" \
+            "$what"
+        assert_eq "$(grep -c accepted "$log")" 2 "$what: the client reached the server"
     fi
     kill "$lpid" 2>/dev/null
     wait "$lpid" 2>/dev/null
@@ -190,9 +218,9 @@ fi
 
 # ---- singletons stay possible --------------------------------------------------------
 run_cmd -t 30 env LOOM_MPI_DEBUG=1 "$hello"
-one_job 1 "a plain hello (singleton)"
+one_job 1 "none (singleton)" "a plain hello (singleton)"
 run_cmd -t 30 env LOOM_MPI_DEBUG=1 LOOM_MPI_PMI=singleton OMPI_COMM_WORLD_SIZE=4 \
     OMPI_COMM_WORLD_RANK=2 "$hello"
-one_job 1 "LOOM_MPI_PMI=singleton beside OMPI_COMM_WORLD_SIZE=4"
+one_job 1 "none (singleton)" "LOOM_MPI_PMI=singleton beside OMPI_COMM_WORLD_SIZE=4"
 
 finish
