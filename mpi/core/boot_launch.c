@@ -134,14 +134,14 @@ static int refuse_multi(xm_getenv_fn get, void *ctx, struct xm_launch *out)
     return 0;
 }
 
-static void pmix_seen(xm_getenv_fn get, void *ctx, struct xm_launch *out)
+void xm_launch_pmix_seen(xm_getenv_fn get, void *ctx, char *buf, size_t len)
 {
     char ns[64], rk[64];
     const char *uri = pmix_uri(get, ctx);
     env_esc(get, ctx, "PMIX_NAMESPACE", ns, sizeof(ns));
     env_esc(get, ctx, "PMIX_RANK", rk, sizeof(rk));
-    snprintf(out->why, sizeof(out->why), "PMIx launch (PMIX_NAMESPACE=%s, PMIX_RANK=%s, %s)",
-             ns, rk, uri ? uri : "no PMIX_SERVER_URI*");
+    snprintf(buf, len, "PMIx launch (PMIX_NAMESPACE=%s, PMIX_RANK=%s, %s)", ns, rk,
+             uri ? uri : "no PMIX_SERVER_URI*");
 }
 
 void xm_launch_detect(xm_getenv_fn get, void *ctx, struct xm_launch *out)
@@ -164,7 +164,7 @@ void xm_launch_detect(xm_getenv_fn get, void *ctx, struct xm_launch *out)
         } else if (strcmp(force, "pmix") == 0) {
             out->kind = pmix ? XM_LAUNCH_PMIX : XM_LAUNCH_REFUSE;
             if (pmix)
-                pmix_seen(get, ctx, out);
+                xm_launch_pmix_seen(get, ctx, out->why, sizeof(out->why));
             else
                 snprintf(out->why, sizeof(out->why),
                          "MPI_Init: LOOM_MPI_PMI=pmix but neither PMIX_NAMESPACE nor a "
@@ -183,7 +183,7 @@ void xm_launch_detect(xm_getenv_fn get, void *ctx, struct xm_launch *out)
         out->kind = XM_LAUNCH_PMI2;
     } else if (pmix) {
         out->kind = XM_LAUNCH_PMIX;
-        pmix_seen(get, ctx, out);
+        xm_launch_pmix_seen(get, ctx, out->why, sizeof(out->why));
     } else if (refuse_multi(get, ctx, out)) {
         out->kind = XM_LAUNCH_REFUSE;
     } else {

@@ -38,6 +38,10 @@ typedef const char *(*xm_getenv_fn)(const char *name, void *ctx);
 /* Fills *out; never fails.  get(name, ctx) returns the value or NULL. */
 void xm_launch_detect(xm_getenv_fn get, void *ctx, struct xm_launch *out);
 
+/* "PMIx launch (PMIX_NAMESPACE=.., PMIX_RANK=.., <the URI variable>)", escaped: how
+ * messages name a PMIx launch. */
+void xm_launch_pmix_seen(xm_getenv_fn get, void *ctx, char *buf, size_t len);
+
 /* The process environment, for xm_launch_detect(). */
 const char *xm_launch_getenv(const char *name, void *ctx);
 

@@ -39,6 +39,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "boot_launch.h"
 #include "boot_pmi.h"
 
 #ifndef HAVE_PMIX
@@ -254,8 +255,9 @@ static void *watch(void *arg)
     if (late) {
         fprintf(stderr,
                 "loom-mpi: MPI_Init: %s, but PMIx_Init had no answer from the server in "
-                "%d s (LOOM_MPI_PMI_TIMEOUT); is PMIX_SERVER_URI* right?\n",
-                watch_what, P.timeout + 5);
+                "%d s (LOOM_MPI_PMI_TIMEOUT=%d, and 5 s more for libpmix to give up); is "
+                "PMIX_SERVER_URI* right?\n",
+                watch_what, P.timeout + 5, P.timeout);
         _exit(1);
     }
     return NULL;
@@ -278,9 +280,7 @@ static int pmix_init(struct xm_pmi_job *job, char *why, size_t len)
     const char *c = getenv("LOOM_MPI_PMIX_COLLECT");
     P.collect = !(c && strcmp(c, "0") == 0);
 
-    const char *ns = getenv("PMIX_NAMESPACE"), *rk = getenv("PMIX_RANK");
-    snprintf(watch_what, sizeof(watch_what), "PMIx launch (namespace %.64s, rank %.16s)",
-             ns ? ns : "?", rk ? rk : "?");
+    xm_launch_pmix_seen(xm_launch_getenv, NULL, watch_what, sizeof(watch_what));
     /* libpmix's own bound on a server that accepts and never answers (its default is
      * to wait for ever); the watch below is the backstop */
     char secs[16];
@@ -288,7 +288,10 @@ static int pmix_init(struct xm_pmi_job *job, char *why, size_t len)
     setenv("PMIX_MCA_ptl_base_handshake_wait_time", secs, 0);
     pthread_t th;
     int watching = pthread_create(&th, NULL, watch, NULL) == 0;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     pmix_status_t st = P.init(&P.me, NULL, 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
     if (watching) {
         pthread_mutex_lock(&watch_mu);
         watch_done = 1;
@@ -297,7 +300,15 @@ static int pmix_init(struct xm_pmi_job *job, char *why, size_t len)
         pthread_join(th, NULL);
     }
     if (st != PMIX_SUCCESS) {
-        snprintf(why, len, "PMIx_Init: %s", perr(st));
+        /* libpmix's handshake wait ran out: say so, its status word alone ("UNREACH")
+         * reads as if nothing had answered the connection */
+        if (t1.tv_sec - t0.tv_sec >= P.timeout)
+            snprintf(why, len,
+                     "PMIx_Init had no answer from the server in %d s "
+                     "(LOOM_MPI_PMI_TIMEOUT=%d; libpmix: %s); is PMIX_SERVER_URI* right?",
+                     P.timeout, P.timeout, perr(st));
+        else
+            snprintf(why, len, "PMIx_Init: %s", perr(st));
         return -EIO;
     }
     P.all = P.me;

@@ -197,16 +197,18 @@ if command -v perl >/dev/null 2>&1; then
         what="a PMIx server that never answers, LOOM_MPI_PMI_TIMEOUT=3"
         assert_failed_not_hung "$what"
         re="^loom-mpi: MPI_Init: PMIx launch \(PMIX_NAMESPACE=loomtest, PMIX_RANK=0,"
-        re+=" PMIX_SERVER_URI41\), but PMIx is unusable: PMIx_Init: [A-Z_-]+; start the"
-        re+=" program with a launcher whose PMIx server it can reach \(srun --mpi=pmix,"
-        re+=" Open MPI's mpirun\) or with srun --mpi=loom$"
+        re+=" PMIX_SERVER_URI41\), but PMIx is unusable: PMIx_Init had no answer from the"
+        re+=" server in 3 s \(LOOM_MPI_PMI_TIMEOUT=3; libpmix: [A-Z_-]+\); is"
+        re+=" PMIX_SERVER_URI\* right\?; start the program with a launcher whose PMIx"
+        re+=" server it can reach \(srun --mpi=pmix, Open MPI's mpirun\) or with srun"
+        re+=" --mpi=loom$"
         refused_re "$re" "$what"
         assert_eq "$(grep -c accepted "$log")" 1 "$what: the client reached the server"
         # the user's own handshake wait (100 s) keeps libpmix waiting: libmpi's watch
         # ends the process 5 s after LOOM_MPI_PMI_TIMEOUT
         run_cmd -t 30 "${silent[@]}" PMIX_MCA_ptl_base_handshake_wait_time=100 "$hello"
         what="the same, PMIX_MCA_ptl_base_handshake_wait_time=100"
-        refused "loom-mpi: MPI_Init: PMIx launch (namespace loomtest, rank 0), but PMIx_Init had no answer from the server in 8 s (LOOM_MPI_PMI_TIMEOUT); is PMIX_SERVER_URI* right?" \
+        refused "loom-mpi: MPI_Init: PMIx launch (PMIX_NAMESPACE=loomtest, PMIX_RANK=0, PMIX_SERVER_URI41), but PMIx_Init had no answer from the server in 8 s (LOOM_MPI_PMI_TIMEOUT=3, and 5 s more for libpmix to give up); is PMIX_SERVER_URI* right?" \
             "$what"
         assert_eq "$(grep -c accepted "$log")" 2 "$what: the client reached the server"
     fi
