@@ -71,8 +71,9 @@ _cleanup() {
     fi
     local after new
     after=$(ls -A /dev/shm 2>/dev/null | sort)
-    # Open MPI's vader_segment.* files are ignored: no test here starts Open MPI, and
-    # on a shared machine other people's Open MPI jobs create them at any time
+    # Open MPI's vader_segment.* files are ignored: no test here runs Open MPI's own
+    # ranks (t0310 runs Loom's under its mpirun), and on a shared machine other
+    # people's Open MPI jobs create them at any time
     new=$(comm -13 <(printf '%s\n' "$_shm_before") <(printf '%s\n' "$after") |
         grep -v -e '^$' -e '^vader_segment\.')
     if [ -n "$new" ]; then
