@@ -139,7 +139,7 @@ static void send_kill(struct agent *a)
     if (a->kill_sent)
         return;
     a->kill_sent = 1;
-    if (slurm_kill_job_step(st->job_id, st->step_id, SIGKILL) != SLURM_SUCCESS)
+    if (loom_kill_step(st->job_id, st->step_id, SIGKILL) != SLURM_SUCCESS)
         loom_plog(LOOM_PLOG_LOUD | LOOM_PLOG_MUST, "%s: step %s: slurm_kill_job_step: %m",
                   loom_plugin_tag, st->jobid);
 }

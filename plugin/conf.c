@@ -91,7 +91,7 @@ static int64_t limit_value(const struct psrv_limit_knob *k)
 LOOM_EXPORT void mpi_p_conf_options(s_p_options_t **full_options, int *full_opt_cnt);
 LOOM_EXPORT void mpi_p_conf_set(s_p_hashtbl_t *tbl);
 LOOM_EXPORT s_p_hashtbl_t *mpi_p_conf_get(void);
-LOOM_EXPORT List mpi_p_conf_get_printable(void);
+LOOM_EXPORT list_t *mpi_p_conf_get_printable(void);
 
 LOOM_EXPORT void mpi_p_conf_options(s_p_options_t **full_options, int *full_opt_cnt)
 {
@@ -193,7 +193,7 @@ LOOM_EXPORT s_p_hashtbl_t *mpi_p_conf_get(void)
     return tbl;
 }
 
-static void add_pair(List l, const char *name, char *value)
+static void add_pair(list_t *l, const char *name, char *value)
 {
     config_key_pair_t *kp = xmalloc(sizeof(*kp));
     kp->name = xstrdup(name);
@@ -201,9 +201,9 @@ static void add_pair(List l, const char *name, char *value)
     list_append(l, kp);
 }
 
-LOOM_EXPORT List mpi_p_conf_get_printable(void)
+LOOM_EXPORT list_t *mpi_p_conf_get_printable(void)
 {
-    List l = list_create(destroy_config_key_pair);
+    list_t *l = list_create(destroy_config_key_pair);
 
     add_pair(l, "LoomAgentNice", xstrdup_printf("%d", loom_conf.agent_nice));
     add_pair(l, "LoomConnectTimeout", xstrdup_printf("%u", loom_conf.connect_timeout_s));

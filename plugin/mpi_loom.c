@@ -107,9 +107,9 @@ void loom_plog(int how, const char *fmt, ...)
 LOOM_EXPORT int init(void);
 LOOM_EXPORT int fini(void);
 LOOM_EXPORT int mpi_p_slurmstepd_prefork(const stepd_step_rec_t *job, char ***env);
-LOOM_EXPORT int mpi_p_slurmstepd_task(const mpi_plugin_task_info_t *job, char ***env);
+LOOM_EXPORT int mpi_p_slurmstepd_task(const mpi_task_info_t *job, char ***env);
 LOOM_EXPORT mpi_plugin_client_state_t *
-mpi_p_client_prelaunch(const mpi_plugin_client_info_t *job, char ***env);
+mpi_p_client_prelaunch(const mpi_step_info_t *job, char ***env);
 LOOM_EXPORT int mpi_p_client_fini(mpi_plugin_client_state_t *state);
 
 LOOM_EXPORT int init(void)
@@ -150,7 +150,7 @@ LOOM_EXPORT int mpi_p_slurmstepd_prefork(const stepd_step_rec_t *job, char ***en
     return SLURM_SUCCESS;
 }
 
-LOOM_EXPORT int mpi_p_slurmstepd_task(const mpi_plugin_task_info_t *job, char ***env)
+LOOM_EXPORT int mpi_p_slurmstepd_task(const mpi_task_info_t *job, char ***env)
 {
     struct loom_step *st = loom_agent_step();
 
@@ -165,7 +165,7 @@ LOOM_EXPORT int mpi_p_slurmstepd_task(const mpi_plugin_task_info_t *job, char **
 }
 
 LOOM_EXPORT mpi_plugin_client_state_t *
-mpi_p_client_prelaunch(const mpi_plugin_client_info_t *job, char ***env)
+mpi_p_client_prelaunch(const mpi_step_info_t *job, char ***env)
 {
     return loom_srun_prelaunch(job, env);
 }

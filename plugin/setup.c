@@ -128,7 +128,7 @@ static void apply_env_overrides(struct loom_conf *c, char **env)
  * PMIX_HOSTNAME).  Falls back to "node<i>" when the list does not match. */
 static void node_names(struct loom_step *st, const char *list)
 {
-    hostlist_t hl = list ? hostlist_create(list) : NULL;
+    loom_hostlist_p hl = list ? hostlist_create(list) : NULL;
     int i, n = hl ? hostlist_count(hl) : 0;
 
     st->node_names = xcalloc(st->nnodes, sizeof(char *));

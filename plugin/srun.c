@@ -147,7 +147,7 @@ static void het_detach(struct loom_srun *s)
 
 void *loom_srun_prelaunch(const void *jobv, char ***env)
 {
-    const mpi_plugin_client_info_t *job = jobv;
+    const mpi_step_info_t *job = jobv;
     const slurm_step_layout_t *layout = job->step_layout;
     struct loom_srun *s;
     int het = job->het_job_id != NO_VAL && job->het_job_id != 0;
