@@ -7,7 +7,8 @@
  *   starts the thread.  The thread first joins the tree when the step spans
  *   several nodes (treenet_create, rdv_exchange with srun's rendezvous server,
  *   treenet_start), then runs the loop until loom_agent_stop() (from fini(),
- *   after all tasks ended) stops it with loop_stop + loop_wake and JOINS it.
+ *   after all tasks ended) stops it with loop_stop + loop_wake and JOINS it
+ *   (with a bound where the stepd holds its auth lock in fini: slurm_compat.h).
  *   Only this thread calls psrv_* after the start.
  *
  *   psrv callbacks: client_send queues bytes per task socket (common/flow.h:
@@ -49,6 +50,7 @@
 
 #include "slurm_glue.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -57,6 +59,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "flow.h"
@@ -879,6 +882,39 @@ char *const *loom_agent_pmix_env_defaults(void)
 #endif
 }
 
+static const char *st_jobid(const struct agent *a)
+{
+    return a->st ? a->st->jobid : "?";
+}
+
+/* Where slurmstepd runs fini() under its auth write lock (LOOM_FINI_UNDER_AUTH_LOCK),
+ * an agent thread inside slurm_kill_job_step() at that moment waits for the lock
+ * until the process exits: join it with a bound, and if it does not come, keep the
+ * plugin mapped (RTLD_NODELETE: the dlclose after fini() must not pull its code away)
+ * and its memory as it is, and return.  Elsewhere a plain join. */
+static int join_agent(struct agent *a)
+{
+#if LOOM_FINI_UNDER_AUTH_LOCK
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_sec += 3;
+    if (pthread_timedjoin_np(a->thr, NULL, &t) == 0)
+        return 0;
+    Dl_info self;
+    if (dladdr((void *)join_agent, &self) && self.dli_fname)
+        (void)dlopen(self.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
+    loom_plog(LOOM_PLOG_QUIET | LOOM_PLOG_MUST,
+              "%s: step %s: the PMI agent did not stop within 3 s (waiting for Slurm's "
+              "auth lock, held by step cleanup); left running", loom_plugin_tag,
+              st_jobid(a));
+    g_agent = NULL;
+    return -1;
+#else
+    pthread_join(a->thr, NULL);
+    return 0;
+#endif
+}
+
 void loom_agent_stop(void)
 {
     struct agent *a = g_agent;
@@ -888,7 +924,8 @@ void loom_agent_stop(void)
     if (a->started) {
         loop_stop(a->lp, 0);
         loop_wake(a->lp);
-        pthread_join(a->thr, NULL);
+        if (join_agent(a) < 0)
+            return; /* left running, its memory and code kept: see join_agent() */
     }
     /* The thread is gone; the loop runs here a little longer when
      *  - bytes are still queued on the tree links (an abort flood sent just now, when
@@ -920,7 +957,12 @@ void loom_agent_stop(void)
             left = q;
         }
     }
-    if (a->killed)
+    if (a->killed && LOOM_FINI_UNDER_AUTH_LOCK && !a->kill_sent)
+        loom_plog(LOOM_PLOG_QUIET | LOOM_PLOG_MUST,
+                  "%s: step %s: this node's tasks ended before its kill request; the "
+                  "other stepds and srun end the step (this Slurm holds its auth lock "
+                  "in fini)", loom_plugin_tag, st_jobid(a));
+    else if (a->killed)
         send_kill(a);
     g_agent = NULL;
     agent_free(a);

@@ -14,6 +14,11 @@
  *     - loom_kill_step(): slurm_pmi_kill_job_step(job, step, signal), whose signature
  *       Slurm keeps in every release for this use, where slurm_kill_job_step() took
  *       3 arguments (22.05), 4 (23.11, 24.11) and a slurm_step_id_t (25.11, 26.05)
+ *     - LOOM_FINI_UNDER_AUTH_LOCK: 1 where slurmstepd calls the plugin's fini()
+ *       holding its auth write lock (24.05 up to 25.05.3: 24.11's stepd_cleanup takes
+ *       auth_setuid_lock() before mpi_fini(); 25.05.4 moved mpi_fini() first).  There
+ *       an RPC from fini() cannot take the lock's read side (the stepd dies), and a
+ *       thread waiting for it never returns, so a join would hang the stepd.
  *   The mpi interface header's path itself (src/common/slurm_mpi.h up to 22.05,
  *   src/interfaces/mpi.h from 23.02) is chosen in slurm_glue.h.  The facts and where
  *   each release has them: doc/plugin.md, "Slurm releases".
@@ -40,5 +45,12 @@ static inline int loom_kill_step(uint32_t job_id, uint32_t step_id, uint16_t sig
 {
     return slurm_pmi_kill_job_step(job_id, step_id, signal);
 }
+
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(24, 5, 0) &&                              \
+    SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(25, 5, 4)
+#define LOOM_FINI_UNDER_AUTH_LOCK 1
+#else
+#define LOOM_FINI_UNDER_AUTH_LOCK 0
+#endif
 
 #endif /* LOOM_SLURM_COMPAT_H */
