@@ -504,6 +504,9 @@ EOF
         i=$((i + 1))
     done
     echo "PartitionName=loom Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO" >>"$conf"
+    # LOOM_SLURM_CONF_EXTRA: more slurm.conf lines (newline-separated) a test wants, e.g.
+    # SrunPortRange=61200-61209 (t-loom-portrange.sh); appended last, so they win.
+    [ -z "${LOOM_SLURM_CONF_EXTRA:-}" ] || printf '%s\n' "$LOOM_SLURM_CONF_EXTRA" >>"$conf"
     # An empty cgroup.conf keeps slurmd from complaining where cgroups are odd.
     [ -f "$dir/cgroup.conf" ] || echo "CgroupPlugin=cgroup/v1" >"$dir/cgroup.conf"
 }
