@@ -33,6 +33,9 @@
 #                                       Default: first free block from 17400 upwards.
 #   -c CPUS       LOOM_SLURM_CPUS       CPUs claimed per node (config_overrides), default 64
 #   LOOM_SLURM_WAIT  seconds to wait for the nodes to become idle (default 30)
+#   LOOM_SLURM_PREFIX=P  run the Slurm release installed in P (scripts/slurm-release.sh):
+#                     its daemons and commands, P/lib/slurm as the system PluginDir
+#                     (release_env.sh). Unset: the installed Debian Slurm.
 #
 # Network-namespace mode (-n / --netns): cross-node traffic really crosses a network.
 #   A Linux bridge lmbrX in the root namespace owns SUBNET.1 (slurmctld runs in the root
@@ -58,6 +61,8 @@
 set -u
 
 me=$(basename "$0")
+# LOOM_SLURM_PREFIX: which Slurm release (PATH, PluginDir); see release_env.sh
+. "$(dirname "$0")/release_env.sh"
 log() { echo "$me: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 skip() { log "skip: $*"; exit 77; }
@@ -446,19 +451,10 @@ ensure_munge() {
     die "munged does not work (see /var/log/munge/munged.log)"
 }
 
-sys_plugindir() {
-    if [ -n "${LOOM_SLURM_SYSPLUGINDIR:-}" ]; then echo "$LOOM_SLURM_SYSPLUGINDIR"; return; fi
-    for d in /usr/lib/x86_64-linux-gnu/slurm-wlm /usr/lib/aarch64-linux-gnu/slurm-wlm \
-             /usr/lib64/slurm /usr/lib/slurm /usr/local/lib/slurm; do
-        [ -f "$d/mpi_pmi2.so" ] && { echo "$d"; return; }
-    done
-    echo /usr/lib/x86_64-linux-gnu/slurm-wlm
-}
-
 write_conf() {
     ctldaddr=127.0.0.1
     [ "$netns" -eq 1 ] && ctldaddr=$subnet.1
-    pdir=$(sys_plugindir)
+    pdir=$(slurm_sys_plugindir)
     [ -n "$extra_plugindir" ] && pdir="$extra_plugindir:$pdir"
     cat >"$conf" <<EOF
 # slurm.conf - private test cluster written by $me; do not edit, it is regenerated.
@@ -507,8 +503,15 @@ EOF
     # LOOM_SLURM_CONF_EXTRA: more slurm.conf lines (newline-separated) a test wants, e.g.
     # SrunPortRange=61200-61209 (t-loom-portrange.sh); appended last, so they win.
     [ -z "${LOOM_SLURM_CONF_EXTRA:-}" ] || printf '%s\n' "$LOOM_SLURM_CONF_EXTRA" >>"$conf"
-    # An empty cgroup.conf keeps slurmd from complaining where cgroups are odd.
-    [ -f "$dir/cgroup.conf" ] || echo "CgroupPlugin=cgroup/v1" >"$dir/cgroup.conf"
+    # cgroup.conf: nothing here uses cgroups (proctrack/pgid, task/none), but slurmd loads
+    # the cgroup plugin anyway; 24.11 and newer accept "disabled", older ones get cgroup/v1.
+    if [ ! -f "$dir/cgroup.conf" ]; then
+        if slurm_release_at_least 24 11; then
+            echo "CgroupPlugin=disabled" >"$dir/cgroup.conf"
+        else
+            echo "CgroupPlugin=cgroup/v1" >"$dir/cgroup.conf"
+        fi
+    fi
 }
 
 tail_logs() {

@@ -23,6 +23,9 @@
 #   LOOM_DROPIN_DIR    where the drop-in mpi_pmi2.so was built (default LOOM_PLUGIN_DIR)
 #   LOOM_SLURM_MPI     the --mpi type the matrix runs under (default loom)
 #   T_TIMEOUT          seconds per srun
+#   LOOM_SLURM_PREFIX  run the Slurm release installed there (release_env.sh): its
+#                      commands and daemons, and $prog's pmi2_kvstest_slurm and
+#                      pmi_misbehave_slurm built against its libpmi2
 # Variables for the tests: $prog (tests/programs), $mpi, $cdir (private dir), $shim
 # (LD_PRELOAD for Debian MPICH across nodes, see below), $pdir (our plugin dir copy).
 #
@@ -35,6 +38,8 @@
 
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+# LOOM_SLURM_PREFIX: which Slurm release (PATH, its libpmi2); see release_env.sh
+. "$here/release_env.sh"
 T_TIMEOUT=${T_TIMEOUT:-60}
 mpi=${LOOM_SLURM_MPI:-loom}
 npass=0
@@ -75,6 +80,12 @@ done
 cdir=$(mktemp -d "${TMPDIR:-/tmp}/loom-srun.XXXXXX") || exit 1
 out=$cdir/out
 pdir=$cdir/plugins
+# With LOOM_SLURM_PREFIX, the Slurm-libpmi2 clients are that release's (release_env.sh).
+prog=$(slurm_release_programs "$prog" "$cdir") || {
+    echo "FAIL: $me: cannot build the Slurm-libpmi2 clients against $LOOM_SLURM_PREFIX"
+    rm -rf "$cdir"
+    exit 1
+}
 shim=
 cluster_up=0
 cleanup() {

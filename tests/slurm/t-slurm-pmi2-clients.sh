@@ -23,9 +23,13 @@
 #                   Slurm plugin issue reuses this script for its own).
 #   T_TIMEOUT seconds per srun (default 60).
 #   LOOM_SLURM_NETNS=1 makes the two nodes network namespaces (cluster.sh --netns).
+#   LOOM_SLURM_PREFIX=P runs the Slurm release installed in P (release_env.sh), its
+#                   pmi2_kvstest_slurm built against P's libpmi2.
 
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+# LOOM_SLURM_PREFIX: which Slurm release (PATH, its libpmi2); see release_env.sh
+. "$here/release_env.sh"
 me=t-slurm-pmi2-clients
 tmo=${T_TIMEOUT:-60}
 mpi=${LOOM_SLURM_MPI:-pmi2}
@@ -56,6 +60,12 @@ done
 
 cdir=$(mktemp -d "${TMPDIR:-/tmp}/loom-slurm.XXXXXX") || exit 1
 out=$cdir/out
+# With LOOM_SLURM_PREFIX, pmi2_kvstest_slurm is built against that release's libpmi2.
+prog=$(slurm_release_programs "$prog" "$cdir") || {
+    echo "FAIL: $me: cannot build the Slurm-libpmi2 clients against $LOOM_SLURM_PREFIX"
+    rm -rf "$cdir"
+    exit 1
+}
 cleanup() {
     "$here/cluster.sh" stop "$cdir/c" >/dev/null 2>&1
     rm -rf "$cdir"
