@@ -970,13 +970,12 @@ struct treenet *treenet_create(struct loop *lp, const struct treenet_config *cfg
                                const struct treenet_ops *ops, void *arg)
 {
     struct treenet *tn;
-    struct sockaddr_storage sa;
-    socklen_t sl;
-    int kids[64], rc, one = 1;
+    int kids[64], rc;
 
     if (!lp || !cfg || !ops || cfg->nnodes < 1 || cfg->nodeid < 0 ||
         cfg->nodeid >= cfg->nnodes || cfg->width < 1 || cfg->width > 64 ||
-        tn_jobkey_ok(cfg->jobkey) < 0 || cfg->connect_timeout_ms <= 0) {
+        tn_jobkey_ok(cfg->jobkey) < 0 || cfg->connect_timeout_ms <= 0 ||
+        (cfg->port_lo == 0) != (cfg->port_hi == 0) || cfg->port_hi < cfg->port_lo) {
         errno = EINVAL;
         return NULL;
     }
@@ -1017,35 +1016,13 @@ struct treenet *treenet_create(struct loop *lp, const struct treenet_config *cfg
     if (tn->nkids == 0) /* a leaf: nobody may connect to it, so it does not listen */
         return tn;
     tn->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    /* listener */
-    memset(&sa, 0, sizeof(sa));
-    if (cfg->bind_addr && *cfg->bind_addr) {
-        char tmp[TREENET_ADDR_MAX + 4];
-        if (strchr(cfg->bind_addr, ':') && cfg->bind_addr[0] != '[')
-            snprintf(tmp, sizeof(tmp), "[%s]:0", cfg->bind_addr);
-        else
-            snprintf(tmp, sizeof(tmp), "%s:0", cfg->bind_addr);
-        if (tn_addr_parse(tmp, &sa, &sl) < 0) {
-            errno = EINVAL;
-            goto fail;
-        }
-    } else {
-        struct sockaddr_in *a = (struct sockaddr_in *)&sa;
-        a->sin_family = AF_INET;
-        a->sin_addr.s_addr = htonl(INADDR_ANY);
-        sl = sizeof(*a);
+    /* listener: any port, or one in cfg's port range */
+    rc = tn_listen(cfg->bind_addr, cfg->port_lo, cfg->port_hi, 128, &tn->port);
+    if (rc < 0) {
+        errno = -rc;
+        goto fail;
     }
-    tn->lfd = socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (tn->lfd < 0)
-        goto fail;
-    (void)setsockopt(tn->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (bind(tn->lfd, (struct sockaddr *)&sa, sl) < 0 || listen(tn->lfd, 128) < 0)
-        goto fail;
-    sl = sizeof(sa);
-    if (getsockname(tn->lfd, (struct sockaddr *)&sa, &sl) < 0)
-        goto fail;
-    tn->port = ntohs(sa.ss_family == AF_INET ? ((struct sockaddr_in *)&sa)->sin_port
-                                             : ((struct sockaddr_in6 *)&sa)->sin6_port);
+    tn->lfd = rc;
     tn->lw = loop_watch_add(lp, tn->lfd, LOOP_READ, listen_cb, tn);
     if (!tn->lw)
         goto fail;

@@ -676,16 +676,16 @@ static void *rdv_thread(void *arg)
 }
 
 struct rdv_server *
-rdv_server_start_log(int nnodes, const char *jobkey, uid_t uid, enum treenet_auth auth,
-                     const char *bind_addr, int timeout_ms,
-                     void (*log)(void *arg, int level, const char *msg), void *log_arg)
+rdv_server_start_ports(int nnodes, const char *jobkey, uid_t uid, enum treenet_auth auth,
+                       const char *bind_addr, unsigned port_lo, unsigned port_hi,
+                       int timeout_ms,
+                       void (*log)(void *arg, int level, const char *msg), void *log_arg)
 {
     struct rdv_server *s;
-    struct sockaddr_storage sa;
-    socklen_t sl;
-    int rc, one = 1;
+    int rc;
 
-    if (nnodes < 1 || tn_jobkey_ok(jobkey) < 0 || timeout_ms <= 0) {
+    if (nnodes < 1 || tn_jobkey_ok(jobkey) < 0 || timeout_ms <= 0 ||
+        (port_lo == 0) != (port_hi == 0) || port_hi > 65535 || port_hi < port_lo) {
         errno = EINVAL;
         return NULL;
     }
@@ -733,33 +733,13 @@ rdv_server_start_log(int nnodes, const char *jobkey, uid_t uid, enum treenet_aut
         goto fail;
     for (int i = 0; i < nnodes; i++)
         s->node_conn[i] = -1;
-    memset(&sa, 0, sizeof(sa));
-    if (bind_addr && *bind_addr) {
-        char tmp[TREENET_ADDR_MAX + 4];
-        snprintf(tmp, sizeof(tmp),
-                 strchr(bind_addr, ':') && bind_addr[0] != '[' ? "[%s]:0" : "%s:0",
-                 bind_addr);
-        if (tn_addr_parse(tmp, &sa, &sl) < 0) {
-            errno = EINVAL;
-            goto fail;
-        }
-    } else {
-        struct sockaddr_in *a = (struct sockaddr_in *)&sa;
-        a->sin_family = AF_INET;
-        a->sin_addr.s_addr = htonl(INADDR_ANY);
-        sl = sizeof(*a);
+    /* any port, or one in the caller's range */
+    rc = tn_listen(bind_addr, port_lo, port_hi, 1024, &s->port);
+    if (rc < 0) {
+        errno = -rc;
+        goto fail;
     }
-    s->lfd = socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (s->lfd < 0)
-        goto fail;
-    (void)setsockopt(s->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (bind(s->lfd, (struct sockaddr *)&sa, sl) < 0 || listen(s->lfd, 1024) < 0)
-        goto fail;
-    sl = sizeof(sa);
-    if (getsockname(s->lfd, (struct sockaddr *)&sa, &sl) < 0)
-        goto fail;
-    s->port = ntohs(sa.ss_family == AF_INET ? ((struct sockaddr_in *)&sa)->sin_port
-                                            : ((struct sockaddr_in6 *)&sa)->sin6_port);
+    s->lfd = rc;
     if (pipe2(s->wake, O_CLOEXEC | O_NONBLOCK) < 0)
         goto fail;
     rc = pthread_create(&s->th, NULL, rdv_thread, s);
@@ -785,6 +765,15 @@ fail:
     free(s);
     errno = rc;
     return NULL;
+}
+
+struct rdv_server *
+rdv_server_start_log(int nnodes, const char *jobkey, uid_t uid, enum treenet_auth auth,
+                     const char *bind_addr, int timeout_ms,
+                     void (*log)(void *arg, int level, const char *msg), void *log_arg)
+{
+    return rdv_server_start_ports(nnodes, jobkey, uid, auth, bind_addr, 0, 0, timeout_ms,
+                                  log, log_arg);
 }
 
 struct rdv_server *rdv_server_start(int nnodes, const char *jobkey, uid_t uid,

@@ -16,7 +16,8 @@
  *      (see doc/treenet.md, "What a node trusts from the rendezvous").
  *
  *   2. Tree links (struct treenet, driven by the host's common/loop.h loop).
- *      Each node listens on an ephemeral TCP port, connects to its parent
+ *      Each node listens on a TCP port (any, or one of cfg.port_lo..port_hi:
+ *      a site's firewall range), connects to its parent
  *      (ktree_parent over cfg.width) and accepts its children, once per job.
  *      Messages keep their boundaries (u32 length prefix on the wire), are
  *      queued when the socket is full (never block the loop), and arrive
@@ -76,6 +77,19 @@ struct rdv_server *rdv_server_start_log(int nnodes, const char *jobkey, uid_t ui
                                         int timeout_ms,
                                         void (*log)(void *arg, int level, const char *msg),
                                         void *log_arg);
+/* Same, listening on a port of port_lo..port_hi (inclusive; 0, 0: any port,
+ * as the two above): the first port tried is a random one of the range, then
+ * each of the others once; a port in use moves on to the next.  NULL + errno
+ * EADDRINUSE when every port of the range is in use (the host names the
+ * range in its message), EINVAL for a bad range (one bound 0, hi < lo).
+ * (Addition: SrunPortRange, doc/plugin.md.) */
+struct rdv_server *rdv_server_start_ports(int nnodes, const char *jobkey, uid_t uid,
+                                          enum treenet_auth auth, const char *bind_addr,
+                                          unsigned port_lo, unsigned port_hi,
+                                          int timeout_ms,
+                                          void (*log)(void *arg, int level,
+                                                      const char *msg),
+                                          void *log_arg);
 /* The port it listens on (the host passes "host:port" to the nodes). */
 int rdv_server_port(const struct rdv_server *s);
 /* Stop (if still running) and join the thread, free everything.  Returns 0
@@ -122,6 +136,8 @@ struct treenet_config {
     int connect_timeout_ms; /* for parent connect and children arrival */
     int handshake_timeout_ms; /* per connection, from accept/connect; 0: 3000
                                * (never above connect_timeout_ms) */
+    unsigned short port_lo, port_hi; /* listen on a port of this range (inclusive,
+                                      * as rdv_server_start_ports); 0, 0: any */
 };
 
 struct treenet_ops {
@@ -134,7 +150,8 @@ struct treenet_ops {
 };
 
 /* Create the listening socket and register it with lp (a leaf of the tree,
- * which has no children, does not listen).  NULL + errno. */
+ * which has no children, does not listen).  NULL + errno (EADDRINUSE: every
+ * port of cfg's port range is in use; EINVAL: a bad config or range). */
 struct treenet *treenet_create(struct loop *lp, const struct treenet_config *cfg,
                                const struct treenet_ops *ops, void *arg);
 /* The port treenet_create listens on (publish it through the rendezvous);

@@ -7,7 +7,8 @@
  * and logged while the links keep working; listeners closed once every child
  * is in, leaves that never listen; an oversized frame from
  * an authenticated peer; a child that never connects and a parent that never
- * listens; a peer killed mid-stream.  All on 127.0.0.1.  munge cases are skipped, with a
+ * listens; a peer killed mid-stream; listeners (links and rendezvous) in a
+ * port range, and a full range refused with EADDRINUSE.  All on 127.0.0.1.  munge cases are skipped, with a
  * message, when munged does not answer.
  */
 #include "config.h"
@@ -876,6 +877,125 @@ START_TEST(test_api_errors)
 }
 END_TEST
 
+/* ---- port ranges (SrunPortRange in the plugin) ------------------------------ */
+
+/* A block of n consecutive ports of 127.0.0.1 that were free a moment ago. */
+static unsigned free_block(unsigned n)
+{
+    for (unsigned base = 41000; base < 60000; base += 37) {
+        unsigned ok = 0;
+        for (unsigned p = base; p < base + n; p++) {
+            int fd = tn_listen("127.0.0.1", p, p, 1, NULL);
+            if (fd < 0)
+                break;
+            close(fd);
+            ok++;
+        }
+        if (ok == n)
+            return base;
+    }
+    return 0;
+}
+
+static void assert_in(int port, unsigned lo, unsigned hi)
+{
+    ck_assert_msg(port >= (int)lo && port <= (int)hi, "port %d outside %u-%u", port, lo,
+                  hi);
+}
+
+START_TEST(test_port_range)
+{
+    unsigned lo = free_block(3), hi = lo + 2;
+    struct loop *lp = loop_create();
+    struct treenet_config cfg = {.nnodes = 3,
+                                 .nodeid = 0,
+                                 .width = 2,
+                                 .jobkey = JOB,
+                                 .auth = TREENET_AUTH_NONE,
+                                 .bind_addr = "127.0.0.1",
+                                 .connect_timeout_ms = 1000};
+    struct rdv_server *rdv, *rdv2;
+    struct treenet *tn;
+    int fd[3], port[3], seen = 0;
+
+    ck_assert_uint_gt(lo, 0);
+    /* tn_listen: three listeners fill the range, a fourth finds none */
+    for (int i = 0; i < 3; i++) {
+        fd[i] = tn_listen("127.0.0.1", lo, hi, 8, &port[i]);
+        ck_assert_int_ge(fd[i], 0);
+        assert_in(port[i], lo, hi);
+        for (int j = 0; j < i; j++)
+            ck_assert_int_ne(port[i], port[j]);
+    }
+    ck_assert_int_eq(tn_listen("127.0.0.1", lo, hi, 8, NULL), -EADDRINUSE);
+    /* with the first and last port held, every try lands on the middle one */
+    close(fd[1]);
+    for (int i = 0; i < 20; i++) {
+        int p, f = tn_listen("127.0.0.1", lo, hi, 8, &p);
+        ck_assert_int_ge(f, 0);
+        ck_assert_int_eq(p, port[1]);
+        close(f);
+    }
+    close(fd[0]);
+    close(fd[2]);
+    /* the first port tried is a random one (3^-29 odds that 30 tries agree) */
+    for (int i = 0; i < 30; i++) {
+        int p, f = tn_listen("127.0.0.1", lo, hi, 8, &p);
+        ck_assert_int_ge(f, 0);
+        seen |= 1 << (p - lo);
+        close(f);
+    }
+    ck_assert_int_ne(seen & (seen - 1), 0);
+    /* bad ranges */
+    ck_assert_int_eq(tn_listen(NULL, 0, 5, 8, NULL), -EINVAL);
+    ck_assert_int_eq(tn_listen(NULL, 9, 5, 8, NULL), -EINVAL);
+    ck_assert_int_eq(tn_listen(NULL, 5, 70000, 8, NULL), -EINVAL);
+    cfg.port_lo = 9;
+    cfg.port_hi = 5;
+    errno = 0;
+    ck_assert_ptr_null(treenet_create(lp, &cfg, &pp_ops, NULL));
+    ck_assert_int_eq(errno, EINVAL);
+    errno = 0;
+    ck_assert_ptr_null(rdv_server_start_ports(2, JOB, getuid(), TREENET_AUTH_NONE,
+                                              "127.0.0.1", 0, 5, 1000, NULL, NULL));
+    ck_assert_int_eq(errno, EINVAL);
+    /* the rendezvous server and the tree links share the range */
+    cfg.port_lo = (unsigned short)lo;
+    cfg.port_hi = (unsigned short)hi;
+    rdv = rdv_server_start_ports(2, JOB, getuid(), TREENET_AUTH_NONE, "127.0.0.1", lo, hi,
+                                 10000, NULL, NULL);
+    ck_assert_ptr_nonnull(rdv);
+    assert_in(rdv_server_port(rdv), lo, hi);
+    tn = treenet_create(lp, &cfg, &pp_ops, NULL);
+    ck_assert_ptr_nonnull(tn);
+    assert_in(treenet_port(tn), lo, hi);
+    rdv2 = rdv_server_start_ports(2, JOB, getuid(), TREENET_AUTH_NONE, "127.0.0.1", lo, hi,
+                                  10000, NULL, NULL);
+    ck_assert_ptr_nonnull(rdv2);
+    assert_in(rdv_server_port(rdv2), lo, hi);
+    /* the range is full: both say EADDRINUSE, not any other port */
+    errno = 0;
+    ck_assert_ptr_null(treenet_create(lp, &cfg, &pp_ops, NULL));
+    ck_assert_int_eq(errno, EADDRINUSE);
+    errno = 0;
+    ck_assert_ptr_null(rdv_server_start_ports(2, JOB, getuid(), TREENET_AUTH_NONE,
+                                              "127.0.0.1", lo, hi, 1000, NULL, NULL));
+    ck_assert_int_eq(errno, EADDRINUSE);
+    /* a leaf never listens, so a full range does not concern it */
+    cfg.nodeid = 2;
+    {
+        struct treenet *leaf = treenet_create(lp, &cfg, &pp_ops, NULL);
+        ck_assert_ptr_nonnull(leaf);
+        ck_assert_int_eq(treenet_port(leaf), 0);
+        treenet_destroy(leaf);
+    }
+    rdv_server_stop(rdv2);
+    rdv_server_stop(rdv);
+    treenet_destroy(tn);
+    loop_destroy(lp);
+}
+END_TEST
+
 static Suite *treenet_suite(void)
 {
     Suite *s = suite_create("treenet");
@@ -884,6 +1004,7 @@ static Suite *treenet_suite(void)
 
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_api_errors);
+    tcase_add_test(tc, test_port_range);
     tcase_add_test(tc, test_tree7_none);
     tcase_add_test(tc, test_bad_creds_none);
     tcase_add_test(tc, test_oversized_frame);
