@@ -633,6 +633,7 @@ static int join_tree(struct agent *a)
         .bind_addr = NULL,
         .connect_timeout_ms = (int)st->conf.connect_timeout_s * 1000,
     };
+    unsigned short ports[2];
     static const struct treenet_ops ops = {
         .recv = tn_recv,
         .lost = tn_lost,
@@ -643,7 +644,17 @@ static int join_tree(struct agent *a)
     char why[256];
     int rc;
 
+    loom_port_range(ports); /* SrunPortRange (srun.c) */
+    cfg.port_lo = ports[0];
+    cfg.port_hi = ports[1];
     a->tn = treenet_create(a->lp, &cfg, &ops, a);
+    if (!a->tn && errno == EADDRINUSE && ports[0]) {
+        snprintf(why, sizeof(why),
+                 "node %d: cannot listen for tree links: every port of SrunPortRange=%u-%u "
+                 "is in use", st->nodeid, ports[0], ports[1]);
+        kill_step(a, -1, why);
+        return -1;
+    }
     if (!a->tn) {
         snprintf(why, sizeof(why), "cannot listen for tree links: %s", strerror(errno));
         kill_step(a, -1, why);

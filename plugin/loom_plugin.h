@@ -138,5 +138,8 @@ char *const *loom_agent_pmix_env_defaults(void);
 struct loom_srun;
 void *loom_srun_prelaunch(const void *job, char ***env);
 int loom_srun_fini(void *state);
+/* slurm.conf's SrunPortRange as {lo, hi}, or {0, 0} when unset: the range
+ * Loom's listeners bind in (srun's rendezvous, the stepds' tree links). */
+void loom_port_range(unsigned short range[2]);
 
 #endif /* LOOM_PLUGIN_H */

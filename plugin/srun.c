@@ -12,6 +12,8 @@
  *   Returns a state pointer (never NULL on success, even for one node).
  *   loom_srun_fini() (mpi_p_client_fini, after the step) stops and joins the
  *   server and frees the state.
+ *   loom_port_range() gives slurm.conf's SrunPortRange, in which the
+ *   rendezvous server (here) and the stepds' tree links (agent.c) listen.
  *
  * Notes:
  *   - The rendezvous server is the job owner's process: the stepds trust
@@ -46,6 +48,24 @@ struct loom_srun {
 #endif
     char jobid[64];
 };
+
+/* SrunPortRange: Slurm keeps it as slurm_conf.srun_port_range in every
+ * release (22.05 to 26.05): NULL, or two ports {lo, hi}.  Both listeners of
+ * the plugin (srun's rendezvous server, the stepds' tree links) bind inside
+ * it, as Slurm's own pmi2 and pmix do (doc/plugin.md, "Ports").  srun reads
+ * slurm.conf in every release; a 22.05 slurmstepd reads it too, 24.11 to 26.05
+ * get it from slurmd, but 23.11's slurmd ships its stepds no srun_port_range
+ * (src/slurmd/common/slurmstepd_init.c): NULL in a 23.11 stepd. */
+void loom_port_range(unsigned short range[2])
+{
+    const uint16_t *r = slurm_conf.srun_port_range;
+
+    range[0] = range[1] = 0;
+    if (r && r[0] && r[1] && r[0] <= r[1]) {
+        range[0] = r[0];
+        range[1] = r[1];
+    }
+}
 
 #ifndef LOOM_PLUGIN_NO_TREENET
 /* A het step's components call prelaunch one after the other or in parallel
@@ -84,14 +104,23 @@ static struct rdv_server *start_rdv(int nnodes, const char *jobid)
     const char *t = getenv("LOOM_CONNECT_TIMEOUT");
     int timeout_s = LOOM_DEFAULT_CONNECT_TIMEOUT;
     struct rdv_server *rdv;
+    unsigned short ports[2];
 
     if (t && atoi(t) > 0)
         timeout_s = atoi(t);
-    rdv = rdv_server_start_log(nnodes, jobid, getuid(), TREENET_AUTH_MUNGE, NULL,
-                               timeout_s * 1000, rdv_log, (void *)jobid);
-    if (!rdv)
+    loom_port_range(ports);
+    rdv = rdv_server_start_ports(nnodes, jobid, getuid(), TREENET_AUTH_MUNGE, NULL,
+                                 ports[0], ports[1], timeout_s * 1000, rdv_log,
+                                 (void *)jobid);
+    if (!rdv && errno == EADDRINUSE && ports[0])
+        error("%s: step %s: cannot start the rendezvous server: every port of "
+              "SrunPortRange=%u-%u is in use", loom_plugin_tag, jobid, ports[0], ports[1]);
+    else if (!rdv)
         error("%s: step %s: cannot start the rendezvous server: %m", loom_plugin_tag,
               jobid);
+    else if (ports[0])
+        verbose("%s: step %s: rendezvous server on port %d (SrunPortRange=%u-%u)",
+                loom_plugin_tag, jobid, rdv_server_port(rdv), ports[0], ports[1]);
     return rdv;
 }
 
