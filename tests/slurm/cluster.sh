@@ -479,6 +479,7 @@ MessageTimeout=30
 KillWait=5
 InactiveLimit=0
 MinJobAge=10
+MailProg=/bin/true
 PluginDir=$pdir
 StateSaveLocation=$dir/state
 SlurmctldPidFile=$dir/run/slurmctld.pid
