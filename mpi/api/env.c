@@ -181,7 +181,13 @@ static int init_common(void)
     }
     xm_bind_init(); /* before attaching the segment and allocating queues */
     if (!force_tcp && (rc = shm->connect(shm)) < 0)
-        xm_die("attaching the shared segment: %s", strerror(-rc));
+    {
+        if (rc == -ENOKEY)
+            xm_die("attaching the shared segment: rank %d (this node's leader) published "
+                   "no segment name in the KVS", xm_g.local_ranks[0]);
+        xm_die("attaching the shared segment of rank %d: %s", xm_g.local_ranks[0],
+               strerror(-rc));
+    }
     if (!force_tcp)
         xm_boot_set_node_cpus(xm_shm_node_cpus()); /* before p2p picks its wait policy */
     if (getenv("LOOM_MPI_DEBUG"))

@@ -28,7 +28,8 @@
  *     that with a message if it still has not returned.
  *   - A get of a key nobody put waits (2 s by default, PMIX_TIMEOUT otherwise) unless
  *     marked PMIX_OPTIONAL; PMIX_OPTIONAL finds remote keys only after a collecting
- *     fence, so direct-modex gets of other ranks go without it.
+ *     fence, and only where the client keeps the collected data itself (not with
+ *     PMIX_MCA_gds=hash), so a miss is asked of the server once more (pmix_get).
  */
 #define _GNU_SOURCE
 #include "config.h"
@@ -115,6 +116,7 @@ static struct {
     void (*value_free)(pmix_value_t *v, size_t n); /* PMIx_Value_free, if it has one */
     pmix_proc_t me, all;
     int collect, timeout, fenced;
+    int collected_elsewhere; /* optional gets miss collected data (see pmix_get) */
 } P;
 
 static const char *perr(pmix_status_t st)
@@ -396,13 +398,15 @@ static int pmix_fence(void)
     return 0;
 }
 
-static int pmix_get(int rank, const char *key, char *buf, int len)
+/* One get; 0 with the value in buf, -ENOENT otherwise.  optional: PMIX_OPTIONAL (a
+ * missing key is an answer at once), else PMIX_TIMEOUT (the server is asked). */
+static int get_string(int rank, const char *key, int optional, char *buf, int len)
 {
     pmix_proc_t p = P.me;
     pmix_info_t info;
     pmix_value_t *v = NULL;
     p.rank = (pmix_rank_t)rank;
-    if (P.collect || (pmix_rank_t)rank == P.me.rank)
+    if (optional)
         info_bool(&info, PMIX_OPTIONAL, true);
     else
         info_int(&info, PMIX_TIMEOUT, P.timeout);
@@ -415,6 +419,25 @@ static int pmix_get(int rank, const char *key, char *buf, int len)
     }
     value_release(v);
     return rc;
+}
+
+/* After a collecting fence every rank's data is local and an optional get finds it,
+ * except where the client keeps no copy (PMIX_MCA_gds=hash, a common site setting):
+ * a remote key an optional get misses is asked of the server, and once that finds
+ * one, every later remote get goes there directly. */
+static int pmix_get(int rank, const char *key, char *buf, int len)
+{
+    if ((pmix_rank_t)rank == P.me.rank)
+        return get_string(rank, key, 1, buf, len);
+    if (P.collect && !P.collected_elsewhere) {
+        if (get_string(rank, key, 1, buf, len) == 0)
+            return 0;
+        if (get_string(rank, key, 0, buf, len) < 0)
+            return -ENOENT;
+        P.collected_elsewhere = 1;
+        return 0;
+    }
+    return get_string(rank, key, 0, buf, len);
 }
 
 static int pmix_finalize(void)

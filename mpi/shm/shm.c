@@ -286,7 +286,7 @@ static int shm_attach(void)
     int leader = xm_g.local_ranks[0];
     int rc = xm_boot_get(leader, "shm", name, sizeof(name));
     if (rc < 0)
-        return rc;
+        return -ENOKEY; /* the leader's card is missing: not a missing file */
     if (strncmp(name, SHM_NAME_PREFIX, strlen(SHM_NAME_PREFIX)) != 0)
         return -EINVAL;
     for (const char *p = name + 1; *p; p++) /* what shm_create makes, nothing else */

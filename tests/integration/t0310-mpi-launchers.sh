@@ -11,6 +11,7 @@
 # hello under mpirun -n 4 ran 4 jobs of size 1, each printing "No Errors", with no
 # warning, and every refusal case below ran as a singleton and exited 0.
 # Cases: mpirun -n 1/4/16 hello, ring, coll_basic; mpirun -x LOOM_MPI_PMIX_COLLECT=0;
+# mpirun -x PMIX_MCA_gds=hash (a client without the collected data);
 # mpiexec.hydra -n 4/16; Loom's mpiexec -n 4; the Open MPI environment without PMIx,
 # PMI_SIZE without PMI_FD, LOOM_MPI_PMI=bogus|pmi2|pmix with nothing to match; every
 # PMIX_SERVER_URI* that mpirun sets overwritten with garbage; a PMIx "server" (a perl
@@ -89,6 +90,10 @@ if command -v mpirun.openmpi >/dev/null 2>&1; then
     run_cmd -t 120 "${ompi[@]}" -x LOOM_MPI_DEBUG=1 -x LOOM_MPI_PMIX_COLLECT=0 -n 16 \
         "$mpibin/coll_basic"
     one_job 16 PMIx "mpirun -x LOOM_MPI_PMIX_COLLECT=0 -n 16 coll_basic (direct modex)"
+    # a client that keeps no copy of the collected data (PMIX_MCA_gds=hash, a common site
+    # setting): an optional get misses a remote key even after a collecting fence
+    run_cmd -t 120 "${ompi[@]}" -x LOOM_MPI_DEBUG=1 -x PMIX_MCA_gds=hash -n 8 "$hello"
+    one_job 8 PMIx "mpirun -x PMIX_MCA_gds=hash -n 8 hello (collecting fence, hash store)"
 
     # every PMIX_SERVER_URI* that mpirun hands its ranks, overwritten with garbage
     run_cmd -t 30 "${ompi[@]}" -n 1 env
