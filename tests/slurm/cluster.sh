@@ -490,7 +490,11 @@ SlurmdLogFile=$dir/log/slurmd.%n.log
 SlurmctldDebug=info
 SlurmdDebug=info
 EOF
-    [ "$netns" -eq 1 ] && echo "TmpFS=$dir/tmp/%n" >>"$conf"
+    # Every node's TmpFS inside DIR, in both modes: Slurm's own mpi/pmix makes its client
+    # directory there (spmix_appdir_<uid>_<job>.<step>, /tmp by default), and job ids
+    # restart at 1 in every private cluster, so a directory a killed step left in /tmp
+    # fails the same step id of every later cluster ("Cannot create directory ... File exists").
+    echo "TmpFS=$dir/tmp/%n" >>"$conf"
     i=1
     while [ "$i" -le "$nodes" ]; do
         if [ "$netns" -eq 1 ]; then
@@ -581,9 +585,8 @@ do_start() {
     slurmctld -c >"$dir/log/slurmctld.start" 2>&1 9>&- || fail_start "slurmctld did not start"
     i=1
     while [ "$i" -le "$nodes" ]; do
-        mkdir -p "$dir/spool/loom$i"
+        mkdir -p "$dir/spool/loom$i" "$dir/tmp/loom$i"
         if [ "$netns" -eq 1 ]; then
-            mkdir -p "$dir/tmp/loom$i"
             netns_start_slurmd "$i" >"$dir/log/slurmd.loom$i.start" 2>&1 9>&- ||
                 fail_start "slurmd -N loom$i did not start in netns loom${tag}n$i"
         else
