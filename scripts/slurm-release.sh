@@ -16,7 +16,8 @@
 # src/ (the unpacked tarball: the tree for configure --with-slurm-source), build/ (out-of-tree
 # build), prefix/ (make install, plus contribs/pmi2 = Slurm's own libpmi2), build.log and
 # build-seconds (wall time of configure+make+install).  The stamp file prefix/.loom-installed
-# makes a second call instant; delete the release's directory to rebuild.
+# (with the configure flags) makes a second call instant; other flags rebuild; delete the
+# release's directory to force a rebuild.
 # The installed Debian Slurm (22.05 on Debian 12) has no tarball: for a VERSION that no tarball
 # matches but the installed slurmd does, --env prints LOOM_SLURM_PREFIX= (empty: the system
 # Slurm) and the Debian source from scripts/slurm-source.sh.
@@ -75,14 +76,24 @@ ver=$(basename "$tarball"); ver=${ver#slurm-}; ver=${ver%.tar.*}
 rdir=$cache/$ver
 prefix=$rdir/prefix
 stamp=$prefix/.loom-installed
+pmix=/usr/lib/x86_64-linux-gnu/pmix2
+# Lean: what the private test clusters use (munge auth, hwloc, PMIx for Slurm's own mpi/pmix,
+# libpmi2); nothing that needs absent packages (REST, sview, cgroup v2's bpf/dbus, x11);
+# no -g (half the compile time; symbols stay). --enable-multiple-slurmd: tests/slurm runs
+# several slurmd on one host (cluster.sh -N), which Debian's build allows; without it
+# slurmctld drops all but one node of a shared NodeHostname ("Duplicated NodeHostName").
+cfgflags="--with-pmix=$pmix --with-munge --with-hwloc --enable-multiple-slurmd --disable-debug \
+--disable-slurmrestd --disable-sview --disable-x11 --enable-cgroupv2=no --without-rdkafka \
+--disable-dependency-tracking"
+built() { [ -f "$stamp" ] && [ "$(sed -n 's/^flags: //p' "$stamp")" = "$cfgflags" ]; }
 src_of() { local d; for d in "$rdir"/src/*/; do [ -f "$d/META" ] && { (cd "$d" && pwd); return; }; done; }
 
-if [ ! -f "$stamp" ]; then
-    [ "$mode" = --print ] && die "Slurm $ver is not built yet (run $0 $want)"
+if ! built; then
+    [ "$mode" = --print ] && die "Slurm $ver is not built yet, or with other flags (run $0 $want)"
     mkdir -p "$rdir"
     exec 9>"$rdir/.lock"
     flock 9
-    if [ ! -f "$stamp" ]; then
+    if ! built; then
         say "building Slurm $ver from $tarball into $prefix (log: $rdir/build.log)"
         start=$(date +%s)
         rm -rf "$rdir/src" "$rdir/build" "$prefix"
@@ -90,16 +101,10 @@ if [ ! -f "$stamp" ]; then
         tar -C "$rdir/src" -xf "$tarball"
         src=$(src_of) || true
         [ -n "$src" ] || die "no META in the unpacked $tarball"
-        pmix=/usr/lib/x86_64-linux-gnu/pmix2
-        # Lean: what the private test clusters use (munge auth, hwloc, PMIx for Slurm's own
-        # mpi/pmix, libpmi2); nothing that needs absent packages (REST, sview, cgroup v2's
-        # bpf/dbus, databases, x11).
         {
             cd "$rdir/build"
-            nice -n 19 "$src/configure" --prefix="$prefix" --sysconfdir="$prefix/etc" \
-                --with-pmix="$pmix" --with-munge --with-hwloc \
-                --disable-slurmrestd --disable-sview --disable-x11 --enable-cgroupv2=no \
-                --without-rdkafka --disable-dependency-tracking
+            # shellcheck disable=SC2086
+            nice -n 19 "$src/configure" --prefix="$prefix" --sysconfdir="$prefix/etc" $cfgflags
             nice -n 19 make -j"$jobs"
             nice -n 19 make install
             nice -n 19 make -C contribs/pmi2 -j"$jobs" install
@@ -115,7 +120,7 @@ if [ ! -f "$stamp" ]; then
         num=$(printf '0x%02x%02x%02x' "$((10#$a))" "$((10#$b))" "$((10#$c))")
         grep -q "SLURM_VERSION_NUMBER $num" "$prefix/include/slurm/slurm_version.h" \
             || die "$prefix/include/slurm/slurm_version.h is not $ver ($num)"
-        date -u +%FT%TZ >"$stamp"
+        printf 'built: %s\nflags: %s\n' "$(date -u +%FT%TZ)" "$cfgflags" >"$stamp"
         say "Slurm $ver built in $((end - start)) s"
     fi
     exec 9>&-
