@@ -182,13 +182,21 @@ static void kill_step(struct agent *a, int rank, const char *msg)
      * below reached its stderr (seen once in the node-gone test). */
     a->hold_output = 1;
     snprintf(who, sizeof(who), "rank %d", rank);
+    /* the rank's node, said here: from Slurm 23.11 on srun no longer prefixes the
+     * stepd's lines with "slurmstepd-<node>" */
+    char where[96] = "";
+    if (rank >= 0 && rank < st->size && st->rank_node && st->node_names &&
+        st->rank_node[rank] >= 0 && st->rank_node[rank] < st->nnodes &&
+        st->node_names[st->rank_node[rank]])
+        snprintf(where, sizeof(where), " (rank %d runs on %.64s)", rank,
+                 st->node_names[st->rank_node[rank]]);
     if (loud && rank >= 0 && !strstr(msg, who))
         loom_plog(LOOM_PLOG_LOUD | LOOM_PLOG_MUST,
-                  "%s: step %s: rank %d: %s; killing the step", loom_plugin_tag,
-                  st->jobid, rank, msg);
+                  "%s: step %s: rank %d: %s; killing the step%s", loom_plugin_tag,
+                  st->jobid, rank, msg, where);
     else if (loud)
-        loom_plog(LOOM_PLOG_LOUD | LOOM_PLOG_MUST, "%s: step %s: %s; killing the step",
-                  loom_plugin_tag, st->jobid, msg);
+        loom_plog(LOOM_PLOG_LOUD | LOOM_PLOG_MUST, "%s: step %s: %s; killing the step%s",
+                  loom_plugin_tag, st->jobid, msg, where);
     else
         loom_plog(LOOM_PLOG_QUIET | LOOM_PLOG_MUST,
                   "%s: step %s node %d: %s; killing the step", loom_plugin_tag, st->jobid,

@@ -102,7 +102,7 @@ struct loom_step {
     int *task_fd;        /* [local_count] task end of each socketpair */
     int *stepd_fd;       /* [local_count] stepd end */
     char *rdv_server;    /* "host:port" or NULL (single node) */
-    char **node_names;   /* [nnodes] host names of the step's nodes (PMIx) */
+    char **node_names;   /* [nnodes] host names of the step's nodes (PMIx, messages) */
     struct loom_conf conf;
     int log_admin; /* psrv log level for slurmd's log: mpi.conf's LoomDebug/LoomTrace */
     int log_job;   /* level the job's env asked for; lines above log_admin go to

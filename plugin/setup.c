@@ -222,10 +222,10 @@ int loom_setup_stepd(struct loom_step *st, const void *jobv, char ***env)
             st->rank_appnum[i] = (int)job->het_job_tid_offsets[i];
     }
 
-    if (st->conf.pmix)
-        node_names(st, het   ? job->het_job_node_list
-                       : msg ? msg->complete_nodelist
-                             : NULL);
+    /* PMIx's host names, and the node a failure message names */
+    node_names(st, het   ? job->het_job_node_list
+                   : msg ? msg->complete_nodelist
+                         : NULL);
 
     if (st->nnodes > 1) {
         const char *port = getenvp(*env, LOOM_ENV_RDV_PORT);
