@@ -2,18 +2,21 @@
 # scripts/test.sh - the whole test suite: dependencies, build, unit and integration
 # tests (`make check`), a short run of every fuzz target (tests/fuzz/run.sh), the same
 # `make check` again in a second build dir configured --enable-sanitizers (ASan +
-# UBSan), then `make distcheck`.
+# UBSan), then `make distcheck`, then the srun suite on the newest Slurm release when
+# release tarballs are at hand.
 #
 # Prints, as its very last line, "N passed, N failed, N skipped" counting every test
 # (each automake test from its .trs file - the sanitizer build's under "asan:" names -,
 # each fuzz target as fuzz/results/<name>, a sanitizer report no test caught as
-# asan:report/<file>, plus `distcheck` as one test; a build that fails counts as one
+# asan:report/<file>, plus `distcheck` as one test, each srun test script on the newest
+# release as slurm-X.Y/<script>; a build that fails counts as one
 # failed test), and exits non-zero when anything failed.
 # Environment: LOOM_DISTCHECK=yes|no (default yes), LOOM_BUILD_DIR (default build),
 # LOOM_SKIP_DEPS=1 to skip scripts/deps.sh, LOOM_FUZZ_SECONDS (per target, default 15;
 # 0 skips the fuzz step), LOOM_SANITIZERS=yes|no (default yes: the sanitizer pass, in
 # LOOM_ASAN_BUILD_DIR, default "$LOOM_BUILD_DIR-asan"), LOOM_ASAN_LEAKS=1 (LeakSanitizer
-# on in that pass; default off, see doc/security.md).  Works without a TTY and without
+# on in that pass; default off, see doc/security.md), LOOM_SLURM_NEWEST=yes|no (default
+# yes: the newest release's srun suite).  Works without a TTY and without
 # stdin.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -183,6 +186,47 @@ if [ "$built" -eq 1 ]; then
             extra_pass=$((extra_pass + 1))
         else
             extra_fail=$((extra_fail + 1)); failed_names+=("distcheck")
+        fi
+    fi
+fi
+
+# The newest Slurm release beside Debian's: when release tarballs are at hand
+# (LOOM_SLURM_TARBALLS, or slurm-X.Y.Z.tar.* in the directories beside the checkout),
+# the newest is built (cached) and the whole srun suite runs on its private clusters
+# (scripts/slurm-matrix.sh); each test script counts as one test, slurm-X.Y/<script>.
+if [ "$built" -eq 1 ] && [ "${LOOM_SLURM_NEWEST:-yes}" = yes ]; then
+    step "the newest Slurm release (scripts/slurm-matrix.sh)"
+    if [ -n "${LOOM_SLURM_TARBALLS:-}" ]; then tdirs=("$LOOM_SLURM_TARBALLS")
+    else tdirs=("$top"/../*/ "$top"/../*/*/); fi
+    newest=$(for d in "${tdirs[@]}"; do ls "$d" 2>/dev/null; done |
+        sed -n 's/^slurm-\([0-9]*\.[0-9]*\)\.[0-9]*\.tar\..*$/\1/p' | sort -uV | tail -n 1)
+    if [ -z "$newest" ]; then
+        extra_skip=$((extra_skip + 1))
+        echo "SKIP: slurm-newest: no Slurm release tarball (LOOM_SLURM_TARBALLS, or slurm-X.Y.Z.tar.* beside the checkout): only Debian's Slurm was tested"
+    elif [ "$(id -u)" != 0 ]; then
+        extra_skip=$((extra_skip + 1))
+        echo "SKIP: slurm-newest: Slurm $newest's clusters need root"
+    else
+        mlogs=$top/$bdir-slurm-newest
+        rm -f "$mlogs/$newest.results"
+        LOOM_MATRIX_LOGS=$mlogs ./scripts/slurm-matrix.sh -o "$mlogs/table.md" "$newest"
+        cat "$mlogs/table.md" 2>/dev/null
+        if [ ! -f "$mlogs/$newest.results" ] || ! grep -q '^cell' "$mlogs/$newest.results"; then
+            extra_fail=$((extra_fail + 1)); failed_names+=("slurm-$newest/build")
+        else
+            # cell[REL\,script]=P/F/S\,\ T\ s
+            while IFS='|' read -r name counts; do
+                pf=${counts#*/}; pf=${pf%%/*}
+                p=${counts%%/*}; sk=${counts##*/}
+                if [ "$pf" != 0 ] || [ -z "$counts" ]; then
+                    extra_fail=$((extra_fail + 1)); failed_names+=("slurm-$newest/$name")
+                elif [ "$p" = 0 ] && [ "$sk" != 0 ]; then
+                    extra_skip=$((extra_skip + 1))
+                else
+                    extra_pass=$((extra_pass + 1))
+                fi
+            done < <(sed -n 's/^cell\[[^,]*\\,\([^]]*\)\]=\([0-9]*\/[0-9]*\/[0-9]*\).*/\1|\2/p' \
+                "$mlogs/$newest.results")
         fi
     fi
 fi
