@@ -2,14 +2,15 @@
  *
  * Contract:
  *   Exports exactly plugin_name, plugin_type, plugin_version, plugin_id,
- *   init, fini and the eight mpi_p_* hooks of Slurm 22.05's mpi plugin
- *   interface; everything else in the .so is hidden.  The hooks are thin:
+ *   init, fini and the eight mpi_p_* hooks of Slurm's mpi plugin interface
+ *   (the same in 22.05 to 26.05: doc/plugin.md); everything else in the .so
+ *   is hidden.  The hooks are thin:
  *   they hand the Slurm structures to setup.c, agent.c, srun.c and conf.c.
  *   Built twice: as mpi_loom.so (type "mpi/loom", our own id) and, with
  *   LOOM_PLUGIN_PMI2 defined, as the drop-in mpi_pmi2.so (type "mpi/pmi2",
  *   id 102, so that slurmd and slurmstepd agree with srun --mpi=pmi2).
  *
- * Where the hooks run (Slurm 22.05):
+ * Where the hooks run (Slurm 22.05 to 26.05):
  *   init/fini          every process that loads the plugin (slurmctld,
  *                      slurmd at start and on reconfigure, srun, slurmstepd:
  *                      there before it starts any thread)
