@@ -17,8 +17,9 @@ PKGS=(
     check
     # optional features: binding, PMIx, munge
     libhwloc-dev hwloc libpmix-dev munge libmunge-dev
-    # Slurm: the local test cluster, its libpmi2 (interop tests), headers for the plugin
-    slurmd slurmctld slurm-client libslurm-dev libpmi2-0-dev
+    # Slurm: the local test cluster, its libpmi2 (interop tests), headers for the plugin;
+    # unpacking release tarballs (scripts/slurm-release.sh)
+    slurmd slurmctld slurm-client libslurm-dev libpmi2-0-dev xz-utils bzip2
     # peers: MPICH (mpicc.mpich, mpiexec.hydra) and Open MPI
     mpich libmpich-dev openmpi-bin libopenmpi-dev
     # fuzz targets (tests/fuzz: clang's libFuzzer; llvm's llvm-symbolizer for reports)
