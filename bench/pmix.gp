@@ -1,12 +1,14 @@
 # bench/pmix.gp - plot the results of bench/pmix.sh.
-# Usage: gnuplot -e "name='bench/results/pmix'" bench/pmix.gp
+# Usage: gnuplot -e "name='bench/results/pmix'; rel='26.05.3'" bench/pmix.gp
+# (rel, optional: the Slurm release, named in the title)
 # Reads NAME.METRIC.VARIANT.NODES.dat (columns: N, median, min, max, runs, status; NaN
 # where a variant failed) and writes NAME.png: two panels (Open MPI hello launch to exit,
 # PMIx fence with data), medians with min-max error bars, log-scaled N.
 if (!exists("name")) name = 'bench/results/pmix'
 set terminal pngcairo size 1200,500 font ",10"
 set output name.'.png'
-set multiplot layout 1,2 title "srun --mpi=loom (PMIx server mode) vs Slurm's --mpi=pmix (medians, min-max bars)"
+if (!exists("rel")) rel = ''
+set multiplot layout 1,2 title "srun --mpi=loom (PMIx server mode) vs Slurm".(rel eq '' ? '' : ' '.rel)."'s --mpi=pmix (medians, min-max bars)"
 set logscale x 2
 set grid
 set key top left

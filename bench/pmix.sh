@@ -14,13 +14,20 @@
 # Each cell: REPS runs (default 5; 3 at N = 256), interleaving the variants. The table
 # gives median [min-max] and the ratios; a failed or timed-out run ends that variant's cell.
 #
-# Usage: bench/pmix.sh [-n NAME] [-r REPS] [-q]
-#   -n NAME  results go to bench/results/NAME.{md,csv,png} and NAME.*.dat (default: pmix)
+# Usage: bench/pmix.sh [-n NAME] [-r REPS] [-b BASE] [-q]
+#   -n NAME  results go to bench/results/NAME.{md,csv,png} and NAME.*.dat (default: pmix;
+#            pmix-X.Y with LOOM_SLURM_PREFIX, X.Y its release)
+#   -b BASE  end the table with this run's ratios beside those of the earlier run BASE
+#            (its BASE.*.dat in the results directory; default with LOOM_SLURM_PREFIX: pmix,
+#            the installed Slurm's run, when it is there; -b '' for none)
 #   -q       quick: 2 reps, N up to 64, a smoke test of the script
 # Environment: LOOM_BUILD_DIR (default build), LOOM_PLUGIN_DIR (default
 #   BUILD/plugin/.libs), BENCH_TIMEOUT (seconds per run, default 180), LOOM_SLURM_PORT,
-#   LOOM_SLURM_SUBNET (passed to cluster.sh). Needs root and the Slurm daemons; not part
-#   of `make check`. The kernel's autogroup scheduling is off while it runs (and restored
+#   LOOM_SLURM_SUBNET (passed to cluster.sh). LOOM_SLURM_PREFIX=P: the Slurm release
+#   installed in P (scripts/slurm-release.sh), as in tests/slurm/release_env.sh: its
+#   daemons and srun, its own mpi/pmix from P/lib/slurm; Loom built against the same
+#   release's source (LOOM_BUILD_DIR). Unset: the installed (Debian) Slurm.
+#   Needs root and the Slurm daemons; not part of `make check`. The kernel's autogroup scheduling is off while it runs (and restored
 #   after): the four nodes share one kernel (bench/autogroup.sh says why).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -29,14 +36,24 @@ me=pmix.sh
 name=pmix
 reps=5
 quick=0
-while getopts "n:r:qh" c; do
+name_set=0 base=- base_set=0
+while getopts "n:r:b:qh" c; do
     case $c in
-        n) name=$OPTARG ;;
+        n) name=$OPTARG; name_set=1 ;;
         r) reps=$OPTARG ;;
+        b) base=$OPTARG; base_set=1 ;;
         q) quick=1; reps=2 ;;
-        *) sed -n '2,24p' "$0"; exit 2 ;;
+        *) sed -n '2,32p' "$0"; exit 2 ;;
     esac
 done
+# LOOM_SLURM_PREFIX: which Slurm release (PATH, PluginDir); see tests/slurm/release_env.sh
+. "$top/tests/slurm/release_env.sh"
+release=$(slurm_release)
+if [ -n "${LOOM_SLURM_PREFIX:-}" ]; then
+    [ $name_set = 1 ] || name=pmix-${release%.*}
+    [ $base_set = 1 ] || base=pmix
+fi
+[ "$base" = - ] && base=
 reps_big=3
 [ "$reps_big" -gt "$reps" ] && reps_big=$reps
 bdir=${LOOM_BUILD_DIR:-build}
@@ -48,6 +65,8 @@ hello=$prog/ompi_hello
 client=$prog/pmix_client
 yield=OMPI_MCA_mpi_yield_when_idle=1 # what Loom sets on an oversubscribed node
 outdir=${BENCH_OUTDIR:-$here/results}
+[ -n "$base" ] && [ ! -f "$outdir/$base.fence.loom.1.dat" ] &&
+    { echo "$me: no earlier run $base in $outdir: no comparison" >&2; base=; }
 csv=$outdir/$name.csv
 md=$outdir/$name.md
 cluster=$top/tests/slurm/cluster.sh
@@ -220,6 +239,42 @@ cellfmt() { # FILE N -> "median [min-max]" or "failed (status)" or "-"
 med() { awk -v n="$2" '$1 == n { print $2; exit }' "$1"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || a == "NaN" || b == "NaN" || b == 0) print "-"; else printf "%.2f", a / b }'; }
 d() { echo "$outdir/$name.$1.$2.$3.dat"; }
+# rr RUN METRIC VARIANT_A VARIANT_B NODES N -> median A / median B of run RUN
+rr() {
+    ratio "$(med "$outdir/$1.$2.$3.$5.dat" "$6" 2>/dev/null)" "$(med "$outdir/$1.$2.$4.$5.dat" "$6" 2>/dev/null)"
+}
+
+# compare: this run's speed-ups beside those of the earlier run $base (another release).
+compare() {
+    local brel nodes n
+    brel=$(sed -n '3s/.*Slurm \([0-9][0-9.]*[0-9]\).*/\1/p' "$outdir/$base.md" 2>/dev/null)
+    echo
+    echo "## Slurm ${release:-?} beside ${brel:-?} (the run \`$base\`): the ratios of both runs"
+    echo "Each ratio is taken within its own run (same machine, other hours and load): compare the"
+    echo "ratios, not the times. Here ratio = loom / Slurm's pmix (1 / the speed-ups above; below 1:"
+    echo "Loom is faster); yield: loom / Slurm's pmix with \`$yield\`."
+    echo
+    echo "| nodes | N | hello, $release | hello, $brel | yield, $release | yield, $brel |"
+    echo "|---|---|---|---|---|---|"
+    for nodes in 1 4; do
+        for n in $hello_sizes; do
+            echo "| $nodes | $n | $(rr "$name" hello loom pmix $nodes $n) | $(rr "$base" hello loom pmix $nodes $n) |" \
+                "$(rr "$name" hello loom pmix-yield $nodes $n) | $(rr "$base" hello loom pmix-yield $nodes $n) |"
+        done
+    done
+    echo
+    echo "| nodes | N | fence, $release | fence, $brel |"
+    echo "|---|---|---|---|"
+    for nodes in 1 4; do
+        for n in $fence_sizes; do
+            echo "| $nodes | $n | $(rr "$name" fence loom pmix $nodes $n) | $(rr "$base" fence loom pmix $nodes $n) |"
+        done
+    done
+    echo
+    echo "| cost: PMIx on / off, $release | $brel |"
+    echo "|---|---|"
+    echo "| $(rr "$name" cost loom-pmix loom-nopmix 1 64) | $(rr "$base" cost loom-pmix loom-nopmix 1 64) |"
+}
 
 {
     echo "# Loom's PMIx server mode vs Slurm's mpi/pmix ($name)"
@@ -268,12 +323,13 @@ d() { echo "$outdir/$name.$1.$2.$3.dat"; }
     echo "| $(cellfmt "$(d cost none 1)" 64) | $(cellfmt "$(d cost loom-pmix 1)" 64) |" \
         "$(cellfmt "$(d cost loom-nopmix 1)" 64) |" \
         "$(ratio "$(med "$(d cost loom-pmix 1)" 64)" "$(med "$(d cost loom-nopmix 1)" 64)") |"
+    [ -n "$base" ] && compare
 } >"$md"
 log "table in $md"
 cat "$md"
 
 if command -v gnuplot >/dev/null 2>&1; then
-    if gnuplot -e "name='$outdir/$name'" "$here/pmix.gp" 2>"$tmp/gp.err"; then
+    if gnuplot -e "name='$outdir/$name'; rel='$release'" "$here/pmix.gp" 2>"$tmp/gp.err"; then
         log "plot in $outdir/$name.png"
     else
         log "gnuplot failed:"; cat "$tmp/gp.err" >&2

@@ -1,5 +1,6 @@
 # bench/slurm_pmi.gp - plot the results of bench/slurm_pmi.sh.
-# Usage: gnuplot -e "name='bench/results/slurm_pmi'" bench/slurm_pmi.gp
+# Usage: gnuplot -e "name='bench/results/slurm_pmi'; rel='26.05.3'" bench/slurm_pmi.gp
+# (rel, optional: the Slurm release, named in the title)
 # Reads NAME.METRIC.VARIANT.NODES.dat (columns: N, median, min, max, runs, status; NaN
 # where a variant failed or was not run) and writes NAME.png: four panels (fence at
 # rank 0, fence of the last rank in, launch to exit, MPI hello), medians with min-max
@@ -7,7 +8,8 @@
 if (!exists("name")) name = 'bench/results/slurm_pmi'
 set terminal pngcairo size 2000,500 font ",10"
 set output name.'.png'
-set multiplot layout 1,4 title "srun --mpi=loom vs Slurm's --mpi=pmi2 (medians, min-max bars)"
+if (!exists("rel")) rel = ''
+set multiplot layout 1,4 title "srun --mpi=loom vs Slurm".(rel eq '' ? '' : ' '.rel)."'s --mpi=pmi2 (medians, min-max bars)"
 set logscale x 2
 set grid
 set key top left

@@ -3,7 +3,7 @@
 # (and Open MPI under Slurm's mpi/pmix), side by side in one run, on real Slurm clusters:
 # one node (cluster.sh -N 1 -c 256) and four network-namespace nodes (cluster.sh -n 4).
 #   fence   PMI2_KVS_Fence (and get-all) median reported by rank 0 of `pmi2_kvstest_slurm -t -v 1024`
-#           (PMI-2 client linked with Debian Slurm's libpmi2; 1 KiB values; after each
+#           (PMI-2 client linked with the release's libpmi2; 1 KiB values; after each
 #           fence every rank gets every rank's key), N = 2, 16, 64, 256, 1 and 4 nodes,
 #           --mpi=loom vs --mpi=pmi2 (the same binary);
 #   launch  launch-to-exit of `pmi2_kvstest_slurm -r 1` at N = 64, 256, 1 and 4 nodes,
@@ -21,13 +21,21 @@
 # interleaving the variants. The table gives median [min-max] and the ratios; a run
 # that fails or exceeds its timeout is recorded as such and ends that variant's cell.
 #
-# Usage: bench/slurm_pmi.sh [-n NAME] [-r REPS] [-q]
+# Usage: bench/slurm_pmi.sh [-n NAME] [-r REPS] [-b BASE] [-q]
 #   -n NAME  results go to bench/results/NAME.{md,csv,png} and NAME.*.dat
-#            (default: slurm_pmi)
+#            (default: slurm_pmi; slurm_pmi-X.Y with LOOM_SLURM_PREFIX, X.Y its release)
+#   -b BASE  end the table with this run's ratios beside those of the earlier run BASE
+#            (its BASE.*.dat in the results directory; default with LOOM_SLURM_PREFIX:
+#            slurm_pmi, the installed Slurm's run, when it is there; -b '' for none)
 #   -q       quick: 2 reps, N up to 64, a smoke test of the script
 # Environment: LOOM_BUILD_DIR (default build), LOOM_PLUGIN_DIR (default
 #   BUILD/plugin/.libs; without mpi_loom.so there the loom half is skipped),
 #   BENCH_TIMEOUT (seconds per run, default 120), REPS_BIG.
+#   LOOM_SLURM_PREFIX=P: the Slurm release installed in P (scripts/slurm-release.sh), as in
+#   tests/slurm/release_env.sh: its daemons and srun, its own mpi/pmi2 and mpi/pmix from
+#   P/lib/slurm, pmi2_kvstest_slurm compiled here against P's libpmi2. Build Loom against
+#   the same release's source (LOOM_BUILD_DIR): the loader wants the exact release.
+#   Unset: the installed (Debian) Slurm.
 # Needs root and the Slurm daemons (like tests/slurm/); not part of `make check`.
 #
 # Notes: every Slurm process of the bench runs in two private clusters that are torn
@@ -42,14 +50,24 @@ me=slurm_pmi.sh
 name=slurm_pmi
 reps=5
 quick=0
-while getopts "n:r:qh" c; do
+name_set=0 base=- base_set=0
+while getopts "n:r:b:qh" c; do
     case $c in
-        n) name=$OPTARG ;;
+        n) name=$OPTARG; name_set=1 ;;
         r) reps=$OPTARG ;;
+        b) base=$OPTARG; base_set=1 ;;
         q) quick=1; reps=2 ;;
-        *) sed -n '2,37p' "$0"; exit 2 ;;
+        *) sed -n '2,46p' "$0"; exit 2 ;;
     esac
 done
+# LOOM_SLURM_PREFIX: which Slurm release (PATH, PluginDir); see tests/slurm/release_env.sh
+. "$top/tests/slurm/release_env.sh"
+release=$(slurm_release)
+if [ -n "${LOOM_SLURM_PREFIX:-}" ]; then
+    [ $name_set = 1 ] || name=slurm_pmi-${release%.*}
+    [ $base_set = 1 ] || base=slurm_pmi
+fi
+[ "$base" = - ] && base=
 reps_big=${REPS_BIG:-3}
 [ "$reps_big" -gt "$reps" ] && reps_big=$reps
 reps_hello_big=2
@@ -62,6 +80,8 @@ TMO=${BENCH_TIMEOUT:-120}
 kvs=$prog/pmi2_kvstest_slurm
 hello=$prog/mpich_hello
 outdir=${BENCH_OUTDIR:-$here/results}
+[ -n "$base" ] && [ ! -f "$outdir/$base.fence.loom.1.dat" ] &&
+    { echo "$me: no earlier run $base in $outdir: no comparison" >&2; base=; }
 csv=$outdir/$name.csv
 md=$outdir/$name.md
 cluster=$top/tests/slurm/cluster.sh
@@ -91,6 +111,15 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 autogroup_off
+
+# Another release: Slurm's own libpmi2 client compiled against that release's libpmi2.
+if [ -n "${LOOM_SLURM_PREFIX:-}" ]; then
+    kvs=$tmp/pmi2_kvstest_slurm
+    cc -O2 -DKVSTEST_SLURM -I"$LOOM_SLURM_PREFIX/include" -I"$top/tests/programs" -o "$kvs" \
+        "$top/tests/programs/pmi2_kvstest.c" "$top/tests/programs/kvstest_util.c" \
+        -L"$LOOM_SLURM_PREFIX/lib" -Wl,-rpath,"$LOOM_SLURM_PREFIX/lib" -lpmi2 >&2 ||
+        { log "cannot build pmi2_kvstest_slurm against $LOOM_SLURM_PREFIX/lib/libpmi2.so"; exit 1; }
+fi
 
 have_loom=0
 mkdir -p "$tmp/plugins"
@@ -321,6 +350,46 @@ cellfmt() {
 med() { awk -v n="$2" '$1 == n { print $2; exit }' "$1"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || a == "NaN" || b == "NaN" || b == 0) print "-"; else printf "%.2f", a / b }'; }
 d() { echo "$outdir/$name.$1.$2.$3.dat"; }
+# rr RUN METRIC VARIANT_A VARIANT_B NODES N -> median A / median B of run RUN
+rr() {
+    ratio "$(med "$outdir/$1.$2.$3.$5.dat" "$6" 2>/dev/null)" "$(med "$outdir/$1.$2.$4.$5.dat" "$6" 2>/dev/null)"
+}
+
+# compare: this run's ratios beside those of the earlier run $base (another release).
+compare() {
+    local brel nodes n
+    brel=$(sed -n '3s/.*Slurm \([0-9][0-9.]*[0-9]\).*/\1/p' "$outdir/$base.md" 2>/dev/null)
+    echo
+    echo "## Slurm ${release:-?} beside ${brel:-?} (the run \`$base\`): the ratios of both runs"
+    echo "Each ratio is taken within its own run (same machine, other hours and load): compare the"
+    echo "ratios, not the times. fence and fence last in: loom / pmi2; launch: over the floor"
+    echo "(srun --mpi=none /bin/true) and loom / pmi2; hello: MPICH under loom / under pmi2."
+    echo
+    echo "| nodes | N | fence, $release | fence, $brel | last in, $release | last in, $brel |"
+    echo "|---|---|---|---|---|---|"
+    for nodes in 1 4; do
+        for n in $fence_sizes; do
+            echo "| $nodes | $n | $(rr "$name" fence loom pmi2 $nodes $n) | $(rr "$base" fence loom pmi2 $nodes $n) |" \
+                "$(rr "$name" fencelast loom pmi2 $nodes $n) | $(rr "$base" fencelast loom pmi2 $nodes $n) |"
+        done
+    done
+    echo
+    echo "| nodes | N | loom/floor, $release | loom/floor, $brel | pmi2/floor, $release | pmi2/floor, $brel | loom/pmi2, $release | loom/pmi2, $brel |"
+    echo "|---|---|---|---|---|---|---|---|"
+    for nodes in 1 4; do
+        for n in $launch_sizes; do
+            echo "| $nodes | $n | $(rr "$name" launch loom floor $nodes $n) | $(rr "$base" launch loom floor $nodes $n) |" \
+                "$(rr "$name" launch pmi2 floor $nodes $n) | $(rr "$base" launch pmi2 floor $nodes $n) |" \
+                "$(rr "$name" launch loom pmi2 $nodes $n) | $(rr "$base" launch loom pmi2 $nodes $n) |"
+        done
+    done
+    echo
+    echo "| N | MPICH hello loom/pmi2, $release | $brel |"
+    echo "|---|---|---|"
+    for n in $hello_sizes; do
+        echo "| $n | $(rr "$name" hello mpich-loom mpich-pmi2 4 $n) | $(rr "$base" hello mpich-loom mpich-pmi2 4 $n) |"
+    done
+}
 
 {
     echo "# Loom's Slurm plugin vs Slurm's mpi/pmi2 ($name)"
@@ -333,7 +402,7 @@ d() { echo "$outdir/$name.$1.$2.$3.dat"; }
     autogroup_note
     [ $have_loom = 1 ] || { echo; echo "**The plugin was not built: no loom columns.**"; }
     echo
-    echo "## PMI2_KVS_Fence median (ms), pmi2_kvstest_slurm -t -v 1024 (Slurm's libpmi2)"
+    echo "## PMI2_KVS_Fence median (ms), pmi2_kvstest_slurm -t -v 1024 (Slurm $release's libpmi2)"
     echo "ratio = loom / pmi2 (goal: at most 0.5 at N >= 16). Rank 0's fence time includes waiting"
     echo "for the slowest rank, i.e. for the others' gets of the previous round: the get-all"
     echo "medians of the same runs (N gets of 1 KiB by rank 0 after a fence, ms) are beside it."
@@ -368,7 +437,7 @@ d() { echo "$outdir/$name.$1.$2.$3.dat"; }
     echo "## Launch to exit (s), pmi2_kvstest_slurm -r 1 vs the floor srun --mpi=none /bin/true"
     echo "ratios to the floor (goal for loom: at most 1.3). Every run here, the floor's too, holds"
     echo "a fixed 100 ms of slurmstepd: once the first task of a node exits it sleeps 100 ms before"
-    echo "it reaps the others (Slurm 22.05, slurmstepd/mgr.c), whatever the MPI plugin."
+    echo "it reaps the others (slurmstepd/mgr.c, 22.05 to 26.05), whatever the MPI plugin."
     echo
     echo "| nodes | N | floor | --mpi=loom | --mpi=pmi2 | loom/floor | pmi2/floor |"
     echo "|---|---|---|---|---|---|---|"
@@ -415,12 +484,13 @@ d() { echo "$outdir/$name.$1.$2.$3.dat"; }
             "$(cellfmt "$(d hello ompi-pmix 4)" $n) |" \
             "$(ratio "$(med "$(d hello mpich-loom 4)" $n)" "$(med "$(d hello mpich-pmi2 4)" $n)") |"
     done
+    [ -n "$base" ] && compare
 } >"$md"
 log "table in $md"
 cat "$md"
 
 if command -v gnuplot >/dev/null 2>&1; then
-    if gnuplot -e "name='$outdir/$name'" "$here/slurm_pmi.gp" 2>"$tmp/gp.err"; then
+    if gnuplot -e "name='$outdir/$name'; rel='$release'" "$here/slurm_pmi.gp" 2>"$tmp/gp.err"; then
         log "plot in $outdir/$name.png"
     else
         log "gnuplot failed:"; cat "$tmp/gp.err" >&2
