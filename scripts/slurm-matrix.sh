@@ -148,6 +148,7 @@ for rel in "$@"; do
         say "  $t: $p passed, $f failed, $s skipped, ${dt} s (rc $rc)"
     done
     save "$rel"
+    . "$logs/$rel.results"
 done
 
 table() {
@@ -158,7 +159,7 @@ table() {
     row="| Slurm build (configure+make+install) | "; for rel in "$@"; do row+="${sbuild[$rel]:--} | "; done; echo "${row% }"
     row="| Loom build (incremental) + plugin rebuild | "; for rel in "$@"; do row+="${lbuild[$rel]:--} | "; done; echo "${row% }"
     row="| plugin compiler warnings | "; for rel in "$@"; do row+="${warn[$rel]:--} | "; done; echo "${row% }"
-    row="| run | "; for rel in "$@"; do row+="${stamp[$rel]:-$(date -u '+%F %H:%M UTC')} | "; done; echo "${row% }"
+    row="| run | "; for rel in "$@"; do row+="${stamp[$rel]:--} | "; done; echo "${row% }"
     for t in $alltests; do
         row="| $t | "; for rel in "$@"; do row+="${cell[$rel,$t]:--} | "; done; echo "${row% }"
     done
