@@ -175,6 +175,11 @@ run_srun() {
 
 show_output() {
     sed 's/^/  stdout: /' "$out.stdout" | tail -n 5
+    # the first lines too: the cause is often there, before the step's kill floods the tail
+    if [ "$(wc -l <"$out.stderr")" -gt 20 ]; then
+        sed 's/^/  stderr: /' "$out.stderr" | head -n 5
+        echo "  stderr: ..."
+    fi
     sed 's/^/  stderr: /' "$out.stderr" | tail -n 15
 }
 
