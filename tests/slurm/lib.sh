@@ -38,8 +38,14 @@
 
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-# LOOM_SLURM_PREFIX: which Slurm release (PATH, its libpmi2); see release_env.sh
-. "$here/release_env.sh"
+# LOOM_SLURM_PREFIX: which Slurm release (PATH, its libpmi2); see release_env.sh, beside
+# this file: the tests of tests/slurm/ run from here, tests/security/'s source this file
+# from their own folder
+for _loom_re in "$here/release_env.sh" "$here/../slurm/release_env.sh" \
+    "${LOOM_SRCDIR:-$here/../..}/tests/slurm/release_env.sh"; do
+    [ -f "$_loom_re" ] && break
+done
+. "$_loom_re"
 T_TIMEOUT=${T_TIMEOUT:-60}
 mpi=${LOOM_SLURM_MPI:-loom}
 npass=0
@@ -82,7 +88,7 @@ out=$cdir/out
 pdir=$cdir/plugins
 # With LOOM_SLURM_PREFIX, the Slurm-libpmi2 clients are that release's (release_env.sh).
 prog=$(slurm_release_programs "$prog" "$cdir") || {
-    echo "FAIL: $me: cannot build the Slurm-libpmi2 clients against $LOOM_SLURM_PREFIX"
+    echo "FAIL: $me: cannot build the Slurm-libpmi2 clients against ${LOOM_SLURM_PREFIX:-}"
     rm -rf "$cdir"
     exit 1
 }
