@@ -130,6 +130,7 @@ static int set_thread_nice(int nice)
 }
 
 #define KILL_DELAY_MS 100
+#define RDV_FAIL_TIMEOUT_MS 5000 /* telling srun this node cannot join the tree */
 #define FLUSH_MS 200 /* fini: longest wait for bytes still queued on the tree links */
 #define FLUSH_STUCK_MS 20 /* ... and for a link that takes none of them (silent) */
 
@@ -656,21 +657,37 @@ static int join_tree(struct agent *a)
     cfg.port_lo = ports[0];
     cfg.port_hi = ports[1];
     a->tn = treenet_create(a->lp, &cfg, &ops, a);
-    if (!a->tn && errno == EADDRINUSE && ports[0]) {
-        snprintf(why, sizeof(why),
-                 "node %d: cannot listen for tree links: every port of SrunPortRange=%u-%u "
-                 "is in use", st->nodeid, ports[0], ports[1]);
-        kill_step(a, -1, why);
-        return -1;
-    }
     if (!a->tn) {
-        snprintf(why, sizeof(why), "cannot listen for tree links: %s", strerror(errno));
+        if (errno == EADDRINUSE && ports[0])
+            snprintf(why, sizeof(why),
+                     "node %d: cannot listen for tree links: every port of "
+                     "SrunPortRange=%u-%u is in use", st->nodeid, ports[0], ports[1]);
+        else
+            snprintf(why, sizeof(why), "node %d: cannot listen for tree links: %s",
+                     st->nodeid, strerror(errno));
+        /* srun says it (its stderr is up before any task's I/O) and answers the
+         * other nodes with it, instead of leaving them to their timeout */
+        rc = rdv_fail_uid(st->rdv_server, st->jobid, st->uid, st->nnodes, st->nodeid,
+                          TREENET_AUTH_MUNGE, RDV_FAIL_TIMEOUT_MS, why);
+        if (rc < 0)
+            loom_plog(LOOM_PLOG_QUIET, "%s: step %s node %d: cannot tell srun: %s",
+                      loom_plugin_tag, st->jobid, st->nodeid, rdv_strerror(rc));
         kill_step(a, -1, why);
         return -1;
     }
     rc = rdv_exchange_uid(st->rdv_server, st->jobid, st->uid, st->nnodes, st->nodeid,
                           treenet_port(a->tn), TREENET_AUTH_MUNGE,
                           (int)st->conf.connect_timeout_s * 1000, &addrs, my_ip);
+    if (rc == -ECANCELED) {
+        /* another node could not join: srun printed its line; end quietly */
+        loom_plog(LOOM_PLOG_QUIET | LOOM_PLOG_MUST, "%s: step %s node %d: %s",
+                  loom_plugin_tag, st->jobid, st->nodeid, rdv_strerror(rc));
+        a->killed = 1;
+        a->kill_at = loop_now_ms() + KILL_DELAY_MS;
+        if (!loop_timer_add(a->lp, KILL_DELAY_MS, kill_now, a))
+            kill_now(a->lp, NULL, a);
+        return -1;
+    }
     if (rc < 0) {
         snprintf(why, sizeof(why), "node %d: rendezvous with srun at %s failed: %s",
                  st->nodeid, st->rdv_server, rdv_strerror(rc));

@@ -56,6 +56,7 @@
 #define RDV_HS_MS TN_HS_DEFAULT_MS /* an unauthenticated connection gets this long */
 #define RDV_LOG_BURST 16           /* refusal lines per window ... */
 #define RDV_LOG_WINDOW_MS 10000    /* ... then one summary line */
+#define RDV_FAIL_MAX 200           /* bytes of a node's reason kept */
 
 typedef void (*rdv_log_f)(void *arg, int level, const char *msg);
 
@@ -104,6 +105,8 @@ struct rdv_server {
     int nreg, nserved;
     char *table;
     size_t tablelen;
+    int failed_node;             /* the first node that said it cannot join, or -1 */
+    char fail[RDV_FAIL_MAX + 32]; /* "fail <node> <reason>": every node's answer then */
     uint64_t listen_paused_until;
     int spare_fd;
     uint64_t log_win;
@@ -196,7 +199,8 @@ static void refuse(struct rdv_server *s, int i, const char *why)
     rc_close(s, i);
 }
 
-/* Queue the table for conn i (all nodes registered). */
+/* Queue the answer for conn i: the table (all nodes registered) or, once a
+ * node said it cannot join, the failure. */
 static void send_table(struct rdv_server *s, int i)
 {
     struct rconn *c = &s->conns[i];
@@ -209,7 +213,10 @@ static void send_table(struct rdv_server *s, int i)
         rc_close(s, i);
         return;
     }
-    c->out = two_frames(cred, strlen(cred), s->table, s->tablelen, &c->outlen);
+    if (s->failed_node >= 0)
+        c->out = two_frames(cred, strlen(cred), s->fail, strlen(s->fail), &c->outlen);
+    else
+        c->out = two_frames(cred, strlen(cred), s->table, s->tablelen, &c->outlen);
     free(cred);
     if (!c->out) {
         rc_close(s, i);
@@ -293,6 +300,39 @@ static void all_registered(struct rdv_server *s)
             send_table(s, s->node_conn[n]);
 }
 
+/* Conn i's node says it cannot join ("fail <reason>"): say why once, answer
+ * every node that waits or comes later with the failure instead of a table,
+ * so that none of them waits for its timeout.  The failing node itself
+ * counts as served.  After the table went out, only the line is left. */
+static void node_failed(struct rdv_server *s, int i)
+{
+    struct rconn *c = &s->conns[i];
+    char why[RDV_FAIL_MAX + 1];
+    size_t n = 0;
+
+    /* printable ASCII only, bounded: it is quoted to every node and logged */
+    for (const uint8_t *p = c->body + 5; *p && n < RDV_FAIL_MAX; p++)
+        why[n++] = (*p >= 0x20 && *p < 0x7f) ? (char)*p : '?';
+    why[n] = '\0';
+    if (!s->served[c->node]) {
+        s->served[c->node] = true;
+        s->nserved++;
+    }
+    if (s->failed_node >= 0 || s->table) {
+        rlog(s, LOOM_LOG_INFO, "rdv: node %d cannot join the tree either: %s", c->node,
+             why);
+        rc_close(s, i);
+        return;
+    }
+    s->failed_node = c->node;
+    snprintf(s->fail, sizeof(s->fail), "fail %d %s", c->node, why);
+    rlog(s, LOOM_LOG_ERROR, "rdv: node %d cannot join the tree: %s", c->node, why);
+    rc_close(s, i);
+    for (int k = 0; k < s->nconns; k++)
+        if (s->conns[k].st == RS_WAIT)
+            send_table(s, k);
+}
+
 static void got_frame(struct rdv_server *s, int i)
 {
     struct rconn *c = &s->conns[i];
@@ -324,6 +364,10 @@ static void got_frame(struct rdv_server *s, int i)
         return;
     }
     c->body[c->blen] = '\0';
+    if (c->blen >= 5 && memcmp(c->body, "fail ", 5) == 0) {
+        node_failed(s, i);
+        return;
+    }
     if (c->blen < 6 || memcmp(c->body, "port ", 5) != 0) {
         refuse(s, i, "malformed registration");
         return;
@@ -375,7 +419,7 @@ static void got_frame(struct rdv_server *s, int i)
         c->st = RS_WAIT;
         rlog(s, LOOM_LOG_DEBUG, "rdv: node %d registered at %s", c->node, a);
     }
-    if (s->table)
+    if (s->table || s->failed_node >= 0)
         send_table(s, i);
     else if (s->nreg == s->nnodes)
         all_registered(s);
@@ -594,12 +638,15 @@ static void *rdv_thread(void *arg)
         int n = 2, rc;
 
         if (s->nserved == s->nnodes) {
-            s->result = 0;
+            s->result = s->failed_node >= 0 ? -ECANCELED : 0;
             break;
         }
         if (now >= deadline) {
-            rlog(s, LOOM_LOG_ERROR, "rdv: timed out with %d of %d nodes registered",
-                 s->nreg, s->nnodes);
+            if (s->failed_node < 0)
+                rlog(s, LOOM_LOG_ERROR, "rdv: timed out with %d of %d nodes registered",
+                     s->nreg, s->nnodes);
+            else
+                s->result = -ECANCELED;
             break;
         }
         if (cap < s->nconns + 2) {
@@ -658,7 +705,7 @@ static void *rdv_thread(void *arg)
     }
     /* stop may come right after the last node read its table */
     if (s->nserved == s->nnodes)
-        s->result = 0;
+        s->result = s->failed_node >= 0 ? -ECANCELED : 0;
     for (int n = 0; n < s->nnodes && s->nserved < s->nnodes; n++)
         if (!s->served[n])
             rlog(s, LOOM_LOG_INFO, "rdv: node %d not served (%s)", n,
@@ -719,6 +766,7 @@ rdv_server_start_ports(int nnodes, const char *jobkey, uid_t uid, enum treenet_a
     s->lfd = s->wake[0] = s->wake[1] = -1;
     s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     s->nnodes = nnodes;
+    s->failed_node = -1;
     snprintf(s->jobkey, sizeof(s->jobkey), "%s", jobkey);
     s->uid = uid;
     s->auth = auth;
@@ -1012,12 +1060,36 @@ const char *rdv_strerror(int rc)
     return strerror(rc < 0 ? -rc : rc);
 }
 
-/* One full exchange over a connected socket.  -EAGAIN: worth retrying. */
-static int exchange_on(int fd, const char *jobkey, uid_t job_uid, int nnodes, int nodeid,
-                       int my_port, enum treenet_auth auth, uint64_t deadline,
-                       char ***addrs)
+/* The server's answer "fail <node> <reason>": -ECANCELED with the reason for
+ * rdv_strerror (the caller escapes it before it logs it). */
+static int answer_failed(const char *in)
 {
-    char me[16], reg[32], *cred = NULL, *in = NULL, from[32], why[TN_WHY_MAX];
+    char m[TN_WHY_MAX + 64], *end;
+    long node;
+
+    errno = 0;
+    node = strtol(in + 5, &end, 10);
+    if (errno || end == in + 5 || node < 0 || *end != ' ')
+        return -EPROTO;
+    /* the server is the job owner's process: what it quotes is kept printable */
+    int k = snprintf(m, sizeof(m), "node %ld cannot join the tree: ", node);
+    for (const char *p = end + 1; *p && k < (int)sizeof(m) - 1 && p - end <= RDV_FAIL_MAX;
+         p++)
+        m[k++] = (*p >= 0x20 && *p < 0x7f) ? *p : '?';
+    m[k] = '\0';
+    set_err(-ECANCELED, m);
+    return -ECANCELED;
+}
+
+/* One full exchange over a connected socket.  reason NULL: register my_port
+ * and get the table into *addrs; else tell the server this node cannot join
+ * and why (no answer awaited).  -EAGAIN: worth retrying. */
+static int exchange_on(int fd, const char *jobkey, uid_t job_uid, int nnodes, int nodeid,
+                       int my_port, const char *reason, enum treenet_auth auth,
+                       uint64_t deadline, char ***addrs)
+{
+    char me[16], reg[RDV_FAIL_MAX + 8], *cred = NULL, *in = NULL, from[32];
+    char why[TN_WHY_MAX];
     char snonce[TN_NONCE_HEX + 1], mine[TN_NONCE_HEX + 1], pn[TN_NONCE_HEX + 1];
     char *out;
     size_t outlen, inlen;
@@ -1042,7 +1114,10 @@ static int exchange_on(int fd, const char *jobkey, uid_t job_uid, int nnodes, in
         set_err(rc, why);
         return rc;
     }
-    snprintf(reg, sizeof(reg), "port %d", my_port);
+    if (reason)
+        snprintf(reg, sizeof(reg), "fail %.*s", RDV_FAIL_MAX, reason);
+    else
+        snprintf(reg, sizeof(reg), "port %d", my_port);
     out = two_frames(cred, strlen(cred), reg, strlen(reg), &outlen);
     free(cred);
     if (!out)
@@ -1051,6 +1126,8 @@ static int exchange_on(int fd, const char *jobkey, uid_t job_uid, int nnodes, in
     free(out);
     if (rc < 0)
         return rc == -ETIMEDOUT ? rc : -EAGAIN;
+    if (reason)
+        return 0; /* said; the server closes */
     rc = recv_frame(fd, TN_CRED_MAX, &in, &inlen, deadline);
     if (rc < 0)
         return rc == -ETIMEDOUT || rc == -EPROTO ? rc : -EAGAIN;
@@ -1070,11 +1147,14 @@ static int exchange_on(int fd, const char *jobkey, uid_t job_uid, int nnodes, in
         set_err(-EACCES, "refused the rendezvous server's answer: wrong sender or nonce");
         return -EACCES;
     }
-    rc = recv_frame(fd, (size_t)nnodes * (TREENET_ADDR_MAX + 1) + 1, &in, &inlen,
-                    deadline);
+    rc = recv_frame(fd, (size_t)nnodes * (TREENET_ADDR_MAX + 1) + RDV_FAIL_MAX + 32, &in,
+                    &inlen, deadline);
     if (rc < 0)
         return rc == -ETIMEDOUT || rc == -EPROTO ? rc : -EAGAIN;
-    rc = parse_table(in, nnodes, addrs);
+    if (inlen > 5 && memcmp(in, "fail ", 5) == 0)
+        rc = answer_failed(in);
+    else
+        rc = parse_table(in, nnodes, addrs);
     free(in);
     return rc;
 }
@@ -1087,9 +1167,9 @@ int rdv_exchange(const char *server, const char *jobkey, int nnodes, int nodeid,
                             timeout_ms, addrs, my_ip);
 }
 
-int rdv_exchange_uid(const char *server, const char *jobkey, uid_t job_uid, int nnodes,
-                     int nodeid, int my_port, enum treenet_auth auth, int timeout_ms,
-                     char ***addrs, char *my_ip)
+static int rdv_talk(const char *server, const char *jobkey, uid_t job_uid, int nnodes,
+                    int nodeid, int my_port, const char *reason, enum treenet_auth auth,
+                    int timeout_ms, char ***addrs, char *my_ip)
 {
     char host[256], port[16];
     struct addrinfo hints, *res = NULL;
@@ -1120,23 +1200,24 @@ int rdv_exchange_uid(const char *server, const char *jobkey, uid_t job_uid, int 
             rc = connect_once(ai, deadline, &fd);
             if (rc < 0)
                 continue;
-            rc = exchange_on(fd, jobkey, job_uid, nnodes, nodeid, my_port, auth, deadline,
-                             addrs);
+            rc = exchange_on(fd, jobkey, job_uid, nnodes, nodeid, my_port, reason, auth,
+                             deadline, addrs);
             close(fd);
             break;
         }
         /* munge down (-ENOKEY) is reported, not retried: libmunge already
          * retried the socket, and a frozen munged costs seconds per try */
         if (rc == 0 || rc == -EACCES || rc == -EPROTO || rc == -ENOMEM || rc == -ENOKEY ||
-            now_ms() + backoff >= deadline)
+            rc == -ECANCELED || now_ms() + backoff >= deadline)
             break;
         usleep(backoff * 1000);
         backoff = backoff * 2 > 500 ? 500 : backoff * 2;
     }
     freeaddrinfo(res);
-    if (rc < 0 && rc != -EACCES && rc != -EPROTO && rc != -ENOMEM && rc != -ENOKEY)
+    if (rc < 0 && rc != -EACCES && rc != -EPROTO && rc != -ENOMEM && rc != -ENOKEY &&
+        rc != -ECANCELED)
         rc = -ETIMEDOUT;
-    if (rc == 0 && my_ip) {
+    if (rc == 0 && my_ip && !reason) {
         const char *a = (*addrs)[nodeid], *c = strrchr(a, ':');
         size_t n = c ? (size_t)(c - a) : strlen(a);
         if (a[0] == '[' && n >= 2) {
@@ -1149,6 +1230,27 @@ int rdv_exchange_uid(const char *server, const char *jobkey, uid_t job_uid, int 
         my_ip[n] = '\0';
     }
     return rc;
+}
+
+int rdv_exchange_uid(const char *server, const char *jobkey, uid_t job_uid, int nnodes,
+                     int nodeid, int my_port, enum treenet_auth auth, int timeout_ms,
+                     char ***addrs, char *my_ip)
+{
+    if (!addrs)
+        return -EINVAL;
+    return rdv_talk(server, jobkey, job_uid, nnodes, nodeid, my_port, NULL, auth,
+                    timeout_ms, addrs, my_ip);
+}
+
+int rdv_fail_uid(const char *server, const char *jobkey, uid_t job_uid, int nnodes,
+                 int nodeid, enum treenet_auth auth, int timeout_ms, const char *why)
+{
+    char **none = NULL;
+
+    if (!why || !*why)
+        return -EINVAL;
+    return rdv_talk(server, jobkey, job_uid, nnodes, nodeid, 0, why, auth, timeout_ms,
+                    &none, NULL);
 }
 
 void rdv_addrs_free(char **addrs, int nnodes)

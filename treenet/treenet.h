@@ -111,9 +111,18 @@ int rdv_exchange(const char *server, const char *jobkey, int nnodes, int nodeid,
 int rdv_exchange_uid(const char *server, const char *jobkey, uid_t job_uid, int nnodes,
                      int nodeid, int my_port, enum treenet_auth auth, int timeout_ms,
                      char ***addrs, char *my_ip);
+/* A node that cannot join the tree (it cannot listen, say) tells the server
+ * why instead of registering: the server logs "node N cannot join the tree:
+ * <why>" (an error: srun's stderr) and answers every other node, waiting or
+ * yet to come, with that failure instead of the table, so that none of them
+ * waits for its timeout.  why: printable text, cut at 200 bytes.  Returns 0
+ * once said, or -errno as rdv_exchange_uid.  (Addition.) */
+int rdv_fail_uid(const char *server, const char *jobkey, uid_t job_uid, int nnodes,
+                 int nodeid, enum treenet_auth auth, int timeout_ms, const char *why);
 /* rdv_exchange*() return 0 or -errno: -ENOKEY munge is unavailable on this
  * host (munged stopped, frozen, out of resources), -EACCES the server's
- * credential was refused, -ETIMEDOUT no server answered in time, -EPROTO,
+ * credential was refused, -ETIMEDOUT no server answered in time,
+ * -ECANCELED another node could not join (rdv_strerror names it), -EPROTO,
  * -ENOMEM, -EINVAL.  rdv_strerror(rc) is the reason of this thread's last
  * failed call when rc is its result (e.g. "munge: cannot encode a credential:
  * Failed to connect to \"/run/munge/munge.socket.2\": Connection refused",

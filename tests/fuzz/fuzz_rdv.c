@@ -20,8 +20,9 @@
  * parses; a node side success gives nnodes addresses that parse.  Everything is freed
  * per input.
  * Seeds: corpus/rdv/: a node's real registration (credential + "port p"), a leaf's
- * "port 0", a stranger's HTTP request, a server's real nonce + answer + table, a table
- * with a line too many, a 4 GiB frame length.
+ * "port 0", a node's "fail <reason>", a stranger's HTTP request, a server's real nonce +
+ * answer + table, a server's "fail <node> <reason>" answer, a table with a line too
+ * many, a 4 GiB frame length.
  */
 #include "../../treenet/rdv.c"
 
@@ -58,6 +59,7 @@ static void server_side(const uint8_t *data, size_t size, int nnodes)
         return;
     }
     s->nnodes = nnodes;
+    s->failed_node = -1;
     snprintf(s->jobkey, sizeof(s->jobkey), "77.0");
     s->uid = 0;
     s->auth = TREENET_AUTH_NONE;
@@ -118,8 +120,8 @@ static void node_side(const uint8_t *data, size_t size)
     if (pair(sv) < 0)
         return;
     feed(sv[1], data, size);
-    int rc = exchange_on(sv[0], "77.0", 0, 2, 0, 5000, TREENET_AUTH_NONE, now_ms() + 200,
-                         &addrs);
+    int rc = exchange_on(sv[0], "77.0", 0, 2, 0, 5000, NULL, TREENET_AUTH_NONE,
+                         now_ms() + 200, &addrs);
     if (rc == 0) {
         for (int i = 0; i < 2; i++) {
             struct sockaddr_storage ss;

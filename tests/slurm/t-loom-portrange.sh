@@ -22,10 +22,13 @@
 #              step must pass, and the tree ports the nodes published (srun -v:
 #              "registered at IP:PORT") must be inside the range too.
 #   full       every port of the range held by listeners (perl) in loom1's namespace:
-#              node 0's stepd cannot listen: srun must exit non-zero before T_TIMEOUT and
+#              node 0's stepd cannot listen: srun must exit non-zero before T_TIMEOUT,
 #              loom1's slurmd log say "node 0: cannot listen for tree links: every port of
-#              SrunPortRange=LO-HI is in use" (srun's stderr has it only if the step's I/O
-#              was up before the kill). Then, the ports freed, a step must pass.
+#              SrunPortRange=LO-HI is in use", and srun's stderr "node 0 cannot join the
+#              tree: " with that line (node 0 tells srun's rendezvous, which answers the
+#              other nodes with the failure: none of them waits for LoomConnectTimeout;
+#              how many were answered before the kill reached them is printed). Then,
+#              the ports freed, a step must pass.
 # Why the hold: the listeners are short-lived by design (srun's closes once every node has
 # its table, a stepd's once its children are in); holding one node keeps all of them open
 # for a look, with no timing involved.
@@ -184,11 +187,16 @@ if [ $stepd_knows -eq 1 ]; then
         i=$((i + 1))
     done
     if grep -qx held "$cdir/holder.out"; then
-        # The line goes to loom1's slurmd log; srun's stderr gets it only when its I/O
-        # with node 0 is up, which a step killed during its launch may never reach.
+        # The line goes to loom1's slurmd log, and through srun's rendezvous to srun's
+        # stderr (its I/O with the stepds may never come up: the step dies in launch).
         name="every port of the range taken on loom1: the step fails and node 0 says why"
         want="node 0: cannot listen for tree links: every port of SrunPortRange=$range is in use"
         run_srun --mpi=loom -N 4 -n 4 "$prog/pmi2_kvstest_loom" -r 3
+        told=0
+        for k in 2 3 4; do
+            grep -qF "node 0 cannot join the tree: $want" "$cdir/c/log/slurmd.loom$k.log" &&
+                told=$((told + 1))
+        done
         if [ $hung -eq 1 ]; then
             echo "FAIL: $name: the step did not end within ${T_TIMEOUT}s"
             show_output
@@ -201,10 +209,15 @@ if [ $stepd_knows -eq 1 ]; then
             echo "FAIL: $name: no line '$want' in loom1's slurmd log"
             show_output
             nfail=$((nfail + 1))
+        elif ! grep -qF "rdv: node 0 cannot join the tree: $want" "$out.stderr"; then
+            echo "FAIL: $name: srun's stderr has no line 'rdv: node 0 cannot join the tree: $want'"
+            show_output
+            nfail=$((nfail + 1))
         else
-            echo "PASS: $name (rc $rc, ${dt}s: $(grep -m1 -F "$want" "$cdir/c/log/slurmd.loom1.log" | cut -c1-160))"
+            echo "PASS: $name (rc $rc, ${dt}s: $(grep -m1 -F "cannot join the tree" "$out.stderr" | cut -c1-200))"
             npass=$((npass + 1))
-            grep -qF "$want" "$out.stderr" && echo "# srun's stderr has the line too"
+            # a node the kill reaches before its agent asked the rendezvous never asks
+            echo "# $told of the 3 other nodes were answered with the failure (slurmd logs)"
         fi
     else
         echo "FAIL: cannot hold the ports $range in loom1's namespace: $(head -c 200 "$cdir/holder.out")"

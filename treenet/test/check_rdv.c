@@ -26,6 +26,8 @@ struct node_arg {
     int rc;
     char **addrs;
     char ip[TREENET_ADDR_MAX];
+    const char *fail; /* say this node cannot join, with this reason */
+    char err[512];    /* rdv_strerror(rc) in the node's thread */
 };
 
 static void *node_main(void *p)
@@ -35,8 +37,13 @@ static void *node_main(void *p)
 
     usleep(a->delay_ms * 1000);
     snprintf(server, sizeof(server), "127.0.0.1:%d", a->port);
-    a->rc = rdv_exchange(server, JOB, a->nnodes, a->id, a->my_port, a->auth,
-                         a->timeout_ms, &a->addrs, a->ip);
+    if (a->fail)
+        a->rc = rdv_fail_uid(server, JOB, getuid(), a->nnodes, a->id, a->auth,
+                             a->timeout_ms, a->fail);
+    else
+        a->rc = rdv_exchange(server, JOB, a->nnodes, a->id, a->my_port, a->auth,
+                             a->timeout_ms, &a->addrs, a->ip);
+    snprintf(a->err, sizeof(a->err), "%s", rdv_strerror(a->rc));
     return NULL;
 }
 
@@ -263,6 +270,54 @@ START_TEST(test_rdv_timeout)
 }
 END_TEST
 
+/* A node that cannot join says why: the server logs it once, and every other
+ * node, the ones already waiting and one that comes later, gets the failure
+ * at once (-ECANCELED naming the node and its reason, the control byte
+ * replaced) instead of waiting for its timeout (-ETIMEDOUT). */
+START_TEST(test_rdv_fail)
+{
+    struct logcap cap;
+    struct node_arg args[4];
+    pthread_t th[4];
+    struct rdv_server *s;
+    int delay[4] = {0, 0, 300, 800}; /* node 2 fails after 0, 1 wait; 3 comes after */
+
+    cap_init(&cap);
+    s = rdv_server_start_log(4, JOB, getuid(), TREENET_AUTH_NONE, "127.0.0.1", 60000,
+                             cap_log, &cap);
+    ck_assert_ptr_nonnull(s);
+    for (int i = 0; i < 4; i++) {
+        args[i] = (struct node_arg){.port = rdv_server_port(s),
+                                    .nnodes = 4,
+                                    .id = i,
+                                    .my_port = 20000 + i,
+                                    .delay_ms = delay[i],
+                                    .auth = TREENET_AUTH_NONE,
+                                    .timeout_ms = 60000};
+        if (i == 2)
+            args[i].fail = "node 2: cannot listen\x01 for tree links";
+        ck_assert_int_eq(pthread_create(&th[i], NULL, node_main, &args[i]), 0);
+    }
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    ck_assert_int_eq(args[2].rc, 0);
+    for (int i = 0; i < 4; i++) {
+        if (i == 2)
+            continue;
+        ck_assert_msg(args[i].rc == -ECANCELED, "node %d: rc %d (%s)", i, args[i].rc,
+                      args[i].err);
+        ck_assert_ptr_null(args[i].addrs);
+        ck_assert_str_eq(args[i].err,
+                         "node 2 cannot join the tree: node 2: cannot listen? for tree links");
+    }
+    ck_assert_int_eq(cap_count(&cap, "rdv: node 2 cannot join the tree: node 2: cannot "
+                                     "listen? for tree links"),
+                     1);
+    ck_assert_int_eq(rdv_server_stop(s), -ECANCELED);
+    cap_free(&cap);
+}
+END_TEST
+
 START_TEST(test_rdv_no_server)
 {
     char **addrs = NULL;
@@ -328,6 +383,7 @@ static Suite *rdv_suite(void)
     tcase_add_test(tc, test_rdv_timeout);
     tcase_add_test(tc, test_rdv_crowd);
     tcase_add_test(tc, test_rdv_no_server);
+    tcase_add_test(tc, test_rdv_fail);
     tcase_add_test(tc, test_rdv_args);
     munge_ok = munge_usable(why, sizeof(why));
     if (munge_ok) {
