@@ -14,3 +14,9 @@ int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
 {
     return stub("MPI_Status_set_cancelled");
 }
+
+XM_WEAK(MPI_Register_datarep)
+int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn, MPI_Datarep_conversion_function *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
+{
+    return stub("MPI_Register_datarep");
+}

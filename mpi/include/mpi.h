@@ -665,6 +665,126 @@ XM_API_(MPI_Op, Op_f2c, (MPI_Fint op))
 XM_API_(MPI_Fint, Group_c2f, (MPI_Group group))
 XM_API_(MPI_Group, Group_f2c, (MPI_Fint group))
 
+/* ---- MPI-IO (mpi/io/, api/file.c): constants, callback types, prototypes ----------
+ * The file error classes (MPI_ERR_FILE .. MPI_ERR_IO) are in the constants above. */
+#define MPI_MODE_RDONLY          2
+#define MPI_MODE_RDWR            8
+#define MPI_MODE_WRONLY          4
+#define MPI_MODE_CREATE          1
+#define MPI_MODE_EXCL           64
+#define MPI_MODE_DELETE_ON_CLOSE 16
+#define MPI_MODE_UNIQUE_OPEN    32
+#define MPI_MODE_APPEND        128
+#define MPI_MODE_SEQUENTIAL    256
+#define MPI_SEEK_SET 600
+#define MPI_SEEK_CUR 602
+#define MPI_SEEK_END 604
+#define MPI_DISPLACEMENT_CURRENT (-54278278)
+typedef void MPI_File_errhandler_function(MPI_File *file, int *err, ...);
+typedef MPI_File_errhandler_function MPI_File_errhandler_fn;
+typedef int MPI_Datarep_conversion_function(void *userbuf, MPI_Datatype dt, int count,
+                                            void *filebuf, MPI_Offset position,
+                                            void *extra_state);
+typedef int MPI_Datarep_extent_function(MPI_Datatype dt, MPI_Aint *extent,
+                                        void *extra_state);
+#define MPI_CONVERSION_FN_NULL ((MPI_Datarep_conversion_function *)0)
+XM_API_(int, File_open, (MPI_Comm comm, const char *filename, int amode, MPI_Info info,
+                         MPI_File *fh))
+XM_API_(int, File_close, (MPI_File *fh))
+XM_API_(int, File_delete, (const char *filename, MPI_Info info))
+XM_API_(int, File_set_size, (MPI_File fh, MPI_Offset size))
+XM_API_(int, File_preallocate, (MPI_File fh, MPI_Offset size))
+XM_API_(int, File_get_size, (MPI_File fh, MPI_Offset *size))
+XM_API_(int, File_get_group, (MPI_File fh, MPI_Group *group))
+XM_API_(int, File_get_amode, (MPI_File fh, int *amode))
+XM_API_(int, File_set_info, (MPI_File fh, MPI_Info info))
+XM_API_(int, File_get_info, (MPI_File fh, MPI_Info *info_used))
+XM_API_(int, File_set_view, (MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
+                             MPI_Datatype filetype, const char *datarep, MPI_Info info))
+XM_API_(int, File_get_view, (MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype,
+                             MPI_Datatype *filetype, char *datarep))
+XM_API_(int, File_read_at, (MPI_File fh, MPI_Offset offset, void *buf, int count,
+                            MPI_Datatype dt, MPI_Status *status))
+XM_API_(int, File_read_at_all, (MPI_File fh, MPI_Offset offset, void *buf, int count,
+                                MPI_Datatype dt, MPI_Status *status))
+XM_API_(int, File_write_at, (MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                             MPI_Datatype dt, MPI_Status *status))
+XM_API_(int, File_write_at_all, (MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                                 MPI_Datatype dt, MPI_Status *status))
+XM_API_(int, File_iread_at, (MPI_File fh, MPI_Offset offset, void *buf, int count,
+                             MPI_Datatype dt, MPI_Request *req))
+XM_API_(int, File_iwrite_at, (MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                              MPI_Datatype dt, MPI_Request *req))
+XM_API_(int, File_iread_at_all, (MPI_File fh, MPI_Offset offset, void *buf, int count,
+                                 MPI_Datatype dt, MPI_Request *req))
+XM_API_(int, File_iwrite_at_all, (MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                                  MPI_Datatype dt, MPI_Request *req))
+XM_API_(int, File_read, (MPI_File fh, void *buf, int count, MPI_Datatype dt,
+                         MPI_Status *status))
+XM_API_(int, File_read_all, (MPI_File fh, void *buf, int count, MPI_Datatype dt,
+                             MPI_Status *status))
+XM_API_(int, File_write, (MPI_File fh, const void *buf, int count, MPI_Datatype dt,
+                          MPI_Status *status))
+XM_API_(int, File_write_all, (MPI_File fh, const void *buf, int count, MPI_Datatype dt,
+                              MPI_Status *status))
+XM_API_(int, File_iread, (MPI_File fh, void *buf, int count, MPI_Datatype dt,
+                          MPI_Request *req))
+XM_API_(int, File_iwrite, (MPI_File fh, const void *buf, int count, MPI_Datatype dt,
+                           MPI_Request *req))
+XM_API_(int, File_iread_all, (MPI_File fh, void *buf, int count, MPI_Datatype dt,
+                              MPI_Request *req))
+XM_API_(int, File_iwrite_all, (MPI_File fh, const void *buf, int count, MPI_Datatype dt,
+                               MPI_Request *req))
+XM_API_(int, File_seek, (MPI_File fh, MPI_Offset offset, int whence))
+XM_API_(int, File_get_position, (MPI_File fh, MPI_Offset *offset))
+XM_API_(int, File_get_byte_offset, (MPI_File fh, MPI_Offset offset, MPI_Offset *disp))
+XM_API_(int, File_read_shared, (MPI_File fh, void *buf, int count, MPI_Datatype dt,
+                                MPI_Status *status))
+XM_API_(int, File_write_shared, (MPI_File fh, const void *buf, int count, MPI_Datatype dt,
+                                 MPI_Status *status))
+XM_API_(int, File_iread_shared, (MPI_File fh, void *buf, int count, MPI_Datatype dt,
+                                 MPI_Request *req))
+XM_API_(int, File_iwrite_shared, (MPI_File fh, const void *buf, int count, MPI_Datatype dt,
+                                  MPI_Request *req))
+XM_API_(int, File_read_ordered, (MPI_File fh, void *buf, int count, MPI_Datatype dt,
+                                 MPI_Status *status))
+XM_API_(int, File_write_ordered, (MPI_File fh, const void *buf, int count, MPI_Datatype dt,
+                                  MPI_Status *status))
+XM_API_(int, File_seek_shared, (MPI_File fh, MPI_Offset offset, int whence))
+XM_API_(int, File_get_position_shared, (MPI_File fh, MPI_Offset *offset))
+XM_API_(int, File_read_at_all_begin, (MPI_File fh, MPI_Offset offset, void *buf, int count,
+                                      MPI_Datatype dt))
+XM_API_(int, File_read_at_all_end, (MPI_File fh, void *buf, MPI_Status *status))
+XM_API_(int, File_write_at_all_begin, (MPI_File fh, MPI_Offset offset, const void *buf,
+                                       int count, MPI_Datatype dt))
+XM_API_(int, File_write_at_all_end, (MPI_File fh, const void *buf, MPI_Status *status))
+XM_API_(int, File_read_all_begin, (MPI_File fh, void *buf, int count, MPI_Datatype dt))
+XM_API_(int, File_read_all_end, (MPI_File fh, void *buf, MPI_Status *status))
+XM_API_(int, File_write_all_begin, (MPI_File fh, const void *buf, int count,
+                                    MPI_Datatype dt))
+XM_API_(int, File_write_all_end, (MPI_File fh, const void *buf, MPI_Status *status))
+XM_API_(int, File_read_ordered_begin, (MPI_File fh, void *buf, int count, MPI_Datatype dt))
+XM_API_(int, File_read_ordered_end, (MPI_File fh, void *buf, MPI_Status *status))
+XM_API_(int, File_write_ordered_begin, (MPI_File fh, const void *buf, int count,
+                                        MPI_Datatype dt))
+XM_API_(int, File_write_ordered_end, (MPI_File fh, const void *buf, MPI_Status *status))
+XM_API_(int, File_get_type_extent, (MPI_File fh, MPI_Datatype dt, MPI_Aint *extent))
+XM_API_(int, File_set_atomicity, (MPI_File fh, int flag))
+XM_API_(int, File_get_atomicity, (MPI_File fh, int *flag))
+XM_API_(int, File_sync, (MPI_File fh))
+XM_API_(int, File_create_errhandler, (MPI_File_errhandler_function *fn, MPI_Errhandler *eh))
+XM_API_(int, File_set_errhandler, (MPI_File fh, MPI_Errhandler eh))
+XM_API_(int, File_get_errhandler, (MPI_File fh, MPI_Errhandler *eh))
+XM_API_(int, File_call_errhandler, (MPI_File fh, int errorcode))
+XM_API_(MPI_Fint, File_c2f, (MPI_File fh))
+XM_API_(MPI_File, File_f2c, (MPI_Fint fh))
+XM_API_(int, Register_datarep, (const char *datarep,
+                                MPI_Datarep_conversion_function *read_conversion_fn,
+                                MPI_Datarep_conversion_function *write_conversion_fn,
+                                MPI_Datarep_extent_function *dtype_file_extent_fn,
+                                void *extra_state))
+/* ---- end MPI-IO -------------------------------------------------------------------- */
+
 #undef XM_API_
 
 #ifdef __cplusplus
