@@ -642,6 +642,13 @@ int xm_io_indep(struct xm_file *f, int write, struct xm_io_piece *p, int np, cha
     int ds = write ? f->hints.ds_write : f->hints.ds_read;
     long bufsz = write ? f->hints.ind_wr_buffer_size : f->hints.ind_rd_buffer_size;
     char *sieve = NULL;
+    if (ds == 2) { /* automatic: sieve where the pieces fill at least 1/8 of the span
+                    * (sparser, the extra bytes cost more than the system calls saved) */
+        size_t useful = 0;
+        for (int i = 0; i < np; i++)
+            useful += p[i].len;
+        ds = useful * 8 >= (size_t)(hi - lo);
+    }
     if (np > 1 && ds && (!write || f->readable))
         sieve = malloc((size_t)bufsz);
     if (!sieve) {
