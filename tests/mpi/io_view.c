@@ -91,6 +91,25 @@ static void one_pass(const char *path, const char *cbw, const char *cbsize, cons
     rc |= MPI_File_read_at(fh, NB * B / 2, in + NB * B / 2, NB * B / 2, MPI_INT, &st);
     TEST_ASSERT(rc == MPI_SUCCESS);
     TEST_ASSERT(memcmp(in, buf, NB * B * sizeof(int)) == 0);
+    /* collective read across the last block: the vector's next tile starts one block
+     * after the first tile's last block, so it exists for every rank but the last;
+     * the last rank reads only what exists.  Others' bytes: sync-barrier-sync. */
+    MPI_File_sync(fh);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_File_sync(fh);
+    MPI_File_seek(fh, NB * B - B / 2, MPI_SEEK_SET);
+    memset(in, 0xff, B * sizeof(int));
+    rc = MPI_File_read_all(fh, in, B, MPI_INT, &st);
+    TEST_ASSERT(rc == MPI_SUCCESS);
+    MPI_Get_count(&st, MPI_INT, &cnt);
+    int last = rank == size - 1;
+    TEST_ASSERT_MSG(cnt == (last ? B / 2 : B), "read across the end: count %d", cnt);
+    TEST_ASSERT(memcmp(in, buf + NB * B - B / 2, B / 2 * sizeof(int)) == 0);
+    if (!last)
+        check_ints(in + B / 2, B / 2, (long long)((NB - 1) * size + 1 + rank) * B,
+                   "next tile");
+    MPI_File_get_position(fh, &pos);
+    TEST_ASSERT(pos == NB * B + (last ? 0 : B / 2));
     /* get_info reports the hints set */
     MPI_Info used;
     char v[64];
