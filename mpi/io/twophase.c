@@ -310,13 +310,17 @@ int xm_io_twophase(struct xm_file *f, int write, struct xm_io_piece *p, int np, 
                 const char *msg = rbuf + rdsp[s];
                 size_t cnt = (size_t)rhdr[2 * s];
                 const char *data = msg + cnt * sizeof(struct run);
+                size_t left = (size_t)rhdr[2 * s + 1]; /* data bytes the sender announced */
                 for (size_t i = 0; i < cnt; i++) {
                     struct run one;
                     memcpy(&one, msg + i * sizeof one, sizeof one);
-                    if (one.off < ws || one.off + (MPI_Offset)one.len > ws + cb) {
+                    /* every piece inside my window and inside what was sent */
+                    if (one.len > (size_t)cb || one.len > left || one.off < ws ||
+                        one.off + (MPI_Offset)one.len > ws + cb) {
                         lerr = MPI_ERR_INTERN;
                         break;
                     }
+                    left -= one.len;
                     if (write) {
                         memcpy(win + (one.off - ws), data, one.len);
                         data += one.len;
