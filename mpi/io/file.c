@@ -4,7 +4,9 @@
  *          access onto file pieces, independent access (data sieving, atomic-mode
  *          fcntl locks), external32 conversion and the shared file pointer.
  * Collective buffering (the _all calls' two-phase I/O) is in twophase.c.
- * See io.h for the contract.
+ * See io.h for the contract.  One piece (just over 800 lines): open, the view mapping,
+ * independent access and the shared pointer share the region tables, the fcntl lock
+ * helper and the error mapping; splitting them would export those for one caller each.
  */
 #define _GNU_SOURCE
 #include <errno.h>
