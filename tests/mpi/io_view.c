@@ -4,7 +4,8 @@
  *   many rounds; cb_nodes 1 and 2) and off, then read back and checked byte for byte:
  *   collectively through the same view, independently through the view (data
  *   sieving), by rank 0 with the default view, and by a smaller communicator (another
- *   process count) with a different decomposition.
+ *   process count) with a different decomposition.  Then the same in external32 from
+ *   a noncontiguous memory type, with the bytes on disk checked to be big-endian.
  * File layout: block i (B ints) belongs to rank i % N; the file holds the ints
  *   0, 1, 2, ... in order, so any reader knows what every byte must be.
  * Files live in a private directory (mkdtemp) that rank 0 removes at the end.
@@ -177,6 +178,63 @@ static void one_pass(const char *path, const char *cbw, const char *cbsize, cons
     free(in);
 }
 
+/* external32 through two-phase I/O, from and to a noncontiguous memory type (every
+ * other int of a buffer): the file holds big-endian ints 0, 1, 2, ... */
+static void ext32_collective(const char *path)
+{
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "romio_cb_write", "enable");
+    MPI_Info_set(info, "romio_cb_read", "enable");
+    MPI_Info_set(info, "cb_buffer_size", "8192");
+    MPI_File fh;
+    int rc = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh);
+    TEST_ASSERT(rc == MPI_SUCCESS);
+    if (rc)
+        return;
+    MPI_Datatype ft, mt;
+    MPI_Type_vector(NB, B, B * size, MPI_INT, &ft);
+    MPI_Type_commit(&ft);
+    MPI_Type_vector(NB * B, 1, 2, MPI_INT, &mt);
+    MPI_Type_commit(&mt);
+    TEST_ASSERT(MPI_File_set_view(fh, (MPI_Offset)rank * B * 4, MPI_INT, ft, "external32",
+                                  info) == MPI_SUCCESS);
+    int *buf = malloc(2 * NB * B * sizeof(int)), *in = malloc(2 * NB * B * sizeof(int));
+    for (int b = 0; b < NB; b++)
+        for (int e = 0; e < B; e++) {
+            buf[2 * (b * B + e)] = (b * size + rank) * B + e;
+            buf[2 * (b * B + e) + 1] = -1;
+        }
+    MPI_Status st;
+    TEST_ASSERT(MPI_File_write_all(fh, buf, 1, mt, &st) == MPI_SUCCESS);
+    for (int i = 0; i < 2 * NB * B; i++)
+        in[i] = -1;
+    MPI_File_seek(fh, 0, MPI_SEEK_SET);
+    TEST_ASSERT(MPI_File_read_all(fh, in, 1, mt, &st) == MPI_SUCCESS);
+    TEST_ASSERT(memcmp(in, buf, 2 * NB * B * sizeof(int)) == 0);
+    MPI_File_close(&fh);
+    if (rank == 0) { /* the bytes on disk: big-endian */
+        unsigned char raw[16];
+        MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_RDONLY | MPI_MODE_DELETE_ON_CLOSE,
+                      MPI_INFO_NULL, &fh);
+        long long last = (long long)NB * B * size - 4;
+        MPI_File_read_at(fh, last * 4, raw, 16, MPI_BYTE, &st);
+        for (int k = 0; k < 4; k++) {
+            long long v = last + k;
+            TEST_ASSERT(raw[4 * k] == (unsigned char)(v >> 24) &&
+                        raw[4 * k + 1] == (unsigned char)(v >> 16) &&
+                        raw[4 * k + 2] == (unsigned char)(v >> 8) &&
+                        raw[4 * k + 3] == (unsigned char)v);
+        }
+        MPI_File_close(&fh);
+    }
+    MPI_Type_free(&ft);
+    MPI_Type_free(&mt);
+    MPI_Info_free(&info);
+    free(buf);
+    free(in);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -192,6 +250,8 @@ int main(int argc, char **argv)
         one_pass(path, "disable", "65536", "1");
         snprintf(path, sizeof path, "ufs:%s/view2.dat", dir);
         one_pass(path, "automatic", "16777216", size > 2 ? "3" : "1");
+        snprintf(path, sizeof path, "%s/ext32.dat", dir);
+        ext32_collective(path);
         MPI_Barrier(MPI_COMM_WORLD);
         if (rank == 0)
             TEST_ASSERT(rmdir(dir) == 0);
