@@ -2,7 +2,7 @@
 # bench/mpi/io.sh - MPI-IO collective buffering: Loom's MPI beside Debian's MPICH (ROMIO)
 # and Open MPI (OMPIO) in one run, same source (iobench.c) built by each MPI's mpicc.
 #
-# Usage: bench/mpi/io.sh [-r REPS] [-n NP] [-s MIB] [-b BLOCK] [-q] [BUILDDIR]
+# Usage: bench/mpi/io.sh [-r REPS] [-n NP] [-s MIB] [-b BLOCK] [-o NAME] [-q] [BUILDDIR]
 #   NP ranks (default 16) each write BLOCK-byte pieces (default 1024) strided over one
 #   MIB MiB file (default 256) with one MPI_File_write_all, collective buffering on and
 #   off: Loom and MPICH through the hint romio_cb_write=enable|disable, Open MPI through
@@ -10,22 +10,23 @@
 #   cell, interleaved (default 3); the table gives the median [min-max] bandwidth and
 #   the ratio Loom/peer.  Then one run per cell under `strace -f -c` counts the write
 #   system calls (pwrite64/pwritev/write; every process of the job, launchers included).
-#   -q: 1 run, 64 MiB, no strace (smoke test).
+#   -q: 1 run, 64 MiB, no strace (smoke test).  -o NAME: results in NAME.md (mpi-io).
 # Environment: IO_DIR (default /dev/shm: the file system is not what is measured),
 #   BENCH_TIMEOUT (seconds per launch, default 300), MPICC_MPICH, MPICC_OMPI.
-# Output: bench/results/mpi-io.md (and the raw lines in bench/results/mpi-io_raw.dat).
+# Output: bench/results/NAME.md (and the raw lines in bench/results/NAME_raw.dat).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-reps=3 np=16 mib=256 block=1024 quick=0
-while getopts "r:n:s:b:qh" c; do
+reps=3 np=16 mib=256 block=1024 quick=0 name=mpi-io
+while getopts "r:n:s:b:o:qh" c; do
     case $c in
     r) reps=$OPTARG ;;
     n) np=$OPTARG ;;
     s) mib=$OPTARG ;;
     b) block=$OPTARG ;;
+    o) name=$OPTARG ;;
     q) quick=1; reps=1; mib=64 ;;
-    *) sed -n '2,19p' "$0"; exit 2 ;;
+    *) sed -n '2,20p' "$0"; exit 2 ;;
     esac
 done
 shift $((OPTIND - 1))
@@ -33,8 +34,8 @@ bdir=${1:-build}
 case "$bdir" in /*) ;; *) bdir=$PWD/$bdir ;; esac
 TMO=${BENCH_TIMEOUT:-300}
 IO_DIR=${IO_DIR:-/dev/shm}
-out=$top/bench/results/mpi-io.md
-raw=$top/bench/results/mpi-io_raw.dat
+out=$top/bench/results/$name.md
+raw=$top/bench/results/${name}_raw.dat
 exec </dev/null
 tmp=$(mktemp -d /tmp/loom-iobench.XXXXXX) || exit 1
 file=$IO_DIR/loom-iobench.$$.dat
@@ -65,6 +66,7 @@ run() {
     rm -f "$file"
 }
 
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
 cells="loom:enable mpich:enable ompi:enable loom:disable mpich:disable ompi:disable"
 : > "$raw"
 for ((r = 1; r <= reps; r++)); do
@@ -93,13 +95,14 @@ if [ $quick = 0 ]; then
     done
 fi
 
-python3 - "$raw" "$out" "$np" "$mib" "$block" "$reps" "$IO_DIR" \
+load1=$(cut -d' ' -f1-3 /proc/loadavg)
+python3 - "$raw" "$out" "$np" "$mib" "$block" "$reps" "$IO_DIR" "$load0 / $load1" \
     "${calls[loom:enable]:-}" "${calls[mpich:enable]:-}" "${calls[ompi:enable]:-}" \
     "${calls[loom:disable]:-}" "${calls[mpich:disable]:-}" "${calls[ompi:disable]:-}" <<'PY'
 import sys, statistics, datetime
-raw, out, np_, mib, block, reps, iodir = sys.argv[1:8]
+raw, out, np_, mib, block, reps, iodir, load = sys.argv[1:9]
 calls = dict(zip(["loom:enable", "mpich:enable", "ompi:enable", "loom:disable",
-                  "mpich:disable", "ompi:disable"], sys.argv[8:14]))
+                  "mpich:disable", "ompi:disable"], sys.argv[9:15]))
 bw = {}
 for l in open(raw):
     f = l.split()
@@ -116,8 +119,9 @@ o = ["# MPI-IO: collective write of small interleaved pieces (bench/mpi/io.sh)",
      "%s ranks each write %s-byte pieces strided over one %s MiB file in %s with one "
      "MPI_File_write_all (a filetype of one block resized to %s blocks); time from a "
      "barrier to a barrier after the call.  Median [min-max] MiB/s of %s runs, "
-     "interleaved; %s." % (np_, block, mib, iodir, np_, reps,
-                           datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC")), "",
+     "interleaved; %s; load average (1/5/15 min) before / after: %s." % (np_, block, mib,
+         iodir, np_, reps, datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"), load),
+     "",
      "| collective buffering | Loom | MPICH (ROMIO) | Open MPI (OMPIO) | Loom/MPICH | Loom/Open MPI |",
      "|---|---|---|---|---|---|"]
 for mode, label in (("enable", "on (romio_cb_write=enable; Open MPI default fcoll)"),
