@@ -73,10 +73,164 @@ static int done(struct xm_comm *c, int rc, struct xm_req **rp, MPI_Request *req,
 
 #define RP (req ? &r : NULL)
 
+/* ---- intercommunicators (topo area): roots and the w-form ----------------------------
+ * On an intercommunicator a root argument is MPI_ROOT (the root itself), MPI_PROC_NULL
+ * (the root's group mates) or the root's rank in the remote group (c->size is the
+ * remote group's size, see core/xm.h). */
+static int *fixed(int p, int n);
+
+static int root_ok(struct xm_comm *c, int root)
+{
+    if (c->inter && (root == MPI_ROOT || root == MPI_PROC_NULL))
+        return 1;
+    return root >= 0 && root < c->size;
+}
+
+static int inter_gatherv(struct xm_comm *c, const void *sbuf, int scount,
+                         MPI_Datatype sdt, void *rbuf, const int *rcounts,
+                         const int *displs, int rcount, MPI_Datatype rdt, int root,
+                         MPI_Request *req, const char *fn)
+{
+    int rc = 0, *a = NULL;
+    if (root == MPI_ROOT) {
+        rc = check(c, rcounts ? 0 : rcount, rdt, fn);
+        for (int i = 0; !rc && rcounts && i < c->size; i++)
+            if (rcounts[i] < 0)
+                rc = xm_err(c, MPI_ERR_COUNT, fn);
+        if (!rc && !rcounts) {
+            if (!(a = fixed(c->size, rcount)))
+                return xm_err(c, MPI_ERR_NO_MEM, fn);
+            rcounts = a;
+            displs = a + c->size;
+        }
+    } else if (root != MPI_PROC_NULL) {
+        rc = sbuf == MPI_IN_PLACE ? xm_err(c, MPI_ERR_BUFFER, fn)
+                                  : check(c, scount, sdt, fn);
+    }
+    if (rc)
+        return rc;
+    struct xm_req *r = NULL;
+    rc = xm_inter_gatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, c, RP);
+    free(a);
+    return done(c, rc, &r, req, fn);
+}
+
+static int inter_scatterv(struct xm_comm *c, const void *sbuf, const int *scounts,
+                          const int *displs, int scount, MPI_Datatype sdt, void *rbuf,
+                          int rcount, MPI_Datatype rdt, int root, MPI_Request *req,
+                          const char *fn)
+{
+    int rc = 0, *a = NULL;
+    if (root == MPI_ROOT) {
+        rc = check(c, scounts ? 0 : scount, sdt, fn);
+        for (int i = 0; !rc && scounts && i < c->size; i++)
+            if (scounts[i] < 0)
+                rc = xm_err(c, MPI_ERR_COUNT, fn);
+        if (!rc && !scounts) {
+            if (!(a = fixed(c->size, scount)))
+                return xm_err(c, MPI_ERR_NO_MEM, fn);
+            scounts = a;
+            displs = a + c->size;
+        }
+    } else if (root != MPI_PROC_NULL) {
+        rc = rbuf == MPI_IN_PLACE ? xm_err(c, MPI_ERR_BUFFER, fn)
+                                  : check(c, rcount, rdt, fn);
+    }
+    if (rc)
+        return rc;
+    struct xm_req *r = NULL;
+    rc = xm_inter_scatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, c, RP);
+    free(a);
+    return done(c, rc, &r, req, fn);
+}
+
+/* Allgather(v) (sblocks 0: one block to everyone) and Alltoall(v) (sblocks 1) on an
+ * intercommunicator, as the w-form over the remote group; NULL count arrays mean the
+ * fixed count at i*count.  sdts/rdts NULL: sdt/rdt for every block. */
+static int inter_w(struct xm_comm *c, const void *sbuf, const int *scounts,
+                   const int *sdispls, int scount, MPI_Datatype sdt, int sblocks,
+                   void *rbuf, const int *rcounts, const int *rdispls, int rcount,
+                   MPI_Datatype rdt, MPI_Request *req, const char *fn)
+{
+    if (sbuf == MPI_IN_PLACE || rbuf == MPI_IN_PLACE)
+        return xm_err(c, MPI_ERR_BUFFER, fn);
+    int p = c->size;
+    int *cnt = malloc(2 * (size_t)(p ? p : 1) * sizeof(int));
+    MPI_Aint *dis = malloc(2 * (size_t)(p ? p : 1) * sizeof(MPI_Aint));
+    MPI_Datatype *dts = malloc(2 * (size_t)(p ? p : 1) * sizeof(MPI_Datatype));
+    if (!cnt || !dis || !dts) {
+        free(cnt);
+        free(dis);
+        free(dts);
+        return xm_err(c, MPI_ERR_NO_MEM, fn);
+    }
+    int rc = check(c, 0, sdt, fn);
+    if (!rc)
+        rc = check(c, 0, rdt, fn);
+    MPI_Aint se = rc ? 0 : xm_dt_get(sdt)->extent, re = rc ? 0 : xm_dt_get(rdt)->extent;
+    for (int i = 0; i < p && !rc; i++) {
+        cnt[i] = scounts ? scounts[i] : scount;
+        dis[i] = sblocks ? (sdispls ? sdispls[i] : (MPI_Aint)i * scount) * se : 0;
+        dts[i] = sdt;
+        cnt[p + i] = rcounts ? rcounts[i] : rcount;
+        dis[p + i] = (rdispls ? rdispls[i] : (MPI_Aint)i * rcount) * re;
+        dts[p + i] = rdt;
+        if (cnt[i] < 0 || cnt[p + i] < 0)
+            rc = xm_err(c, MPI_ERR_COUNT, fn);
+    }
+    struct xm_req *r = NULL;
+    if (!rc)
+        rc = done(c,
+                  xm_inter_alltoallw(sbuf, cnt, dis, dts, rbuf, cnt + p, dis + p, dts + p,
+                                     c, RP),
+                  &r, req, fn);
+    free(cnt);
+    free(dis);
+    free(dts);
+    return rc;
+}
+
+int xm_capi_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
+                      const MPI_Datatype *sdts, void *rbuf, const int *rcounts,
+                      const int *rdispls, const MPI_Datatype *rdts, MPI_Comm comm,
+                      MPI_Request *req, const char *fn)
+{
+    GET_COMM(c, comm, fn);
+    int p = c->size;
+    for (int i = 0; i < p; i++) {
+        int rc = sbuf == MPI_IN_PLACE ? 0 : check(c, scounts[i], sdts[i], fn);
+        if (!rc)
+            rc = check(c, rcounts[i], rdts[i], fn);
+        if (rc)
+            return rc;
+    }
+    struct xm_req *r = NULL;
+    if (!c->inter)
+        return done(c,
+                    xm_icoll_alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts,
+                                       rdispls, rdts, c, RP),
+                    &r, req, fn);
+    if (sbuf == MPI_IN_PLACE)
+        return xm_err(c, MPI_ERR_BUFFER, fn);
+    MPI_Aint *dis = malloc(2 * (size_t)(p ? p : 1) * sizeof(MPI_Aint));
+    if (!dis)
+        return xm_err(c, MPI_ERR_NO_MEM, fn);
+    for (int i = 0; i < p; i++) {
+        dis[i] = sdispls[i];
+        dis[p + i] = rdispls[i];
+    }
+    int rc =
+        xm_inter_alltoallw(sbuf, scounts, dis, sdts, rbuf, rcounts, dis + p, rdts, c, RP);
+    free(dis);
+    return done(c, rc, &r, req, fn);
+}
+
 int xm_capi_barrier(MPI_Comm comm, MPI_Request *req, const char *fn)
 {
     GET_COMM(c, comm, fn);
     struct xm_req *r = NULL;
+    if (c->inter)
+        return done(c, xm_inter_barrier(c, RP), &r, req, fn);
     return done(c, xm_icoll_barrier(c, RP), &r, req, fn);
 }
 
@@ -87,9 +241,11 @@ int xm_capi_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm
     int rc = check(c, count, dt, fn);
     if (rc)
         return rc;
-    if (root < 0 || root >= c->size)
+    if (!root_ok(c, root))
         return xm_err(c, MPI_ERR_ROOT, fn);
     struct xm_req *r = NULL;
+    if (c->inter)
+        return done(c, xm_inter_bcast(buf, count, dt, root, c, RP), &r, req, fn);
     return done(c, xm_icoll_bcast(buf, count, dt, root, c, RP), &r, req, fn);
 }
 
@@ -102,11 +258,14 @@ int xm_capi_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI
         rc = check_op(c, op, fn);
     if (rc)
         return rc;
-    if (root < 0 || root >= c->size)
+    if (!root_ok(c, root))
         return xm_err(c, MPI_ERR_ROOT, fn);
-    if (sbuf == MPI_IN_PLACE && c->rank != root)
+    if (sbuf == MPI_IN_PLACE && (c->inter || c->rank != root))
         return xm_err(c, MPI_ERR_BUFFER, fn);
     struct xm_req *r = NULL;
+    if (c->inter)
+        return done(c, xm_inter_reduce(sbuf, rbuf, count, dt, op, root, c, RP), &r, req,
+                    fn);
     return done(c, xm_icoll_reduce(sbuf, rbuf, count, dt, op, root, c, RP), &r, req, fn);
 }
 
@@ -120,6 +279,11 @@ int xm_capi_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, 
     if (rc)
         return rc;
     struct xm_req *r = NULL;
+    if (c->inter)
+        return sbuf == MPI_IN_PLACE
+                   ? xm_err(c, MPI_ERR_BUFFER, fn)
+                   : done(c, xm_inter_allreduce(sbuf, rbuf, count, dt, op, c, RP), &r,
+                          req, fn);
     return done(c, xm_icoll_allreduce(sbuf, rbuf, count, dt, op, c, RP), &r, req, fn);
 }
 
@@ -140,8 +304,11 @@ int xm_capi_gatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
                     int root, MPI_Comm comm, MPI_Request *req, const char *fn)
 {
     GET_COMM(c, comm, fn);
-    if (root < 0 || root >= c->size)
+    if (!root_ok(c, root))
         return xm_err(c, MPI_ERR_ROOT, fn);
+    if (c->inter) /* root: MPI_ROOT receives, MPI_PROC_NULL idles, others send */
+        return inter_gatherv(c, sbuf, scount, sdt, rbuf, rcounts, displs, rcount, rdt,
+                             root, req, fn);
     int rc = sbuf == MPI_IN_PLACE ? (c->rank == root ? 0 : xm_err(c, MPI_ERR_BUFFER, fn))
                                   : check(c, scount, sdt, fn);
     if (!rc && c->rank == root)
@@ -166,8 +333,11 @@ int xm_capi_scatterv(const void *sbuf, const int *scounts, const int *displs, in
                      MPI_Comm comm, MPI_Request *req, const char *fn)
 {
     GET_COMM(c, comm, fn);
-    if (root < 0 || root >= c->size)
+    if (!root_ok(c, root))
         return xm_err(c, MPI_ERR_ROOT, fn);
+    if (c->inter)
+        return inter_scatterv(c, sbuf, scounts, displs, scount, sdt, rbuf, rcount, rdt,
+                              root, req, fn);
     int rc = rbuf == MPI_IN_PLACE ? (c->rank == root ? 0 : xm_err(c, MPI_ERR_BUFFER, fn))
                                   : check(c, rcount, rdt, fn);
     if (!rc && c->rank == root)
@@ -192,6 +362,9 @@ int xm_capi_allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbu
                        MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req, const char *fn)
 {
     GET_COMM(c, comm, fn);
+    if (c->inter) /* the w-form with every send displacement 0 */
+        return inter_w(c, sbuf, NULL, NULL, scount, sdt, 0, rbuf, rcounts, displs, rcount,
+                       rdt, req, fn);
     int rc = sbuf == MPI_IN_PLACE ? 0 : check(c, scount, sdt, fn);
     if (!rc)
         rc = check(c, rcounts ? 0 : rcount, rdt, fn);
@@ -211,6 +384,9 @@ int xm_capi_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
                       MPI_Request *req, const char *fn)
 {
     GET_COMM(c, comm, fn);
+    if (c->inter)
+        return inter_w(c, sbuf, scounts, sdispls, scount, sdt, 1, rbuf, rcounts, rdispls,
+                       rcount, rdt, req, fn);
     int rc = sbuf == MPI_IN_PLACE ? 0 : check(c, scounts ? 0 : scount, sdt, fn);
     if (!rc)
         rc = check(c, rcounts ? 0 : rcount, rdt, fn);
@@ -248,19 +424,22 @@ int xm_capi_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, int
         rc = check_op(c, op, fn);
     if (rc)
         return rc;
-    int *a = NULL;
+    int *a = NULL, n = c->inter ? c->local_size : c->size;
+    if (c->inter && sbuf == MPI_IN_PLACE)
+        return xm_err(c, MPI_ERR_BUFFER, fn);
     if (!rcounts) {
-        if (!(a = fixed(c->size, rcount)))
+        if (!(a = fixed(n, rcount)))
             return xm_err(c, MPI_ERR_NO_MEM, fn);
         rcounts = a;
     }
-    for (int i = 0; i < c->size; i++)
+    for (int i = 0; i < n; i++)
         if (rcounts[i] < 0) {
             free(a);
             return xm_err(c, MPI_ERR_COUNT, fn);
         }
     struct xm_req *r = NULL;
-    rc = xm_icoll_reduce_scatter(sbuf, rbuf, rcounts, dt, op, c, RP);
+    rc = c->inter ? xm_inter_reduce_scatter(sbuf, rbuf, rcounts, dt, op, c, RP)
+                  : xm_icoll_reduce_scatter(sbuf, rbuf, rcounts, dt, op, c, RP);
     free(a);
     return done(c, rc, &r, req, fn);
 }
@@ -269,6 +448,8 @@ int xm_capi_scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_O
                  int exclusive, MPI_Comm comm, MPI_Request *req, const char *fn)
 {
     GET_COMM(c, comm, fn);
+    if (c->inter) /* not defined on intercommunicators */
+        return xm_err(c, MPI_ERR_COMM, fn);
     int rc = check(c, count, dt, fn);
     if (!rc)
         rc = check_op(c, op, fn);
@@ -366,18 +547,8 @@ int PMPI_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[],
                    const MPI_Datatype sdts[], void *rbuf, const int rcounts[],
                    const int rdispls[], const MPI_Datatype rdts[], MPI_Comm comm)
 {
-    GET_COMM(c, comm, "MPI_Alltoallw");
-    for (int i = 0; i < c->size; i++) {
-        int rc =
-            sbuf == MPI_IN_PLACE ? 0 : check(c, scounts[i], sdts[i], "MPI_Alltoallw");
-        if (!rc)
-            rc = check(c, rcounts[i], rdts[i], "MPI_Alltoallw");
-        if (rc)
-            return rc;
-    }
-    int rc = xm_icoll_alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls,
-                                rdts, c, NULL);
-    return rc < 0 ? xm_err(c, xm_errno_to_class(rc), "MPI_Alltoallw") : MPI_SUCCESS;
+    return xm_capi_alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts,
+                             comm, NULL, "MPI_Alltoallw");
 }
 
 int PMPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[],

@@ -4,8 +4,9 @@
  * Contract: every constructor is collective over the parent and allocates the context
  *   id with xm_ctx_alloc() (core/comm.c), also on ranks that end up with MPI_COMM_NULL,
  *   so that all ranks of the parent stay in step.
- * Caveats: intercommunicators are not supported (Comm_test_inter says 0); Comm_idup
- *   completes before it returns (its request is already complete).
+ * Intercommunicators (api/intercomm.c) take their own path at the top of Comm_dup,
+ *   Comm_split, Comm_create, Comm_group and Comm_size; Comm_dup copies a topology.
+ * Caveats: Comm_idup completes before it returns (its request is already complete).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "../coll/coll.h"
 #include "../core/comm.h"
 #include "../dt/dtype.h"
+#include "intercomm.h"
 
 XM_WEAK(MPI_Comm_dup)
 XM_WEAK(MPI_Comm_dup_with_info)
@@ -28,8 +30,6 @@ XM_WEAK(MPI_Comm_compare)
 XM_WEAK(MPI_Comm_group)
 XM_WEAK(MPI_Comm_set_name)
 XM_WEAK(MPI_Comm_get_name)
-XM_WEAK(MPI_Comm_test_inter)
-XM_WEAK(MPI_Comm_remote_size)
 
 XM_WEAK(MPI_Comm_rank)
 XM_WEAK(MPI_Comm_size)
@@ -58,7 +58,7 @@ int PMPI_Comm_size(MPI_Comm comm, int *size)
     struct xm_comm *c = xm_comm_get(comm);
     if (!c)
         return xm_err(NULL, MPI_ERR_COMM, "MPI_Comm_size");
-    *size = c->size;
+    *size = c->inter ? c->local_size : c->size; /* intercomm: size is the remote group */
     return MPI_SUCCESS;
 }
 
@@ -122,6 +122,8 @@ static int *world_map(struct xm_comm *c)
 
 static int dup(struct xm_comm *c, MPI_Comm *newcomm, const char *fn)
 {
+    if (c->inter)
+        return xm_intercomm_dup(c, newcomm, fn);
     uint32_t ctx;
     int rc = xm_ctx_alloc(c, &ctx);
     if (rc < 0)
@@ -133,6 +135,8 @@ static int dup(struct xm_comm *c, MPI_Comm *newcomm, const char *fn)
         return xm_err(c, MPI_ERR_NO_MEM, fn);
     }
     rc = xm_attr_copy_all(c, n);
+    if (rc == MPI_SUCCESS && c->topo && !(n->topo = xm_topo_dup(c->topo)))
+        rc = MPI_ERR_NO_MEM;
     if (rc != MPI_SUCCESS) {
         xm_attr_delete_all(n);
         xm_comm_release(n);
@@ -176,6 +180,8 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     struct xm_group *g = xm_group_get(group);
     if (!g)
         return xm_err(c, MPI_ERR_GROUP, "MPI_Comm_create");
+    if (c->inter)
+        return xm_intercomm_create_sub(c, g, newcomm, "MPI_Comm_create");
     uint32_t ctx;
     int rc = xm_ctx_alloc(c, &ctx);
     if (rc < 0)
@@ -205,6 +211,8 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
     GET(c, comm, "MPI_Comm_create_group");
+    if (c->inter)
+        return xm_err(c, MPI_ERR_COMM, "MPI_Comm_create_group");
     struct xm_group *g = xm_group_get(group);
     if (!g)
         return xm_err(c, MPI_ERR_GROUP, "MPI_Comm_create_group");
@@ -296,6 +304,8 @@ static int split(struct xm_comm *c, int color, int key, MPI_Comm *newcomm, const
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     GET(c, comm, "MPI_Comm_split");
+    if (c->inter)
+        return xm_intercomm_split(c, color, key, newcomm, "MPI_Comm_split");
     return split(c, color, key, newcomm, "MPI_Comm_split");
 }
 
@@ -303,6 +313,8 @@ int PMPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info, MPI_Co
 {
     (void)info;
     GET(c, comm, "MPI_Comm_split_type");
+    if (c->inter) /* intracommunicators only here */
+        return xm_err(c, MPI_ERR_COMM, "MPI_Comm_split_type");
     int color;
     if (type == MPI_UNDEFINED)
         color = MPI_UNDEFINED;
@@ -377,6 +389,8 @@ int PMPI_Comm_compare(MPI_Comm c1, MPI_Comm c2, int *result)
 int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 {
     GET(c, comm, "MPI_Comm_group");
+    if (c->inter)
+        return xm_intercomm_group(c, 0, group, "MPI_Comm_group");
     int *w = world_map(c);
     struct xm_group *g = w ? xm_group_new(c->size, w) : NULL;
     if (!g)
@@ -399,18 +413,4 @@ int PMPI_Comm_get_name(MPI_Comm comm, char *name, int *resultlen)
     GET(c, comm, "MPI_Comm_get_name");
     *resultlen = snprintf(name, MPI_MAX_OBJECT_NAME, "%s", c->name);
     return MPI_SUCCESS;
-}
-
-int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
-{
-    GET(c, comm, "MPI_Comm_test_inter");
-    *flag = 0;
-    return MPI_SUCCESS;
-}
-
-int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
-{
-    GET(c, comm, "MPI_Comm_remote_size");
-    (void)size;
-    return xm_err(c, MPI_ERR_COMM, "MPI_Comm_remote_size"); /* no intercommunicators */
 }

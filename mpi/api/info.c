@@ -1,8 +1,7 @@
 /*
  * info.c - MPI_Info objects (ordered key/value lists) and the communicator calls that
  *          take them (Comm_set_info ignores hints, Comm_get_info returns an empty
- *          object), Topo_test (no topologies: MPI_UNDEFINED), Comm_remote_group (no
- *          intercommunicators).
+ *          object).
  * Contract: keys up to MPI_MAX_INFO_KEY, values up to MPI_MAX_INFO_VAL characters;
  *   Info_set of an existing key replaces its value in place (order is insertion order).
  *   MPI_INFO_ENV is an empty, read-only object.
@@ -24,8 +23,6 @@ XM_WEAK(MPI_Info_get_nthkey)
 XM_WEAK(MPI_Info_get_valuelen)
 XM_WEAK(MPI_Comm_set_info)
 XM_WEAK(MPI_Comm_get_info)
-XM_WEAK(MPI_Topo_test)
-XM_WEAK(MPI_Comm_remote_group)
 
 struct kv {
     struct kv *next;
@@ -224,18 +221,4 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info)
     if (!xm_comm_get(comm))
         return xm_err(NULL, MPI_ERR_COMM, "MPI_Comm_get_info");
     return PMPI_Info_create(info);
-}
-
-int PMPI_Topo_test(MPI_Comm comm, int *status)
-{
-    if (!xm_comm_get(comm))
-        return xm_err(NULL, MPI_ERR_COMM, "MPI_Topo_test");
-    *status = MPI_UNDEFINED;
-    return MPI_SUCCESS;
-}
-
-int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
-{
-    (void)group;
-    return xm_err(xm_comm_get(comm), MPI_ERR_COMM, "MPI_Comm_remote_group");
 }

@@ -116,4 +116,41 @@ int xm_shmcoll_fits(int count, MPI_Datatype dt);
 /* 1 if a reduction of (count, dt, op) can run in shared memory (slots permitting) */
 int xm_shmcoll_reducible(int count, MPI_Datatype dt, MPI_Op op);
 
+/* ---- intercommunicators and neighbor collectives (topo area) -------------------------
+ * In a schedule on an intercommunicator, peer ranks address the REMOTE group; a peer
+ * of (r | XM_SCHED_LOCAL) is rank r of the local group (same context, so one schedule
+ * mixes both: tags come from coll_seq, which both groups advance in step).
+ * xm_inter_*: intercommunicator collectives (coll/inter.c); roots are MPI_ROOT,
+ * MPI_PROC_NULL or a remote rank as in the standard; counts/displacement arrays have
+ * the size of the group they describe (remote for gather/scatter/alltoall, local for
+ * reduce_scatter).
+ * xm_neighbor_*: neighbor collectives on c->topo (coll/neighbor.c); per-neighbour
+ * arrays of counts, byte displacements and types: the w-form covers all five, and
+ * Allgather(v) is the w-form with every send displacement 0 (also on intercomms). */
+#define XM_SCHED_LOCAL 0x40000000
+int xm_inter_barrier(struct xm_comm *c, struct xm_req **rp);
+int xm_inter_bcast(void *buf, int count, MPI_Datatype dt, int root, struct xm_comm *c,
+                   struct xm_req **rp);
+int xm_inter_gatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
+                     const int *rcounts, const int *displs, MPI_Datatype rdt, int root,
+                     struct xm_comm *c, struct xm_req **rp);
+int xm_inter_scatterv(const void *sbuf, const int *scounts, const int *displs,
+                      MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt, int root,
+                      struct xm_comm *c, struct xm_req **rp);
+int xm_inter_alltoallw(const void *sbuf, const int *scounts, const MPI_Aint *sdispls,
+                       const MPI_Datatype *sdts, void *rbuf, const int *rcounts,
+                       const MPI_Aint *rdispls, const MPI_Datatype *rdts, struct xm_comm *c,
+                       struct xm_req **rp);
+int xm_inter_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                    int root, struct xm_comm *c, struct xm_req **rp);
+int xm_inter_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                       struct xm_comm *c, struct xm_req **rp);
+int xm_inter_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+                            MPI_Datatype dt, MPI_Op op, struct xm_comm *c,
+                            struct xm_req **rp);
+int xm_neighbor_alltoallw(const void *sbuf, const int *scounts, const MPI_Aint *sdispls,
+                          const MPI_Datatype *sdts, void *rbuf, const int *rcounts,
+                          const MPI_Aint *rdispls, const MPI_Datatype *rdts,
+                          struct xm_comm *c, struct xm_req **rp);
+
 #endif

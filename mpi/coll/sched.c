@@ -306,7 +306,9 @@ static int post(struct xm_sched *s, struct step *p)
         s->outcap = cap;
     }
     struct xm_req *r;
-    int w = xm_comm_world_rank(s->c, p->peer), rc;
+    int w = p->peer & XM_SCHED_LOCAL ? s->c->local_w[p->peer & ~XM_SCHED_LOCAL]
+                                     : xm_comm_world_rank(s->c, p->peer),
+        rc;
     if (p->kind == S_SEND)
         rc = xm_isend(p->sbuf, p->count, p->dt, w, s->tag, s->ctx, NULL, 0, &r);
     else

@@ -134,6 +134,8 @@ void xm_comm_release(struct xm_comm *c)
         free(v->pair);
     free(v);
     free(c->w);
+    free(c->local_w); /* intercommunicator's local group (topo area) */
+    xm_topo_free(c->topo);
     free(c);
 }
 
@@ -200,4 +202,25 @@ void xm_group_unref(struct xm_group *g)
     groups[XM_H_INDEX(g->handle)] = NULL;
     free(g->w);
     free(g);
+}
+
+/* ---- context ids agreed between two groups (topo area: intercommunicators) ------------
+ * xm_ctx_free_mask() gives this process's free-id mask; the groups AND their masks
+ * together (api/intercomm.c) and xm_ctx_take() claims the lowest id free in both. */
+void xm_ctx_free_mask(uint32_t *mask)
+{
+    for (int i = 0; i < XM_NCTX_WORDS; i++)
+        mask[i] = ~ctx_used[i];
+}
+
+int xm_ctx_take(const uint32_t *mask, uint32_t *ctx)
+{
+    for (int i = 0; i < XM_NCTX_WORDS; i++)
+        if (mask[i]) {
+            int b = __builtin_ctz(mask[i]);
+            ctx_used[i] |= 1u << b;
+            *ctx = (uint32_t)(i * 32 + b) * 2u;
+            return 0;
+        }
+    return -ENOSPC;
 }

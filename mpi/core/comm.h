@@ -37,4 +37,9 @@ int xm_map_compare(int n1, const int *w1, int n2, const int *w2);
 int xm_attr_copy_all(struct xm_comm *from, struct xm_comm *to);
 int xm_attr_delete_all(struct xm_comm *c);
 
+/* topo area: context ids agreed between the two groups of an intercommunicator */
+#define XM_CTX_MASK_WORDS 64
+void xm_ctx_free_mask(uint32_t *mask);                 /* XM_CTX_MASK_WORDS words */
+int xm_ctx_take(const uint32_t *mask, uint32_t *ctx);  /* 0 or -ENOSPC */
+
 #endif

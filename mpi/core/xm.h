@@ -87,7 +87,29 @@ struct xm_comm {
     uint32_t coll_seq;  /* collective sequence number (for nonblocking collectives' tags) */
     char name[MPI_MAX_OBJECT_NAME];
     void *coll_priv;    /* owned by mpi/coll/: cached trees, node maps */
+    /* intercommunicators and topologies (topo area: api/intercomm.c, api/topo.c).
+     * An intercommunicator keeps the REMOTE group in size/w, so point-to-point
+     * addresses remote ranks and status sources translate back unchanged; rank is my
+     * rank in the local group, local_size/local_w describe the local group. */
+    int inter;
+    int local_size;
+    int *local_w;            /* local group rank -> world rank (inter only) */
+    struct xm_topo *topo;    /* Cartesian / graph / dist-graph topology or NULL */
 };
+
+/* process topology of a communicator (api/topo.c); neighbor collectives (coll/neighbor.c)
+ * read the in/out lists: comm ranks or MPI_PROC_NULL, in the order the standard
+ * gives (Cartesian: per dimension the -1 then the +1 neighbour). */
+struct xm_topo {
+    int kind;                /* MPI_CART, MPI_GRAPH or MPI_DIST_GRAPH */
+    int ndims, *dims, *periods;      /* Cartesian */
+    int nnodes, *index, *edges;      /* graph (index[nnodes], edges[index[nnodes-1]]) */
+    int indeg, outdeg, *in, *out;    /* neighbours of this rank (every kind) */
+    int *inw, *outw;                 /* dist graph weights or NULL (MPI_UNWEIGHTED) */
+    int weighted;
+};
+struct xm_topo *xm_topo_dup(const struct xm_topo *t);   /* NULL for NULL (or no memory) */
+void xm_topo_free(struct xm_topo *t);
 
 static inline int xm_comm_world_rank(const struct xm_comm *c, int r)
 {

@@ -785,6 +785,84 @@ XM_API_(int, Register_datarep, (const char *datarep,
                                 void *extra_state))
 /* ---- end MPI-IO -------------------------------------------------------------------- */
 
+
+/* ---- intercommunicators, process topologies, neighbor collectives (topo area) ---- */
+XM_API_(int, Intercomm_create, (MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                                int remote_leader, int tag, MPI_Comm *newintercomm))
+XM_API_(int, Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm *newintracomm))
+XM_API_(int, Dims_create, (int nnodes, int ndims, int dims[]))
+XM_API_(int, Cart_create, (MPI_Comm comm, int ndims, const int dims[], const int periods[],
+                           int reorder, MPI_Comm *comm_cart))
+XM_API_(int, Cartdim_get, (MPI_Comm comm, int *ndims))
+XM_API_(int, Cart_get, (MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]))
+XM_API_(int, Cart_rank, (MPI_Comm comm, const int coords[], int *rank))
+XM_API_(int, Cart_coords, (MPI_Comm comm, int rank, int maxdims, int coords[]))
+XM_API_(int, Cart_shift, (MPI_Comm comm, int direction, int disp, int *rank_source,
+                          int *rank_dest))
+XM_API_(int, Cart_sub, (MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm))
+XM_API_(int, Cart_map, (MPI_Comm comm, int ndims, const int dims[], const int periods[],
+                        int *newrank))
+XM_API_(int, Graph_create, (MPI_Comm comm, int nnodes, const int index[], const int edges[],
+                            int reorder, MPI_Comm *comm_graph))
+XM_API_(int, Graphdims_get, (MPI_Comm comm, int *nnodes, int *nedges))
+XM_API_(int, Graph_get, (MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]))
+XM_API_(int, Graph_neighbors_count, (MPI_Comm comm, int rank, int *nneighbors))
+XM_API_(int, Graph_neighbors, (MPI_Comm comm, int rank, int maxneighbors, int neighbors[]))
+XM_API_(int, Graph_map, (MPI_Comm comm, int nnodes, const int index[], const int edges[],
+                         int *newrank))
+XM_API_(int, Dist_graph_create_adjacent, (MPI_Comm comm, int indegree, const int sources[],
+                                          const int sourceweights[], int outdegree,
+                                          const int destinations[], const int destweights[],
+                                          MPI_Info info, int reorder, MPI_Comm *comm_dist_graph))
+XM_API_(int, Dist_graph_create, (MPI_Comm comm, int n, const int sources[], const int degrees[],
+                                 const int destinations[], const int weights[], MPI_Info info,
+                                 int reorder, MPI_Comm *comm_dist_graph))
+XM_API_(int, Dist_graph_neighbors_count, (MPI_Comm comm, int *indegree, int *outdegree,
+                                          int *weighted))
+XM_API_(int, Dist_graph_neighbors, (MPI_Comm comm, int maxindegree, int sources[],
+                                    int sourceweights[], int maxoutdegree, int destinations[],
+                                    int destweights[]))
+XM_API_(int, Neighbor_allgather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                  MPI_Comm comm))
+XM_API_(int, Neighbor_allgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, const int recvcounts[], const int displs[],
+                                   MPI_Datatype recvtype, MPI_Comm comm))
+XM_API_(int, Neighbor_alltoall, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                 void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                 MPI_Comm comm))
+XM_API_(int, Neighbor_alltoallv, (const void *sendbuf, const int sendcounts[],
+                                  const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                  const int recvcounts[], const int rdispls[],
+                                  MPI_Datatype recvtype, MPI_Comm comm))
+XM_API_(int, Neighbor_alltoallw, (const void *sendbuf, const int sendcounts[],
+                                  const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                  void *recvbuf, const int recvcounts[],
+                                  const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                  MPI_Comm comm))
+XM_API_(int, Ineighbor_allgather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                   MPI_Comm comm, MPI_Request *req))
+XM_API_(int, Ineighbor_allgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                    void *recvbuf, const int recvcounts[], const int displs[],
+                                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req))
+XM_API_(int, Ineighbor_alltoall, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                  MPI_Comm comm, MPI_Request *req))
+XM_API_(int, Ineighbor_alltoallv, (const void *sendbuf, const int sendcounts[],
+                                   const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                   const int recvcounts[], const int rdispls[],
+                                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req))
+XM_API_(int, Ineighbor_alltoallw, (const void *sendbuf, const int sendcounts[],
+                                   const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                   void *recvbuf, const int recvcounts[],
+                                   const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                   MPI_Comm comm, MPI_Request *req))
+XM_API_(int, Ialltoallw, (const void *sendbuf, const int sendcounts[], const int sdispls[],
+                          const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                          const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                          MPI_Request *req))
+
 #undef XM_API_
 
 #ifdef __cplusplus

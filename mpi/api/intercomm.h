@@ -1,0 +1,19 @@
+/*
+ * intercomm.h - intercommunicator constructors called from api/comm.c when its
+ *               communicator argument is an intercommunicator (api/intercomm.c).
+ * Every function returns an MPI error code (already passed through the handler).
+ */
+#ifndef XM_INTERCOMM_H
+#define XM_INTERCOMM_H
+
+#include "../core/comm.h"
+
+int xm_intercomm_dup(struct xm_comm *c, MPI_Comm *newcomm, const char *fn);
+int xm_intercomm_split(struct xm_comm *c, int color, int key, MPI_Comm *newcomm,
+                       const char *fn);
+int xm_intercomm_create_sub(struct xm_comm *c, struct xm_group *g, MPI_Comm *newcomm,
+                            const char *fn);
+/* remote = 0: the local group (Comm_group), 1: the remote group */
+int xm_intercomm_group(struct xm_comm *c, int remote, MPI_Group *group, const char *fn);
+
+#endif
