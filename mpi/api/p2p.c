@@ -772,6 +772,8 @@ int PMPI_Start(MPI_Request *req)
         return xm_err(r->comm, MPI_ERR_REQUEST, "MPI_Start"); /* already active */
     struct xm_comm *c = r->comm;
     r->cancelled = 0;
+    if (r->pkind == XM_REQ_COLL) /* persistent collective (api/pcoll.c) */
+        return xm_pcoll_start(r);
     if (r->peer == MPI_PROC_NULL) {
         xm_status_set(&r->status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0);
         r->done = 1;

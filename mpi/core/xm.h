@@ -110,6 +110,11 @@ struct xm_topo {
 };
 struct xm_topo *xm_topo_dup(const struct xm_topo *t);   /* NULL for NULL (or no memory) */
 void xm_topo_free(struct xm_topo *t);
+/* MPI-4 persistent collectives (api/pcoll.c): a persistent holder with
+ * pkind == XM_REQ_COLL keeps its arguments in ->tmp; MPI_Start calls this to start the
+ * nonblocking collective as its ->inner request.  Returns an MPI error code. */
+struct xm_req;
+int xm_pcoll_start(struct xm_req *r);
 
 static inline int xm_comm_world_rank(const struct xm_comm *c, int r)
 {

@@ -862,6 +862,34 @@ XM_API_(int, Ialltoallw, (const void *sendbuf, const int sendcounts[], const int
                           const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                           const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                           MPI_Request *req))
+/* MPI-4 persistent collectives (the common ones; topo area) */
+XM_API_(int, Barrier_init, (MPI_Comm comm, MPI_Info info, MPI_Request *req))
+XM_API_(int, Bcast_init, (void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
+                          MPI_Info info, MPI_Request *req))
+XM_API_(int, Reduce_init, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
+                           MPI_Op op, int root, MPI_Comm comm, MPI_Info info,
+                           MPI_Request *req))
+XM_API_(int, Allreduce_init, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
+                              MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req))
+XM_API_(int, Gather_init, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                           MPI_Comm comm, MPI_Info info, MPI_Request *req))
+XM_API_(int, Scatter_init, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                            MPI_Comm comm, MPI_Info info, MPI_Request *req))
+XM_API_(int, Allgather_init, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                              MPI_Comm comm, MPI_Info info, MPI_Request *req))
+XM_API_(int, Alltoall_init, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                             MPI_Comm comm, MPI_Info info, MPI_Request *req))
+XM_API_(int, Reduce_scatter_block_init, (const void *sendbuf, void *recvbuf, int recvcount,
+                                         MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                                         MPI_Info info, MPI_Request *req))
+XM_API_(int, Scan_init, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
+                         MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req))
+XM_API_(int, Exscan_init, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
+                           MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req))
 
 #undef XM_API_
 
