@@ -7,11 +7,13 @@
  *   pkind = XM_REQ_COLL, the arguments in ->tmp (freed with the request).  Each
  *   MPI_Start runs the nonblocking collective's front end (api/coll.c: the same checks
  *   and schedules as MPI_I*) and hangs its request on ->inner, so Wait/Test/Request_free
- *   treat it like a persistent send.  Every rank must start its persistent collectives
- *   in the same order as its other collectives on that communicator (MPI-4 requires it):
- *   the schedule takes its tag from coll_seq at Start.
+ *   treat it like a persistent send.  Matching follows the order of the *_init calls,
+ *   as MPI-4 says (ranks may start them in different orders): *_init reserves a
+ *   sequence number of the communicator (coll_seq, the source of collective tags) and
+ *   every Start builds its schedule with that number.
  * Caveats: info is ignored; argument errors other than the communicator show at Start.
  */
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "coll_api.h"
@@ -56,6 +58,7 @@ struct pargs {
     int scount, rcount, root;
     MPI_Datatype sdt, rdt;
     MPI_Op op;
+    uint32_t seq; /* the communicator's coll_seq taken at init: the schedules' tag */
 };
 
 static int pinit(const struct pargs *a, MPI_Request *req)
@@ -73,6 +76,7 @@ static int pinit(const struct pargs *a, MPI_Request *req)
         return xm_err(c, MPI_ERR_NO_MEM, fn);
     }
     *p = *a;
+    p->seq = c->coll_seq++; /* matching follows the order of the *_init calls */
     r->persistent = 1;
     r->pkind = XM_REQ_COLL;
     r->tmp = p;
@@ -89,6 +93,13 @@ int xm_pcoll_start(struct xm_req *r)
     const struct pargs *a = r->tmp;
     const char *fn = "MPI_Start";
     MPI_Request h = MPI_REQUEST_NULL;
+    struct xm_comm *c = xm_comm_get(a->comm);
+    if (!c)
+        return xm_err(NULL, MPI_ERR_COMM, fn);
+    /* every nonblocking front end builds exactly one schedule, which takes its tag from
+     * coll_seq: give it the number reserved at init, then put the counter back */
+    uint32_t next = c->coll_seq;
+    c->coll_seq = a->seq;
     int rc;
     switch (a->kind) {
     case P_BARRIER:
@@ -130,6 +141,7 @@ int xm_pcoll_start(struct xm_req *r)
                           a->comm, &h, fn);
         break;
     }
+    c->coll_seq = next;
     if (rc != MPI_SUCCESS)
         return rc; /* already through the error handler; the request stays inactive */
     r->inner = xm_req_get(h);

@@ -2,7 +2,9 @@
  * coll_persist.c - MPI-4 persistent collectives: every *_init this library has, started
  *   several times with new data each round (MPI_Start + MPI_Wait, MPI_Startall +
  *   MPI_Waitall, MPI_Test loops), results checked against the values each rank put in;
- *   an inactive request completes at once; Request_free at the end.  Also one
+ *   an inactive request completes at once; Request_free at the end; a Bcast_init and a
+ *   Barrier_init started in different orders on different ranks (matching follows the
+ *   order of the *_init calls).  Also one
  *   Allreduce_init on an intercommunicator (even vs odd ranks) when there are 2+ ranks.
  */
 #include <stdlib.h>
@@ -88,6 +90,24 @@ int main(int argc, char **argv)
     }
     for (int i = 0; i < 11; i++)
         TEST_ASSERT(MPI_Request_free(&q[i]) == MPI_SUCCESS && q[i] == MPI_REQUEST_NULL);
+
+    /* matching follows the *_init order, not the Start order (MPI-4): rank 0 starts the
+     * Bcast first, the others the Barrier first */
+    {
+        int a = -1;
+        MPI_Request pr[2];
+        MPI_Bcast_init(&a, 1, MPI_INT, 0, comm, MPI_INFO_NULL, &pr[0]);
+        MPI_Barrier_init(comm, MPI_INFO_NULL, &pr[1]);
+        for (int it = 0; it < 3; it++) {
+            a = me == 0 ? 42 + it : -1;
+            MPI_Start(&pr[me == 0 ? 0 : 1]);
+            MPI_Start(&pr[me == 0 ? 1 : 0]);
+            MPI_Waitall(2, pr, MPI_STATUSES_IGNORE);
+            TEST_ASSERT_MSG(a == 42 + it, "out-of-order start: bcast gave %d", a);
+        }
+        MPI_Request_free(&pr[0]);
+        MPI_Request_free(&pr[1]);
+    }
 
     if (np >= 2) { /* on an intercommunicator */
         MPI_Comm local, ic;
