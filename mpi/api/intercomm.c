@@ -143,8 +143,7 @@ static int inter_ctx(struct xm_comm *c, uint32_t *ctx)
     return xm_ctx_take(mask, ctx);
 }
 
-/* ---- MPI entry points ---------------------------------------------------------------
- */
+/* ---- MPI entry points -------------------------------------------------------------- */
 int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
 {
     GET(c, comm, "MPI_Comm_test_inter");

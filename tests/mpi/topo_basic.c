@@ -110,6 +110,13 @@ static void test_dims(void)
     d[1] = 3;
     MPI_Dims_create(12, 2, d);
     TEST_ASSERT(d[0] == 4 && d[1] == 3);
+    d[0] = d[1] = 0; /* most balanced, not the greedy 12 x 6 */
+    MPI_Dims_create(72, 2, d);
+    TEST_ASSERT_MSG(d[0] == 9 && d[1] == 8, "72 in 2-D: %d x %d", d[0], d[1]);
+    d[0] = d[1] = d[2] = 0; /* equal spreads (20 x 18 x 14): larger small entries win */
+    MPI_Dims_create(5040, 3, d);
+    TEST_ASSERT_MSG(d[0] == 21 && d[1] == 16 && d[2] == 15, "5040 in 3-D: %d %d %d", d[0],
+                    d[1], d[2]);
     d[0] = d[1] = 0;
     MPI_Dims_create(7, 2, d);
     TEST_ASSERT(d[0] == 7 && d[1] == 1);
