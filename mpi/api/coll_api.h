@@ -40,4 +40,26 @@ int xm_capi_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
                       const int *rdispls, const MPI_Datatype *rdts, MPI_Comm comm,
                       MPI_Request *req, const char *fn);
 
+/* topo area: neighbor collectives (api/topo.c), also behind the persistent forms.
+ * scounts == NULL: (scount, sdt) to every out-neighbour, at i*scount*extent when
+ * sblocks (alltoall) else at 0 (allgather); sdispls_i: v-form displacements in extents;
+ * sdispls_b/sdts: the w-form.  The receive side likewise (blocks always i*rcount). */
+struct xm_nb_args {
+    const void *sbuf;
+    int scount;
+    MPI_Datatype sdt;
+    const int *scounts, *sdispls_i;
+    const MPI_Aint *sdispls_b;
+    const MPI_Datatype *sdts;
+    int sblocks;
+    void *rbuf;
+    int rcount;
+    MPI_Datatype rdt;
+    const int *rcounts, *rdispls_i;
+    const MPI_Aint *rdispls_b;
+    const MPI_Datatype *rdts;
+};
+int xm_capi_neighbor(const struct xm_nb_args *a, MPI_Comm comm, MPI_Request *req,
+                     const char *fn);
+
 #endif

@@ -1,7 +1,7 @@
 /*
- * pcoll.c - MPI-4 persistent collectives (MPI_Barrier_init, Bcast_init, Reduce_init,
- *           Allreduce_init, Gather_init, Scatter_init, Allgather_init, Alltoall_init,
- *           Reduce_scatter_block_init, Scan_init, Exscan_init).
+ * pcoll.c - MPI-4 persistent collectives: MPI_<collective>_init for Barrier, Bcast,
+ *           Reduce, Allreduce, Gather(v), Scatter(v), Allgather(v), Alltoall(v/w),
+ *           Reduce_scatter(_block), Scan, Exscan and the five Neighbor_* forms.
  * Contract: *_init checks the communicator and records the arguments in a persistent
  *   holder request (the same XM_REQ_GREQ holder as MPI_Send_init, api/p2p.c) with
  *   pkind = XM_REQ_COLL, the arguments in ->tmp (freed with the request).  Each
@@ -11,6 +11,8 @@
  *   as MPI-4 says (ranks may start them in different orders): *_init reserves a
  *   sequence number of the communicator (coll_seq, the source of collective tags) and
  *   every Start builds its schedule with that number.
+ *   Count/displacement/type arrays are kept by pointer: MPI-4 lets the library use them
+ *   until the request is freed.
  * Caveats: info is ignored; argument errors other than the communicator show at Start.
  */
 #include <stdint.h>
@@ -29,6 +31,17 @@ XM_WEAK(MPI_Alltoall_init)
 XM_WEAK(MPI_Reduce_scatter_block_init)
 XM_WEAK(MPI_Scan_init)
 XM_WEAK(MPI_Exscan_init)
+XM_WEAK(MPI_Gatherv_init)
+XM_WEAK(MPI_Scatterv_init)
+XM_WEAK(MPI_Allgatherv_init)
+XM_WEAK(MPI_Alltoallv_init)
+XM_WEAK(MPI_Alltoallw_init)
+XM_WEAK(MPI_Reduce_scatter_init)
+XM_WEAK(MPI_Neighbor_allgather_init)
+XM_WEAK(MPI_Neighbor_allgatherv_init)
+XM_WEAK(MPI_Neighbor_alltoall_init)
+XM_WEAK(MPI_Neighbor_alltoallv_init)
+XM_WEAK(MPI_Neighbor_alltoallw_init)
 
 enum pk {
     P_BARRIER,
@@ -41,29 +54,30 @@ enum pk {
     P_ALLTOALL,
     P_RSBLOCK,
     P_SCAN,
-    P_EXSCAN
+    P_EXSCAN,
+    P_ALLTOALLW,
+    P_REDSCAT,
+    P_NEIGHBOR
 };
-
-static const char *const names[] = {
-    "MPI_Barrier_init",   "MPI_Bcast_init",    "MPI_Reduce_init",
-    "MPI_Allreduce_init", "MPI_Gather_init",   "MPI_Scatter_init",
-    "MPI_Allgather_init", "MPI_Alltoall_init", "MPI_Reduce_scatter_block_init",
-    "MPI_Scan_init",      "MPI_Exscan_init"};
 
 struct pargs {
     enum pk kind;
+    const char *fn; /* the *_init's name */
     MPI_Comm comm;
     const void *sbuf;
     void *rbuf;
     int scount, rcount, root;
     MPI_Datatype sdt, rdt;
     MPI_Op op;
+    const int *scounts, *sdispls, *rcounts, *rdispls; /* v/w forms (NULL: fixed) */
+    const MPI_Datatype *sdts, *rdts;
+    struct xm_nb_args nb; /* neighbor collectives */
     uint32_t seq; /* the communicator's coll_seq taken at init: the schedules' tag */
 };
 
 static int pinit(const struct pargs *a, MPI_Request *req)
 {
-    const char *fn = names[a->kind];
+    const char *fn = a->fn;
     struct xm_comm *c = xm_comm_get(a->comm);
     if (!c)
         return xm_err(NULL, MPI_ERR_COMM, fn);
@@ -117,24 +131,33 @@ int xm_pcoll_start(struct xm_req *r)
                                fn);
         break;
     case P_GATHER:
-        rc = xm_capi_gatherv(a->sbuf, a->scount, a->sdt, a->rbuf, NULL, NULL, a->rcount,
-                             a->rdt, a->root, a->comm, &h, fn);
+        rc = xm_capi_gatherv(a->sbuf, a->scount, a->sdt, a->rbuf, a->rcounts, a->rdispls,
+                             a->rcount, a->rdt, a->root, a->comm, &h, fn);
         break;
     case P_SCATTER:
-        rc = xm_capi_scatterv(a->sbuf, NULL, NULL, a->scount, a->sdt, a->rbuf, a->rcount,
-                              a->rdt, a->root, a->comm, &h, fn);
+        rc = xm_capi_scatterv(a->sbuf, a->scounts, a->sdispls, a->scount, a->sdt, a->rbuf,
+                              a->rcount, a->rdt, a->root, a->comm, &h, fn);
         break;
     case P_ALLGATHER:
-        rc = xm_capi_allgatherv(a->sbuf, a->scount, a->sdt, a->rbuf, NULL, NULL,
-                                a->rcount, a->rdt, a->comm, &h, fn);
+        rc = xm_capi_allgatherv(a->sbuf, a->scount, a->sdt, a->rbuf, a->rcounts,
+                                a->rdispls, a->rcount, a->rdt, a->comm, &h, fn);
         break;
     case P_ALLTOALL:
-        rc = xm_capi_alltoallv(a->sbuf, NULL, NULL, a->scount, a->sdt, a->rbuf, NULL,
-                               NULL, a->rcount, a->rdt, a->comm, &h, fn);
+        rc =
+            xm_capi_alltoallv(a->sbuf, a->scounts, a->sdispls, a->scount, a->sdt, a->rbuf,
+                              a->rcounts, a->rdispls, a->rcount, a->rdt, a->comm, &h, fn);
+        break;
+    case P_ALLTOALLW:
+        rc = xm_capi_alltoallw(a->sbuf, a->scounts, a->sdispls, a->sdts, a->rbuf,
+                               a->rcounts, a->rdispls, a->rdts, a->comm, &h, fn);
         break;
     case P_RSBLOCK:
-        rc = xm_capi_reduce_scatter(a->sbuf, a->rbuf, NULL, a->rcount, a->rdt, a->op,
-                                    a->comm, &h, fn);
+    case P_REDSCAT:
+        rc = xm_capi_reduce_scatter(a->sbuf, a->rbuf, a->rcounts, a->rcount, a->rdt,
+                                    a->op, a->comm, &h, fn);
+        break;
+    case P_NEIGHBOR:
+        rc = xm_capi_neighbor(&a->nb, a->comm, &h, fn);
         break;
     default:
         rc = xm_capi_scan(a->sbuf, a->rbuf, a->rcount, a->rdt, a->op, a->kind == P_EXSCAN,
@@ -152,7 +175,7 @@ int xm_pcoll_start(struct xm_req *r)
 int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     (void)info;
-    struct pargs a = {.kind = P_BARRIER, .comm = comm};
+    struct pargs a = {.kind = P_BARRIER, .fn = "MPI_Barrier_init", .comm = comm};
     return pinit(&a, req);
 }
 
@@ -161,6 +184,7 @@ int PMPI_Bcast_init(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm co
 {
     (void)info;
     struct pargs a = {.kind = P_BCAST,
+                      .fn = "MPI_Bcast_init",
                       .comm = comm,
                       .rbuf = buf,
                       .rcount = count,
@@ -174,6 +198,7 @@ int PMPI_Reduce_init(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, M
 {
     (void)info;
     struct pargs a = {.kind = P_REDUCE,
+                      .fn = "MPI_Reduce_init",
                       .comm = comm,
                       .sbuf = sbuf,
                       .rbuf = rbuf,
@@ -189,6 +214,7 @@ int PMPI_Allreduce_init(const void *sbuf, void *rbuf, int count, MPI_Datatype dt
 {
     (void)info;
     struct pargs a = {.kind = P_ALLREDUCE,
+                      .fn = "MPI_Allreduce_init",
                       .comm = comm,
                       .sbuf = sbuf,
                       .rbuf = rbuf,
@@ -204,6 +230,7 @@ int PMPI_Gather_init(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
 {
     (void)info;
     struct pargs a = {.kind = P_GATHER,
+                      .fn = "MPI_Gather_init",
                       .comm = comm,
                       .sbuf = sbuf,
                       .scount = scount,
@@ -221,6 +248,7 @@ int PMPI_Scatter_init(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf
 {
     (void)info;
     struct pargs a = {.kind = P_SCATTER,
+                      .fn = "MPI_Scatter_init",
                       .comm = comm,
                       .sbuf = sbuf,
                       .scount = scount,
@@ -238,6 +266,7 @@ int PMPI_Allgather_init(const void *sbuf, int scount, MPI_Datatype sdt, void *rb
 {
     (void)info;
     struct pargs a = {.kind = P_ALLGATHER,
+                      .fn = "MPI_Allgather_init",
                       .comm = comm,
                       .sbuf = sbuf,
                       .scount = scount,
@@ -254,6 +283,7 @@ int PMPI_Alltoall_init(const void *sbuf, int scount, MPI_Datatype sdt, void *rbu
 {
     (void)info;
     struct pargs a = {.kind = P_ALLTOALL,
+                      .fn = "MPI_Alltoall_init",
                       .comm = comm,
                       .sbuf = sbuf,
                       .scount = scount,
@@ -270,6 +300,7 @@ int PMPI_Reduce_scatter_block_init(const void *sbuf, void *rbuf, int rcount,
 {
     (void)info;
     struct pargs a = {.kind = P_RSBLOCK,
+                      .fn = "MPI_Reduce_scatter_block_init",
                       .comm = comm,
                       .sbuf = sbuf,
                       .rbuf = rbuf,
@@ -284,6 +315,7 @@ int PMPI_Scan_init(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI
 {
     (void)info;
     struct pargs a = {.kind = P_SCAN,
+                      .fn = "MPI_Scan_init",
                       .comm = comm,
                       .sbuf = sbuf,
                       .rbuf = rbuf,
@@ -298,6 +330,7 @@ int PMPI_Exscan_init(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, M
 {
     (void)info;
     struct pargs a = {.kind = P_EXSCAN,
+                      .fn = "MPI_Exscan_init",
                       .comm = comm,
                       .sbuf = sbuf,
                       .rbuf = rbuf,
@@ -305,4 +338,208 @@ int PMPI_Exscan_init(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, M
                       .rdt = dt,
                       .op = op};
     return pinit(&a, req);
+}
+
+/* ---- v/w forms -----------------------------------------------------------------------
+ */
+int PMPI_Gatherv_init(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
+                      const int rcounts[], const int displs[], MPI_Datatype rdt, int root,
+                      MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    (void)info;
+    struct pargs a = {.kind = P_GATHER,
+                      .fn = "MPI_Gatherv_init",
+                      .comm = comm,
+                      .sbuf = sbuf,
+                      .scount = scount,
+                      .sdt = sdt,
+                      .rbuf = rbuf,
+                      .rcounts = rcounts,
+                      .rdispls = displs,
+                      .rdt = rdt,
+                      .root = root};
+    return pinit(&a, req);
+}
+
+int PMPI_Scatterv_init(const void *sbuf, const int scounts[], const int displs[],
+                       MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt,
+                       int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    (void)info;
+    struct pargs a = {.kind = P_SCATTER,
+                      .fn = "MPI_Scatterv_init",
+                      .comm = comm,
+                      .sbuf = sbuf,
+                      .scounts = scounts,
+                      .sdispls = displs,
+                      .sdt = sdt,
+                      .rbuf = rbuf,
+                      .rcount = rcount,
+                      .rdt = rdt,
+                      .root = root};
+    return pinit(&a, req);
+}
+
+int PMPI_Allgatherv_init(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
+                         const int rcounts[], const int displs[], MPI_Datatype rdt,
+                         MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    (void)info;
+    struct pargs a = {.kind = P_ALLGATHER,
+                      .fn = "MPI_Allgatherv_init",
+                      .comm = comm,
+                      .sbuf = sbuf,
+                      .scount = scount,
+                      .sdt = sdt,
+                      .rbuf = rbuf,
+                      .rcounts = rcounts,
+                      .rdispls = displs,
+                      .rdt = rdt};
+    return pinit(&a, req);
+}
+
+int PMPI_Alltoallv_init(const void *sbuf, const int scounts[], const int sdispls[],
+                        MPI_Datatype sdt, void *rbuf, const int rcounts[],
+                        const int rdispls[], MPI_Datatype rdt, MPI_Comm comm,
+                        MPI_Info info, MPI_Request *req)
+{
+    (void)info;
+    struct pargs a = {.kind = P_ALLTOALL,
+                      .fn = "MPI_Alltoallv_init",
+                      .comm = comm,
+                      .sbuf = sbuf,
+                      .scounts = scounts,
+                      .sdispls = sdispls,
+                      .sdt = sdt,
+                      .rbuf = rbuf,
+                      .rcounts = rcounts,
+                      .rdispls = rdispls,
+                      .rdt = rdt};
+    return pinit(&a, req);
+}
+
+int PMPI_Alltoallw_init(const void *sbuf, const int scounts[], const int sdispls[],
+                        const MPI_Datatype sdts[], void *rbuf, const int rcounts[],
+                        const int rdispls[], const MPI_Datatype rdts[], MPI_Comm comm,
+                        MPI_Info info, MPI_Request *req)
+{
+    (void)info;
+    struct pargs a = {.kind = P_ALLTOALLW,
+                      .fn = "MPI_Alltoallw_init",
+                      .comm = comm,
+                      .sbuf = sbuf,
+                      .scounts = scounts,
+                      .sdispls = sdispls,
+                      .sdts = sdts,
+                      .rbuf = rbuf,
+                      .rcounts = rcounts,
+                      .rdispls = rdispls,
+                      .rdts = rdts};
+    return pinit(&a, req);
+}
+
+int PMPI_Reduce_scatter_init(const void *sbuf, void *rbuf, const int rcounts[],
+                             MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                             MPI_Request *req)
+{
+    (void)info;
+    struct pargs a = {.kind = P_REDSCAT,
+                      .fn = "MPI_Reduce_scatter_init",
+                      .comm = comm,
+                      .sbuf = sbuf,
+                      .rbuf = rbuf,
+                      .rcounts = rcounts,
+                      .rdt = dt,
+                      .op = op};
+    return pinit(&a, req);
+}
+
+/* ---- neighbor collectives ------------------------------------------------------------
+ */
+static int ninit(const struct xm_nb_args *nb, MPI_Comm comm, MPI_Request *req,
+                 const char *fn)
+{
+    struct pargs a = {.kind = P_NEIGHBOR, .fn = fn, .comm = comm, .nb = *nb};
+    return pinit(&a, req);
+}
+
+int PMPI_Neighbor_allgather_init(const void *sbuf, int scount, MPI_Datatype sdt,
+                                 void *rbuf, int rcount, MPI_Datatype rdt, MPI_Comm comm,
+                                 MPI_Info info, MPI_Request *req)
+{
+    (void)info;
+    struct xm_nb_args nb = {.sbuf = sbuf,
+                            .scount = scount,
+                            .sdt = sdt,
+                            .rbuf = rbuf,
+                            .rcount = rcount,
+                            .rdt = rdt};
+    return ninit(&nb, comm, req, "MPI_Neighbor_allgather_init");
+}
+
+int PMPI_Neighbor_allgatherv_init(const void *sbuf, int scount, MPI_Datatype sdt,
+                                  void *rbuf, const int rcounts[], const int displs[],
+                                  MPI_Datatype rdt, MPI_Comm comm, MPI_Info info,
+                                  MPI_Request *req)
+{
+    (void)info;
+    struct xm_nb_args nb = {.sbuf = sbuf,
+                            .scount = scount,
+                            .sdt = sdt,
+                            .rbuf = rbuf,
+                            .rcounts = rcounts,
+                            .rdispls_i = displs,
+                            .rdt = rdt};
+    return ninit(&nb, comm, req, "MPI_Neighbor_allgatherv_init");
+}
+
+int PMPI_Neighbor_alltoall_init(const void *sbuf, int scount, MPI_Datatype sdt,
+                                void *rbuf, int rcount, MPI_Datatype rdt, MPI_Comm comm,
+                                MPI_Info info, MPI_Request *req)
+{
+    (void)info;
+    struct xm_nb_args nb = {.sbuf = sbuf,
+                            .scount = scount,
+                            .sdt = sdt,
+                            .sblocks = 1,
+                            .rbuf = rbuf,
+                            .rcount = rcount,
+                            .rdt = rdt};
+    return ninit(&nb, comm, req, "MPI_Neighbor_alltoall_init");
+}
+
+int PMPI_Neighbor_alltoallv_init(const void *sbuf, const int scounts[],
+                                 const int sdispls[], MPI_Datatype sdt, void *rbuf,
+                                 const int rcounts[], const int rdispls[],
+                                 MPI_Datatype rdt, MPI_Comm comm, MPI_Info info,
+                                 MPI_Request *req)
+{
+    (void)info;
+    struct xm_nb_args nb = {.sbuf = sbuf,
+                            .scounts = scounts,
+                            .sdispls_i = sdispls,
+                            .sdt = sdt,
+                            .rbuf = rbuf,
+                            .rcounts = rcounts,
+                            .rdispls_i = rdispls,
+                            .rdt = rdt};
+    return ninit(&nb, comm, req, "MPI_Neighbor_alltoallv_init");
+}
+
+int PMPI_Neighbor_alltoallw_init(const void *sbuf, const int scounts[],
+                                 const MPI_Aint sdispls[], const MPI_Datatype sdts[],
+                                 void *rbuf, const int rcounts[],
+                                 const MPI_Aint rdispls[], const MPI_Datatype rdts[],
+                                 MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    (void)info;
+    struct xm_nb_args nb = {.sbuf = sbuf,
+                            .scounts = scounts,
+                            .sdispls_b = sdispls,
+                            .sdts = sdts,
+                            .rbuf = rbuf,
+                            .rcounts = rcounts,
+                            .rdispls_b = rdispls,
+                            .rdts = rdts};
+    return ninit(&nb, comm, req, "MPI_Neighbor_alltoallw_init");
 }

@@ -20,6 +20,7 @@
 #include "../coll/coll.h"
 #include "../core/comm.h"
 #include "../dt/dtype.h"
+#include "coll_api.h"
 
 XM_WEAK(MPI_Topo_test)
 XM_WEAK(MPI_Dims_create)
@@ -795,27 +796,9 @@ int PMPI_Topo_test(MPI_Comm comm, int *status)
 }
 
 /* ---- neighbor collectives ---------------------------------------------------------- */
-/* Checks, then the per-neighbour arrays of the w-form.  scounts == NULL: the same
- * (scount, sdt) block at sbuf to every out-neighbour (allgather); sdispls_i == NULL with
- * scounts: displacements i*scount (alltoall).  Likewise for the receive side. */
-struct nb_args {
-    const void *sbuf;
-    int scount;
-    MPI_Datatype sdt;
-    const int *scounts, *sdispls_i; /* v-form (in extents of sdt) */
-    const MPI_Aint *sdispls_b;      /* w-form (bytes) */
-    const MPI_Datatype *sdts;
-    int sblocks; /* alltoall: i*scount; allgather: 0 */
-    void *rbuf;
-    int rcount;
-    MPI_Datatype rdt;
-    const int *rcounts, *rdispls_i;
-    const MPI_Aint *rdispls_b;
-    const MPI_Datatype *rdts;
-};
-
-static int neighbor(const struct nb_args *a, MPI_Comm comm, MPI_Request *req,
-                    const char *fn)
+/* Checks, then the per-neighbour arrays of the w-form (struct xm_nb_args: coll_api.h). */
+int xm_capi_neighbor(const struct xm_nb_args *a, MPI_Comm comm, MPI_Request *req,
+                     const char *fn)
 {
     GET(c, comm, fn);
     if (c->inter)
@@ -880,52 +863,52 @@ static int neighbor(const struct nb_args *a, MPI_Comm comm, MPI_Request *req,
 }
 
 #define NB_ALLGATHER                                                                     \
-    struct nb_args a = {.sbuf = sbuf,                                                    \
-                        .scount = scount,                                                \
-                        .sdt = sdt,                                                      \
-                        .rbuf = rbuf,                                                    \
-                        .rcount = rcount,                                                \
-                        .rdt = rdt}
+    struct xm_nb_args a = {.sbuf = sbuf,                                                 \
+                           .scount = scount,                                             \
+                           .sdt = sdt,                                                   \
+                           .rbuf = rbuf,                                                 \
+                           .rcount = rcount,                                             \
+                           .rdt = rdt}
 #define NB_ALLGATHERV                                                                    \
-    struct nb_args a = {.sbuf = sbuf,                                                    \
-                        .scount = scount,                                                \
-                        .sdt = sdt,                                                      \
-                        .rbuf = rbuf,                                                    \
-                        .rcounts = rcounts,                                              \
-                        .rdispls_i = displs,                                             \
-                        .rdt = rdt}
+    struct xm_nb_args a = {.sbuf = sbuf,                                                 \
+                           .scount = scount,                                             \
+                           .sdt = sdt,                                                   \
+                           .rbuf = rbuf,                                                 \
+                           .rcounts = rcounts,                                           \
+                           .rdispls_i = displs,                                          \
+                           .rdt = rdt}
 #define NB_ALLTOALL                                                                      \
-    struct nb_args a = {.sbuf = sbuf,                                                    \
-                        .scount = scount,                                                \
-                        .sdt = sdt,                                                      \
-                        .sblocks = 1,                                                    \
-                        .rbuf = rbuf,                                                    \
-                        .rcount = rcount,                                                \
-                        .rdt = rdt}
+    struct xm_nb_args a = {.sbuf = sbuf,                                                 \
+                           .scount = scount,                                             \
+                           .sdt = sdt,                                                   \
+                           .sblocks = 1,                                                 \
+                           .rbuf = rbuf,                                                 \
+                           .rcount = rcount,                                             \
+                           .rdt = rdt}
 #define NB_ALLTOALLV                                                                     \
-    struct nb_args a = {.sbuf = sbuf,                                                    \
-                        .scounts = scounts,                                              \
-                        .sdispls_i = sdispls,                                            \
-                        .sdt = sdt,                                                      \
-                        .rbuf = rbuf,                                                    \
-                        .rcounts = rcounts,                                              \
-                        .rdispls_i = rdispls,                                            \
-                        .rdt = rdt}
+    struct xm_nb_args a = {.sbuf = sbuf,                                                 \
+                           .scounts = scounts,                                           \
+                           .sdispls_i = sdispls,                                         \
+                           .sdt = sdt,                                                   \
+                           .rbuf = rbuf,                                                 \
+                           .rcounts = rcounts,                                           \
+                           .rdispls_i = rdispls,                                         \
+                           .rdt = rdt}
 #define NB_ALLTOALLW                                                                     \
-    struct nb_args a = {.sbuf = sbuf,                                                    \
-                        .scounts = scounts,                                              \
-                        .sdispls_b = sdispls,                                            \
-                        .sdts = sdts,                                                    \
-                        .rbuf = rbuf,                                                    \
-                        .rcounts = rcounts,                                              \
-                        .rdispls_b = rdispls,                                            \
-                        .rdts = rdts}
+    struct xm_nb_args a = {.sbuf = sbuf,                                                 \
+                           .scounts = scounts,                                           \
+                           .sdispls_b = sdispls,                                         \
+                           .sdts = sdts,                                                 \
+                           .rbuf = rbuf,                                                 \
+                           .rcounts = rcounts,                                           \
+                           .rdispls_b = rdispls,                                         \
+                           .rdts = rdts}
 
 int PMPI_Neighbor_allgather(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
                             int rcount, MPI_Datatype rdt, MPI_Comm comm)
 {
     NB_ALLGATHER;
-    return neighbor(&a, comm, NULL, "MPI_Neighbor_allgather");
+    return xm_capi_neighbor(&a, comm, NULL, "MPI_Neighbor_allgather");
 }
 
 int PMPI_Ineighbor_allgather(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
@@ -933,7 +916,7 @@ int PMPI_Ineighbor_allgather(const void *sbuf, int scount, MPI_Datatype sdt, voi
                              MPI_Request *req)
 {
     NB_ALLGATHER;
-    return neighbor(&a, comm, req, "MPI_Ineighbor_allgather");
+    return xm_capi_neighbor(&a, comm, req, "MPI_Ineighbor_allgather");
 }
 
 int PMPI_Neighbor_allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
@@ -941,7 +924,7 @@ int PMPI_Neighbor_allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, voi
                              MPI_Comm comm)
 {
     NB_ALLGATHERV;
-    return neighbor(&a, comm, NULL, "MPI_Neighbor_allgatherv");
+    return xm_capi_neighbor(&a, comm, NULL, "MPI_Neighbor_allgatherv");
 }
 
 int PMPI_Ineighbor_allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
@@ -949,21 +932,21 @@ int PMPI_Ineighbor_allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, vo
                               MPI_Comm comm, MPI_Request *req)
 {
     NB_ALLGATHERV;
-    return neighbor(&a, comm, req, "MPI_Ineighbor_allgatherv");
+    return xm_capi_neighbor(&a, comm, req, "MPI_Ineighbor_allgatherv");
 }
 
 int PMPI_Neighbor_alltoall(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
                            int rcount, MPI_Datatype rdt, MPI_Comm comm)
 {
     NB_ALLTOALL;
-    return neighbor(&a, comm, NULL, "MPI_Neighbor_alltoall");
+    return xm_capi_neighbor(&a, comm, NULL, "MPI_Neighbor_alltoall");
 }
 
 int PMPI_Ineighbor_alltoall(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
                             int rcount, MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req)
 {
     NB_ALLTOALL;
-    return neighbor(&a, comm, req, "MPI_Ineighbor_alltoall");
+    return xm_capi_neighbor(&a, comm, req, "MPI_Ineighbor_alltoall");
 }
 
 int PMPI_Neighbor_alltoallv(const void *sbuf, const int scounts[], const int sdispls[],
@@ -971,7 +954,7 @@ int PMPI_Neighbor_alltoallv(const void *sbuf, const int scounts[], const int sdi
                             const int rdispls[], MPI_Datatype rdt, MPI_Comm comm)
 {
     NB_ALLTOALLV;
-    return neighbor(&a, comm, NULL, "MPI_Neighbor_alltoallv");
+    return xm_capi_neighbor(&a, comm, NULL, "MPI_Neighbor_alltoallv");
 }
 
 int PMPI_Ineighbor_alltoallv(const void *sbuf, const int scounts[], const int sdispls[],
@@ -980,7 +963,7 @@ int PMPI_Ineighbor_alltoallv(const void *sbuf, const int scounts[], const int sd
                              MPI_Request *req)
 {
     NB_ALLTOALLV;
-    return neighbor(&a, comm, req, "MPI_Ineighbor_alltoallv");
+    return xm_capi_neighbor(&a, comm, req, "MPI_Ineighbor_alltoallv");
 }
 
 int PMPI_Neighbor_alltoallw(const void *sbuf, const int scounts[],
@@ -989,7 +972,7 @@ int PMPI_Neighbor_alltoallw(const void *sbuf, const int scounts[],
                             const MPI_Datatype rdts[], MPI_Comm comm)
 {
     NB_ALLTOALLW;
-    return neighbor(&a, comm, NULL, "MPI_Neighbor_alltoallw");
+    return xm_capi_neighbor(&a, comm, NULL, "MPI_Neighbor_alltoallw");
 }
 
 int PMPI_Ineighbor_alltoallw(const void *sbuf, const int scounts[],
@@ -998,5 +981,5 @@ int PMPI_Ineighbor_alltoallw(const void *sbuf, const int scounts[],
                              const MPI_Datatype rdts[], MPI_Comm comm, MPI_Request *req)
 {
     NB_ALLTOALLW;
-    return neighbor(&a, comm, req, "MPI_Ineighbor_alltoallw");
+    return xm_capi_neighbor(&a, comm, req, "MPI_Ineighbor_alltoallw");
 }

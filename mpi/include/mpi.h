@@ -862,7 +862,7 @@ XM_API_(int, Ialltoallw, (const void *sendbuf, const int sendcounts[], const int
                           const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                           const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                           MPI_Request *req))
-/* MPI-4 persistent collectives (the common ones; topo area) */
+/* MPI-4 persistent collectives and persistent neighbor collectives (topo area) */
 XM_API_(int, Barrier_init, (MPI_Comm comm, MPI_Info info, MPI_Request *req))
 XM_API_(int, Bcast_init, (void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
                           MPI_Info info, MPI_Request *req))
@@ -890,6 +890,54 @@ XM_API_(int, Scan_init, (const void *sendbuf, void *recvbuf, int count, MPI_Data
                          MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req))
 XM_API_(int, Exscan_init, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
                            MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req))
+XM_API_(int, Gatherv_init, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, const int recvcounts[], const int displs[],
+                            MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                            MPI_Request *req))
+XM_API_(int, Scatterv_init, (const void *sendbuf, const int sendcounts[], const int displs[],
+                             MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                             MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                             MPI_Request *req))
+XM_API_(int, Allgatherv_init, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, const int recvcounts[], const int displs[],
+                               MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                               MPI_Request *req))
+XM_API_(int, Alltoallv_init, (const void *sendbuf, const int sendcounts[], const int sdispls[],
+                              MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                              const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                              MPI_Info info, MPI_Request *req))
+XM_API_(int, Alltoallw_init, (const void *sendbuf, const int sendcounts[], const int sdispls[],
+                              const MPI_Datatype sendtypes[], void *recvbuf,
+                              const int recvcounts[], const int rdispls[],
+                              const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
+                              MPI_Request *req))
+XM_API_(int, Reduce_scatter_init, (const void *sendbuf, void *recvbuf, const int recvcounts[],
+                                   MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                   MPI_Request *req))
+XM_API_(int, Neighbor_allgather_init, (const void *sendbuf, int sendcount,
+                                       MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                       MPI_Request *req))
+XM_API_(int, Neighbor_allgatherv_init, (const void *sendbuf, int sendcount,
+                                        MPI_Datatype sendtype, void *recvbuf,
+                                        const int recvcounts[], const int displs[],
+                                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                        MPI_Request *req))
+XM_API_(int, Neighbor_alltoall_init, (const void *sendbuf, int sendcount,
+                                      MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                      MPI_Request *req))
+XM_API_(int, Neighbor_alltoallv_init, (const void *sendbuf, const int sendcounts[],
+                                       const int sdispls[], MPI_Datatype sendtype,
+                                       void *recvbuf, const int recvcounts[],
+                                       const int rdispls[], MPI_Datatype recvtype,
+                                       MPI_Comm comm, MPI_Info info, MPI_Request *req))
+XM_API_(int, Neighbor_alltoallw_init, (const void *sendbuf, const int sendcounts[],
+                                       const MPI_Aint sdispls[],
+                                       const MPI_Datatype sendtypes[], void *recvbuf,
+                                       const int recvcounts[], const MPI_Aint rdispls[],
+                                       const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                       MPI_Info info, MPI_Request *req))
 
 #undef XM_API_
 

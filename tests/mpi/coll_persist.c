@@ -4,7 +4,8 @@
  *   MPI_Waitall, MPI_Test loops), results checked against the values each rank put in;
  *   an inactive request completes at once; Request_free at the end; a Bcast_init and a
  *   Barrier_init started in different orders on different ranks (matching follows the
- *   order of the *_init calls).  Also one
+ *   order of the *_init calls); Alltoallv/Gatherv/Reduce_scatter/Alltoallw_init and a
+ *   Neighbor_alltoall_init on a periodic ring.  Also one
  *   Allreduce_init on an intercommunicator (even vs odd ranks) when there are 2+ ranks.
  */
 #include <stdlib.h>
@@ -107,6 +108,73 @@ int main(int argc, char **argv)
         }
         MPI_Request_free(&pr[0]);
         MPI_Request_free(&pr[1]);
+    }
+
+    /* v/w forms and a persistent neighbor collective on a ring */
+    {
+        int *cnt = malloc((size_t)np * sizeof(int)),
+            *dis = malloc((size_t)np * sizeof(int));
+        int *vs = malloc((size_t)np * sizeof(int)),
+            *vr = malloc((size_t)np * sizeof(int));
+        int *gv = malloc((size_t)np * sizeof(int)),
+            *rs = malloc((size_t)np * sizeof(int));
+        MPI_Datatype *ty = malloc((size_t)np * sizeof(MPI_Datatype));
+        int *wr = malloc((size_t)np * sizeof(int)),
+            *bd = malloc((size_t)np * sizeof(int));
+        for (int j = 0; j < np; j++) {
+            cnt[j] = 1;
+            dis[j] = np - 1 - j; /* reversed placement */
+            bd[j] = j * (int)sizeof(int);
+            ty[j] = MPI_INT;
+        }
+        int one = 1, rsv = -1, per = 1, nbs[2], nbr[2];
+        MPI_Comm ring;
+        MPI_Cart_create(comm, 1, &np, &per, 0, &ring);
+        MPI_Request v[5];
+        MPI_Alltoallv_init(vs, cnt, dis, MPI_INT, vr, cnt, dis, MPI_INT, comm,
+                           MPI_INFO_NULL, &v[0]);
+        MPI_Gatherv_init(&one, 1, MPI_INT, gv, cnt, dis, MPI_INT, 0, comm, MPI_INFO_NULL,
+                         &v[1]);
+        MPI_Reduce_scatter_init(rs, &rsv, cnt, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL,
+                                &v[2]);
+        MPI_Alltoallw_init(vs, cnt, bd, ty, wr, cnt, bd, ty, comm, MPI_INFO_NULL, &v[3]);
+        MPI_Neighbor_alltoall_init(nbs, 1, MPI_INT, nbr, 1, MPI_INT, ring, MPI_INFO_NULL,
+                                   &v[4]);
+        for (int it = 0; it < 3; it++) {
+            for (int j = 0; j < np; j++) {
+                vs[j] = me * 100 + j + it; /* block for rank j at dis[j] (reversed) */
+                rs[j] = me + j + it;
+            }
+            one = me + it;
+            nbs[0] = -(me + it); /* towards me-1 */
+            nbs[1] = me + it;    /* towards me+1 */
+            MPI_Startall(5, v);
+            MPI_Waitall(5, v, MPI_STATUSES_IGNORE);
+            for (int j = 0; j < np; j++) {
+                TEST_ASSERT_MSG(vr[np - 1 - j] == j * 100 + (np - 1 - me) + it,
+                                "alltoallv_init from %d: %d", j, vr[np - 1 - j]);
+                TEST_ASSERT(wr[j] == j * 100 + me + it); /* w: block j at j ints */
+                if (me == 0)
+                    TEST_ASSERT(gv[np - 1 - j] == j + it);
+            }
+            TEST_ASSERT_MSG(rsv == np * (np - 1) / 2 + np * (me + it),
+                            "reduce_scatter %d", rsv);
+            int left = (me + np - 1) % np, right = (me + 1) % np;
+            TEST_ASSERT_MSG(nbr[0] == left + it && nbr[1] == -(right + it),
+                            "neighbor_alltoall_init %d %d", nbr[0], nbr[1]);
+        }
+        for (int i = 0; i < 5; i++)
+            MPI_Request_free(&v[i]);
+        MPI_Comm_free(&ring);
+        free(cnt);
+        free(dis);
+        free(vs);
+        free(vr);
+        free(gv);
+        free(rs);
+        free(ty);
+        free(wr);
+        free(bd);
     }
 
     if (np >= 2) { /* on an intercommunicator */
