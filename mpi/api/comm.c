@@ -374,6 +374,14 @@ int PMPI_Comm_compare(MPI_Comm c1, MPI_Comm c2, int *result)
         *result = MPI_IDENT;
         return MPI_SUCCESS;
     }
+    if (a->inter || b->inter) { /* both groups compare; CONGRUENT < SIMILAR < UNEQUAL */
+        int l = a->inter && b->inter
+                    ? xm_map_compare(a->local_size, a->local_w, b->local_size, b->local_w)
+                    : MPI_UNEQUAL;
+        int r = l == MPI_UNEQUAL ? l : xm_map_compare(a->size, a->w, b->size, b->w);
+        *result = l > r ? l : r;
+        return MPI_SUCCESS;
+    }
     int *w1 = world_map(a), *w2 = world_map(b);
     if (!w1 || !w2) {
         free(w1);

@@ -219,6 +219,9 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
         if (rc == 0)
             rc = xm_sendrecv(lw, l->size, MPI_INT, peer, rw, rhdr[W], MPI_INT, peer, tag,
                              p->ctx);
+        for (int i = 0; rc == 0 && i < rhdr[W]; i++) /* world ranks of this job only */
+            if (rw[i] < 0 || rw[i] >= xm_g.size)
+                rc = -EPROTO;
         if (rc < 0)
             rhdr[W] = -1; /* tell the group */
         else

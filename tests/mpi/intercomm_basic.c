@@ -293,6 +293,11 @@ int main(int argc, char **argv)
     MPI_Waitall(2, q2, MPI_STATUSES_IGNORE);
     TEST_ASSERT(y1 == wr(1 - g, rn - 1) && y2 == 1 - g);
     collectives(d, g, 1);
+    int cmp = -1;
+    MPI_Comm_compare(ic, d, &cmp);
+    TEST_ASSERT_MSG(cmp == MPI_CONGRUENT, "compare(ic, dup) = %d", cmp);
+    MPI_Comm_compare(ic, local, &cmp);
+    TEST_ASSERT(cmp == MPI_UNEQUAL);
 
     /* split: color by local rank parity; the remote side pairs colors */
     MPI_Comm sp;
