@@ -1086,6 +1086,7 @@ void xm_peer_lost(int peer, const char *why)
 /* ---- progress and waiting ----------------------------------------------------- */
 
 int (*xm_progress_hook)(void);
+int (*xm_rma_progress_hook)(void); /* RMA area: set by the first window (mpi/rma/rma.c) */
 
 int xm_progress(void)
 {
@@ -1105,6 +1106,15 @@ int xm_progress(void)
         in_hook = 1;
         n += xm_progress_hook();
         in_hook = 0;
+    }
+    /* one-sided communication (RMA area): targets service window requests here */
+    {
+        static int in_rma;
+        if (xm_rma_progress_hook && !in_rma) {
+            in_rma = 1;
+            n += xm_rma_progress_hook();
+            in_rma = 0;
+        }
     }
     return n;
 }

@@ -67,6 +67,8 @@ int xm_progress(void);
  * the first nonblocking collective starts, so MPI_Test loops advance it (a hook, so
  * the p2p engine links without the collectives, as in check_match). */
 extern int (*xm_progress_hook)(void);
+/* The same for one-sided communication (mpi/rma/rma.c sets it with its first window). */
+extern int (*xm_rma_progress_hook)(void);
 void xm_wait(struct xm_req *r);
 /* One step of the idle policy (callers that poll by hand, e.g. Probe); *spins = 0 first. */
 void xm_idle(int *spins);

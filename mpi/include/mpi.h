@@ -938,6 +938,104 @@ XM_API_(int, Neighbor_alltoallw_init, (const void *sendbuf, const int sendcounts
                                        const int recvcounts[], const MPI_Aint rdispls[],
                                        const MPI_Datatype recvtypes[], MPI_Comm comm,
                                        MPI_Info info, MPI_Request *req))
+/* ---- one-sided communication (RMA area, MPI-3.1 chapter 11; mpi/rma/) ------------- */
+#define MPI_WIN_BASE          0x49000011
+#define MPI_WIN_SIZE          0x49000012
+#define MPI_WIN_DISP_UNIT     0x49000013
+#define MPI_WIN_CREATE_FLAVOR 0x49000014
+#define MPI_WIN_MODEL         0x49000015
+#define MPI_WIN_FLAVOR_CREATE   1
+#define MPI_WIN_FLAVOR_ALLOCATE 2
+#define MPI_WIN_FLAVOR_DYNAMIC  3
+#define MPI_WIN_FLAVOR_SHARED   4
+#define MPI_WIN_SEPARATE 1
+#define MPI_WIN_UNIFIED  2
+#define MPI_LOCK_EXCLUSIVE 234
+#define MPI_LOCK_SHARED    235
+#define MPI_MODE_NOCHECK    1024
+#define MPI_MODE_NOSTORE    2048
+#define MPI_MODE_NOPUT      4096
+#define MPI_MODE_NOPRECEDE  8192
+#define MPI_MODE_NOSUCCEED 16384
+typedef void MPI_Win_errhandler_function(MPI_Win *win, int *err, ...);
+typedef MPI_Win_errhandler_function MPI_Win_errhandler_fn;
+XM_API_(int, Win_create, (void *base, MPI_Aint size, int disp_unit, MPI_Info info,
+                          MPI_Comm comm, MPI_Win *win))
+XM_API_(int, Win_allocate, (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                            void *baseptr, MPI_Win *win))
+XM_API_(int, Win_allocate_shared, (MPI_Aint size, int disp_unit, MPI_Info info,
+                                   MPI_Comm comm, void *baseptr, MPI_Win *win))
+XM_API_(int, Win_shared_query, (MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
+                                void *baseptr))
+XM_API_(int, Win_create_dynamic, (MPI_Info info, MPI_Comm comm, MPI_Win *win))
+XM_API_(int, Win_attach, (MPI_Win win, void *base, MPI_Aint size))
+XM_API_(int, Win_detach, (MPI_Win win, const void *base))
+XM_API_(int, Win_free, (MPI_Win *win))
+XM_API_(int, Win_get_group, (MPI_Win win, MPI_Group *group))
+XM_API_(int, Win_set_info, (MPI_Win win, MPI_Info info))
+XM_API_(int, Win_get_info, (MPI_Win win, MPI_Info *info_used))
+XM_API_(int, Win_get_attr, (MPI_Win win, int keyval, void *attr_val, int *flag))
+XM_API_(int, Win_set_name, (MPI_Win win, const char *name))
+XM_API_(int, Win_get_name, (MPI_Win win, char *name, int *resultlen))
+XM_API_(int, Win_create_errhandler, (MPI_Win_errhandler_function *fn,
+                                     MPI_Errhandler *errhandler))
+XM_API_(int, Win_set_errhandler, (MPI_Win win, MPI_Errhandler errhandler))
+XM_API_(int, Win_get_errhandler, (MPI_Win win, MPI_Errhandler *errhandler))
+XM_API_(int, Win_call_errhandler, (MPI_Win win, int errorcode))
+XM_API_(int, Put, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                   int target_rank, MPI_Aint target_disp, int target_count,
+                   MPI_Datatype target_datatype, MPI_Win win))
+XM_API_(int, Get, (void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                   int target_rank, MPI_Aint target_disp, int target_count,
+                   MPI_Datatype target_datatype, MPI_Win win))
+XM_API_(int, Accumulate, (const void *origin_addr, int origin_count,
+                          MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                          int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                          MPI_Win win))
+XM_API_(int, Get_accumulate, (const void *origin_addr, int origin_count,
+                              MPI_Datatype origin_datatype, void *result_addr,
+                              int result_count, MPI_Datatype result_datatype, int target_rank,
+                              MPI_Aint target_disp, int target_count,
+                              MPI_Datatype target_datatype, MPI_Op op, MPI_Win win))
+XM_API_(int, Fetch_and_op, (const void *origin_addr, void *result_addr, MPI_Datatype datatype,
+                            int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win))
+XM_API_(int, Compare_and_swap, (const void *origin_addr, const void *compare_addr,
+                                void *result_addr, MPI_Datatype datatype, int target_rank,
+                                MPI_Aint target_disp, MPI_Win win))
+XM_API_(int, Rput, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                    int target_rank, MPI_Aint target_disp, int target_count,
+                    MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request))
+XM_API_(int, Rget, (void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                    int target_rank, MPI_Aint target_disp, int target_count,
+                    MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request))
+XM_API_(int, Raccumulate, (const void *origin_addr, int origin_count,
+                           MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                           int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                           MPI_Win win, MPI_Request *request))
+XM_API_(int, Rget_accumulate, (const void *origin_addr, int origin_count,
+                               MPI_Datatype origin_datatype, void *result_addr,
+                               int result_count, MPI_Datatype result_datatype,
+                               int target_rank, MPI_Aint target_disp, int target_count,
+                               MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                               MPI_Request *request))
+XM_API_(int, Win_fence, (int assert, MPI_Win win))
+XM_API_(int, Win_post, (MPI_Group group, int assert, MPI_Win win))
+XM_API_(int, Win_start, (MPI_Group group, int assert, MPI_Win win))
+XM_API_(int, Win_complete, (MPI_Win win))
+XM_API_(int, Win_wait, (MPI_Win win))
+XM_API_(int, Win_test, (MPI_Win win, int *flag))
+XM_API_(int, Win_lock, (int lock_type, int rank, int assert, MPI_Win win))
+XM_API_(int, Win_unlock, (int rank, MPI_Win win))
+XM_API_(int, Win_lock_all, (int assert, MPI_Win win))
+XM_API_(int, Win_unlock_all, (MPI_Win win))
+XM_API_(int, Win_flush, (int rank, MPI_Win win))
+XM_API_(int, Win_flush_all, (MPI_Win win))
+XM_API_(int, Win_flush_local, (int rank, MPI_Win win))
+XM_API_(int, Win_flush_local_all, (MPI_Win win))
+XM_API_(int, Win_sync, (MPI_Win win))
+XM_API_(MPI_Fint, Win_c2f, (MPI_Win win))
+XM_API_(MPI_Win, Win_f2c, (MPI_Fint win))
+/* ---- end of one-sided communication ------------------------------------------------ */
 
 #undef XM_API_
 

@@ -1,0 +1,1131 @@
+/*
+ * rma.c - one-sided communication engine (RMA area): windows, the active-message
+ *         service a target runs inside progress, origin-side operations and every
+ *         synchronization (fence, lock/unlock/flush, PSCW).
+ *
+ * Owns: the window table, struct xm_win's life, the request/reply protocol of
+ * rma_msg.h.  One piece (about 900 lines) because origin and target halves of each
+ * synchronization share the window's private state and are read together.
+ * Design (mpi/DESIGN.md, "One-sided communication"):
+ *   - Every window has a private communicator (own context id).  Requests go to the
+ *     target as p2p messages of at most XM_RMA_AM_MAX bytes on tag 0; the target keeps
+ *     XM_RMA_RING receives posted there and services completed ones in posting order
+ *     from xm_progress() (xm_rma_progress), so one origin's requests are applied in the
+ *     order it issued them (the p2p engine keeps per-source order): accumulates are
+ *     ordered and each request is applied whole, which makes same-op accumulates
+ *     element-wise atomic.  Replies (get data, fetched values, lock grants, flush
+ *     acknowledgements) go to a receive the origin posted on a fresh tag (>= 1).
+ *   - Completion: a FLUSH or UNLOCK request is answered after every earlier request of
+ *     that origin was applied, so flush/unlock/fence wait for that answer only where
+ *     something was sent since the last one.  Fence = flush every dirty target, then a
+ *     barrier of the window's communicator.
+ *   - Windows whose memory is in a node-shared mapping (Win_allocate_shared; Win_allocate
+ *     when every rank is on this node) take put/get as direct copies; accumulates always
+ *     go to the target so that they stay atomic against each other.
+ *   - Every wait goes through xm_wait()/xm_idle() (the engine's idle policy); a dead
+ *     peer ends the job there as for p2p.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rma.h"
+#include "../coll/coll.h"
+#include "../core/comm.h"
+#include "../core/p2p.h"
+#include "../dt/dtype.h"
+
+#define AM_MAX ((size_t)32768)          /* request message size (eager on every transport) */
+#define HDR sizeof(struct xm_rma_hdr)
+#define SEGSZ sizeof(struct xm_rma_seg)
+#define MAXSEG ((AM_MAX - HDR) / SEGSZ)
+#define REPLY_MAX ((uint64_t)16 << 20)   /* bytes one get request may ask for */
+
+struct xm_rma_pend {   /* a reply we wait for */
+    struct xm_req *r;
+    void *tmp;          /* bytes to unpack into (buf, count, dt) at pos, or NULL */
+    void *buf;
+    int count;
+    struct xm_dtype *dt;
+    size_t pos, len;
+    struct xm_rma_pend *next;
+};
+struct xm_rma_waiter { /* a lock request queued at the target */
+    int src, excl, tag;
+    struct xm_rma_waiter *next;
+};
+struct outmsg {        /* a message we sent and whose buffer we free on completion */
+    struct xm_req *r;
+    void *buf;
+    struct outmsg *next;
+};
+
+static struct xm_win **wins;
+static int nwins;
+static struct xm_win *live;
+static struct outmsg *outq;
+
+
+
+/* ---- window table ---------------------------------------------------------------- */
+
+struct xm_win *xm_win_get(MPI_Win h)
+{
+    if (!(h & XM_H_VALID) || XM_H_KIND(h) != XM_K_WIN || !(h & XM_H_DYN))
+        return NULL;
+    unsigned i = XM_H_INDEX(h);
+    return (int)i < nwins ? wins[i] : NULL;
+}
+
+static int win_register(struct xm_win *w)
+{
+    int i;
+    for (i = 0; i < nwins && wins[i]; i++)
+        ;
+    if (i == nwins) {
+        struct xm_win **n = realloc(wins, (size_t)(nwins + 8) * sizeof(*n));
+        if (!n)
+            return -1;
+        memset(n + nwins, 0, 8 * sizeof(*n));
+        wins = n;
+        nwins += 8;
+    }
+    wins[i] = w;
+    w->handle = XM_H_MAKE(XM_K_WIN, 1, i);
+    return 0;
+}
+
+static int wrank(const struct xm_win *w, int r)
+{
+    return xm_comm_world_rank(w->comm, r);
+}
+
+static int new_tag(struct xm_win *w)
+{
+    w->next_tag = w->next_tag % 0x3fffffffu + 1;
+    return (int)w->next_tag;
+}
+
+static __attribute__((noreturn)) void protocol_error(int src, const char *what)
+{
+    xm_die("rank %d: protocol error in an RMA message from rank %d: %s", xm_g.rank, src,
+           what);
+}
+
+/* ---- sending --------------------------------------------------------------------- */
+
+static void reap(int block)
+{
+    struct outmsg **pp = &outq;
+    while (*pp) {
+        struct outmsg *o = *pp;
+        if (block && !o->r->done)
+            xm_wait(o->r);
+        if (o->r->done) {
+            *pp = o->next;
+            xm_req_free(o->r);
+            free(o->buf);
+            free(o);
+        } else {
+            pp = &o->next;
+        }
+    }
+}
+
+/* send len bytes of buf (owned: freed once sent when own) to world rank dest */
+static int send_msg(struct xm_win *w, int dest, int tag, void *buf, size_t len, int own)
+{
+    struct outmsg *o = malloc(sizeof(*o));
+    if (!o) {
+        if (own)
+            free(buf);
+        return MPI_ERR_NO_MEM;
+    }
+    int rc = xm_isend(buf, (int)len, MPI_BYTE, dest, tag, w->comm->ctx, NULL, 0, &o->r);
+    if (rc < 0) {
+        if (own)
+            free(buf);
+        free(o);
+        return MPI_ERR_NO_MEM;
+    }
+    o->buf = own ? buf : NULL;
+    o->next = outq;
+    outq = o;
+    return 0;
+}
+
+static int send_ctl(struct xm_win *w, int trank, int type, int flags, int tag)
+{
+    struct xm_rma_hdr *h = calloc(1, HDR);
+    if (!h)
+        return MPI_ERR_NO_MEM;
+    h->magic = XM_RMA_MAGIC;
+    h->type = (uint16_t)type;
+    h->flags = (uint16_t)flags;
+    h->reply_tag = tag;
+    return send_msg(w, wrank(w, trank), 0, h, HDR, 1);
+}
+
+/* ---- target side: the service ---------------------------------------------------- */
+
+static int ring_post(struct xm_win *w, int i)
+{
+    if (!w->ringbuf[i] && !(w->ringbuf[i] = malloc(AM_MAX)))
+        return -ENOMEM;
+    return xm_irecv(w->ringbuf[i], (int)AM_MAX, MPI_BYTE, MPI_ANY_SOURCE, 0, w->comm->ctx,
+                    NULL, &w->ring[i]);
+}
+
+static void grant(struct xm_win *w)
+{
+    while (w->lkq) {
+        struct xm_rma_waiter *q = w->lkq;
+        if (w->lk_excl >= 0 || (q->excl && w->lk_shared > 0))
+            return;
+        if (q->excl)
+            w->lk_excl = q->src;
+        else
+            w->lk_shared++;
+        send_msg(w, q->src, q->tag, NULL, 0, 0);
+        w->lkq = q->next;
+        if (!w->lkq)
+            w->lkq_tail = NULL;
+        free(q);
+    }
+}
+
+/* where segment i of m lands in my memory; checked against the window */
+static char *seg_ptr(struct xm_win *w, const struct xm_rma_msg *m, int src)
+{
+    if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
+        const char *e = xm_rma_check_range(m, (uint64_t)w->size);
+        if (e)
+            protocol_error(src, e);
+        return w->base;
+    }
+    for (uint32_t i = 0; i < m->h->nseg; i++) {
+        uint64_t off = m->seg[i].off, len = m->seg[i].len;
+        int ok = len == 0;
+        for (int k = 0; k < w->nregs && !ok; k++)
+            ok = off >= w->regs[k].base && off - w->regs[k].base <= w->regs[k].len &&
+                 len <= w->regs[k].len - (off - w->regs[k].base);
+        if (!ok)
+            protocol_error(src, "seg: not inside an attached region (MPI_ERR_RMA_RANGE)");
+    }
+    return NULL; /* offsets are addresses */
+}
+
+static void apply(const struct xm_rma_msg *m, char *base, const unsigned char *data, int src)
+{
+    int op = m->h->op;
+    for (uint32_t i = 0; i < m->h->nseg; i++) {
+        char *p = base + m->seg[i].off;
+        size_t len = m->seg[i].len;
+        if (op == MPI_REPLACE || m->h->type == XM_RMA_PUT)
+            memcpy(p, data, len);
+        else if (op != MPI_NO_OP && len &&
+                 xm_op_apply(op, data, p, (int)(len / m->esize), m->h->basic) < 0)
+            protocol_error(src, "op: not defined on the basic type");
+        data += len;
+    }
+}
+
+static void gather(const struct xm_rma_msg *m, const char *base, char *out)
+{
+    for (uint32_t i = 0; i < m->h->nseg; i++) {
+        memcpy(out, base + m->seg[i].off, m->seg[i].len);
+        out += m->seg[i].len;
+    }
+}
+
+static void service(struct xm_win *w, int src, const void *buf, size_t len)
+{
+    struct xm_rma_msg m;
+    const char *e = xm_rma_decode(buf, len, &m);
+    if (e)
+        protocol_error(src, e);
+    int srank = xm_comm_rank_of(w->comm, src);
+    if (srank < 0)
+        protocol_error(src, "source: not a rank of the window");
+    const struct xm_rma_hdr *h = m.h;
+    int tag = h->reply_tag;
+    char *base, *tmp;
+    switch (h->type) {
+    case XM_RMA_PUT:
+    case XM_RMA_ACC:
+        base = seg_ptr(w, &m, src);
+        apply(&m, base, m.data, src);
+        break;
+    case XM_RMA_GET:
+        if (m.total > REPLY_MAX)
+            protocol_error(src, "seg: a get asks for more than 16 MiB");
+        base = seg_ptr(w, &m, src);
+        if (h->nseg == 1) { /* straight from the window */
+            send_msg(w, src, tag, base + m.seg[0].off, m.seg[0].len, 0);
+            break;
+        }
+        tmp = malloc(m.total ? m.total : 1);
+        if (!tmp)
+            xm_die("rank %d: out of memory answering an RMA get", xm_g.rank);
+        gather(&m, base, tmp);
+        send_msg(w, src, tag, tmp, m.total, 1);
+        break;
+    case XM_RMA_GACC:
+        base = seg_ptr(w, &m, src);
+        tmp = malloc(m.total ? m.total : 1);
+        if (!tmp)
+            xm_die("rank %d: out of memory answering an RMA get_accumulate", xm_g.rank);
+        gather(&m, base, tmp);
+        apply(&m, base, m.data, src);
+        send_msg(w, src, tag, tmp, m.total, 1);
+        break;
+    case XM_RMA_CAS: {
+        base = seg_ptr(w, &m, src);
+        char *p = base + m.seg[0].off;
+        tmp = malloc(m.esize);
+        if (!tmp)
+            xm_die("rank %d: out of memory answering an RMA compare_and_swap", xm_g.rank);
+        memcpy(tmp, p, m.esize);
+        if (memcmp(p, m.data + m.esize, m.esize) == 0)
+            memcpy(p, m.data, m.esize);
+        send_msg(w, src, tag, tmp, m.esize, 1);
+        break;
+    }
+    case XM_RMA_LOCK: {
+        struct xm_rma_waiter *q = calloc(1, sizeof(*q));
+        if (!q)
+            xm_die("rank %d: out of memory queueing an RMA lock", xm_g.rank);
+        q->src = src;
+        q->excl = h->flags & XM_RMA_F_EXCL;
+        q->tag = tag;
+        if (w->lkq_tail)
+            w->lkq_tail->next = q;
+        else
+            w->lkq = q;
+        w->lkq_tail = q;
+        grant(w);
+        break;
+    }
+    case XM_RMA_UNLOCK:
+        if (w->lk_excl == src)
+            w->lk_excl = -1;
+        else if (w->lk_excl < 0 && w->lk_shared > 0)
+            w->lk_shared--;
+        else
+            protocol_error(src, "unlock: the rank holds no lock here");
+        send_msg(w, src, tag, NULL, 0, 0);
+        grant(w);
+        break;
+    case XM_RMA_FLUSH:
+        send_msg(w, src, tag, NULL, 0, 0);
+        break;
+    case XM_RMA_POST:
+        w->post_from[srank]++;
+        break;
+    case XM_RMA_COMPLETE:
+        w->complete_from[srank]++;
+        break;
+    }
+}
+
+static int service_win(struct xm_win *w)
+{
+    int n = 0;
+    for (;;) {
+        struct xm_req *r = w->ring[w->ring_head];
+        if (!r || !r->done)
+            return n;
+        int src = r->status.MPI_SOURCE, err = r->status.MPI_ERROR;
+        size_t len = xm_status_bytes(&r->status);
+        int cancelled = r->cancelled;
+        xm_req_free(r);
+        w->ring[w->ring_head] = NULL;
+        if (cancelled)
+            return n;
+        if (err != MPI_SUCCESS)
+            protocol_error(src, "length: longer than a request may be");
+        service(w, src, w->ringbuf[w->ring_head], len);
+        if (ring_post(w, w->ring_head) < 0)
+            xm_die("rank %d: out of memory reposting an RMA receive", xm_g.rank);
+        w->ring_head = (w->ring_head + 1) % XM_RMA_RING;
+        n++;
+    }
+}
+
+int xm_rma_progress(void)
+{
+    int n = 0;
+    if (outq)
+        reap(0);
+    for (struct xm_win *w = live; w; w = w->next_live)
+        n += service_win(w);
+    return n;
+}
+
+/* ---- origin side ------------------------------------------------------------------ */
+
+struct segit {
+    const struct xm_dtype *t;
+    int count, k, b;
+    size_t j;
+    uint64_t base;
+    int done;
+};
+
+static void segit_init(struct segit *it, uint64_t base, int count, const struct xm_dtype *t)
+{
+    memset(it, 0, sizeof(*it));
+    it->t = t;
+    it->count = count;
+    it->base = base;
+    it->done = count == 0 || t->size == 0;
+}
+
+static int segit_next(struct segit *it, uint64_t *off, uint64_t *len)
+{
+    const struct xm_dtype *t = it->t;
+    if (it->done)
+        return 0;
+    if (t->contig && (MPI_Aint)t->size == t->extent) {
+        *off = it->base + (uint64_t)t->true_lb;
+        *len = (uint64_t)t->size * (uint64_t)it->count;
+        it->done = 1;
+        return 1;
+    }
+    const struct xm_dt_block *bk = &t->blocks[it->b];
+    *off = it->base + (uint64_t)((MPI_Aint)it->k * t->extent + bk->disp +
+                                 (MPI_Aint)it->j * bk->stride);
+    *len = bk->len;
+    if (++it->j == bk->count) {
+        it->j = 0;
+        if (++it->b == t->nblocks) {
+            it->b = 0;
+            if (++it->k == it->count)
+                it->done = 1;
+        }
+    }
+    return 1;
+}
+
+static int stream_contig(const struct xm_dtype *t)
+{
+    return t->contig && (MPI_Aint)t->size == t->extent;
+}
+
+/* Target byte offset of (tdisp, tcount, tdt) at trank, checked against its window
+ * where the origin knows the size (MPI_ERR_RMA_RANGE). */
+static int target_base(struct xm_win *w, int trank, MPI_Aint tdisp, int tcount,
+                       const struct xm_dtype *t, uint64_t *base)
+{
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
+        *base = (uint64_t)tdisp;
+        return 0;
+    }
+    __int128 b = (__int128)tdisp * w->units[trank];
+    if (tcount == 0 || t->size == 0) {
+        *base = b < 0 ? 0 : (uint64_t)b;
+        return 0;
+    }
+    __int128 span = (__int128)(tcount - 1) * t->extent;
+    __int128 lo = b + t->true_lb + (span < 0 ? span : 0);
+    __int128 hi = b + t->true_lb + t->true_extent + (span > 0 ? span : 0);
+    if (lo < 0 || hi > w->sizes[trank])
+        return MPI_ERR_RMA_RANGE;
+    *base = (uint64_t)b;
+    return 0;
+}
+
+struct opdesc {
+    int type, op;
+    MPI_Datatype basic;
+    size_t esize;
+    const void *obuf;        /* data carried: packed stream of (obuf, ocount, odt) */
+    int ocount;
+    struct xm_dtype *odt;
+    void *rbuf;              /* reply: packed stream into (rbuf, rcount, rdt) */
+    int rcount;
+    struct xm_dtype *rdt;
+};
+
+static int post_reply(struct xm_win *w, int trank, int tag, const struct opdesc *d,
+                      size_t pos, size_t len)
+{
+    struct xm_rma_pend *p = calloc(1, sizeof(*p));
+    if (!p)
+        return MPI_ERR_NO_MEM;
+    void *dst;
+    if (stream_contig(d->rdt)) {
+        dst = (char *)d->rbuf + d->rdt->true_lb + pos;
+    } else {
+        if (!(p->tmp = malloc(len ? len : 1))) {
+            free(p);
+            return MPI_ERR_NO_MEM;
+        }
+        dst = p->tmp;
+        p->buf = d->rbuf;
+        p->count = d->rcount;
+        p->dt = d->rdt;
+        xm_dt_ref(d->rdt);
+        p->pos = pos;
+        p->len = len;
+    }
+    if (xm_irecv(dst, (int)len, MPI_BYTE, wrank(w, trank), tag, w->comm->ctx, NULL, &p->r) <
+        0) {
+        free(p->tmp);
+        free(p);
+        return MPI_ERR_NO_MEM;
+    }
+    p->next = w->pend;
+    w->pend = p;
+    return 0;
+}
+
+static void pend_wait(struct xm_win *w)
+{
+    while (w->pend) {
+        struct xm_rma_pend *p = w->pend;
+        xm_wait(p->r);
+        if (p->tmp) {
+            xm_dt_unpack(p->buf, p->count, p->dt, p->pos, p->tmp, p->len);
+            xm_dt_unref(p->dt);
+            free(p->tmp);
+        }
+        xm_req_free(p->r);
+        w->pend = p->next;
+        free(p);
+    }
+}
+
+/* Cut the target's segments into requests, pack the carried data, post the replies. */
+static int issue(struct xm_win *w, int trank, uint64_t tbase, int tcount,
+                 const struct xm_dtype *tdt, const struct opdesc *d)
+{
+    static struct xm_rma_seg segs[MAXSEG];
+    int carry = d->type != XM_RMA_GET;
+    int reply = d->type == XM_RMA_GET || d->type == XM_RMA_GACC;
+    size_t es = d->esize ? d->esize : 1;
+    struct segit it;
+    segit_init(&it, tbase, tcount, tdt);
+    uint64_t cur_off = 0, cur_len = 0;
+    size_t pos = 0;
+    int more = 1;
+    while (more) {
+        size_t nseg = 0, sum = 0;
+        for (;;) {
+            if (cur_len == 0) {
+                if (!segit_next(&it, &cur_off, &cur_len)) {
+                    more = 0;
+                    break;
+                }
+                continue;
+            }
+            int merge = nseg > 0 && segs[nseg - 1].off + segs[nseg - 1].len == cur_off;
+            if (!merge && nseg == MAXSEG)
+                break;
+            size_t used = (nseg + !merge) * SEGSZ + sum;
+            uint64_t room = carry ? (used < AM_MAX - HDR ? AM_MAX - HDR - used : 0)
+                                  : REPLY_MAX - sum;
+            uint64_t take = cur_len < room ? cur_len : room;
+            take -= take % es;
+            if (take == 0)
+                break;
+            if (merge) {
+                segs[nseg - 1].len += take;
+            } else {
+                segs[nseg].off = cur_off;
+                segs[nseg++].len = take;
+            }
+            cur_off += take;
+            cur_len -= take;
+            sum += take;
+        }
+        if (nseg == 0)
+            break;
+        size_t mlen = HDR + nseg * SEGSZ + (carry ? sum : 0);
+        char *msg = malloc(mlen);
+        if (!msg)
+            return MPI_ERR_NO_MEM;
+        struct xm_rma_hdr *h = (struct xm_rma_hdr *)msg;
+        memset(h, 0, HDR);
+        h->magic = XM_RMA_MAGIC;
+        h->type = (uint16_t)d->type;
+        h->op = d->op;
+        h->basic = d->basic;
+        h->nseg = (uint32_t)nseg;
+        h->datalen = carry ? sum : 0;
+        memcpy(msg + HDR, segs, nseg * SEGSZ);
+        if (carry && sum)
+            xm_dt_pack(d->obuf, d->ocount, d->odt, pos, msg + HDR + nseg * SEGSZ, sum);
+        if (reply) {
+            h->reply_tag = new_tag(w);
+            int rc = post_reply(w, trank, h->reply_tag, d, pos, sum);
+            if (rc) {
+                free(msg);
+                return rc;
+            }
+        }
+        int rc = send_msg(w, wrank(w, trank), 0, msg, mlen, 1);
+        if (rc)
+            return rc;
+        w->dirty[trank] = 1;
+        pos += sum;
+    }
+    return 0;
+}
+
+/* put/get straight into a node-shared mapping */
+static void direct(struct xm_win *w, int trank, uint64_t tbase, int tcount,
+                   const struct xm_dtype *tdt, void *obuf, int ocount,
+                   const struct xm_dtype *odt, int put)
+{
+    char *tb = w->map + w->offs[trank];
+    struct segit it;
+    uint64_t off, len;
+    size_t pos = 0;
+    segit_init(&it, tbase, tcount, tdt);
+    while (segit_next(&it, &off, &len)) {
+        if (put)
+            xm_dt_pack(obuf, ocount, odt, pos, tb + off, len);
+        else
+            xm_dt_unpack(obuf, ocount, odt, pos, tb + off, len);
+        pos += len;
+    }
+}
+
+int xm_rma_put(struct xm_win *w, const void *oaddr, int ocount, MPI_Datatype odt, int trank,
+               MPI_Aint tdisp, int tcount, MPI_Datatype tdt)
+{
+    struct xm_dtype *o = xm_dt_get(odt), *t = xm_dt_get(tdt);
+    uint64_t base;
+    int rc = target_base(w, trank, tdisp, tcount, t, &base);
+    if (rc)
+        return rc;
+    if (w->offs && w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
+        direct(w, trank, base, tcount, t, (void *)oaddr, ocount, o, 1);
+        return 0;
+    }
+    struct opdesc d = {.type = XM_RMA_PUT, .op = MPI_REPLACE, .basic = MPI_BYTE,
+                       .obuf = oaddr, .ocount = ocount, .odt = o};
+    return issue(w, trank, base, tcount, t, &d);
+}
+
+int xm_rma_get(struct xm_win *w, void *oaddr, int ocount, MPI_Datatype odt, int trank,
+               MPI_Aint tdisp, int tcount, MPI_Datatype tdt)
+{
+    struct xm_dtype *o = xm_dt_get(odt), *t = xm_dt_get(tdt);
+    uint64_t base;
+    int rc = target_base(w, trank, tdisp, tcount, t, &base);
+    if (rc)
+        return rc;
+    if (w->offs && w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
+        direct(w, trank, base, tcount, t, oaddr, ocount, o, 0);
+        return 0;
+    }
+    struct opdesc d = {.type = XM_RMA_GET, .rbuf = oaddr, .rcount = ocount, .rdt = o};
+    return issue(w, trank, base, tcount, t, &d);
+}
+
+int xm_rma_acc(struct xm_win *w, const void *oaddr, int ocount, MPI_Datatype odt,
+               void *raddr, int rcount, MPI_Datatype rdt, int trank, MPI_Aint tdisp,
+               int tcount, MPI_Datatype tdt, MPI_Op op, int fetch)
+{
+    struct xm_dtype *t = xm_dt_get(tdt);
+    uint64_t base;
+    int rc = target_base(w, trank, tdisp, tcount, t, &base);
+    if (rc)
+        return rc;
+    struct opdesc d = {.type = fetch ? XM_RMA_GACC : XM_RMA_ACC, .op = op,
+                       .basic = t->basic, .esize = XM_DT_SIZE(t->basic)};
+    if (op == MPI_NO_OP) { /* nothing carried: the same bytes as a get would fetch */
+        d.obuf = NULL;
+    } else {
+        d.obuf = oaddr;
+        d.ocount = ocount;
+        d.odt = xm_dt_get(odt);
+    }
+    if (fetch) {
+        d.rbuf = raddr;
+        d.rcount = rcount;
+        d.rdt = xm_dt_get(rdt);
+    }
+    if (op == MPI_NO_OP) {
+        /* carry zeros: the wire format ties data to segments; NO_OP leaves them unused */
+        size_t n = (size_t)tcount * t->size;
+        void *z = calloc(1, n ? n : 1);
+        if (!z)
+            return MPI_ERR_NO_MEM;
+        d.obuf = z;
+        d.ocount = (int)n;
+        d.odt = xm_dt_get(MPI_BYTE);
+        rc = issue(w, trank, base, tcount, t, &d);
+        free(z);
+        return rc;
+    }
+    return issue(w, trank, base, tcount, t, &d);
+}
+
+int xm_rma_cas(struct xm_win *w, const void *oaddr, const void *caddr, void *raddr,
+               MPI_Datatype dt, int trank, MPI_Aint tdisp)
+{
+    struct xm_dtype *t = xm_dt_get(dt);
+    uint64_t base;
+    int rc = target_base(w, trank, tdisp, 1, t, &base);
+    if (rc)
+        return rc;
+    size_t es = XM_DT_SIZE(dt);
+    size_t mlen = HDR + SEGSZ + 2 * es;
+    char *msg = calloc(1, mlen);
+    if (!msg)
+        return MPI_ERR_NO_MEM;
+    struct xm_rma_hdr *h = (struct xm_rma_hdr *)msg;
+    h->magic = XM_RMA_MAGIC;
+    h->type = XM_RMA_CAS;
+    h->basic = dt;
+    h->nseg = 1;
+    h->datalen = 2 * es;
+    h->reply_tag = new_tag(w);
+    struct xm_rma_seg s = {base, es};
+    memcpy(msg + HDR, &s, SEGSZ);
+    memcpy(msg + HDR + SEGSZ, oaddr, es);
+    memcpy(msg + HDR + SEGSZ + es, caddr, es);
+    struct opdesc d = {.rbuf = raddr, .rcount = 1, .rdt = t};
+    rc = post_reply(w, trank, h->reply_tag, &d, 0, es);
+    if (rc) {
+        free(msg);
+        return rc;
+    }
+    rc = send_msg(w, wrank(w, trank), 0, msg, mlen, 1);
+    w->dirty[trank] = 1;
+    return rc;
+}
+
+/* ---- synchronization --------------------------------------------------------------- */
+
+/* Send a request that is answered by an empty reply to each listed rank (n of them,
+ * ranks NULL = those flagged in sel) and wait for every answer. */
+static int roundtrip(struct xm_win *w, int type, int flags, const int *ranks, int n)
+{
+    struct xm_req **rs = calloc((size_t)(n ? n : 1), sizeof(*rs));
+    if (!rs)
+        return MPI_ERR_NO_MEM;
+    int rc = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        int tag = new_tag(w);
+        if (xm_irecv(NULL, 0, MPI_BYTE, wrank(w, ranks[i]), tag, w->comm->ctx, NULL,
+                     &rs[i]) < 0) {
+            rc = MPI_ERR_NO_MEM;
+            break;
+        }
+        rc = send_ctl(w, ranks[i], type, flags, tag);
+    }
+    for (int i = 0; i < n; i++)
+        if (rs[i]) {
+            xm_wait(rs[i]);
+            xm_req_free(rs[i]);
+        }
+    free(rs);
+    return rc;
+}
+
+static void mem_sync(void)
+{
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+int xm_rma_flush(struct xm_win *w, int trank)
+{
+    pend_wait(w);
+    int n = 0, rc = 0;
+    int *ranks = malloc(sizeof(int) * (size_t)w->comm->size);
+    if (!ranks)
+        return MPI_ERR_NO_MEM;
+    for (int i = 0; i < w->comm->size; i++)
+        if (w->dirty[i] && (trank < 0 || i == trank)) {
+            ranks[n++] = i;
+            w->dirty[i] = 0;
+        }
+    if (n)
+        rc = roundtrip(w, XM_RMA_FLUSH, 0, ranks, n);
+    free(ranks);
+    mem_sync();
+    return rc;
+}
+
+int xm_rma_flush_local(struct xm_win *w, int trank)
+{
+    (void)trank; /* put/accumulate data is copied when issued: locally complete */
+    pend_wait(w);
+    return 0;
+}
+
+int xm_rma_fence(struct xm_win *w, int assert)
+{
+    int rc = xm_rma_flush(w, -1);
+    if (rc)
+        return rc;
+    if (xm_coll_barrier(w->comm) < 0)
+        return MPI_ERR_OTHER;
+    mem_sync();
+    w->fence_open = !(assert & MPI_MODE_NOSUCCEED);
+    return 0;
+}
+
+int xm_rma_lock(struct xm_win *w, int type, int trank, int assert)
+{
+    if (assert & MPI_MODE_NOCHECK) {
+        w->locked[trank] = 2;
+        return 0;
+    }
+    int rc = roundtrip(w, XM_RMA_LOCK, type == MPI_LOCK_EXCLUSIVE ? XM_RMA_F_EXCL : 0, &trank, 1);
+    if (!rc)
+        w->locked[trank] = 1;
+    mem_sync();
+    return rc;
+}
+
+int xm_rma_unlock(struct xm_win *w, int trank)
+{
+    int rc;
+    if (w->locked[trank] == 1) {
+        pend_wait(w);
+        rc = roundtrip(w, XM_RMA_UNLOCK, 0, &trank, 1);
+        w->dirty[trank] = 0;
+    } else {
+        rc = xm_rma_flush(w, trank);
+    }
+    w->locked[trank] = 0;
+    mem_sync();
+    return rc;
+}
+
+int xm_rma_lock_all(struct xm_win *w, int assert)
+{
+    int n = w->comm->size, rc = 0;
+    if (!(assert & MPI_MODE_NOCHECK)) {
+        int *ranks = malloc(sizeof(int) * (size_t)n);
+        if (!ranks)
+            return MPI_ERR_NO_MEM;
+        for (int i = 0; i < n; i++)
+            ranks[i] = i;
+        rc = roundtrip(w, XM_RMA_LOCK, 0, ranks, n);
+        free(ranks);
+    }
+    w->lock_all = rc ? 0 : (assert & MPI_MODE_NOCHECK) ? 2 : 1;
+    mem_sync();
+    return rc;
+}
+
+int xm_rma_unlock_all(struct xm_win *w)
+{
+    int n = w->comm->size, rc;
+    if (w->lock_all == 1) {
+        pend_wait(w);
+        int *ranks = malloc(sizeof(int) * (size_t)n);
+        if (!ranks)
+            return MPI_ERR_NO_MEM;
+        for (int i = 0; i < n; i++) {
+            ranks[i] = i;
+            w->dirty[i] = 0;
+        }
+        rc = roundtrip(w, XM_RMA_UNLOCK, 0, ranks, n);
+        free(ranks);
+    } else {
+        rc = xm_rma_flush(w, -1);
+    }
+    w->lock_all = 0;
+    mem_sync();
+    return rc;
+}
+
+int xm_rma_post(struct xm_win *w, const int *ranks, int n, int assert)
+{
+    (void)assert;
+    free(w->expo);
+    w->expo = malloc(sizeof(int) * (size_t)(n ? n : 1));
+    if (!w->expo)
+        return MPI_ERR_NO_MEM;
+    memcpy(w->expo, ranks, sizeof(int) * (size_t)n);
+    w->nexpo = n;
+    w->posted = 1;
+    mem_sync();
+    for (int i = 0; i < n; i++) {
+        int rc = send_ctl(w, ranks[i], XM_RMA_POST, 0, 0);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int xm_rma_start(struct xm_win *w, const int *ranks, int n, int assert)
+{
+    (void)assert; /* the POSTs are always sent, so always consumed */
+    free(w->access);
+    w->access = malloc(sizeof(int) * (size_t)(n ? n : 1));
+    if (!w->access)
+        return MPI_ERR_NO_MEM;
+    memcpy(w->access, ranks, sizeof(int) * (size_t)n);
+    w->naccess = n;
+    for (int i = 0; i < n; i++) {
+        int spins = 0;
+        while (w->post_from[ranks[i]] == 0) {
+            if (xm_progress() > 0)
+                spins = 0;
+            else
+                xm_idle(&spins);
+        }
+        w->post_from[ranks[i]]--;
+    }
+    w->started = 1;
+    mem_sync();
+    return 0;
+}
+
+int xm_rma_complete(struct xm_win *w)
+{
+    pend_wait(w);
+    int rc = 0;
+    for (int i = 0; i < w->naccess && !rc; i++) {
+        rc = send_ctl(w, w->access[i], XM_RMA_COMPLETE, 0, 0);
+        w->dirty[w->access[i]] = 0; /* COMPLETE follows the requests: applied before */
+    }
+    w->started = 0;
+    w->naccess = 0;
+    mem_sync();
+    return rc;
+}
+
+int xm_rma_wait(struct xm_win *w, int block, int *flag)
+{
+    int spins = 0;
+    for (;;) {
+        int all = 1;
+        for (int i = 0; i < w->nexpo && all; i++)
+            all = w->complete_from[w->expo[i]] > 0;
+        if (all)
+            break;
+        if (xm_progress() > 0)
+            spins = 0;
+        else if (!block) {
+            *flag = 0;
+            return 0;
+        } else {
+            xm_idle(&spins);
+        }
+    }
+    for (int i = 0; i < w->nexpo; i++)
+        w->complete_from[w->expo[i]]--;
+    w->nexpo = 0;
+    w->posted = 0;
+    *flag = 1;
+    mem_sync();
+    return 0;
+}
+
+/* ---- creation and destruction ------------------------------------------------------ */
+
+static int all_on_my_node(struct xm_comm *c)
+{
+    int me = xm_g.node_of ? xm_g.node_of[xm_g.rank] : 0;
+    for (int i = 0; i < c->size; i++)
+        if (xm_g.node_of && xm_g.node_of[xm_comm_world_rank(c, i)] != me)
+            return 0;
+    return 1;
+}
+
+static void win_destroy(struct xm_win *w)
+{
+    for (struct xm_win **pp = &live; *pp; pp = &(*pp)->next_live)
+        if (*pp == w) {
+            *pp = w->next_live;
+            break;
+        }
+    for (int i = 0; i < XM_RMA_RING; i++) {
+        if (w->ring[i]) {
+            if (!xm_cancel_recv(w->ring[i]))
+                xm_wait(w->ring[i]); /* a late message: dropped with the window */
+            xm_req_free(w->ring[i]);
+        }
+        free(w->ringbuf[i]);
+    }
+    while (w->lkq) {
+        struct xm_rma_waiter *q = w->lkq;
+        w->lkq = q->next;
+        free(q);
+    }
+    if (w->map)
+        xm_shmwin_unmap(w->map, w->maplen);
+    if (w->own_base)
+        free(w->base);
+    if (w->handle)
+        wins[XM_H_INDEX(w->handle)] = NULL;
+    if (w->comm)
+        xm_comm_unref(w->comm);
+    free(w->sizes);
+    free(w->units);
+    free(w->offs);
+    free(w->regs);
+    free(w->post_from);
+    free(w->complete_from);
+    free(w->dirty);
+    free(w->locked);
+    free(w->access);
+    free(w->expo);
+    free(w);
+}
+
+int xm_win_create(void *base, MPI_Aint size, int disp_unit, struct xm_comm *c, int flavor,
+                  struct xm_win **out)
+{
+    uint32_t ctx;
+    if (xm_ctx_alloc(c, &ctx) < 0)
+        return MPI_ERR_OTHER;
+    int n = c->size;
+    int *wm = malloc(sizeof(int) * (size_t)n);
+    struct xm_win *w = calloc(1, sizeof(*w));
+    if (!wm || !w) {
+        free(wm);
+        free(w);
+        xm_ctx_release(ctx);
+        return MPI_ERR_NO_MEM;
+    }
+    for (int i = 0; i < n; i++)
+        wm[i] = xm_comm_world_rank(c, i);
+    w->comm = xm_comm_new(n, wm, ctx, c);
+    if (!w->comm) {
+        free(w);
+        xm_ctx_release(ctx);
+        return MPI_ERR_NO_MEM;
+    }
+    w->comm->errh = MPI_ERRORS_RETURN;
+    snprintf(w->comm->name, sizeof(w->comm->name), "window of comm %#x", c->handle);
+    w->flavor = flavor;
+    w->model = MPI_WIN_UNIFIED;
+    w->errh = MPI_ERRORS_ARE_FATAL;
+    w->lk_excl = -1;
+    w->size = size;
+    w->disp_unit = disp_unit;
+    w->sizes = calloc((size_t)n, sizeof(*w->sizes));
+    w->units = calloc((size_t)n, sizeof(*w->units));
+    w->post_from = calloc((size_t)n, sizeof(int));
+    w->complete_from = calloc((size_t)n, sizeof(int));
+    w->dirty = calloc((size_t)n, 1);
+    w->locked = calloc((size_t)n, 1);
+    long long mine[2] = {size, disp_unit}, *all = malloc(sizeof(mine) * (size_t)n);
+    int rc = 0;
+    if (!w->sizes || !w->units || !w->post_from || !w->complete_from || !w->dirty ||
+        !w->locked || !all)
+        rc = MPI_ERR_NO_MEM;
+    /* every rank reaches the allgather even after a local failure: agree first */
+    int bad = rc != 0, anybad = 0;
+    if (xm_coll_allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, w->comm) < 0 || anybad) {
+        free(all);
+        win_destroy(w);
+        return rc ? rc : MPI_ERR_NO_MEM;
+    }
+    if (xm_icoll_allgather(mine, 2, MPI_LONG_LONG, all, 2, MPI_LONG_LONG, w->comm, NULL) < 0) {
+        free(all);
+        win_destroy(w);
+        return MPI_ERR_OTHER;
+    }
+    for (int i = 0; i < n; i++) {
+        w->sizes[i] = (MPI_Aint)all[2 * i];
+        w->units[i] = (int)all[2 * i + 1];
+    }
+    free(all);
+    if (flavor == MPI_WIN_FLAVOR_DYNAMIC) {
+        for (int i = 0; i < n; i++)
+            w->units[i] = 1;
+    }
+    int shared = flavor == MPI_WIN_FLAVOR_SHARED ||
+                 (flavor == MPI_WIN_FLAVOR_ALLOCATE && all_on_my_node(w->comm) &&
+                  xm_env_int("LOOM_MPI_RMA_SHM", 1));
+    if (shared) {
+        size_t total = 0;
+        w->offs = calloc((size_t)n, sizeof(size_t));
+        if (!w->offs)
+            rc = MPI_ERR_NO_MEM;
+        for (int i = 0; i < n && !rc; i++) {
+            w->offs[i] = total;
+            total += (size_t)w->sizes[i];
+            if (flavor == MPI_WIN_FLAVOR_ALLOCATE)
+                total = (total + 63) & ~(size_t)63; /* each rank's part aligned */
+        }
+        w->maplen = total ? total : 1;
+        bad = rc != 0;
+        xm_coll_allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, w->comm);
+        if (anybad) {
+            win_destroy(w);
+            return MPI_ERR_NO_MEM;
+        }
+        rc = xm_shmwin_map(w->comm, w->maplen, &w->map);
+        if (rc) {
+            win_destroy(w);
+            return rc;
+        }
+        w->base = w->map + w->offs[w->comm->rank];
+    } else if (flavor == MPI_WIN_FLAVOR_ALLOCATE) {
+        w->base = malloc(size ? (size_t)size : 1);
+        w->own_base = 1;
+        if (!w->base)
+            rc = MPI_ERR_NO_MEM;
+    } else {
+        w->base = base;
+    }
+    for (int i = 0; i < XM_RMA_RING && !rc; i++)
+        if (ring_post(w, i) < 0)
+            rc = MPI_ERR_NO_MEM;
+    if (!rc && win_register(w) < 0)
+        rc = MPI_ERR_NO_MEM;
+    bad = rc != 0;
+    xm_coll_allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, w->comm);
+    if (anybad) {
+        win_destroy(w);
+        return rc ? rc : MPI_ERR_NO_MEM;
+    }
+    w->next_live = live;
+    live = w;
+    xm_rma_progress_hook = xm_rma_progress;
+    *out = w;
+    return 0;
+}
+
+int xm_win_free(struct xm_win *w)
+{
+    int rc = xm_rma_flush(w, -1);
+    reap(1);
+    if (xm_coll_barrier(w->comm) < 0 && !rc)
+        rc = MPI_ERR_OTHER;
+    win_destroy(w);
+    return rc;
+}
+
+void *xm_win_shared_base(struct xm_win *w, int rank)
+{
+    return w->map ? w->map + w->offs[rank] : NULL;
+}
+
+int xm_win_attach(struct xm_win *w, void *base, MPI_Aint size)
+{
+    if (w->nregs == w->capregs) {
+        int cap = w->capregs ? 2 * w->capregs : 4;
+        struct xm_win_region *r = realloc(w->regs, sizeof(*r) * (size_t)cap);
+        if (!r)
+            return MPI_ERR_NO_MEM;
+        w->regs = r;
+        w->capregs = cap;
+    }
+    w->regs[w->nregs].base = (uintptr_t)base;
+    w->regs[w->nregs++].len = (size_t)size;
+    return 0;
+}
+
+int xm_win_detach(struct xm_win *w, const void *base)
+{
+    for (int i = 0; i < w->nregs; i++)
+        if (w->regs[i].base == (uintptr_t)base) {
+            w->regs[i] = w->regs[--w->nregs];
+            return 0;
+        }
+    return MPI_ERR_RMA_ATTACH;
+}

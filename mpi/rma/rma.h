@@ -1,0 +1,114 @@
+/*
+ * rma.h - one-sided communication engine (RMA area): window objects and the calls
+ *         api/rma.c makes after checking arguments.
+ *
+ * Owns: struct xm_win, the window table (handles of kind XM_K_WIN), the active-message
+ * service of a window (rma.c), node-shared window memory (shmwin.c), the wire format
+ * (rma_msg.h).
+ * Contract:
+ *   - Ranks are ranks of the window's group (comm ranks); displacements are in the
+ *     target's disp_unit (bytes of the address for dynamic windows).
+ *   - Engine calls return 0 or a positive MPI error class (the api/ layer runs the
+ *     window's error handler); they never crash on bad input.
+ *   - Progress: targets service requests from xm_progress() (a hook in core/p2p.c), so
+ *     a target makes progress whenever it is inside any MPI call that progresses the
+ *     p2p engine (weak progress, mpi/README.md).
+ *   - THREAD_SERIALIZED like the rest of libmpi.
+ */
+#ifndef XM_RMA_H
+#define XM_RMA_H
+#include "../core/xm.h"
+#include "rma_msg.h"
+
+#define XM_RMA_RING 4 /* request receives posted per window */
+
+struct xm_rma_pend;
+struct xm_rma_waiter;
+struct xm_win_region {
+    uintptr_t base;
+    size_t len;
+};
+
+struct xm_win {
+    int handle;
+    struct xm_comm *comm; /* private communicator: its context carries the messages */
+    int flavor, model;
+    void *base;
+    MPI_Aint size;
+    int disp_unit;
+    MPI_Aint *sizes; /* per rank */
+    int *units;      /* per rank */
+    /* node-shared memory (flavor SHARED, or ALLOCATE inside one node) */
+    char *map;
+    size_t maplen;
+    size_t *offs;    /* per rank: offset of its part in map, or NULL */
+    int own_base;    /* ALLOCATE from malloc: free at Win_free */
+    MPI_Errhandler errh;
+    char name[MPI_MAX_OBJECT_NAME];
+    /* dynamic windows */
+    struct xm_win_region *regs;
+    int nregs, capregs;
+    /* target side: posted request receives, lock state */
+    struct xm_req *ring[XM_RMA_RING];
+    void *ringbuf[XM_RMA_RING];
+    int ring_head;
+    int lk_excl;     /* world rank holding the exclusive lock, or -1 */
+    int lk_shared;   /* shared holders */
+    struct xm_rma_waiter *lkq, *lkq_tail;
+    int *post_from;      /* PSCW: POSTs received from each rank, not yet consumed */
+    int *complete_from;  /* COMPLETEs received from each rank */
+    /* origin side */
+    unsigned char *dirty;  /* ops sent to that rank since its last flush */
+    unsigned char *locked; /* lock held at that rank (Win_lock) */
+    int lock_all;
+    int fence_open;
+    int *access, naccess;  /* Win_start group (ranks), -1 when none */
+    int *expo, nexpo;      /* Win_post group */
+    int started, posted;
+    uint32_t next_tag;
+    struct xm_rma_pend *pend; /* outstanding get-like replies */
+    struct xm_win *next_live;
+};
+
+struct xm_win *xm_win_get(MPI_Win h);
+/* creation: collective over c; flavor-specific memory.  0 / MPI error class */
+int xm_win_create(void *base, MPI_Aint size, int disp_unit, struct xm_comm *c, int flavor,
+                  struct xm_win **out);
+int xm_win_free(struct xm_win *w);
+int xm_win_attach(struct xm_win *w, void *base, MPI_Aint size);
+int xm_win_detach(struct xm_win *w, const void *base);
+void *xm_win_shared_base(struct xm_win *w, int rank);
+
+/* origin-side operations (op only for ACC/GACC) */
+int xm_rma_put(struct xm_win *w, const void *oaddr, int ocount, MPI_Datatype odt, int trank,
+               MPI_Aint tdisp, int tcount, MPI_Datatype tdt);
+int xm_rma_get(struct xm_win *w, void *oaddr, int ocount, MPI_Datatype odt, int trank,
+               MPI_Aint tdisp, int tcount, MPI_Datatype tdt);
+int xm_rma_acc(struct xm_win *w, const void *oaddr, int ocount, MPI_Datatype odt,
+               void *raddr, int rcount, MPI_Datatype rdt, int trank, MPI_Aint tdisp,
+               int tcount, MPI_Datatype tdt, MPI_Op op, int fetch);
+int xm_rma_cas(struct xm_win *w, const void *oaddr, const void *caddr, void *raddr,
+               MPI_Datatype dt, int trank, MPI_Aint tdisp);
+
+/* synchronization */
+int xm_rma_fence(struct xm_win *w, int assert);
+int xm_rma_lock(struct xm_win *w, int type, int trank, int assert);
+int xm_rma_unlock(struct xm_win *w, int trank);
+int xm_rma_lock_all(struct xm_win *w, int assert);
+int xm_rma_unlock_all(struct xm_win *w);
+int xm_rma_flush(struct xm_win *w, int trank); /* trank -1: all */
+int xm_rma_flush_local(struct xm_win *w, int trank);
+int xm_rma_post(struct xm_win *w, const int *ranks, int n, int assert);
+int xm_rma_start(struct xm_win *w, const int *ranks, int n, int assert);
+int xm_rma_complete(struct xm_win *w);
+int xm_rma_wait(struct xm_win *w, int block, int *flag);
+
+/* the service, called by xm_progress() through xm_rma_progress_hook */
+int xm_rma_progress(void);
+
+/* shmwin.c: one mapping of total bytes shared by every rank of c (all on one node),
+ * made by rank 0 (O_EXCL|O_NOFOLLOW, random name, 0600), checked and unlinked once all
+ * mapped it.  Collective.  0 / MPI error class (the same at every rank). */
+int xm_shmwin_map(struct xm_comm *c, size_t total, char **map);
+void xm_shmwin_unmap(char *map, size_t total);
+#endif
