@@ -4,7 +4,7 @@
  *         synchronization (fence, lock/unlock/flush, PSCW).
  *
  * Owns: the window table, struct xm_win's life, the request/reply protocol of
- * rma_msg.h.  One piece (about 900 lines) because origin and target halves of each
+ * rma_msg.h.  One piece (about 1000 lines) because origin and target halves of each
  * synchronization share the window's private state and are read together.
  * Design (mpi/DESIGN.md, "One-sided communication"):
  *   - Every window has a private communicator (own context id).  Requests go to the
@@ -20,8 +20,9 @@
  *     something was sent since the last one.  Fence = flush every dirty target, then a
  *     barrier of the window's communicator.
  *   - Windows whose memory is in a node-shared mapping (Win_allocate_shared; Win_allocate
- *     when every rank is on this node) take put/get as direct copies; accumulates always
- *     go to the target so that they stay atomic against each other.
+ *     when every rank is on this node) take every operation at the origin (shmwin.c):
+ *     put/get as copies, the accumulate family under the target part's lock word, so
+ *     they stay atomic against each other and need no progress of the target.
  *   - Every wait goes through xm_wait()/xm_idle() (the engine's idle policy); a dead
  *     peer ends the job there as for p2p.
  */
@@ -365,15 +366,8 @@ int xm_rma_progress(void)
 
 /* ---- origin side ------------------------------------------------------------------ */
 
-struct segit {
-    const struct xm_dtype *t;
-    int count, k, b;
-    size_t j;
-    uint64_t base;
-    int done;
-};
-
-static void segit_init(struct segit *it, uint64_t base, int count, const struct xm_dtype *t)
+void xm_rma_segit_init(struct xm_rma_segit *it, uint64_t base, int count,
+                       const struct xm_dtype *t)
 {
     memset(it, 0, sizeof(*it));
     it->t = t;
@@ -382,7 +376,7 @@ static void segit_init(struct segit *it, uint64_t base, int count, const struct 
     it->done = count == 0 || t->size == 0;
 }
 
-static int segit_next(struct segit *it, uint64_t *off, uint64_t *len)
+int xm_rma_segit_next(struct xm_rma_segit *it, uint64_t *off, uint64_t *len)
 {
     const struct xm_dtype *t = it->t;
     if (it->done)
@@ -505,8 +499,8 @@ static int issue(struct xm_win *w, int trank, uint64_t tbase, int tcount,
     int carry = d->type != XM_RMA_GET;
     int reply = d->type == XM_RMA_GET || d->type == XM_RMA_GACC;
     size_t es = d->esize ? d->esize : 1;
-    struct segit it;
-    segit_init(&it, tbase, tcount, tdt);
+    struct xm_rma_segit it;
+    xm_rma_segit_init(&it, tbase, tcount, tdt);
     uint64_t cur_off = 0, cur_len = 0;
     size_t pos = 0;
     int more = 1;
@@ -514,7 +508,7 @@ static int issue(struct xm_win *w, int trank, uint64_t tbase, int tcount,
         size_t nseg = 0, sum = 0;
         for (;;) {
             if (cur_len == 0) {
-                if (!segit_next(&it, &cur_off, &cur_len)) {
+                if (!xm_rma_segit_next(&it, &cur_off, &cur_len)) {
                     more = 0;
                     break;
                 }
@@ -574,25 +568,6 @@ static int issue(struct xm_win *w, int trank, uint64_t tbase, int tcount,
     return 0;
 }
 
-/* put/get straight into a node-shared mapping */
-static void direct(struct xm_win *w, int trank, uint64_t tbase, int tcount,
-                   const struct xm_dtype *tdt, void *obuf, int ocount,
-                   const struct xm_dtype *odt, int put)
-{
-    char *tb = w->map + w->offs[trank];
-    struct segit it;
-    uint64_t off, len;
-    size_t pos = 0;
-    segit_init(&it, tbase, tcount, tdt);
-    while (segit_next(&it, &off, &len)) {
-        if (put)
-            xm_dt_pack(obuf, ocount, odt, pos, tb + off, len);
-        else
-            xm_dt_unpack(obuf, ocount, odt, pos, tb + off, len);
-        pos += len;
-    }
-}
-
 int xm_rma_put(struct xm_win *w, const void *oaddr, int ocount, MPI_Datatype odt, int trank,
                MPI_Aint tdisp, int tcount, MPI_Datatype tdt)
 {
@@ -602,7 +577,7 @@ int xm_rma_put(struct xm_win *w, const void *oaddr, int ocount, MPI_Datatype odt
     if (rc)
         return rc;
     if (w->offs && w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
-        direct(w, trank, base, tcount, t, (void *)oaddr, ocount, o, 1);
+        xm_shmwin_copy(w, trank, base, tcount, t, (void *)oaddr, ocount, o, 1);
         return 0;
     }
     struct opdesc d = {.type = XM_RMA_PUT, .op = MPI_REPLACE, .basic = MPI_BYTE,
@@ -619,7 +594,7 @@ int xm_rma_get(struct xm_win *w, void *oaddr, int ocount, MPI_Datatype odt, int 
     if (rc)
         return rc;
     if (w->offs && w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
-        direct(w, trank, base, tcount, t, oaddr, ocount, o, 0);
+        xm_shmwin_copy(w, trank, base, tcount, t, oaddr, ocount, o, 0);
         return 0;
     }
     struct opdesc d = {.type = XM_RMA_GET, .rbuf = oaddr, .rcount = ocount, .rdt = o};
@@ -635,6 +610,9 @@ int xm_rma_acc(struct xm_win *w, const void *oaddr, int ocount, MPI_Datatype odt
     int rc = target_base(w, trank, tdisp, tcount, t, &base);
     if (rc)
         return rc;
+    if (w->offs && w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+        return xm_shmwin_acc(w, oaddr, ocount, xm_dt_get(odt), fetch ? raddr : NULL, rcount,
+                             fetch ? xm_dt_get(rdt) : NULL, trank, base, tcount, t, op);
     struct opdesc d = {.type = fetch ? XM_RMA_GACC : XM_RMA_ACC, .op = op,
                        .basic = t->basic, .esize = XM_DT_SIZE(t->basic)};
     if (op == MPI_NO_OP) { /* nothing carried: the same bytes as a get would fetch */
@@ -673,6 +651,8 @@ int xm_rma_cas(struct xm_win *w, const void *oaddr, const void *caddr, void *rad
     int rc = target_base(w, trank, tdisp, 1, t, &base);
     if (rc)
         return rc;
+    if (w->offs && w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+        return xm_shmwin_cas(w, oaddr, caddr, raddr, XM_DT_SIZE(dt), trank, base);
     size_t es = XM_DT_SIZE(dt);
     size_t mlen = HDR + SEGSZ + 2 * es;
     char *msg = calloc(1, mlen);
@@ -1051,7 +1031,10 @@ int xm_win_create(void *base, MPI_Aint size, int disp_unit, struct xm_comm *c, i
             if (flavor == MPI_WIN_FLAVOR_ALLOCATE)
                 total = (total + 63) & ~(size_t)63; /* each rank's part aligned */
         }
-        w->maplen = total ? total : 1;
+        /* one lock word per rank, each on its own cache line, after the data: the
+         * accumulate family works on a rank's part under its word (shmwin.c) */
+        w->lock_off = (total + 63) & ~(size_t)63;
+        w->maplen = w->lock_off + (size_t)n * 64;
         bad = rc != 0;
         xm_coll_allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, w->comm);
         if (anybad) {

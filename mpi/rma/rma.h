@@ -42,6 +42,7 @@ struct xm_win {
     char *map;
     size_t maplen;
     size_t *offs;    /* per rank: offset of its part in map, or NULL */
+    size_t lock_off; /* per-rank accumulate lock words (64 bytes apart) in map */
     int own_base;    /* ALLOCATE from malloc: free at Win_free */
     MPI_Errhandler errh;
     char name[MPI_MAX_OBJECT_NAME];
@@ -105,6 +106,33 @@ int xm_rma_wait(struct xm_win *w, int block, int *flag);
 
 /* the service, called by xm_progress() through xm_rma_progress_hook */
 int xm_rma_progress(void);
+
+/* The target's byte ranges of (count, t) placed at base, in packed-stream order. */
+struct xm_dtype;
+struct xm_rma_segit {
+    const struct xm_dtype *t;
+    int count, k, b;
+    size_t j;
+    uint64_t base;
+    int done;
+};
+void xm_rma_segit_init(struct xm_rma_segit *it, uint64_t base, int count,
+                       const struct xm_dtype *t);
+int xm_rma_segit_next(struct xm_rma_segit *it, uint64_t *off, uint64_t *len);
+
+/* shmwin.c: operations straight on a node-shared mapping (w->offs set).  tbase is the
+ * checked byte offset in trank's part.  put/get copy; the accumulate family (fetch
+ * when rdt is set, compare-and-swap) runs under trank's lock word, so it is
+ * element-wise atomic against every other accumulate on that part (all of them come
+ * here on such windows) and needs nothing from the target. */
+void xm_shmwin_copy(struct xm_win *w, int trank, uint64_t tbase, int tcount,
+                    const struct xm_dtype *tdt, void *obuf, int ocount,
+                    const struct xm_dtype *odt, int put);
+int xm_shmwin_acc(struct xm_win *w, const void *obuf, int ocount, const struct xm_dtype *odt,
+                  void *rbuf, int rcount, const struct xm_dtype *rdt, int trank,
+                  uint64_t tbase, int tcount, const struct xm_dtype *tdt, MPI_Op op);
+int xm_shmwin_cas(struct xm_win *w, const void *obuf, const void *cbuf, void *rbuf,
+                  size_t es, int trank, uint64_t tbase);
 
 /* shmwin.c: one mapping of total bytes shared by every rank of c (all on one node),
  * made by rank 0 (O_EXCL|O_NOFOLLOW, random name, 0600), checked and unlinked once all

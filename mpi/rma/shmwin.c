@@ -2,7 +2,9 @@
  * shmwin.c - node-shared memory of windows (RMA area): the mapping behind
  *            MPI_Win_allocate_shared (and MPI_Win_allocate inside one node).
  *
- * Owns: xm_shmwin_map()/xm_shmwin_unmap() (rma.h).
+ * Owns: xm_shmwin_map()/xm_shmwin_unmap(), and the operations that work straight on
+ * such a mapping: xm_shmwin_copy() (put/get), xm_shmwin_acc() and xm_shmwin_cas()
+ * (the accumulate family, under the target part's lock word) (rma.h).
  * Safety, as the segment of mpi/shm/shm.c: rank 0 of the window creates the object
  * with O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600, under a name with 64 random bits
  * (getrandom), so nobody can have prepared it; the others open it with O_NOFOLLOW and
@@ -13,6 +15,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -22,6 +26,7 @@
 
 #include "rma.h"
 #include "../coll/coll.h"
+#include "../dt/dtype.h"
 
 int xm_shmwin_map(struct xm_comm *c, size_t total, char **map)
 {
@@ -78,4 +83,110 @@ int xm_shmwin_map(struct xm_comm *c, size_t total, char **map)
 void xm_shmwin_unmap(char *map, size_t total)
 {
     munmap(map, total);
+}
+
+/* ---- direct operations ------------------------------------------------------------ */
+
+void xm_shmwin_copy(struct xm_win *w, int trank, uint64_t tbase, int tcount,
+                    const struct xm_dtype *tdt, void *obuf, int ocount,
+                    const struct xm_dtype *odt, int put)
+{
+    char *tb = w->map + w->offs[trank];
+    struct xm_rma_segit it;
+    uint64_t off, len;
+    size_t pos = 0;
+    xm_rma_segit_init(&it, tbase, tcount, tdt);
+    while (xm_rma_segit_next(&it, &off, &len)) {
+        if (put)
+            xm_dt_pack(obuf, ocount, odt, pos, tb + off, len);
+        else
+            xm_dt_unpack(obuf, ocount, odt, pos, tb + off, len);
+        pos += len;
+    }
+}
+
+/* The lock word of rank r's part.  Holders only copy and combine memory between lock
+ * and unlock (never wait, never call MPI), so a waiter spins briefly, then yields its
+ * CPU to whoever holds it (64 ranks on 2 cores: the holder may be descheduled).  A
+ * holder that dies ends the job through the launcher, as any dead rank does. */
+static void part_lock(struct xm_win *w, int r)
+{
+    uint32_t *l = (uint32_t *)(w->map + w->lock_off + (size_t)r * 64);
+    for (int spins = 0;; spins++) {
+        uint32_t z = 0;
+        if (__atomic_load_n(l, __ATOMIC_RELAXED) == 0 &&
+            __atomic_compare_exchange_n(l, &z, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+            return;
+        if (spins < 64 && !xm_g.oversubscribed) {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
+        } else {
+            sched_yield();
+        }
+    }
+}
+
+static void part_unlock(struct xm_win *w, int r)
+{
+    uint32_t *l = (uint32_t *)(w->map + w->lock_off + (size_t)r * 64);
+    __atomic_store_n(l, 0, __ATOMIC_RELEASE);
+}
+
+#define ACC_CHUNK 65536
+
+int xm_shmwin_acc(struct xm_win *w, const void *obuf, int ocount, const struct xm_dtype *odt,
+                  void *rbuf, int rcount, const struct xm_dtype *rdt, int trank,
+                  uint64_t tbase, int tcount, const struct xm_dtype *tdt, MPI_Op op)
+{
+    size_t es = XM_DT_SIZE(tdt->basic), chunk = ACC_CHUNK / es * es;
+    int combine = op != MPI_REPLACE && op != MPI_NO_OP;
+    int ocontig = odt && odt->contig && (MPI_Aint)odt->size == odt->extent;
+    char *tmp = NULL;
+    if (combine && !ocontig && !(tmp = malloc(chunk)))
+        return MPI_ERR_NO_MEM;
+    char *tb = w->map + w->offs[trank];
+    struct xm_rma_segit it;
+    uint64_t off, len;
+    size_t pos = 0;
+    int rc = 0;
+    xm_rma_segit_init(&it, tbase, tcount, tdt);
+    part_lock(w, trank);
+    while (!rc && xm_rma_segit_next(&it, &off, &len)) {
+        char *p = tb + off;
+        if (rbuf) /* fetch: the old bytes first */
+            xm_dt_unpack(rbuf, rcount, rdt, pos, p, len);
+        if (op == MPI_REPLACE) {
+            xm_dt_pack(obuf, ocount, odt, pos, p, len);
+        } else if (combine) {
+            for (size_t done = 0; done < len && !rc; done += chunk) {
+                size_t n = len - done < chunk ? len - done : chunk;
+                const char *src;
+                if (ocontig) {
+                    src = (const char *)obuf + odt->true_lb + pos + done;
+                } else {
+                    xm_dt_pack(obuf, ocount, odt, pos + done, tmp, n);
+                    src = tmp;
+                }
+                if (xm_op_apply(op, src, p + done, (int)(n / es), tdt->basic) < 0)
+                    rc = MPI_ERR_OP;
+            }
+        }
+        pos += len;
+    }
+    part_unlock(w, trank);
+    free(tmp);
+    return rc;
+}
+
+int xm_shmwin_cas(struct xm_win *w, const void *obuf, const void *cbuf, void *rbuf,
+                  size_t es, int trank, uint64_t tbase)
+{
+    char *p = w->map + w->offs[trank] + tbase;
+    part_lock(w, trank);
+    memcpy(rbuf, p, es);
+    if (memcmp(p, cbuf, es) == 0)
+        memcpy(p, obuf, es);
+    part_unlock(w, trank);
+    return 0;
 }
