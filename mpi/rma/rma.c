@@ -217,11 +217,17 @@ static char *seg_ptr(struct xm_win *w, const struct xm_rma_msg *m, int src)
     return NULL; /* offsets are addresses */
 }
 
+/* byte off of the window: from base, or the address itself (dynamic windows: NULL) */
+static char *at(char *base, uint64_t off)
+{
+    return base ? base + off : (char *)(uintptr_t)off;
+}
+
 static void apply(const struct xm_rma_msg *m, char *base, const unsigned char *data, int src)
 {
     int op = m->h->op;
     for (uint32_t i = 0; i < m->h->nseg; i++) {
-        char *p = base + m->seg[i].off;
+        char *p = at(base, m->seg[i].off);
         size_t len = m->seg[i].len;
         if (op == MPI_REPLACE || m->h->type == XM_RMA_PUT)
             memcpy(p, data, len);
@@ -232,10 +238,10 @@ static void apply(const struct xm_rma_msg *m, char *base, const unsigned char *d
     }
 }
 
-static void gather(const struct xm_rma_msg *m, const char *base, char *out)
+static void gather(const struct xm_rma_msg *m, char *base, char *out)
 {
     for (uint32_t i = 0; i < m->h->nseg; i++) {
-        memcpy(out, base + m->seg[i].off, m->seg[i].len);
+        memcpy(out, at(base, m->seg[i].off), m->seg[i].len);
         out += m->seg[i].len;
     }
 }
@@ -263,7 +269,7 @@ static void service(struct xm_win *w, int src, const void *buf, size_t len)
             protocol_error(src, "seg: a get asks for more than 16 MiB");
         base = seg_ptr(w, &m, src);
         if (h->nseg == 1) { /* straight from the window */
-            send_msg(w, src, tag, base + m.seg[0].off, m.seg[0].len, 0);
+            send_msg(w, src, tag, at(base, m.seg[0].off), m.seg[0].len, 0);
             break;
         }
         tmp = malloc(m.total ? m.total : 1);
@@ -283,7 +289,7 @@ static void service(struct xm_win *w, int src, const void *buf, size_t len)
         break;
     case XM_RMA_CAS: {
         base = seg_ptr(w, &m, src);
-        char *p = base + m.seg[0].off;
+        char *p = at(base, m.seg[0].off);
         tmp = malloc(m.esize);
         if (!tmp)
             xm_die("rank %d: out of memory answering an RMA compare_and_swap", xm_g.rank);
