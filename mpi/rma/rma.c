@@ -110,8 +110,7 @@ static int new_tag(struct xm_win *w)
 
 static __attribute__((noreturn)) void protocol_error(int src, const char *what)
 {
-    xm_die("rank %d: protocol error in an RMA message from rank %d: %s", xm_g.rank, src,
-           what);
+    xm_die("protocol error in an RMA message from rank %d: %s", src, what);
 }
 
 /* ---- sending --------------------------------------------------------------------- */
@@ -274,7 +273,7 @@ static void service(struct xm_win *w, int src, const void *buf, size_t len)
         }
         tmp = malloc(m.total ? m.total : 1);
         if (!tmp)
-            xm_die("rank %d: out of memory answering an RMA get", xm_g.rank);
+            xm_die("out of memory answering an RMA get");
         gather(&m, base, tmp);
         send_msg(w, src, tag, tmp, m.total, 1);
         break;
@@ -282,7 +281,7 @@ static void service(struct xm_win *w, int src, const void *buf, size_t len)
         base = seg_ptr(w, &m, src);
         tmp = malloc(m.total ? m.total : 1);
         if (!tmp)
-            xm_die("rank %d: out of memory answering an RMA get_accumulate", xm_g.rank);
+            xm_die("out of memory answering an RMA get_accumulate");
         gather(&m, base, tmp);
         apply(&m, base, m.data, src);
         send_msg(w, src, tag, tmp, m.total, 1);
@@ -292,7 +291,7 @@ static void service(struct xm_win *w, int src, const void *buf, size_t len)
         char *p = at(base, m.seg[0].off);
         tmp = malloc(m.esize);
         if (!tmp)
-            xm_die("rank %d: out of memory answering an RMA compare_and_swap", xm_g.rank);
+            xm_die("out of memory answering an RMA compare_and_swap");
         memcpy(tmp, p, m.esize);
         if (memcmp(p, m.data + m.esize, m.esize) == 0)
             memcpy(p, m.data, m.esize);
@@ -302,7 +301,7 @@ static void service(struct xm_win *w, int src, const void *buf, size_t len)
     case XM_RMA_LOCK: {
         struct xm_rma_waiter *q = calloc(1, sizeof(*q));
         if (!q)
-            xm_die("rank %d: out of memory queueing an RMA lock", xm_g.rank);
+            xm_die("out of memory queueing an RMA lock");
         q->src = src;
         q->excl = h->flags & XM_RMA_F_EXCL;
         q->tag = tag;
@@ -354,7 +353,7 @@ static int service_win(struct xm_win *w)
             protocol_error(src, "length: longer than a request may be");
         service(w, src, w->ringbuf[w->ring_head], len);
         if (ring_post(w, w->ring_head) < 0)
-            xm_die("rank %d: out of memory reposting an RMA receive", xm_g.rank);
+            xm_die("out of memory reposting an RMA receive");
         w->ring_head = (w->ring_head + 1) % XM_RMA_RING;
         n++;
     }
