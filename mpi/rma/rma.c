@@ -1047,11 +1047,22 @@ int xm_win_create(void *base, MPI_Aint size, int disp_unit, struct xm_comm *c, i
             return MPI_ERR_NO_MEM;
         }
         rc = xm_shmwin_map(w->comm, w->maplen, &w->map);
-        if (rc) {
+        if (rc && flavor == MPI_WIN_FLAVOR_ALLOCATE) {
+            /* no shared mapping (the same answer at every rank): private memory */
+            free(w->offs);
+            w->offs = NULL;
+            w->map = NULL;
+            shared = 0;
+            rc = 0;
+        } else if (rc) {
             win_destroy(w);
             return rc;
+        } else {
+            w->base = w->map + w->offs[w->comm->rank];
         }
-        w->base = w->map + w->offs[w->comm->rank];
+    }
+    if (shared) {
+        /* memory set up above */
     } else if (flavor == MPI_WIN_FLAVOR_ALLOCATE) {
         w->base = malloc(size ? (size_t)size : 1);
         w->own_base = 1;
