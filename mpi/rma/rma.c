@@ -4,7 +4,7 @@
  *         synchronization (fence, lock/unlock/flush, PSCW).
  *
  * Owns: the window table, struct xm_win's life, the request/reply protocol of
- * rma_msg.h.  One piece (about 1000 lines) because origin and target halves of each
+ * rma_msg.h.  One piece (about 1200 lines) because origin and target halves of each
  * synchronization share the window's private state and are read together.
  * Design (mpi/DESIGN.md, "One-sided communication"):
  *   - Every window has a private communicator (own context id).  Requests go to the
@@ -23,11 +23,15 @@
  *     when every rank is on this node) take every operation at the origin (shmwin.c):
  *     put/get as copies, the accumulate family under the target part's lock word, so
  *     they stay atomic against each other and need no progress of the target.
+ *     Win_create windows of ranks the shm transport reaches take put/get by CMA
+ *     (rma_cma); their accumulates use requests.
  *   - Every wait goes through xm_wait()/xm_idle() (the engine's idle policy); a dead
  *     peer ends the job there as for p2p.
  */
+#define _GNU_SOURCE /* process_vm_readv/writev */
 #include <errno.h>
 #include <stdio.h>
+#include <sys/uio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -573,6 +577,82 @@ static int issue(struct xm_win *w, int trank, uint64_t tbase, int tcount,
     return 0;
 }
 
+/* Put/get by CMA into a Win_create window of another rank of this node (or a copy for
+ * my own window), with the pid that rank put in the KVS (xm_peer_pid), as the p2p
+ * engine's single copies do.  The bytes are range-checked against the window first
+ * (target_base).  1 done, 0 not possible (then requests to the target), or an error
+ * class.  A first failure towards a rank (ptrace rules, no pid) turns CMA off for it
+ * before any byte moved: the first access to a rank reads one byte of its window. */
+static int rma_cma(struct xm_win *w, int trank, uint64_t tbase, int tcount,
+                   const struct xm_dtype *tdt, void *obuf, int ocount,
+                   const struct xm_dtype *odt, int put)
+{
+    if (!w->cma_ok || w->cma_ok[trank] == 2 || w->sizes[trank] == 0)
+        return 0;
+    int wr = wrank(w, trank), self = wr == xm_g.rank;
+    /* as the p2p engine: CMA only towards ranks the shm transport reaches */
+    if (!self && (!xm_g.shm || !xm_g.local_index || xm_g.local_index[wr] < 0))
+        return 0;
+    pid_t pid = self ? 0 : xm_peer_pid(wr);
+    if (!self && pid <= 0) {
+        w->cma_ok[trank] = 2;
+        return 0;
+    }
+    if (!self && w->cma_ok[trank] == 0) {
+        char c;
+        struct iovec l = {&c, 1}, r = {(void *)(uintptr_t)w->raddr[trank], 1};
+        w->cma_ok[trank] = process_vm_readv(pid, &l, 1, &r, 1, 0) == 1 ? 1 : 2;
+        if (w->cma_ok[trank] == 2)
+            return 0;
+    }
+    int ocontig = odt->contig && (MPI_Aint)odt->size == odt->extent;
+    char *tmp = NULL;
+    struct xm_rma_segit it;
+    uint64_t off, len;
+    size_t pos = 0;
+    xm_rma_segit_init(&it, tbase, tcount, tdt);
+    while (xm_rma_segit_next(&it, &off, &len)) {
+        char *remote = (char *)(uintptr_t)w->raddr[trank] + off;
+        for (uint64_t done = 0; done < len;) {
+            size_t n = len - done;
+            char *local;
+            if (ocontig) {
+                local = (char *)obuf + odt->true_lb + pos + done;
+            } else {
+                if (!tmp && !(tmp = malloc(65536)))
+                    return MPI_ERR_NO_MEM;
+                if (n > 65536)
+                    n = 65536;
+                local = tmp;
+                if (put)
+                    xm_dt_pack(obuf, ocount, odt, pos + done, tmp, n);
+            }
+            ssize_t k;
+            if (self) {
+                if (put)
+                    memcpy(remote + done, local, n);
+                else
+                    memcpy(local, remote + done, n);
+                k = (ssize_t)n;
+            } else {
+                struct iovec l = {local, n}, r = {remote + done, n};
+                k = put ? process_vm_writev(pid, &l, 1, &r, 1, 0)
+                        : process_vm_readv(pid, &l, 1, &r, 1, 0);
+            }
+            if (k <= 0) {
+                free(tmp);
+                return MPI_ERR_OTHER; /* the target went away or unmapped its window */
+            }
+            if (!put && !ocontig)
+                xm_dt_unpack(obuf, ocount, odt, pos + done, tmp, (size_t)k);
+            done += (uint64_t)k;
+        }
+        pos += len;
+    }
+    free(tmp);
+    return 1;
+}
+
 int xm_rma_put(struct xm_win *w, const void *oaddr, int ocount, MPI_Datatype odt, int trank,
                MPI_Aint tdisp, int tcount, MPI_Datatype tdt)
 {
@@ -585,6 +665,9 @@ int xm_rma_put(struct xm_win *w, const void *oaddr, int ocount, MPI_Datatype odt
         xm_shmwin_copy(w, trank, base, tcount, t, (void *)oaddr, ocount, o, 1);
         return 0;
     }
+    rc = rma_cma(w, trank, base, tcount, t, (void *)oaddr, ocount, o, 1);
+    if (rc)
+        return rc == 1 ? 0 : rc;
     struct opdesc d = {.type = XM_RMA_PUT, .op = MPI_REPLACE, .basic = MPI_BYTE,
                        .obuf = oaddr, .ocount = ocount, .odt = o};
     return issue(w, trank, base, tcount, t, &d);
@@ -602,6 +685,9 @@ int xm_rma_get(struct xm_win *w, void *oaddr, int ocount, MPI_Datatype odt, int 
         xm_shmwin_copy(w, trank, base, tcount, t, oaddr, ocount, o, 0);
         return 0;
     }
+    rc = rma_cma(w, trank, base, tcount, t, oaddr, ocount, o, 0);
+    if (rc)
+        return rc == 1 ? 0 : rc;
     struct opdesc d = {.type = XM_RMA_GET, .rbuf = oaddr, .rcount = ocount, .rdt = o};
     return issue(w, trank, base, tcount, t, &d);
 }
@@ -948,6 +1034,8 @@ static void win_destroy(struct xm_win *w)
         xm_comm_unref(w->comm);
     free(w->sizes);
     free(w->units);
+    free(w->raddr);
+    free(w->cma_ok);
     free(w->offs);
     free(w->regs);
     free(w->post_from);
@@ -996,10 +1084,12 @@ int xm_win_create(void *base, MPI_Aint size, int disp_unit, struct xm_comm *c, i
     w->complete_from = calloc((size_t)n, sizeof(int));
     w->dirty = calloc((size_t)n, 1);
     w->locked = calloc((size_t)n, 1);
-    long long mine[2] = {size, disp_unit}, *all = malloc(sizeof(mine) * (size_t)n);
+    long long mine[3] = {size, disp_unit, (long long)(uintptr_t)base};
+    long long *all = malloc(sizeof(mine) * (size_t)n);
+    w->raddr = calloc((size_t)n, sizeof(*w->raddr));
     int rc = 0;
     if (!w->sizes || !w->units || !w->post_from || !w->complete_from || !w->dirty ||
-        !w->locked || !all)
+        !w->locked || !all || !w->raddr)
         rc = MPI_ERR_NO_MEM;
     /* every rank reaches the allgather even after a local failure: agree first */
     int bad = rc != 0, anybad = 0;
@@ -1008,14 +1098,15 @@ int xm_win_create(void *base, MPI_Aint size, int disp_unit, struct xm_comm *c, i
         win_destroy(w);
         return rc ? rc : MPI_ERR_NO_MEM;
     }
-    if (xm_icoll_allgather(mine, 2, MPI_LONG_LONG, all, 2, MPI_LONG_LONG, w->comm, NULL) < 0) {
+    if (xm_icoll_allgather(mine, 3, MPI_LONG_LONG, all, 3, MPI_LONG_LONG, w->comm, NULL) < 0) {
         free(all);
         win_destroy(w);
         return MPI_ERR_OTHER;
     }
     for (int i = 0; i < n; i++) {
-        w->sizes[i] = (MPI_Aint)all[2 * i];
-        w->units[i] = (int)all[2 * i + 1];
+        w->sizes[i] = (MPI_Aint)all[3 * i];
+        w->units[i] = (int)all[3 * i + 1];
+        w->raddr[i] = (uint64_t)all[3 * i + 2];
     }
     free(all);
     if (flavor == MPI_WIN_FLAVOR_DYNAMIC) {
@@ -1070,6 +1161,12 @@ int xm_win_create(void *base, MPI_Aint size, int disp_unit, struct xm_comm *c, i
             rc = MPI_ERR_NO_MEM;
     } else {
         w->base = base;
+        /* Win_create: reach local ranks' memory by CMA (rma_cma below), the way the
+         * p2p engine's large transfers do; LOOM_MPI_RMA_CMA=0 or LOOM_MPI_CMA=0 off */
+        const char *cma = getenv("LOOM_MPI_CMA"), *lmt = getenv("LOOM_SHM_LMT");
+        if (flavor == MPI_WIN_FLAVOR_CREATE && xm_env_int("LOOM_MPI_RMA_CMA", 1) &&
+            !(cma && *cma == '0') && !(lmt && strcmp(lmt, "copy") == 0))
+            w->cma_ok = calloc((size_t)n, 1); /* per rank: 0 untried, 1 works, 2 not */
     }
     for (int i = 0; i < XM_RMA_RING && !rc; i++)
         if (ring_post(w, i) < 0)

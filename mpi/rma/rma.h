@@ -44,6 +44,8 @@ struct xm_win {
     size_t *offs;    /* per rank: offset of its part in map, or NULL */
     size_t lock_off; /* per-rank accumulate lock words (64 bytes apart) in map */
     int own_base;    /* ALLOCATE from malloc: free at Win_free */
+    uint64_t *raddr;        /* per rank: its base address (Win_create: CMA target) */
+    unsigned char *cma_ok;  /* per rank: 0 untried, 1 CMA works, 2 not; NULL = off */
     MPI_Errhandler errh;
     char name[MPI_MAX_OBJECT_NAME];
     /* dynamic windows */
