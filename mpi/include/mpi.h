@@ -20,9 +20,8 @@
  *     datatypes have their byte size in bits 8..15.
  *   - MPI_Status has the public fields MPI_SOURCE, MPI_TAG, MPI_ERROR; the count and
  *     the cancelled flag live in private fields.
- * Caveats: no MPI-IO, dynamic processes or Fortran bindings yet; the MPI_File type and
- *   its null handle exist so that code mentioning them compiles.  One-sided
- *   communication: see the block at the end (mpi/README.md, "One-sided communication").
+ * Caveats: no dynamic processes or Fortran bindings yet.  MPI-IO and one-sided
+ *   communication: see their blocks at the end (and mpi/README.md).
  */
 #ifndef LOOM_MPI_H
 #define LOOM_MPI_H
