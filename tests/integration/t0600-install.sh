@@ -60,15 +60,15 @@ if [ -f "$LOOM_BUILDDIR/mpi/Makefile" ] && [ -n "$(find_one libmpi.so)" ]; then
     incdir=$(dirname "$(find_one include/mpi.h)"); incdir=${incdir#"$dest"}
     mlibdir=$(dirname "$(find_one libmpi.so)"); mlibdir=${mlibdir#"$dest"}
     # -show alone prints the whole command, as MPICH's and Open MPI's wrappers do
-    run_cmd env CC=cc sh "$mpicc" -show
+    run_cmd env LOOM_MPICC_CC=cc sh "$mpicc" -show
     assert_rc 0 "mpicc -show (no input files)"
     assert_grep "cc -I$incdir " "$out" "mpicc -show names the installed include dir"
     assert_grep -E "-L$mlibdir .*-lmpi\$" "$out" "mpicc -show links the installed libmpi"
-    run_cmd env CC=cc sh "$mpicc" -show -c x.c
+    run_cmd env LOOM_MPICC_CC=cc sh "$mpicc" -show -c x.c
     assert_no_grep "-lmpi" "$out" "mpicc -show -c does not link"
-    run_cmd env CC=cc sh "$mpicc" -compile-info
+    run_cmd env LOOM_MPICC_CC=cc sh "$mpicc" -compile-info
     assert_grep -x "cc -I$incdir" "$out" "mpicc -compile-info"
-    assert_grep -E "^cc .*hello.c" <(CC=cc sh "$mpicc" -show hello.c) "mpicc honours CC"
+    assert_grep -E "^cc .*hello.c" <(LOOM_MPICC_CC=cc sh "$mpicc" -show hello.c) "mpicc honours LOOM_MPICC_CC"
     # shellcheck disable=SC2046
     run_cmd -t 120 ${CC:-cc} -o "$TEST_TMP/mpi-hello" "$LOOM_SRCDIR/tests/mpi/hello.c" \
         $(pkg-config --cflags --libs loom-mpi) -Wl,-rpath-link,"$libdir"
