@@ -26,6 +26,9 @@ PKGS=(
     clang llvm
     # benchmarks: plots; scripts: pgrep/pkill, timeout, awk
     gnuplot-nox procps coreutils
+    # MPICH's test suite on libmpi (tests/mpich/run.sh): apt-get source mpich needs
+    # dpkg-dev (above); its runtests is perl (Time::HiRes), the report python3
+    perl python3
 )
 
 export DEBIAN_FRONTEND=noninteractive
