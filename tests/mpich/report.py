@@ -233,7 +233,9 @@ def cmd_report(a):
     for d in dirs:
         order = list_ids(a.tsrc, a.tbuild, d, a.lists) if a.tsrc else []
         L = None if a.loom_unbuilt else read_junit(os.path.join(a.loom, d + ".junit.xml"), order)
-        M = read_junit(os.path.join(a.mpich, d + ".junit.xml"), order) if a.mpich else None
+        # a reference directory counts once its run has ended (run.sh writes .seconds)
+        M = (read_junit(os.path.join(a.mpich, d + ".junit.xml"), order)
+             if a.mpich and os.path.exists(os.path.join(a.mpich, d + ".seconds")) else None)
         ids = []
         # a test of the list that runtests never reached (it stops a directory after
         # many timeouts) counts as not run
@@ -268,7 +270,8 @@ def cmd_report(a):
             note = "cannot build on Loom"
         elif not L and ids:
             note = "no Loom results"
-        rows.append((d, len(ids), lp, mp if M is not None else None, len(monly), lb, lt,
+        rows.append((d, len(ids), lp, mp if M is not None else None,
+                     len(monly) if M is not None else None, lb, lt,
                      secs(L, a.loom), secs(M, a.mpich), note))
         for k in ids:
             ls = (L or {}).get(k, ("notrun", 0, ""))
@@ -286,9 +289,9 @@ def cmd_report(a):
     for r in rows:
         d, n, lp, mp, mo, lb, lt, ls_, ms_, note = r
         f = lambda v: "-" if v is None else str(v)
-        out.append("| %s | %d | %d | %s | %d | %d | %d | %s | %s | %s |" % (
-            d, n, lp, f(mp), mo, lb, lt, f(ls_), f(ms_), note))
-        for i, v in enumerate((n, lp, mp or 0, mo, lb, lt, ls_ or 0)):
+        out.append("| %s | %d | %d | %s | %s | %d | %d | %s | %s | %s |" % (
+            d, n, lp, f(mp), f(mo), lb, lt, f(ls_), f(ms_), note))
+        for i, v in enumerate((n, lp, mp or 0, mo or 0, lb, lt, ls_ or 0)):
             tot[i] += v
     out.append("| **total** | %d | %d | %s | %d | %d | %d | %d | | |" % (
         tot[0], tot[1], tot[2] if a.mpich else "-", tot[3], tot[4], tot[5], tot[6]))

@@ -324,7 +324,7 @@ run_suite() {
     fi
     for d in $dirs; do
         t0=$(date +%s)
-        rm -f "$r/$d.junit.xml"
+        rm -f "$r/$d.junit.xml" "$r/$d.seconds"
         (cd "$b" && MPITEST_CLEANUP=0 MPITEST_TIMEOUT=$timeout MPITEST_TIMEOUT_MULTIPLIER=1 \
             ./runtests -srcdir="$tsrc" -tests="$lst" -testdirs="$d" \
             -mpiexec="$b/mpiexec-wrap" -junitfile="$r/$d.junit.xml" \
