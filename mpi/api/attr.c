@@ -1,12 +1,14 @@
 /*
  * attr.c - keyvals and communicator attributes: Comm_create_keyval/free_keyval,
  *          Comm_set/get/delete_attr and their MPI-1 names (Keyval_*, Attr_*), the
- *          predefined attributes of MPI_COMM_WORLD (TAG_UB, UNIVERSE_SIZE, APPNUM, ...),
- *          and the copy/delete callbacks run by Comm_dup / Comm_free.
+ *          predefined attributes of MPI_COMM_WORLD (TAG_UB, UNIVERSE_SIZE, APPNUM,
+ *          LASTUSEDCODE, ...), and the copy/delete callbacks run by Comm_dup / Comm_free.
  * Contract: a keyval freed while attributes still use it stays alive (refcount) until
  *   the last such attribute is deleted; its callbacks still run.
  *   MPI_COMM_NULL_COPY_FN (0) copies nothing, MPI_COMM_DUP_FN (1) copies the value.
  *   A callback returning other than MPI_SUCCESS fails the call with that code.
+ *   Delete callbacks of a communicator's attributes run last-set first (Comm_free, and
+ *   MPI_Finalize, which deletes COMM_SELF's before it tears anything down).
  * Notes: the keyval table is process state like the other handle tables.
  */
 #include <errno.h>
@@ -145,8 +147,10 @@ int PMPI_Comm_set_attr(MPI_Comm comm, int keyval, void *val)
         return xm_err(c, MPI_ERR_NO_MEM, "MPI_Comm_set_attr");
     a->keyval = keyval;
     a->val = val;
-    a->next = NULL;
-    *pp = a; /* appended: callbacks run in the order attributes were set */
+    /* prepended: xm_attr_delete_all (Comm_free, and MPI_Finalize on COMM_SELF) runs the
+     * delete callbacks last-set first, as MPI-3.1 §8.7.1 asks of COMM_SELF's */
+    a->next = c->attrs;
+    c->attrs = a;
     k->refs++;
     return MPI_SUCCESS;
 }
@@ -154,7 +158,7 @@ int PMPI_Comm_set_attr(MPI_Comm comm, int keyval, void *val)
 int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attr, int *flag)
 {
     static int tag_ub = 0x3fffffff, universe, appnum, host = MPI_PROC_NULL,
-               io = MPI_ANY_SOURCE, wtime_global = 0;
+               io = MPI_ANY_SOURCE, wtime_global = 0, lastused;
     struct xm_comm *c = xm_comm_get(comm);
     if (!c)
         return xm_err(NULL, MPI_ERR_COMM, "MPI_Comm_get_attr");
@@ -180,6 +184,10 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attr, int *flag)
             break;
         case MPI_WTIME_IS_GLOBAL:
             v = &wtime_global;
+            break;
+        case MPI_LASTUSEDCODE: /* grows with MPI_Add_error_class/code (api/env.c) */
+            lastused = xm_err_last_used();
+            v = &lastused;
             break;
         default:
             return xm_err(c, MPI_ERR_KEYVAL, "MPI_Comm_get_attr");

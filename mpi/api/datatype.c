@@ -15,7 +15,8 @@
  *   Pack_external writes "external32" (MPI-3.1 §13.5.2): big-endian, MPI_LONG and
  *   MPI_UNSIGNED_LONG as 4 bytes, MPI_WCHAR as 2, everything else at its native size.
  * Caveats: external32 of long double types (IEEE quad) is refused with
- *   MPI_ERR_CONVERSION; a long that does not fit 32 bits is truncated.
+ *   MPI_ERR_CONVERSION (MPI_REAL16/MPI_COMPLEX32 are IEEE quad in memory and pack);
+ *   a long that does not fit 32 bits is truncated.
  */
 #include <errno.h>
 #include <limits.h>
@@ -543,8 +544,9 @@ int PMPI_Type_free(MPI_Datatype *dt)
     if (!dt)
         return xm_err(NULL, MPI_ERR_ARG, "MPI_Type_free");
     GET(t, *dt, "MPI_Type_free");
-    if (XM_DT_IS_PREDEF(*dt))
-        return xm_err(NULL, MPI_ERR_TYPE, "MPI_Type_free");
+    if (XM_DT_IS_PREDEF(*dt) || t->combiner == MPI_COMBINER_F90_REAL ||
+        t->combiner == MPI_COMBINER_F90_COMPLEX || t->combiner == MPI_COMBINER_F90_INTEGER)
+        return xm_err(NULL, MPI_ERR_TYPE, "MPI_Type_free"); /* F90 ones are predefined too */
     while (t->attrs) {
         int rc = tattr_del(t, &t->attrs);
         if (rc != MPI_SUCCESS)
@@ -613,8 +615,9 @@ int PMPI_Type_get_name(MPI_Datatype dt, char *name, int *resultlen)
 int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *dt)
 {
     static const MPI_Datatype reals[] = {MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE};
+    /* a 16-byte integer has no C type: the Fortran kind (objects/environment area) */
     static const MPI_Datatype ints[] = {MPI_INT8_T, MPI_INT16_T, MPI_INT32_T,
-                                        MPI_INT64_T};
+                                        MPI_INT64_T, MPI_INTEGER16};
     static const MPI_Datatype cplx[] = {MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX,
                                         MPI_C_LONG_DOUBLE_COMPLEX};
     const MPI_Datatype *v;
@@ -626,7 +629,7 @@ int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *dt)
         break;
     case MPI_TYPECLASS_INTEGER:
         v = ints;
-        n = 4;
+        n = 5;
         break;
     case MPI_TYPECLASS_COMPLEX:
         v = cplx;
@@ -750,12 +753,18 @@ static size_t ext32_size(MPI_Datatype h, size_t *unit)
         return 2;
     case MPI_LONG_DOUBLE:
     case MPI_C_LONG_DOUBLE_COMPLEX:
+    case MPI_CXX_LONG_DOUBLE_COMPLEX:
         return 0;
     case MPI_C_COMPLEX:
     case MPI_C_FLOAT_COMPLEX:
     case MPI_C_DOUBLE_COMPLEX:
     case MPI_COMPLEX:
     case MPI_DOUBLE_COMPLEX:
+    case MPI_CXX_FLOAT_COMPLEX: /* objects/environment area (issue 21): the optional */
+    case MPI_CXX_DOUBLE_COMPLEX: /* complex types; REAL16/COMPLEX32 are IEEE quad */
+    case MPI_COMPLEX8:            /* already, so they swap like the others */
+    case MPI_COMPLEX16:
+    case MPI_COMPLEX32:
         *unit = n / 2;
         return n;
     default:
@@ -875,4 +884,105 @@ int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insiz
         return xm_err(NULL, rc, fn);
     *position = (MPI_Aint)x.pos;
     return MPI_SUCCESS;
+}
+
+/* ---- objects/environment area (issue 21): MPI_Type_create_f90_real/complex/integer --
+ * MPI-3.1 §17.1.9: the result is a predefined type (it cannot be freed; the same
+ * (p, r) gives the same handle) whose envelope is MPI_COMBINER_F90_* with the
+ * arguments as given.  It is a DUP of the named type of the smallest kind that holds
+ * the precision and range (REAL4/8/16: IEEE single, double, quad; INTEGER1..16), so
+ * sizes, packing and reductions are that type's.  No such kind: MPI_ERR_ARG. */
+XM_WEAK(MPI_Type_create_f90_real)
+XM_WEAK(MPI_Type_create_f90_complex)
+XM_WEAK(MPI_Type_create_f90_integer)
+
+static struct {
+    int comb, p, r;
+    MPI_Datatype h;
+} f90_cache[64];
+static int n_f90;
+
+static int f90_type(int comb, int p, int r, MPI_Datatype base, MPI_Datatype *out,
+                    const char *fn)
+{
+    for (int i = 0; i < n_f90; i++)
+        if (f90_cache[i].comb == comb && f90_cache[i].p == p && f90_cache[i].r == r) {
+            *out = f90_cache[i].h;
+            return MPI_SUCCESS;
+        }
+    if (n_f90 == (int)(sizeof(f90_cache) / sizeof(f90_cache[0])))
+        return xm_err(NULL, MPI_ERR_INTERN, fn); /* more (p, r) pairs than kinds exist */
+    struct xm_dtype *t;
+    int rc = xm_dt_create(MPI_COMBINER_DUP, 0, NULL, 0, NULL, 1, &base, &t);
+    if (rc < 0)
+        return xm_err(NULL, xm_errno_to_class(rc), fn);
+    int *ints = malloc(2 * sizeof(int));
+    if (!ints) {
+        xm_dt_unref(t);
+        return xm_err(NULL, MPI_ERR_NO_MEM, fn);
+    }
+    free(t->types); /* a predefined base: the reference held on it is no reference */
+    t->types = NULL;
+    t->ntypes = 0;
+    free(t->ints);
+    t->ints = ints;
+    t->nints = comb == MPI_COMBINER_F90_INTEGER ? 1 : 2;
+    ints[0] = comb == MPI_COMBINER_F90_INTEGER ? r : p;
+    ints[1] = r;
+    t->combiner = comb;
+    t->committed = 1;
+    snprintf(t->name, sizeof(t->name), "%s", xm_dt_predef_name(base));
+    f90_cache[n_f90].comb = comb;
+    f90_cache[n_f90].p = p;
+    f90_cache[n_f90].r = r;
+    f90_cache[n_f90++].h = t->handle;
+    *out = t->handle;
+    return MPI_SUCCESS;
+}
+
+/* the kind (0: 4 bytes, 1: 8, 2: 16) of a real holding p digits and exponent range r */
+static int real_kind(int p, int r)
+{
+    static const int maxp[] = {6, 15, 33}, maxr[] = {37, 307, 4931};
+    if (p == MPI_UNDEFINED && r == MPI_UNDEFINED)
+        return -1;
+    for (int k = 0; k < 3; k++)
+        if ((p == MPI_UNDEFINED || (p >= 0 && p <= maxp[k])) &&
+            (r == MPI_UNDEFINED || (r >= 0 && r <= maxr[k])))
+            return k;
+    return -1;
+}
+
+int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
+{
+    static const MPI_Datatype kinds[] = {MPI_REAL4, MPI_REAL8, MPI_REAL16};
+    int k = real_kind(p, r);
+    if (k < 0 || !newtype)
+        return xm_err(NULL, MPI_ERR_ARG, "MPI_Type_create_f90_real");
+    return f90_type(MPI_COMBINER_F90_REAL, p, r, kinds[k], newtype,
+                    "MPI_Type_create_f90_real");
+}
+
+int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
+{
+    static const MPI_Datatype kinds[] = {MPI_COMPLEX8, MPI_COMPLEX16, MPI_COMPLEX32};
+    int k = real_kind(p, r);
+    if (k < 0 || !newtype)
+        return xm_err(NULL, MPI_ERR_ARG, "MPI_Type_create_f90_complex");
+    return f90_type(MPI_COMBINER_F90_COMPLEX, p, r, kinds[k], newtype,
+                    "MPI_Type_create_f90_complex");
+}
+
+int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
+{
+    static const int maxr[] = {2, 4, 9, 18, 38};
+    static const MPI_Datatype kinds[] = {MPI_INTEGER1, MPI_INTEGER2, MPI_INTEGER4,
+                                         MPI_INTEGER8, MPI_INTEGER16};
+    int k = 0;
+    while (k < 5 && r > maxr[k])
+        k++;
+    if (r == MPI_UNDEFINED || r < 0 || k == 5 || !newtype)
+        return xm_err(NULL, MPI_ERR_ARG, "MPI_Type_create_f90_integer");
+    return f90_type(MPI_COMBINER_F90_INTEGER, MPI_UNDEFINED, r, kinds[k], newtype,
+                    "MPI_Type_create_f90_integer");
 }

@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,6 +110,8 @@ static MPI_Comm_errhandler_function *user_eh_fn(MPI_Errhandler eh)
     return i < n_user_eh ? user_eh[i] : NULL;
 }
 
+static const char *code_text(int code);
+
 int xm_err(struct xm_comm *c, int cls, const char *fn)
 {
     if (cls == MPI_SUCCESS)
@@ -125,10 +128,10 @@ int xm_err(struct xm_comm *c, int cls, const char *fn)
         uf(&h, &code, fn);
         return cls;
     }
-    char s[MPI_MAX_ERROR_STRING];
-    int len;
-    PMPI_Error_string(cls, s, &len);
-    xm_die("%s: %s", fn, s);
+    const char *s = code_text(cls);
+    if (s && *s)
+        xm_die("%s: %s", fn, s);
+    xm_die("%s: MPI error %d", fn, cls);
 }
 
 /* LOOM_MPI_DEBUG: what the wait policy was chosen from (mpi/README.md) */
@@ -324,7 +327,7 @@ int PMPI_Get_version(int *version, int *subversion)
 int PMPI_Get_library_version(char *version, int *resultlen)
 {
     *resultlen = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
-                          "Loom MPI %s (MPI %d.%d, shared memory)", LOOM_MPI_VERSION,
+                          "Loom MPI %s (MPI %d.%d; shared memory and TCP)", LOOM_MPI_VERSION,
                           MPI_VERSION, MPI_SUBVERSION);
     return MPI_SUCCESS;
 }
@@ -352,30 +355,165 @@ static const char *const err_text[] = {
     [MPI_ERR_PENDING] = "pending request",
     [MPI_ERR_KEYVAL] = "invalid keyval",
     [MPI_ERR_NO_MEM] = "out of memory",
+    [MPI_ERR_BASE] = "invalid base address",
     [MPI_ERR_INFO_KEY] = "invalid info key",
     [MPI_ERR_INFO_VALUE] = "invalid info value",
     [MPI_ERR_INFO_NOKEY] = "info key not defined",
+    [MPI_ERR_SPAWN] = "error spawning processes",
+    [MPI_ERR_PORT] = "invalid port name",
+    [MPI_ERR_SERVICE] = "invalid service name",
+    [MPI_ERR_NAME] = "invalid service name (not published)",
+    [MPI_ERR_WIN] = "invalid window",
+    [MPI_ERR_SIZE] = "invalid size argument",
+    [MPI_ERR_DISP] = "invalid displacement argument",
     [MPI_ERR_INFO] = "invalid info object",
+    [MPI_ERR_LOCKTYPE] = "invalid lock type",
+    [MPI_ERR_ASSERT] = "invalid assert argument",
+    [MPI_ERR_RMA_CONFLICT] = "conflicting accesses to a window",
+    [MPI_ERR_RMA_SYNC] = "wrong synchronization of RMA calls",
+    [MPI_ERR_FILE] = "invalid file handle",
+    [MPI_ERR_NOT_SAME] = "collective argument not identical on all processes",
+    [MPI_ERR_AMODE] = "invalid file access mode",
+    [MPI_ERR_UNSUPPORTED_DATAREP] = "unsupported data representation",
     [MPI_ERR_UNSUPPORTED_OPERATION] = "operation not supported (yet) by Loom MPI",
+    [MPI_ERR_NO_SUCH_FILE] = "file does not exist",
+    [MPI_ERR_FILE_EXISTS] = "file exists",
+    [MPI_ERR_BAD_FILE] = "invalid file name",
+    [MPI_ERR_ACCESS] = "permission denied",
+    [MPI_ERR_NO_SPACE] = "not enough space",
+    [MPI_ERR_QUOTA] = "quota exceeded",
+    [MPI_ERR_READ_ONLY] = "read-only file or file system",
+    [MPI_ERR_FILE_IN_USE] = "file in use",
+    [MPI_ERR_DUP_DATAREP] = "data representation already defined",
+    [MPI_ERR_CONVERSION] = "data conversion failed",
+    [MPI_ERR_IO] = "I/O error",
+    [MPI_ERR_RMA_RANGE] = "RMA target out of the window",
+    [MPI_ERR_RMA_ATTACH] = "memory cannot be attached to the window",
+    [MPI_ERR_RMA_SHARED] = "memory cannot be shared",
+    [MPI_ERR_RMA_FLAVOR] = "wrong window flavor",
+    [MPI_T_ERR_INVALID] = "invalid use of the tool interface",
+    [MPI_T_ERR_MEMORY] = "tool interface: out of memory",
+    [MPI_T_ERR_NOT_INITIALIZED] = "tool interface not initialized",
+    [MPI_T_ERR_CANNOT_INIT] = "tool interface cannot be initialized",
+    [MPI_T_ERR_INVALID_INDEX] = "tool interface: invalid index",
+    [MPI_T_ERR_INVALID_ITEM] = "tool interface: invalid item index",
+    [MPI_T_ERR_INVALID_HANDLE] = "tool interface: invalid handle",
+    [MPI_T_ERR_OUT_OF_HANDLES] = "tool interface: no more handles",
+    [MPI_T_ERR_OUT_OF_SESSIONS] = "tool interface: no more sessions",
+    [MPI_T_ERR_INVALID_SESSION] = "tool interface: invalid session",
+    [MPI_T_ERR_CVAR_SET_NOT_NOW] = "control variable cannot be set now",
+    [MPI_T_ERR_CVAR_SET_NEVER] = "control variable cannot be set",
+    [MPI_T_ERR_PVAR_NO_STARTSTOP] = "performance variable cannot be started or stopped",
+    [MPI_T_ERR_PVAR_NO_WRITE] = "performance variable cannot be written",
+    [MPI_T_ERR_PVAR_NO_ATOMIC] = "performance variable cannot be read and reset atomically",
+    [MPI_T_ERR_INVALID_NAME] = "tool interface: no variable or category of that name",
 };
+_Static_assert(sizeof(err_text) / sizeof(err_text[0]) == XM_ERR_LAST_PREDEFINED + 1,
+               "a text for every predefined error class");
+
+/* User error classes and codes (MPI_Add_error_class/code/string): entry k has the
+ * value MPI_ERR_LASTCODE + 1 + k and belongs to class cls (a class is its own class).
+ * Entries are never removed (the standard has no call to remove one). */
+struct user_err {
+    int cls;
+    char *text; /* NULL: "" (MPI-3.1 §8.5: no string given yet) */
+};
+XM_WEAK(MPI_Add_error_class)
+XM_WEAK(MPI_Add_error_code)
+XM_WEAK(MPI_Add_error_string)
+
+static struct user_err *uerr;
+static int n_uerr;
+#define UERR_BASE (MPI_ERR_LASTCODE + 1)
+
+static struct user_err *uerr_get(int code)
+{
+    if (code < UERR_BASE || code - UERR_BASE >= n_uerr)
+        return NULL;
+    return &uerr[code - UERR_BASE];
+}
+
+int xm_err_last_used(void)
+{
+    /* MPI-3.1 §8.5: at least MPI_ERR_LASTCODE */
+    return n_uerr ? UERR_BASE + n_uerr - 1 : MPI_ERR_LASTCODE;
+}
+
+static int uerr_add(int cls, int *out)
+{
+    if (n_uerr >= 0x3fffffff - XM_ERR_LAST_PREDEFINED) /* values stay positive ints */
+        return MPI_ERR_OTHER;
+    struct user_err *n = realloc(uerr, (size_t)(n_uerr + 1) * sizeof(*n));
+    if (!n)
+        return MPI_ERR_NO_MEM;
+    uerr = n;
+    int v = UERR_BASE + n_uerr;
+    uerr[n_uerr++] = (struct user_err){cls < 0 ? v : cls, NULL};
+    *out = v;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Add_error_class(int *errorclass)
+{
+    if (!errorclass)
+        return xm_err(NULL, MPI_ERR_ARG, "MPI_Add_error_class");
+    int rc = uerr_add(-1, errorclass);
+    return rc ? xm_err(NULL, rc, "MPI_Add_error_class") : MPI_SUCCESS;
+}
+
+int PMPI_Add_error_code(int errorclass, int *errorcode)
+{
+    struct user_err *u = uerr_get(errorclass);
+    int is_class = (errorclass >= 0 && errorclass <= XM_ERR_LAST_PREDEFINED) ||
+                   (u && u->cls == errorclass);
+    if (!is_class || !errorcode)
+        return xm_err(NULL, MPI_ERR_ARG, "MPI_Add_error_code");
+    int rc = uerr_add(errorclass, errorcode);
+    return rc ? xm_err(NULL, rc, "MPI_Add_error_code") : MPI_SUCCESS;
+}
+
+int PMPI_Add_error_string(int errorcode, const char *string)
+{
+    struct user_err *u = uerr_get(errorcode);
+    if (!u || !string || strlen(string) >= MPI_MAX_ERROR_STRING)
+        return xm_err(NULL, MPI_ERR_ARG, "MPI_Add_error_string");
+    char *t = strdup(string);
+    if (!t)
+        return xm_err(NULL, MPI_ERR_NO_MEM, "MPI_Add_error_string");
+    free(u->text);
+    u->text = t;
+    return MPI_SUCCESS;
+}
+
+/* the text of a predefined or user class/code, or NULL if there is no such code */
+static const char *code_text(int code)
+{
+    struct user_err *u = uerr_get(code);
+    if (code >= 0 && code <= XM_ERR_LAST_PREDEFINED)
+        return err_text[code];
+    return u ? (u->text ? u->text : "") : NULL;
+}
 
 int PMPI_Error_string(int errorcode, char *string, int *resultlen)
 {
-    const char *s = NULL;
-    if (errorcode >= 0 && errorcode < (int)(sizeof(err_text) / sizeof(err_text[0])))
-        s = err_text[errorcode];
-    if (s)
-        *resultlen = snprintf(string, MPI_MAX_ERROR_STRING, "%s", s);
-    else
+    if (!string || !resultlen)
+        return xm_err(NULL, MPI_ERR_ARG, "MPI_Error_string");
+    const char *s = code_text(errorcode);
+    if (!s) {
         *resultlen = snprintf(string, MPI_MAX_ERROR_STRING, "MPI error %d", errorcode);
+        return xm_err(NULL, MPI_ERR_ARG, "MPI_Error_string");
+    }
+    *resultlen = snprintf(string, MPI_MAX_ERROR_STRING, "%s", s);
     return MPI_SUCCESS;
 }
 
 int PMPI_Error_class(int errorcode, int *errorclass)
 {
-    if (errorcode < 0 || errorcode > MPI_T_ERR_INVALID)
+    struct user_err *u = uerr_get(errorcode);
+    if (!errorclass ||
+        (!u && (errorcode < 0 || errorcode > XM_ERR_LAST_PREDEFINED)))
         return xm_err(NULL, MPI_ERR_ARG, "MPI_Error_class");
-    *errorclass = errorcode;
+    *errorclass = u ? u->cls : errorcode;
     return MPI_SUCCESS;
 }
 
@@ -439,6 +577,47 @@ int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *eh)
 }
 
 /* Comm_get_attr / Attr_get (predefined and user keyvals): api/attr.c */
+
+/* ---- objects/environment area (issue 21): handle conversion ----------------------
+ * (MPI_File's error handlers and c2f/f2c: api/file.c; MPI_Win's: api/rma.c) */
+XM_WEAK(MPI_Info_c2f)
+XM_WEAK(MPI_Info_f2c)
+XM_WEAK(MPI_Errhandler_c2f)
+XM_WEAK(MPI_Errhandler_f2c)
+XM_WEAK(MPI_Message_c2f)
+XM_WEAK(MPI_Message_f2c)
+XM_WEAK(MPI_Status_c2f)
+XM_WEAK(MPI_Status_f2c)
+
+/* Integer handles are their own Fortran handles (include/mpi.h). */
+MPI_Fint PMPI_Info_c2f(MPI_Info h) { return h; }
+MPI_Info PMPI_Info_f2c(MPI_Fint h) { return h; }
+MPI_Fint PMPI_Errhandler_c2f(MPI_Errhandler h) { return h; }
+MPI_Errhandler PMPI_Errhandler_f2c(MPI_Fint h) { return h; }
+MPI_Fint PMPI_Message_c2f(MPI_Message h) { return h; }
+MPI_Message PMPI_Message_f2c(MPI_Fint h) { return h; }
+
+/* A Fortran status is the C struct's five ints in order (MPI_F_SOURCE etc. index it). */
+_Static_assert(sizeof(MPI_Status) == MPI_F_STATUS_SIZE * sizeof(MPI_Fint), "status size");
+_Static_assert(offsetof(MPI_Status, MPI_SOURCE) == MPI_F_SOURCE * sizeof(MPI_Fint), "src");
+_Static_assert(offsetof(MPI_Status, MPI_TAG) == MPI_F_TAG * sizeof(MPI_Fint), "tag");
+_Static_assert(offsetof(MPI_Status, MPI_ERROR) == MPI_F_ERROR * sizeof(MPI_Fint), "err");
+
+int PMPI_Status_c2f(const MPI_Status *c, MPI_Fint *f)
+{
+    if (!c || c == MPI_STATUS_IGNORE || !f || f == MPI_F_STATUS_IGNORE)
+        return xm_err(NULL, MPI_ERR_ARG, "MPI_Status_c2f");
+    memcpy(f, c, sizeof(*c));
+    return MPI_SUCCESS;
+}
+
+int PMPI_Status_f2c(const MPI_Fint *f, MPI_Status *c)
+{
+    if (!f || f == MPI_F_STATUS_IGNORE || !c || c == MPI_STATUS_IGNORE)
+        return xm_err(NULL, MPI_ERR_ARG, "MPI_Status_f2c");
+    memcpy(c, f, sizeof(*c));
+    return MPI_SUCCESS;
+}
 
 int PMPI_Pcontrol(const int level, ...)
 {

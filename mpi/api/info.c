@@ -222,3 +222,28 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info)
         return xm_err(NULL, MPI_ERR_COMM, "MPI_Comm_get_info");
     return PMPI_Info_create(info);
 }
+
+/* ---- objects/environment area (issue 21): MPI-4's Info_get_string ----------------
+ * *buflen in: bytes of value (0: value may be NULL); out: the value's length + 1.
+ * The value is cut to *buflen - 1 characters and always terminated. */
+XM_WEAK(MPI_Info_get_string)
+int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag)
+{
+    GETI(in, info, "MPI_Info_get_string");
+    if (!key || !*key || strlen(key) > MPI_MAX_INFO_KEY)
+        return xm_err(NULL, MPI_ERR_INFO_KEY, "MPI_Info_get_string");
+    if (!buflen || !flag || *buflen < 0 || (*buflen > 0 && !value))
+        return xm_err(NULL, MPI_ERR_ARG, "MPI_Info_get_string");
+    struct kv *e = *find(in, key);
+    *flag = e != NULL;
+    if (!e)
+        return MPI_SUCCESS;
+    size_t n = strlen(e->val);
+    if (*buflen > 0) {
+        size_t m = n < (size_t)*buflen - 1 ? n : (size_t)*buflen - 1;
+        memcpy(value, e->val, m);
+        value[m] = '\0';
+    }
+    *buflen = (int)n + 1;
+    return MPI_SUCCESS;
+}

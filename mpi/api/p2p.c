@@ -398,6 +398,10 @@ int PMPI_Request_free(MPI_Request *req)
     struct xm_req *r = xm_req_get(*req);
     if (!r)
         return xm_err(NULL, MPI_ERR_REQUEST, "MPI_Request_free");
+    if (r->greq) { /* generalized request: api/greq.c */
+        *req = MPI_REQUEST_NULL;
+        return xm_greq_request_free(r);
+    }
     /* a pending send must still go out: wait for it (eager sends finish quickly) */
     wait_req(r);
     xm_req_free(r);
@@ -411,6 +415,8 @@ int PMPI_Cancel(MPI_Request *req)
     if (!r)
         return xm_err(NULL, MPI_ERR_REQUEST, "MPI_Cancel");
     struct xm_req *e = eng(r);
+    if (e->greq) /* generalized request: api/greq.c */
+        xm_greq_cancel(e);
     if (e->kind == XM_REQ_RECV && !e->done)
         xm_cancel_recv(e);
     return MPI_SUCCESS; /* sends are not cancellable (allowed by the standard) */

@@ -4,15 +4,9 @@
  */
 #include "../core/xm.h"
 
-static int stub(const char *fn)
+static __attribute__((unused)) int stub(const char *fn)
 {
     return xm_err(NULL, MPI_ERR_UNSUPPORTED_OPERATION, fn);
-}
-
-XM_WEAK(MPI_Status_set_cancelled)
-int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
-{
-    return stub("MPI_Status_set_cancelled");
 }
 
 XM_WEAK(MPI_Register_datarep)

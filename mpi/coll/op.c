@@ -169,6 +169,20 @@ int xm_op_apply(MPI_Op op, const void *in, void *inout, int count, MPI_Datatype 
     case MPI_FLOAT: case MPI_REAL: FLT_T(float);
     case MPI_DOUBLE: case MPI_DOUBLE_PRECISION: FLT_T(double);
     case MPI_LONG_DOUBLE: FLT_T(long double);
+    /* objects/environment area (issue 21): the optional named types of MPI-3.1 */
+    case MPI_CXX_FLOAT_COMPLEX: case MPI_COMPLEX8: CPLX(float complex);
+    case MPI_CXX_DOUBLE_COMPLEX: case MPI_COMPLEX16: CPLX(double complex);
+    case MPI_CXX_LONG_DOUBLE_COMPLEX: CPLX(long double complex);
+    case MPI_COMPLEX32: CPLX(_Complex _Float128);
+    case MPI_CXX_BOOL: INT_T(uint8_t);
+    case MPI_INTEGER1: INT_T(int8_t);
+    case MPI_INTEGER2: INT_T(int16_t);
+    case MPI_INTEGER4: INT_T(int32_t);
+    case MPI_INTEGER8: INT_T(int64_t);
+    case MPI_INTEGER16: INT_T(__int128);
+    case MPI_REAL4: FLT_T(float);
+    case MPI_REAL8: FLT_T(double);
+    case MPI_REAL16: FLT_T(_Float128);
     default: return -ENOSYS;
     }
 }

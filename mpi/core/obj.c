@@ -131,6 +131,8 @@ void xm_req_free(struct xm_req *r)
 {
     if (!r)
         return;
+    if (r->greq) /* a generalized request: its free_fn (api/greq.c) */
+        xm_greq_release(r);
     table_del(&reqs, (int)XM_H_INDEX(r->handle));
     free(r->tmp);
     /* a send or receive holds its communicator (p2p.c): the last holder frees it */

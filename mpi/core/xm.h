@@ -162,6 +162,9 @@ struct xm_req {
     struct xm_req *inner;        /* persistent request: the active send/recv, or NULL */
     int pkind;                   /* persistent: XM_REQ_SEND or XM_REQ_RECV */
     unsigned pflags;             /* persistent send: XM_PKT_F_* (plus API-level flags) */
+    /* objects/environment area (issue 21): a generalized request's callbacks
+     * (api/greq.c), NULL for every other request */
+    void *greq;
 };
 
 /* ---- process-wide state (core area) ------------------------------------------- */
@@ -222,5 +225,12 @@ int xm_err(struct xm_comm *c, int errclass, const char *fn); /* runs the error h
 int xm_errno_to_class(int neg_errno);
 void xm_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 int xm_env_int(const char *name, int dflt);         /* LOOM_MPI_* tunables */
+/* objects/environment area (issue 21): the largest error class/code in use
+ * (MPI_LASTUSEDCODE; api/env.c) */
+int xm_err_last_used(void);
+/* generalized requests (api/greq.c): hooks for requests whose ->greq is set */
+void xm_greq_cancel(struct xm_req *r);       /* MPI_Cancel */
+int xm_greq_request_free(struct xm_req *r);  /* MPI_Request_free; 0 */
+void xm_greq_release(struct xm_req *r);      /* xm_req_free: runs free_fn */
 
 #endif /* XM_H */

@@ -23,6 +23,9 @@ _Static_assert(sizeof(wchar_t) == XM_DT_SIZE(MPI_WCHAR), "MPI_WCHAR size");
 _Static_assert(sizeof(long double) == XM_DT_SIZE(MPI_LONG_DOUBLE), "MPI_LONG_DOUBLE size");
 _Static_assert(sizeof(bool) == XM_DT_SIZE(MPI_C_BOOL), "MPI_C_BOOL size");
 _Static_assert(sizeof(MPI_Aint) == XM_DT_SIZE(MPI_AINT), "MPI_AINT size");
+_Static_assert(sizeof(__float128) == XM_DT_SIZE(MPI_REAL16), "MPI_REAL16 size");
+_Static_assert(sizeof(__int128) == XM_DT_SIZE(MPI_INTEGER16), "MPI_INTEGER16 size");
+_Static_assert(2 * sizeof(long double) == XM_DT_SIZE(MPI_CXX_LONG_DOUBLE_COMPLEX), "cplx");
 _Static_assert(sizeof(struct { double d; int i; }) == XM_DT_SIZE(MPI_DOUBLE_INT), "pair");
 _Static_assert(sizeof(struct { long l; int i; }) == XM_DT_SIZE(MPI_LONG_INT), "pair");
 _Static_assert(sizeof(struct { long double d; int i; }) == XM_DT_SIZE(MPI_LONG_DOUBLE_INT),
@@ -63,6 +66,11 @@ static const struct {
     N_(MPI_UB), N_(MPI_INTEGER), N_(MPI_REAL), N_(MPI_DOUBLE_PRECISION), N_(MPI_LOGICAL),
     N_(MPI_CHARACTER), N_(MPI_2INTEGER), N_(MPI_2REAL), N_(MPI_2DOUBLE_PRECISION),
     N_(MPI_COMPLEX), N_(MPI_DOUBLE_COMPLEX), N_(MPI_CXX_BOOL),
+    /* objects/environment area (issue 21) */
+    N_(MPI_CXX_FLOAT_COMPLEX), N_(MPI_CXX_DOUBLE_COMPLEX), N_(MPI_CXX_LONG_DOUBLE_COMPLEX),
+    N_(MPI_REAL4), N_(MPI_REAL8), N_(MPI_REAL16), N_(MPI_INTEGER1), N_(MPI_INTEGER2),
+    N_(MPI_INTEGER4), N_(MPI_INTEGER8), N_(MPI_INTEGER16), N_(MPI_COMPLEX8),
+    N_(MPI_COMPLEX16), N_(MPI_COMPLEX32),
 #undef N_
 };
 
@@ -82,11 +90,15 @@ static MPI_Aint predef_align(MPI_Datatype h, size_t sz)
 {
     switch (h) {
     case MPI_C_COMPLEX: case MPI_C_FLOAT_COMPLEX: case MPI_COMPLEX:
+    case MPI_CXX_FLOAT_COMPLEX: case MPI_COMPLEX8:
         return _Alignof(float);
     case MPI_C_DOUBLE_COMPLEX: case MPI_DOUBLE_COMPLEX:
+    case MPI_CXX_DOUBLE_COMPLEX: case MPI_COMPLEX16:
         return _Alignof(double);
-    case MPI_C_LONG_DOUBLE_COMPLEX: case MPI_LONG_DOUBLE:
+    case MPI_C_LONG_DOUBLE_COMPLEX: case MPI_LONG_DOUBLE: case MPI_CXX_LONG_DOUBLE_COMPLEX:
         return _Alignof(long double);
+    case MPI_COMPLEX32:
+        return _Alignof(__float128);
     default:
         return sz ? (MPI_Aint)sz : 1;
     }

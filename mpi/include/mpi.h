@@ -157,7 +157,24 @@ typedef struct MPI_Status {
 #define MPI_COMPLEX           XM_DT_(8, 0x32)
 #define MPI_DOUBLE_COMPLEX    XM_DT_(16, 0x33)
 #define MPI_CXX_BOOL          XM_DT_(1, 0x34)
-#define XM_DT_LAST_PREDEFINED 0x34
+/* objects/environment area (issue 21): the remaining optional named types of
+ * MPI-3.1 §3.2.2 and §17.2.6.  REAL16/COMPLEX32 are IEEE quad (gfortran's REAL*16),
+ * INTEGER16 a 128-bit integer. */
+#define MPI_CXX_FLOAT_COMPLEX       XM_DT_(8, 0x35)
+#define MPI_CXX_DOUBLE_COMPLEX      XM_DT_(16, 0x36)
+#define MPI_CXX_LONG_DOUBLE_COMPLEX XM_DT_(32, 0x37)
+#define MPI_REAL4             XM_DT_(4, 0x38)
+#define MPI_REAL8             XM_DT_(8, 0x39)
+#define MPI_REAL16            XM_DT_(16, 0x3a)
+#define MPI_INTEGER1          XM_DT_(1, 0x3b)
+#define MPI_INTEGER2          XM_DT_(2, 0x3c)
+#define MPI_INTEGER4          XM_DT_(4, 0x3d)
+#define MPI_INTEGER8          XM_DT_(8, 0x3e)
+#define MPI_INTEGER16         XM_DT_(16, 0x3f)
+#define MPI_COMPLEX8          XM_DT_(8, 0x40)
+#define MPI_COMPLEX16         XM_DT_(16, 0x41)
+#define MPI_COMPLEX32         XM_DT_(32, 0x42)
+#define XM_DT_LAST_PREDEFINED 0x42
 
 /* ---- constants --------------------------------------------------------------- */
 #define MPI_SUCCESS 0
@@ -307,6 +324,77 @@ typedef struct MPI_Status {
 #define MPI_TYPECLASS_INTEGER 2
 #define MPI_TYPECLASS_COMPLEX 3
 
+/* ---- objects/environment area (issue 21): error classes of the tool interface,
+ * Fortran status size, generalized requests, MPI_T constants -------------------- */
+#define MPI_T_ERR_MEMORY 59
+#define MPI_T_ERR_NOT_INITIALIZED 60
+#define MPI_T_ERR_CANNOT_INIT 61
+#define MPI_T_ERR_INVALID_INDEX 62
+#define MPI_T_ERR_INVALID_ITEM 63
+#define MPI_T_ERR_INVALID_HANDLE 64
+#define MPI_T_ERR_OUT_OF_HANDLES 65
+#define MPI_T_ERR_OUT_OF_SESSIONS 66
+#define MPI_T_ERR_INVALID_SESSION 67
+#define MPI_T_ERR_CVAR_SET_NOT_NOW 68
+#define MPI_T_ERR_CVAR_SET_NEVER 69
+#define MPI_T_ERR_PVAR_NO_STARTSTOP 70
+#define MPI_T_ERR_PVAR_NO_WRITE 71
+#define MPI_T_ERR_PVAR_NO_ATOMIC 72
+#define MPI_T_ERR_INVALID_NAME 73
+#define XM_ERR_LAST_PREDEFINED 73 /* user classes/codes: MPI_ERR_LASTCODE + 1 on */
+
+/* a Fortran status is MPI_F_STATUS_SIZE MPI_Fints (the C struct's five ints) */
+#define MPI_F_STATUS_SIZE 5
+#define MPI_F_SOURCE 2
+#define MPI_F_TAG 3
+#define MPI_F_ERROR 4
+#define MPI_F_STATUS_IGNORE   ((MPI_Fint *)1)
+#define MPI_F_STATUSES_IGNORE ((MPI_Fint *)1)
+
+/* MPI_T (tool information interface, MPI-3.1 chapter 14; mpi/api/mpit.c) */
+#define MPI_T_ENUM_NULL      ((MPI_T_enum)0)
+#define MPI_T_CVAR_HANDLE_NULL ((MPI_T_cvar_handle)0)
+#define MPI_T_PVAR_HANDLE_NULL ((MPI_T_pvar_handle)0)
+#define MPI_T_PVAR_SESSION_NULL ((MPI_T_pvar_session)0)
+#define MPI_T_PVAR_ALL_HANDLES ((MPI_T_pvar_handle)1)
+#define MPI_T_VERBOSITY_USER_BASIC 1
+#define MPI_T_VERBOSITY_USER_DETAIL 2
+#define MPI_T_VERBOSITY_USER_ALL 3
+#define MPI_T_VERBOSITY_TUNER_BASIC 4
+#define MPI_T_VERBOSITY_TUNER_DETAIL 5
+#define MPI_T_VERBOSITY_TUNER_ALL 6
+#define MPI_T_VERBOSITY_MPIDEV_BASIC 7
+#define MPI_T_VERBOSITY_MPIDEV_DETAIL 8
+#define MPI_T_VERBOSITY_MPIDEV_ALL 9
+#define MPI_T_BIND_NO_OBJECT 0
+#define MPI_T_BIND_MPI_COMM 1
+#define MPI_T_BIND_MPI_DATATYPE 2
+#define MPI_T_BIND_MPI_ERRHANDLER 3
+#define MPI_T_BIND_MPI_FILE 4
+#define MPI_T_BIND_MPI_GROUP 5
+#define MPI_T_BIND_MPI_OP 6
+#define MPI_T_BIND_MPI_REQUEST 7
+#define MPI_T_BIND_MPI_WIN 8
+#define MPI_T_BIND_MPI_MESSAGE 9
+#define MPI_T_BIND_MPI_INFO 10
+#define MPI_T_SCOPE_CONSTANT 0
+#define MPI_T_SCOPE_READONLY 1
+#define MPI_T_SCOPE_LOCAL 2
+#define MPI_T_SCOPE_GROUP 3
+#define MPI_T_SCOPE_GROUP_EQ 4
+#define MPI_T_SCOPE_ALL 5
+#define MPI_T_SCOPE_ALL_EQ 6
+#define MPI_T_PVAR_CLASS_STATE 0
+#define MPI_T_PVAR_CLASS_LEVEL 1
+#define MPI_T_PVAR_CLASS_SIZE 2
+#define MPI_T_PVAR_CLASS_PERCENTAGE 3
+#define MPI_T_PVAR_CLASS_HIGHWATERMARK 4
+#define MPI_T_PVAR_CLASS_LOWWATERMARK 5
+#define MPI_T_PVAR_CLASS_COUNTER 6
+#define MPI_T_PVAR_CLASS_AGGREGATE 7
+#define MPI_T_PVAR_CLASS_TIMER 8
+#define MPI_T_PVAR_CLASS_GENERIC 9
+
 /* ---- callback types and predefined callbacks ---------------------------------- */
 typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Datatype *dt);
 typedef int MPI_Comm_copy_attr_function(MPI_Comm oldcomm, int keyval, void *extra_state,
@@ -323,6 +411,14 @@ typedef int MPI_Delete_function(MPI_Comm comm, int keyval, void *attr, void *ext
 typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *err, ...);
 typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn;
 typedef void MPI_Handler_function(MPI_Comm *comm, int *err, ...);
+/* objects/environment area (issue 21) */
+typedef int MPI_Grequest_query_function(void *extra_state, MPI_Status *status);
+typedef int MPI_Grequest_free_function(void *extra_state);
+typedef int MPI_Grequest_cancel_function(void *extra_state, int complete);
+typedef struct xm_t_enum *MPI_T_enum;
+typedef struct xm_t_cvar_handle *MPI_T_cvar_handle;
+typedef struct xm_t_pvar_handle *MPI_T_pvar_handle;
+typedef struct xm_t_pvar_session *MPI_T_pvar_session;
 
 /* Sentinels recognised by the library (no exported data or helper symbols needed). */
 #define MPI_COMM_NULL_COPY_FN   ((MPI_Comm_copy_attr_function *)0)
@@ -1035,6 +1131,72 @@ XM_API_(int, Win_sync, (MPI_Win win))
 XM_API_(MPI_Fint, Win_c2f, (MPI_Win win))
 XM_API_(MPI_Win, Win_f2c, (MPI_Fint win))
 /* ---- end of one-sided communication ------------------------------------------------ */
+/* ---- objects/environment area (issue 21): error classes, handle
+ * conversion, generalized requests, Info_get_string, Fortran 90 types, MPI_T ---- */
+XM_API_(int, Add_error_class, (int *errorclass))
+XM_API_(int, Add_error_code, (int errorclass, int *errorcode))
+XM_API_(int, Add_error_string, (int errorcode, const char *string))
+XM_API_(MPI_Fint, Info_c2f, (MPI_Info info))
+XM_API_(MPI_Info, Info_f2c, (MPI_Fint info))
+XM_API_(MPI_Fint, Errhandler_c2f, (MPI_Errhandler eh))
+XM_API_(MPI_Errhandler, Errhandler_f2c, (MPI_Fint eh))
+XM_API_(MPI_Fint, Message_c2f, (MPI_Message msg))
+XM_API_(MPI_Message, Message_f2c, (MPI_Fint msg))
+XM_API_(int, Status_c2f, (const MPI_Status *c_status, MPI_Fint *f_status))
+XM_API_(int, Status_f2c, (const MPI_Fint *f_status, MPI_Status *c_status))
+XM_API_(int, Grequest_start, (MPI_Grequest_query_function *query_fn,
+                              MPI_Grequest_free_function *free_fn,
+                              MPI_Grequest_cancel_function *cancel_fn, void *extra_state,
+                              MPI_Request *req))
+XM_API_(int, Grequest_complete, (MPI_Request req))
+XM_API_(int, Info_get_string, (MPI_Info info, const char *key, int *buflen, char *value,
+                               int *flag))
+XM_API_(int, Type_create_f90_real, (int p, int r, MPI_Datatype *newtype))
+XM_API_(int, Type_create_f90_complex, (int p, int r, MPI_Datatype *newtype))
+XM_API_(int, Type_create_f90_integer, (int r, MPI_Datatype *newtype))
+XM_API_(int, T_init_thread, (int required, int *provided))
+XM_API_(int, T_finalize, (void))
+XM_API_(int, T_enum_get_info, (MPI_T_enum enumtype, int *num, char *name, int *name_len))
+XM_API_(int, T_enum_get_item, (MPI_T_enum enumtype, int index, int *value, char *name,
+                               int *name_len))
+XM_API_(int, T_cvar_get_num, (int *num_cvar))
+XM_API_(int, T_cvar_get_info, (int cvar_index, char *name, int *name_len, int *verbosity,
+                               MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc,
+                               int *desc_len, int *bind, int *scope))
+XM_API_(int, T_cvar_get_index, (const char *name, int *cvar_index))
+XM_API_(int, T_cvar_handle_alloc, (int cvar_index, void *obj_handle,
+                                   MPI_T_cvar_handle *handle, int *count))
+XM_API_(int, T_cvar_handle_free, (MPI_T_cvar_handle *handle))
+XM_API_(int, T_cvar_read, (MPI_T_cvar_handle handle, void *buf))
+XM_API_(int, T_cvar_write, (MPI_T_cvar_handle handle, const void *buf))
+XM_API_(int, T_pvar_get_num, (int *num_pvar))
+XM_API_(int, T_pvar_get_info, (int pvar_index, char *name, int *name_len, int *verbosity,
+                               int *var_class, MPI_Datatype *datatype, MPI_T_enum *enumtype,
+                               char *desc, int *desc_len, int *bind, int *readonly,
+                               int *continuous, int *atomic))
+XM_API_(int, T_pvar_get_index, (const char *name, int var_class, int *pvar_index))
+XM_API_(int, T_pvar_session_create, (MPI_T_pvar_session *session))
+XM_API_(int, T_pvar_session_free, (MPI_T_pvar_session *session))
+XM_API_(int, T_pvar_handle_alloc, (MPI_T_pvar_session session, int pvar_index,
+                                   void *obj_handle, MPI_T_pvar_handle *handle, int *count))
+XM_API_(int, T_pvar_handle_free, (MPI_T_pvar_session session, MPI_T_pvar_handle *handle))
+XM_API_(int, T_pvar_start, (MPI_T_pvar_session session, MPI_T_pvar_handle handle))
+XM_API_(int, T_pvar_stop, (MPI_T_pvar_session session, MPI_T_pvar_handle handle))
+XM_API_(int, T_pvar_read, (MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf))
+XM_API_(int, T_pvar_write, (MPI_T_pvar_session session, MPI_T_pvar_handle handle,
+                            const void *buf))
+XM_API_(int, T_pvar_reset, (MPI_T_pvar_session session, MPI_T_pvar_handle handle))
+XM_API_(int, T_pvar_readreset, (MPI_T_pvar_session session, MPI_T_pvar_handle handle,
+                                void *buf))
+XM_API_(int, T_category_get_num, (int *num_cat))
+XM_API_(int, T_category_get_info, (int cat_index, char *name, int *name_len, char *desc,
+                                   int *desc_len, int *num_cvars, int *num_pvars,
+                                   int *num_categories))
+XM_API_(int, T_category_get_index, (const char *name, int *cat_index))
+XM_API_(int, T_category_get_cvars, (int cat_index, int len, int indices[]))
+XM_API_(int, T_category_get_pvars, (int cat_index, int len, int indices[]))
+XM_API_(int, T_category_get_categories, (int cat_index, int len, int indices[]))
+XM_API_(int, T_category_changed, (int *stamp))
 
 #undef XM_API_
 
