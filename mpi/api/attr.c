@@ -108,16 +108,30 @@ static struct xm_attr **find(struct xm_comm *c, int keyval)
 }
 
 /* run the delete callback of *pp and unlink it */
+static struct xm_attr *deleting; /* attribute whose delete callback runs now */
+
+/* run the delete callback of *pp and unlink it.  The callback may use the attribute
+ * functions on the same communicator (set other attributes, read this one): the list
+ * is searched again afterwards, and a nested delete of this very attribute is left to
+ * the outer call. */
 static int del_attr(struct xm_comm *c, struct xm_attr **pp)
 {
     struct xm_attr *a = *pp;
+    if (a == deleting)
+        return MPI_SUCCESS;
     struct keyval *k = kv_get(a->keyval);
     if (k && k->del) {
+        struct xm_attr *outer = deleting;
+        deleting = a;
         int rc = k->del(c->handle, a->keyval, a->val, k->extra);
+        deleting = outer;
         if (rc != MPI_SUCCESS)
             return rc;
     }
-    *pp = a->next;
+    for (pp = &c->attrs; *pp && *pp != a; pp = &(*pp)->next)
+        ;
+    if (*pp)
+        *pp = a->next;
     kv_unref(a->keyval);
     free(a);
     return MPI_SUCCESS;
@@ -133,13 +147,15 @@ int PMPI_Comm_set_attr(MPI_Comm comm, int keyval, void *val)
         return xm_err(c, MPI_ERR_KEYVAL, "MPI_Comm_set_attr");
     struct xm_attr **pp = find(c, keyval);
     if (*pp) { /* replacing: the old value is deleted first */
-        struct keyval *kk = kv_get(keyval);
-        if (kk->del) {
-            int rc = kk->del(c->handle, keyval, (*pp)->val, kk->extra);
+        struct xm_attr *old = *pp, *outer = deleting;
+        if (k->del) {
+            deleting = old; /* a nested delete of it is left to us */
+            int rc = k->del(c->handle, keyval, old->val, k->extra);
+            deleting = outer;
             if (rc != MPI_SUCCESS)
                 return xm_err(c, rc, "MPI_Comm_set_attr");
         }
-        (*pp)->val = val;
+        old->val = val;
         return MPI_SUCCESS;
     }
     struct xm_attr *a = malloc(sizeof(*a));

@@ -80,6 +80,23 @@ static int plus_one_copy(MPI_Comm comm, int keyval, void *extra, void *in, void 
     return MPI_SUCCESS;
 }
 
+/* a delete callback that uses the attribute functions on its own communicator */
+static int nested_kv, nested_other, nested_runs;
+static int nested_delete(MPI_Comm comm, int keyval, void *val, void *extra)
+{
+    void *v;
+    int flag;
+    (void)extra;
+    nested_runs++;
+    MPI_Comm_get_attr(comm, keyval, &v, &flag); /* still readable, or gone: no crash */
+    if (flag && v != val)
+        test_failures++;
+    MPI_Comm_delete_attr(comm, keyval); /* nested delete of itself: no double free */
+    if ((long)val == 1)
+        MPI_Comm_set_attr(comm, nested_other, (void *)2L); /* set another one */
+    return MPI_SUCCESS;
+}
+
 int main(int argc, char **argv)
 {
     int rank, flag, kv, kv2, kv3, kv4, extra = 0;
@@ -152,6 +169,22 @@ int main(int argc, char **argv)
     MPI_Comm_free_keyval(&kv2);
     MPI_Comm_free_keyval(&kv3);
     MPI_Comm_free_keyval(&kv4);
+
+    /* delete callbacks that get, delete and set attributes of their communicator */
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, nested_delete, &nested_kv, NULL);
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, nested_delete, &nested_other, NULL);
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Comm_set_attr(dup, nested_kv, (void *)1L);
+    MPI_Comm_set_attr(dup, nested_kv, (void *)3L); /* replace: the callback runs on 1 */
+    TEST_ASSERT(nested_runs == 1);
+    MPI_Comm_get_attr(dup, nested_kv, &v, &flag);
+    TEST_ASSERT(flag && v == (void *)3L);
+    MPI_Comm_get_attr(dup, nested_other, &v, &flag);
+    TEST_ASSERT(flag && v == (void *)2L);
+    MPI_Comm_free(&dup); /* deletes 3, then 2 */
+    TEST_ASSERT_MSG(nested_runs == 3, "%d runs", nested_runs);
+    MPI_Comm_free_keyval(&nested_kv);
+    MPI_Comm_free_keyval(&nested_other);
 
     /* MPI_COMM_SELF: values 0..3 set in order, deleted 3..0 at MPI_Finalize; the keyvals
      * are freed at once (the attributes keep them) */
