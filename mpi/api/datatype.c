@@ -155,16 +155,29 @@ static struct xm_attr **tattr_find(struct xm_dtype *t, int keyval)
 }
 
 /* Run the delete callback of *pp and unlink it. */
+/* As api/attr.c: a callback may use the attribute calls on its own type (a nested
+ * delete of the attribute being deleted is left to the outer call; the list is
+ * searched again afterwards). */
+static struct xm_attr *tdeleting;
+
 static int tattr_del(struct xm_dtype *t, struct xm_attr **pp)
 {
     struct xm_attr *a = *pp;
+    if (a == tdeleting)
+        return MPI_SUCCESS;
     struct tkv *k = tkv_get(a->keyval);
     if (k && k->del) {
+        struct xm_attr *outer = tdeleting;
+        tdeleting = a;
         int rc = k->del(t->handle, a->keyval, a->val, k->extra);
+        tdeleting = outer;
         if (rc != MPI_SUCCESS)
             return rc;
     }
-    *pp = a->next;
+    for (pp = &t->attrs; *pp && *pp != a; pp = &(*pp)->next)
+        ;
+    if (*pp)
+        *pp = a->next;
     tkv_unref(a->keyval);
     free(a);
     return MPI_SUCCESS;

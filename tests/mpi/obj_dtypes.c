@@ -56,6 +56,16 @@ static void check_size(MPI_Datatype t, int want, int line)
         TEST_ASSERT_MSG(rc_ == MPI_SUCCESS && vb == (T)((size - 1) * 3), "%s max", #dt); \
     } while (0)
 
+static int tdel_runs;
+static int type_delete(MPI_Datatype t, int keyval, void *val, void *extra)
+{
+    (void)val;
+    (void)extra;
+    tdel_runs++;
+    MPI_Type_delete_attr(t, keyval); /* nested delete of itself: no recursion */
+    return MPI_SUCCESS;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -221,6 +231,17 @@ int main(int argc, char **argv)
         pos = 12;
         MPI_Unpack_external("external32", ext, sizeof(ext), &pos, &q2, 1, MPI_REAL16);
         TEST_ASSERT(q2 == q && pos == 28);
+    }
+
+    { /* type attributes: a delete callback deleting its own attribute */
+        MPI_Datatype tt;
+        int tk;
+        MPI_Type_contiguous(2, MPI_INT, &tt);
+        MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, type_delete, &tk, NULL);
+        MPI_Type_set_attr(tt, tk, (void *)1L);
+        MPI_Type_free_keyval(&tk);
+        MPI_Type_free(&tt);
+        TEST_ASSERT_MSG(tdel_runs == 1, "%d runs", tdel_runs);
     }
 
     /* leading zero-length blocks */
