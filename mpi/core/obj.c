@@ -131,7 +131,9 @@ void xm_req_free(struct xm_req *r)
 {
     if (!r)
         return;
-    if (r->greq) /* a generalized request: its free_fn (api/greq.c) */
+    /* a generalized request: its free_fn (api/greq.c); ->kind first, on the cache
+     * line this function reads anyway (->greq is at the end of the request) */
+    if (r->kind == XM_REQ_GREQ && r->greq)
         xm_greq_release(r);
     table_del(&reqs, (int)XM_H_INDEX(r->handle));
     free(r->tmp);
