@@ -99,6 +99,34 @@ static void list_del(struct list *l, struct xm_req *r)
     r->next = r->prev = NULL;
 }
 
+/* lmtq has its own links (lmt_next/lmt_prev): a send goes on it from push_rdv() while
+ * it may still be on the send queue (push_sends() takes it off after push() returns),
+ * and sharing next/prev there corrupted both lists (a parked RTS: with many large
+ * sends outstanding the same send was streamed twice, "RDATA ... no receive"). */
+static void lmt_add(struct xm_req *r)
+{
+    r->lmt_next = NULL;
+    r->lmt_prev = lmtq.tail;
+    if (lmtq.tail)
+        lmtq.tail->lmt_next = r;
+    else
+        lmtq.head = r;
+    lmtq.tail = r;
+}
+
+static void lmt_del(struct xm_req *r)
+{
+    if (r->lmt_prev)
+        r->lmt_prev->lmt_next = r->lmt_next;
+    else
+        lmtq.head = r->lmt_next;
+    if (r->lmt_next)
+        r->lmt_next->lmt_prev = r->lmt_prev;
+    else
+        lmtq.tail = r->lmt_prev;
+    r->lmt_next = r->lmt_prev = NULL;
+}
+
 static int on_list(const struct list *l, const struct xm_req *r)
 {
     for (const struct xm_req *p = l->head; p; p = p->next)
@@ -258,7 +286,7 @@ static int push_rdv(struct xm_req *r, struct xm_transport *t, struct xm_dtype *d
         r->flags |= F_HDR_SENT;
         if (t == xm_g.shm && cma_mode != 0 && xm_lmt_wanted(r->total)) {
             r->flags |= F_LMT; /* the receiver may ask us to help copy (lmt.c) */
-            list_add(&lmtq, r);
+            lmt_add(r);
         }
         return 1; /* waits for FIN or CTS, off the send queue */
     }
@@ -564,7 +592,7 @@ static void lmt_done(struct xm_req *r)
 {
     if (r->flags & F_LMT) {
         r->flags &= ~F_LMT;
-        list_del(&lmtq, r);
+        lmt_del(r);
     }
 }
 
@@ -1100,7 +1128,7 @@ int xm_progress(void)
         n += push_ctrl();
     if (sendq.head)
         n += push_sends();
-    for (struct xm_req *r = lmtq.head; r; r = r->next)
+    for (struct xm_req *r = lmtq.head; r; r = r->lmt_next)
         n += xm_lmt_help(r->peer, (uint32_t)(unsigned)r->handle);
     if (xm_progress_hook && !in_hook) {
         in_hook = 1;

@@ -165,6 +165,9 @@ struct xm_req {
     /* objects/environment area (issue 21): a generalized request's callbacks
      * (api/greq.c), NULL for every other request */
     void *greq;
+    /* the rendezvous sends' helper list (core/p2p.c lmtq): links of their own, since
+     * a send parked on the send queue (next/prev) joins it when its RTS leaves */
+    struct xm_req *lmt_next, *lmt_prev;
 };
 
 /* ---- process-wide state (core area) ------------------------------------------- */
