@@ -13,6 +13,8 @@
  *   once its send completed; Buffer_detach waits for all of them.
  * Matched probes: MPI_Message is the unexpected request's handle with the kind bits
  *   set to XM_K_MSG.
+ * Persistent requests hold a reference on their datatype until MPI_Request_free, so
+ *   the program may free a derived type right after MPI_*_init.
  * Caveats: Rsend is a standard send (allowed: the receive is posted by contract);
  *   sends cannot be cancelled (Cancel of a send is a no-op, Test_cancelled false).
  */
@@ -404,6 +406,8 @@ int PMPI_Request_free(MPI_Request *req)
     }
     /* a pending send must still go out: wait for it (eager sends finish quickly) */
     wait_req(r);
+    if (r->persistent)
+        xm_dt_unref(xm_dt_get(r->dt)); /* taken by pinit() */
     xm_req_free(r);
     *req = MPI_REQUEST_NULL;
     return MPI_SUCCESS;
@@ -728,6 +732,9 @@ static int pinit(const void *buf, int count, MPI_Datatype dt, int peer, int tag,
     r->buf = (void *)buf;
     r->count = count;
     r->dt = dt;
+    /* the datatype may be freed before the request (Send_init, Type_free, Start...):
+     * the holder keeps it alive until MPI_Request_free */
+    xm_dt_ref(xm_dt_get(dt));
     r->peer = peer; /* comm rank (translated at Start) */
     r->tag = tag;
     r->comm = c;
