@@ -446,7 +446,10 @@ int xm_isend(const void *buf, int count, MPI_Datatype dtype, int dest, int tag,
         r->flags |= F_HDR_SENT;
         xm_handle_pkt(&h, tmp, r->total);
         free(tmp);
-        if (!(r->flags & XM_PKT_F_SYNC) || (r->flags & F_ACKED))
+        /* a synchronous send that a posted receive matched is complete already (the
+         * acknowledgement went through the funnel above): completing it twice dropped
+         * the datatype's reference twice (MPICH's sendself: "invalid datatype") */
+        if (!r->done && (!(r->flags & XM_PKT_F_SYNC) || (r->flags & F_ACKED)))
             complete(r);
         return 0;
     }
