@@ -15,8 +15,9 @@
  *   set to XM_K_MSG.
  * Persistent requests hold a reference on their datatype until MPI_Request_free, so
  *   the program may free a derived type right after MPI_*_init.
- * Caveats: Rsend is a standard send (allowed: the receive is posted by contract);
- *   sends cannot be cancelled (Cancel of a send is a no-op, Test_cancelled false).
+ * Cancel: a posted receive is cancelled at once; a send through xm_cancel_send()
+ *   (withdrawn unless a receive matched it first; a completed Ibsend's copy cannot be).
+ * Caveats: Rsend is a standard send (allowed: the receive is posted by contract).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -413,6 +414,8 @@ int PMPI_Request_free(MPI_Request *req)
     return MPI_SUCCESS;
 }
 
+static void bsend_cancel(struct xm_req *h);
+
 int PMPI_Cancel(MPI_Request *req)
 {
     struct xm_req *r = xm_req_get(*req);
@@ -423,7 +426,31 @@ int PMPI_Cancel(MPI_Request *req)
         xm_greq_cancel(e);
     if (e->kind == XM_REQ_RECV && !e->done)
         xm_cancel_recv(e);
-    return MPI_SUCCESS; /* sends are not cancellable (allowed by the standard) */
+    else if (e->kind == XM_REQ_SEND)
+        xm_cancel_send(e); /* semantics: p2p.h, README.md "Cancel" */
+    else if (e->kind == XM_REQ_GREQ && (e->pflags & F_BSEND) && e->pos && e->done)
+        bsend_cancel(e);
+    else if (e->kind == XM_REQ_GREQ && !e->done)
+        for (int i = 0; i < 2; i++) { /* MPI_Isendrecv: both halves */
+            struct xm_req *k = e->kid[i];
+            if (k && k->kind == XM_REQ_RECV && !k->done)
+                xm_cancel_recv(k);
+            else if (k && k->kind == XM_REQ_SEND)
+                xm_cancel_send(k);
+        }
+    return MPI_SUCCESS;
+}
+
+XM_WEAK(MPI_Status_set_cancelled)
+int PMPI_Status_set_cancelled(MPI_Status *st, int flag)
+{
+    if (!st || st == MPI_STATUS_IGNORE)
+        return xm_err(NULL, MPI_ERR_ARG, "MPI_Status_set_cancelled");
+    if (flag)
+        st->xm_count_hi_cncl |= 1;
+    else
+        st->xm_count_hi_cncl &= ~1;
+    return MPI_SUCCESS;
 }
 
 int PMPI_Test_cancelled(const MPI_Status *st, int *flag)
@@ -582,6 +609,80 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int s
     return rc;
 }
 
+/* ---- Isendrecv / Isendrecv_replace (MPI-4) --------------------------------------------
+ * One request (a parent, core/obj.c) over an Irecv and an Isend (its children, freed
+ * with it): complete when both are, with the receive's status.  The replace form
+ * sends a packed copy (the send child's tmp) so the receive may land in buf at once. */
+
+static int isendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dest, int stag,
+                     void *rbuf, int rcount, MPI_Datatype rdt, int src, int rtag,
+                     MPI_Comm comm, void *packed, MPI_Request *req, const char *fn)
+{
+    CHECK_COMM(c, comm, fn);
+    struct xm_req *p = xm_req_new(XM_REQ_GREQ);
+    if (!p) {
+        free(packed);
+        return xm_err(c, MPI_ERR_NO_MEM, fn);
+    }
+    p->comm = c; /* status translation; the children hold the communicator */
+    xm_status_set(&p->status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0);
+    p->kids_due = 1;
+    MPI_Request rr, sr;
+    int rc = PMPI_Irecv(rbuf, rcount, rdt, src, rtag, comm, &rr);
+    if (rc) {
+        free(packed);
+        xm_req_free(p);
+        return rc;
+    }
+    struct xm_req *rk = xm_req_get(rr);
+    rc = isend(sbuf, scount, sdt, dest, stag, comm, 0, &sr, fn);
+    if (rc) {
+        free(packed);
+        if (rk->kind == XM_REQ_RECV && !rk->done)
+            xm_cancel_recv(rk);
+        xm_req_free(rk);
+        xm_req_free(p);
+        return rc;
+    }
+    struct xm_req *sk = xm_req_get(sr);
+    if (packed) /* a contiguous (MPI_BYTE) send leaves tmp to us: freed with it */
+        sk->tmp = packed;
+    xm_req_adopt(p, rk, 1);
+    xm_req_adopt(p, sk, 1);
+    xm_req_adopt_end(p);
+    *req = p->handle;
+    return MPI_SUCCESS;
+}
+
+XM_WEAK(MPI_Isendrecv)
+int PMPI_Isendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dest, int stag,
+                   void *rbuf, int rcount, MPI_Datatype rdt, int src, int rtag,
+                   MPI_Comm comm, MPI_Request *req)
+{
+    return isendrecv(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, src, rtag, comm,
+                     NULL, req, "MPI_Isendrecv");
+}
+
+XM_WEAK(MPI_Isendrecv_replace)
+int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int stag,
+                           int src, int rtag, MPI_Comm comm, MPI_Request *req)
+{
+    CHECK_COMM(c, comm, "MPI_Isendrecv_replace");
+    int rc = check_buf(c, count, dt, "MPI_Isendrecv_replace");
+    if (rc)
+        return rc;
+    struct xm_dtype *t = xm_dt_get(dt);
+    size_t n = t->size * (size_t)count;
+    if (n > 0x7fffffff)
+        return xm_err(c, MPI_ERR_COUNT, "MPI_Isendrecv_replace");
+    void *tmp = malloc(n ? n : 1);
+    if (!tmp)
+        return xm_err(c, MPI_ERR_NO_MEM, "MPI_Isendrecv_replace");
+    xm_dt_pack(buf, count, t, 0, tmp, n);
+    return isendrecv(tmp, (int)n, MPI_BYTE, dest, stag, buf, count, dt, src, rtag, comm,
+                     tmp, req, "MPI_Isendrecv_replace");
+}
+
 /* ---- buffered mode
  * ---------------------------------------------------------------------- */
 
@@ -589,7 +690,9 @@ struct bregion {
     struct bregion *next; /* sorted by offset */
     size_t off, len;
     struct xm_req *req; /* the send using it */
+    size_t serial;      /* names it for MPI_Cancel of its Ibsend/Bsend_init request */
 };
+static size_t bsend_serial;
 
 static struct {
     char *buf;
@@ -646,8 +749,10 @@ int PMPI_Buffer_detach(void *buffer_addr, int *size)
 
 /* Copy the message into the attached buffer and start sending it from there. */
 static int bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-                 MPI_Comm comm, const char *fn)
+                 MPI_Comm comm, size_t *serial, const char *fn)
 {
+    if (serial)
+        *serial = 0;
     CHECK_COMM(c, comm, fn);
     int rc = check_buf(c, count, dt, fn);
     if (rc)
@@ -660,16 +765,19 @@ static int bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
         return xm_err(c, MPI_ERR_RANK, fn);
     struct xm_dtype *t = xm_dt_get(dt);
     size_t n = t->size * (size_t)count;
-    size_t need = (n + MPI_BSEND_OVERHEAD + 15) & ~(size_t)15;
+    /* a region is the message plus MPI_BSEND_OVERHEAD, as the program sized the
+     * buffer; regions start 16-aligned from the buffer start, the padding taken from
+     * the previous region's overhead (so n + OVERHEAD bytes fit one n-byte message) */
+    size_t need = n + MPI_BSEND_OVERHEAD;
     xm_progress();
     bsend_reap();
-    /* first fit between regions (offsets 16-aligned from the buffer start) */
+    /* first fit between regions */
     size_t at = 0;
     struct bregion **pp = &B.list;
     for (; *pp; pp = &(*pp)->next) {
         if ((*pp)->off >= at + need)
             break;
-        at = (*pp)->off + (*pp)->len;
+        at = ((*pp)->off + (*pp)->len - MPI_BSEND_OVERHEAD + 15) & ~(size_t)15;
     }
     if (!B.attached || at + need > B.size)
         return xm_err(c, MPI_ERR_BUFFER, fn);
@@ -686,6 +794,9 @@ static int bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
     }
     g->off = at;
     g->len = need;
+    g->serial = ++bsend_serial;
+    if (serial)
+        *serial = g->serial;
     g->next = *pp;
     *pp = g;
     return MPI_SUCCESS;
@@ -694,16 +805,41 @@ static int bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
 int PMPI_Bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
                MPI_Comm comm)
 {
-    return bsend(buf, count, dt, dest, tag, comm, "MPI_Bsend");
+    return bsend(buf, count, dt, dest, tag, comm, NULL, "MPI_Bsend");
 }
 
 int PMPI_Ibsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
                 MPI_Comm comm, MPI_Request *req)
 {
-    int rc = bsend(buf, count, dt, dest, tag, comm, "MPI_Ibsend");
-    if (rc == MPI_SUCCESS)
+    size_t serial;
+    int rc = bsend(buf, count, dt, dest, tag, comm, &serial, "MPI_Ibsend");
+    if (rc == MPI_SUCCESS) {
         *req = null_req(MPI_ANY_SOURCE);
+        struct xm_req *r = xm_req_get(*req);
+        if (r) { /* complete at once; MPI_Cancel may still withdraw the message */
+            r->pflags = F_BSEND;
+            r->pos = serial;
+        }
+    }
     return rc;
+}
+
+/* MPI_Cancel of an Ibsend or a started Bsend_init request h (complete already: the
+ * message was copied): withdraw the buffered message's send if it is still around;
+ * h completes again when that is settled (cancelled or not). */
+static void bsend_cancel(struct xm_req *h)
+{
+    struct bregion *g = B.list;
+    while (g && g->serial != h->pos)
+        g = g->next;
+    h->pos = 0;
+    if (!g)
+        return; /* its send completed and the region was reused: too late */
+    h->done = 0;
+    h->kids_due = 1;
+    if (xm_cancel_send(g->req))
+        xm_req_adopt(h, g->req, 0); /* the region still owns the send */
+    xm_req_adopt_end(h);
 }
 
 /* ---- persistent requests
@@ -798,9 +934,12 @@ int PMPI_Start(MPI_Request *req)
             r->peer == MPI_ANY_SOURCE ? MPI_ANY_SOURCE : xm_comm_world_rank(c, r->peer);
         rc = xm_irecv(r->buf, r->count, r->dt, w, r->tag, c->ctx, c, &r->inner);
     } else if (r->pflags & F_BSEND) {
-        rc = bsend(r->buf, r->count, r->dt, r->peer, r->tag, c->handle, "MPI_Start");
+        size_t serial;
+        rc = bsend(r->buf, r->count, r->dt, r->peer, r->tag, c->handle, &serial,
+                   "MPI_Start");
         if (rc != MPI_SUCCESS)
             return rc;
+        r->pos = serial;
         xm_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
         r->done = 1;
         return MPI_SUCCESS;

@@ -140,6 +140,11 @@ void xm_req_free(struct xm_req *r)
     if (r->kind == XM_REQ_GREQ && r->greq)
         xm_greq_release(r);
     table_del(&reqs, (int)XM_H_INDEX(r->handle));
+    for (int i = 0; i < 2; i++)
+        if (r->kid[i]) {
+            r->kid[i]->parent = NULL;
+            xm_req_free(r->kid[i]);
+        }
     free(r->tmp);
     /* a send or receive holds its communicator (p2p.c): the last holder frees it */
     if (r->comm && (r->kind == XM_REQ_SEND || r->kind == XM_REQ_RECV))
@@ -160,7 +165,48 @@ void xm_req_foreach(void (*fn)(struct xm_req *r, void *arg), void *arg)
             fn(reqs.slot[i], arg);
 }
 
+/* A child's outcome into its parent (xm_req_adopt()). */
+static void child_outcome(struct xm_req *p, const struct xm_req *c)
+{
+    int err = p->status.MPI_ERROR;
+    if (c->kind == XM_REQ_RECV) {
+        int cncl = p->status.xm_count_hi_cncl & 1;
+        p->status = c->status;
+        p->status.xm_count_hi_cncl |= cncl;
+    }
+    p->status.MPI_ERROR = err != MPI_SUCCESS ? err : c->status.MPI_ERROR;
+    if (c->cancelled) {
+        p->cancelled = 1;
+        p->status.xm_count_hi_cncl |= 1;
+    }
+}
+
 void xm_req_complete(struct xm_req *r)
 {
     r->done = 1;
+    struct xm_req *p = r->parent;
+    if (p) {
+        r->parent = NULL;
+        child_outcome(p, r);
+        if (--p->kids_due == 0)
+            xm_req_complete(p);
+    }
+}
+
+void xm_req_adopt(struct xm_req *p, struct xm_req *c, int own)
+{
+    if (own)
+        p->kid[p->kid[0] ? 1 : 0] = c;
+    if (c->done) {
+        child_outcome(p, c);
+        return;
+    }
+    c->parent = p;
+    p->kids_due++;
+}
+
+void xm_req_adopt_end(struct xm_req *p)
+{
+    if (--p->kids_due == 0)
+        xm_req_complete(p);
 }

@@ -45,6 +45,9 @@
 #define F_ZC 0x1000u    /* send: payload posted by reference, not yet written */
 #define F_LMT 0x2000u   /* send: RTS to a local rank, on the lmt list until FIN/CTS */
 #define F_CTS 0x4000u   /* recv: CTS sent, RDATA from r->peer expected */
+#define F_CANCELING 0x8000u /* send: CANCEL sent, CANCEL_ACK due (the request stays
+                             * incomplete until it comes) */
+#define F_DEFERRED 0x10000u /* send: finished (datatype let go) while F_CANCELING */
 
 struct ctrl {
     struct ctrl *next;
@@ -206,6 +209,12 @@ void xm_p2p_finalize(void)
 static void complete(struct xm_req *r)
 {
     xm_dt_unref(xm_dt_get(r->dt));
+    if (r->flags & F_CANCELING) {
+        /* the receiver's answer to our CANCEL is due: the program may not free the
+         * request before it came (its cookie names this request) */
+        r->flags |= F_DEFERRED;
+        return;
+    }
     xm_req_complete(r);
 }
 
@@ -237,6 +246,7 @@ static size_t eager_limit(const struct xm_transport *t)
 }
 
 static void send_ctrl(int dest, int type, uint64_t cookie, uint64_t len);
+static void send_ctrl_hdr(int dest, const struct xm_pkt_hdr *hp);
 
 static struct xm_pkt_hdr *get_pkt(struct xm_transport *t, int dest, size_t want,
                                   void **pay, size_t *cap)
@@ -720,6 +730,17 @@ const char *xm_pkt_check(const struct xm_pkt_hdr *h, size_t paylen)
         if (paylen != h->len || paylen > r->total - r->pos)
             return "RDATA: len beyond the message";
         return NULL;
+    case XM_PKT_CANCEL:
+        if (paylen)
+            return "CANCEL: payload";
+        return NULL; /* its cookie is only compared with the unexpected messages' */
+    case XM_PKT_CANCEL_ACK:
+        if (paylen || h->len > 1)
+            return "CANCEL_ACK: payload or len";
+        r = cookie_req(h->cookie);
+        if (!r || r->kind != XM_REQ_SEND || !(r->flags & F_CANCELING) || r->peer != src)
+            return "CANCEL_ACK: cookie names no send of ours being cancelled at this rank";
+        return NULL;
     case XM_PKT_SSEND_ACK:
         if (paylen)
             return "SSEND_ACK: payload";
@@ -753,6 +774,9 @@ void xm_handle_pkt(const struct xm_pkt_hdr *h, const void *payload, size_t payle
         proto_fail(h->src, bad);
     xm_handle_pkt_checked(h, payload, paylen);
 }
+
+static void cancel_unexp(int src, const struct xm_pkt_hdr *h);
+static void cancel_answer(struct xm_req *r, int dropped);
 
 void xm_handle_pkt_checked(const struct xm_pkt_hdr *h, const void *payload, size_t paylen)
 {
@@ -853,6 +877,12 @@ void xm_handle_pkt_checked(const struct xm_pkt_hdr *h, const void *payload, size
         if (r->pos >= r->total)
             finish_recv(r);
         break;
+    case XM_PKT_CANCEL:
+        cancel_unexp(src, h);
+        break;
+    case XM_PKT_CANCEL_ACK:
+        cancel_answer(cookie_req(h->cookie), h->len == 1);
+        break;
     case XM_PKT_SSEND_ACK:
         r = cookie_req(h->cookie);
         r->flags |= F_ACKED;
@@ -911,6 +941,82 @@ int xm_cancel_recv(struct xm_req *r)
             return 1;
         }
     return 0;
+}
+
+static void mark_cancelled(struct xm_req *r)
+{
+    r->cancelled = 1;
+    r->status.xm_count_hi_cncl |= 1;
+}
+
+int xm_cancel_send(struct xm_req *r)
+{
+    if (r->kind != XM_REQ_SEND || r->cancelled || (r->flags & F_CANCELING) ||
+        r->peer < 0 || r->peer >= xm_g.size || lost[r->peer])
+        return 0;
+    if (!(r->flags & F_HDR_SENT)) {
+        /* nothing left this process: it waits on the send queue */
+        if (on_list(&sendq, r)) {
+            list_del(&sendq, r);
+            pending[r->peer]--;
+        }
+        mark_cancelled(r);
+        if (!r->done)
+            complete(r);
+        return 1;
+    }
+    /* the receiver streams or has read the bytes (CTS came), or the netmod still
+     * holds the user buffer by reference: too late */
+    if (r->flags & (F_RDV_GO | F_ZC))
+        return 0;
+    struct xm_pkt_hdr h = {.type = XM_PKT_CANCEL,
+                           .src = xm_g.rank,
+                           .tag = r->tag,
+                           .ctx = r->ctx,
+                           .cookie = (uint64_t)(unsigned)r->handle};
+    r->flags |= F_CANCELING;
+    if (r->done) {
+        r->done = 0; /* complete again when the answer comes */
+        r->flags |= F_DEFERRED;
+    }
+    send_ctrl_hdr(r->peer, &h);
+    return 1;
+}
+
+/* Receiver: sender src withdraws the message it sent with this cookie and envelope.
+ * Its newest complete unexpected message with them is that one (a handle may have
+ * named an older message too, but if the older one were still unmatched the newer
+ * could not have been matched: same envelope, per-source order). */
+static void cancel_unexp(int src, const struct xm_pkt_hdr *h)
+{
+    struct xm_req *u;
+    for (u = unexp.tail; u; u = u->prev)
+        if (u->peer == src && u->cookie_ack == h->cookie && u->tag == h->tag &&
+            u->ctx == h->ctx)
+            break;
+    int ok = u && u->done;
+    if (ok) {
+        list_del(&unexp, u);
+        xm_req_free(u);
+    }
+    send_ctrl(src, XM_PKT_CANCEL_ACK, h->cookie, (uint64_t)ok);
+}
+
+/* Sender: the answer to our CANCEL. */
+static void cancel_answer(struct xm_req *r, int dropped)
+{
+    r->flags &= ~F_CANCELING;
+    if (dropped) {
+        mark_cancelled(r);
+        lmt_done(r); /* no FIN or CTS will come */
+    }
+    if (r->flags & F_DEFERRED) {
+        r->flags &= ~F_DEFERRED;
+        xm_req_complete(r); /* the datatype went with the first completion */
+    } else if (dropped) {
+        complete(r);
+    }
+    /* else: matched; it completes the usual way */
 }
 
 int xm_iprobe(int src, int tag, uint32_t ctx, MPI_Status *st)
@@ -983,10 +1089,18 @@ static int try_ctrl(int dest, const struct xm_pkt_hdr *src_h)
     return 1;
 }
 
+static void send_ctrl_hdr(int dest, const struct xm_pkt_hdr *hp);
+
 static void send_ctrl(int dest, int type, uint64_t cookie, uint64_t len)
 {
     struct xm_pkt_hdr h = {
         .type = (uint8_t)type, .src = xm_g.rank, .cookie = cookie, .len = len};
+    send_ctrl_hdr(dest, &h);
+}
+
+static void send_ctrl_hdr(int dest, const struct xm_pkt_hdr *hp)
+{
+    struct xm_pkt_hdr h = *hp;
     if (!ctrlq && try_ctrl(dest, &h))
         return;
     struct ctrl *c = malloc(sizeof(*c));
@@ -1080,6 +1194,14 @@ static void fail_req(struct xm_req *r, void *arg)
         return;
     if (r->kind == XM_REQ_SEND) {
         lmt_done(r);
+        if (r->flags & F_CANCELING) { /* no answer will come: not cancelled */
+            r->flags &= ~F_CANCELING;
+            if (r->flags & F_DEFERRED) {
+                r->flags &= ~F_DEFERRED;
+                xm_req_complete(r);
+                return;
+            }
+        }
         if (on_list(&sendq, r)) {
             list_del(&sendq, r);
             pending[peer]--;

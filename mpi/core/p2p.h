@@ -61,6 +61,14 @@ int xm_mrecv(struct xm_req *u, void *buf, int count, MPI_Datatype dt, struct xm_
 
 /* Cancel a posted receive: 1 cancelled (request completes, flagged), 0 too late. */
 int xm_cancel_recv(struct xm_req *r);
+/* Cancel a send (MPI_Cancel): 0 = too late (it completes the usual way); 1 = under
+ * way: the request completes flagged cancelled (status bit, r->cancelled) at once if
+ * nothing of it left this process, else when the receiver answers our CANCEL: flagged
+ * if the message was still unmatched there (it is dropped), not flagged if a receive
+ * had matched it (then it completes as sent).  A send whose receiver already asked
+ * for the data (rendezvous CTS) or that the netmod still writes from the user buffer
+ * cannot be cancelled. */
+int xm_cancel_send(struct xm_req *r);
 
 int xm_progress(void);
 /* Called by xm_progress() when set: the collectives register their engine here when

@@ -16,6 +16,11 @@
  *       and the sender streams RDATA packets (cookie = receiver's request, len = bytes
  *       in this packet) through the ordinary cells: a pipelined two-copy path.
  *     An unexpected RTS holds no data: nothing large is ever buffered by the receiver.
+ *   - Cancelling a send whose header left (MPI_Cancel): CANCEL sender -> receiver with
+ *     the message's cookie, tag and ctx, after the message in the per-source order;
+ *     the receiver drops the newest complete unexpected message from that source
+ *     with that cookie and envelope, if it is still unmatched, and answers
+ *     CANCEL_ACK (cookie, len = 1 dropped, 0 matched or not all there).
  *   - hdr.reserved belongs to the transport (shm: per-pair sequence number).
  */
 #ifndef XM_PKT_H
@@ -31,6 +36,8 @@ enum xm_pkt_type {
     XM_PKT_FIN = 5,   /* reserved: receiver done reading (CMA) */
     XM_PKT_SSEND_ACK = 6, /* synchronous-send match acknowledgement */
     XM_PKT_RDATA = 7,     /* rendezvous data after CTS (copy path) */
+    XM_PKT_CANCEL = 8,    /* sender -> receiver: withdraw my message (cookie, tag, ctx) */
+    XM_PKT_CANCEL_ACK = 9, /* receiver -> sender: cookie, len = 1 withdrawn / 0 too late */
 };
 
 /* RTS payload */

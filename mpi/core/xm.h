@@ -168,6 +168,11 @@ struct xm_req {
     /* the rendezvous sends' helper list (core/p2p.c lmtq): links of their own, since
      * a send parked on the send queue (next/prev) joins it when its RTS leaves */
     struct xm_req *lmt_next, *lmt_prev;
+    /* compound requests (MPI_Isendrecv, a cancelled Ibsend): a parent completes when
+     * its last child does (xm_req_complete()); it owns (frees) the children in kid[] */
+    struct xm_req *parent;       /* child: the request waiting for it */
+    struct xm_req *kid[2];       /* parent: children freed with it */
+    int kids_due;                /* parent: children not complete yet */
 };
 
 /* ---- process-wide state (core area) ------------------------------------------- */
@@ -207,6 +212,13 @@ struct xm_req *xm_req_new(enum xm_req_kind kind);   /* NULL + errno */
 struct xm_req *xm_req_get(MPI_Request h);
 void xm_req_free(struct xm_req *r);
 void xm_req_complete(struct xm_req *r);             /* done = 1, after status is set */
+/* Compound requests: p waits for c too (p->kids_due counts it, unless c is complete
+ * already: then its outcome is taken now); own = p frees c.  A child's completion
+ * hands the parent its status if it is a receive, its error if it has one, its
+ * cancelled flag; the last one completes the parent.  Start a parent with
+ * kids_due = 1 and end the adoptions with xm_req_adopt_end(p). */
+void xm_req_adopt(struct xm_req *p, struct xm_req *c, int own);
+void xm_req_adopt_end(struct xm_req *p);
 
 /* status helpers: count is stored in bytes */
 static inline void xm_status_set(MPI_Status *s, int src, int tag, int err, size_t bytes)

@@ -879,6 +879,14 @@ XM_API_(int, Register_datarep, (const char *datarep,
                                 MPI_Datarep_extent_function *dtype_file_extent_fn,
                                 void *extra_state))
 /* ---- end MPI-IO -------------------------------------------------------------------- */
+/* ---- p2p engine (issue 21): MPI-4 nonblocking sendrecv, Comm_idup_with_info ---- */
+XM_API_(int, Isendrecv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                         int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                         int source, int recvtag, MPI_Comm comm, MPI_Request *req))
+XM_API_(int, Isendrecv_replace, (void *buf, int count, MPI_Datatype dt, int dest, int sendtag,
+                                 int source, int recvtag, MPI_Comm comm, MPI_Request *req))
+XM_API_(int, Comm_idup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
+                                   MPI_Request *req))
 
 
 /* ---- intercommunicators, process topologies, neighbor collectives (topo area) ---- */
