@@ -6,7 +6,8 @@
  *   so that all ranks of the parent stay in step.
  * Intercommunicators (api/intercomm.c) take their own path at the top of Comm_dup,
  *   Comm_split, Comm_create, Comm_group and Comm_size; Comm_dup copies a topology.
- * Caveats: Comm_idup completes before it returns (its request is already complete).
+ * Comm_idup(_with_info) is nonblocking for intracommunicators (core/idup.c); of an
+ *   intercommunicator it completes before it returns (its request is complete).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -159,19 +160,43 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
     return dup(c, newcomm, "MPI_Comm_dup_with_info");
 }
 
-int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *req)
+/* Nonblocking: the context id is agreed on by rounds the engine progresses
+ * (core/idup.c); *newcomm is written when the request completes. */
+static int idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *req, const char *fn)
 {
-    GET(c, comm, "MPI_Comm_idup");
-    int rc = dup(c, newcomm, "MPI_Comm_idup");
-    if (rc != MPI_SUCCESS)
-        return rc;
-    struct xm_req *r = xm_req_new(XM_REQ_GREQ);
-    if (!r)
-        return xm_err(c, MPI_ERR_NO_MEM, "MPI_Comm_idup");
-    xm_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
-    xm_req_complete(r);
+    GET(c, comm, fn);
+    if (!newcomm || !req)
+        return xm_err(c, MPI_ERR_ARG, fn);
+    struct xm_req *r;
+    if (c->inter) { /* blocking, then a complete request */
+        int err = dup(c, newcomm, fn);
+        if (err != MPI_SUCCESS)
+            return err;
+        if (!(r = xm_req_new(XM_REQ_GREQ)))
+            return xm_err(c, MPI_ERR_NO_MEM, fn);
+        xm_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
+        xm_req_complete(r);
+        *req = r->handle;
+        return MPI_SUCCESS;
+    }
+    int rc = xm_comm_idup(c, newcomm, &r);
+    if (rc < 0)
+        return xm_err(c, MPI_ERR_NO_MEM, fn);
     *req = r->handle;
     return MPI_SUCCESS;
+}
+
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *req)
+{
+    return idup(comm, newcomm, req, "MPI_Comm_idup");
+}
+
+XM_WEAK(MPI_Comm_idup_with_info)
+int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
+                             MPI_Request *req)
+{
+    (void)info; /* no hints are acted on (as MPI_Comm_dup_with_info) */
+    return idup(comm, newcomm, req, "MPI_Comm_idup_with_info");
 }
 
 int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)

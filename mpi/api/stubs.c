@@ -14,9 +14,3 @@ int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *
 {
     return stub("MPI_Register_datarep");
 }
-
-XM_WEAK(MPI_Comm_idup_with_info)
-int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *req)
-{
-    return stub("MPI_Comm_idup_with_info");
-}

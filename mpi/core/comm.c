@@ -25,12 +25,26 @@ static uint32_t ctx_used[XM_NCTX_WORDS] = {7u};
 int xm_ctx_alloc(struct xm_comm *parent, uint32_t *ctx)
 {
     uint32_t mask[XM_NCTX_WORDS];
-    for (int i = 0; i < XM_NCTX_WORDS; i++)
-        mask[i] = ~ctx_used[i];
+    xm_ctx_offer(mask);
     int rc = xm_icoll_allreduce(MPI_IN_PLACE, mask, XM_NCTX_WORDS, MPI_UINT32_T, MPI_BAND,
                                 parent, NULL);
     if (rc < 0)
         return rc;
+    return xm_ctx_take(mask, ctx);
+}
+
+/* ---- nonblocking agreements (MPI_Comm_idup: core/idup.c) ---- */
+_Static_assert(XM_NCTX_WORDS == XM_CTX_MASK_WORDS, "comm.h mask size");
+uint32_t xm_ctx_reserved[XM_NCTX_WORDS];
+
+void xm_ctx_offer(uint32_t *mask)
+{
+    for (int i = 0; i < XM_NCTX_WORDS; i++)
+        mask[i] = ~ctx_used[i] & ~xm_ctx_reserved[i];
+}
+
+int xm_ctx_take(const uint32_t *mask, uint32_t *ctx)
+{
     for (int i = 0; i < XM_NCTX_WORDS; i++)
         if (mask[i]) {
             int b = __builtin_ctz(mask[i]);

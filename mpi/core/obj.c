@@ -185,7 +185,10 @@ void xm_req_complete(struct xm_req *r)
 {
     r->done = 1;
     struct xm_req *p = r->parent;
-    if (p) {
+    if (p && p->kid_done) {
+        r->parent = NULL;
+        p->kid_done(p, r);
+    } else if (p) {
         r->parent = NULL;
         child_outcome(p, r);
         if (--p->kids_due == 0)

@@ -173,6 +173,9 @@ struct xm_req {
     struct xm_req *parent;       /* child: the request waiting for it */
     struct xm_req *kid[2];       /* parent: children freed with it */
     int kids_due;                /* parent: children not complete yet */
+    /* parent: called instead of the above when a child completes (MPI_Comm_idup's
+     * rounds, core/idup.c); the child is no longer linked to it */
+    void (*kid_done)(struct xm_req *p, struct xm_req *c);
 };
 
 /* ---- process-wide state (core area) ------------------------------------------- */

@@ -1,0 +1,217 @@
+/*
+ * idup.c - MPI_Comm_idup's nonblocking context-id agreement: rounds of a nonblocking
+ *          allreduce (BAND) of id masks on the parent, progressed by the engine, and
+ *          the request that completes with the new communicator.
+ *
+ * Why rounds: two agreements in flight at once (idups of different communicators, a
+ * blocking dup meanwhile) must never pick the same id for overlapping members, so an
+ * id a round offers is reserved here (xm_ctx_reserved, core/comm.c) until the round
+ * ends, and at any time at most one round per process offers the real mask (the
+ * "holder"); the others offer nothing, get an empty result and go again.  The one
+ * allowed to offer is the pending agreement with the lowest key (parent ctx, then the
+ * parent's collective sequence number at the call), the same order at every rank, so
+ * once the lowest agreement is pending at all its members it succeeds and the next
+ * goes (no livelock).  A round whose result has an id: every member offered the real
+ * mask, all take the same lowest id.  Each round runs at a collective sequence number
+ * of its own (bit 28 set: disjoint from the parent's own collectives, which keep
+ * theirs in step whatever the other ranks' rounds do meanwhile).
+ * Blocking constructors (xm_ctx_alloc) offer free ids minus the reserved ones; rounds
+ * offer only the upper half of the id space (1024..2047), so a blocking constructor
+ * meanwhile always has ids to offer (the lower half), and 1024 communicators made by
+ * idup may exist at once.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../coll/coll.h"
+#include "comm.h"
+
+#define ROUND_STRIDE 16u   /* sequence numbers one round may use */
+#define MAX_ROUNDS 4096u
+#define NB_FIRST_WORD 32u  /* agreements offer ids 1024..2047 only */
+
+struct agree {
+    struct agree *next;      /* pending list, by key */
+    uint64_t key;
+    struct xm_comm *parent;  /* referenced until the end */
+    MPI_Comm *newcomm;       /* the program's variable, written at completion */
+    struct xm_req *req;      /* the MPI_Comm_idup request */
+    uint32_t seq_base;
+    unsigned round;
+    int holder;              /* this round offered the real mask */
+    uint32_t mask[XM_CTX_MASK_WORDS];
+    uint32_t offer[XM_CTX_MASK_WORDS];
+};
+
+static struct agree *pending;
+static int mask_held; /* a round of ours offers the real mask now */
+
+static void unlink_agree(struct agree *a)
+{
+    for (struct agree **pp = &pending; *pp; pp = &(*pp)->next)
+        if (*pp == a) {
+            *pp = a->next;
+            return;
+        }
+}
+
+static void release_offer(struct agree *a)
+{
+    if (!a->holder)
+        return;
+    for (int i = 0; i < XM_CTX_MASK_WORDS; i++)
+        xm_ctx_reserved[i] &= ~a->offer[i];
+    a->holder = 0;
+    mask_held = 0;
+}
+
+/* The end: build the communicator (or fail) and complete the request. */
+static void finish(struct agree *a, int rc, uint32_t ctx)
+{
+    struct xm_req *r = a->req;
+    struct xm_comm *c = a->parent;
+    *a->newcomm = MPI_COMM_NULL;
+    if (rc == 0) {
+        int *w = malloc((size_t)(c->size ? c->size : 1) * sizeof(int));
+        if (w)
+            for (int i = 0; i < c->size; i++)
+                w[i] = xm_comm_world_rank(c, i);
+        struct xm_comm *n = w ? xm_comm_new(c->size, w, ctx, c) : NULL;
+        if (!n) {
+            xm_ctx_release(ctx);
+            r->status.MPI_ERROR = MPI_ERR_NO_MEM;
+        } else if ((rc = xm_attr_copy_all(c, n)) != MPI_SUCCESS ||
+                   (c->topo && !(n->topo = xm_topo_dup(c->topo)) &&
+                    (rc = MPI_ERR_NO_MEM))) {
+            xm_attr_delete_all(n);
+            xm_comm_release(n);
+            r->status.MPI_ERROR = rc;
+        } else {
+            *a->newcomm = n->handle;
+        }
+    } else {
+        r->status.MPI_ERROR = rc == -ENOSPC ? MPI_ERR_INTERN : MPI_ERR_OTHER;
+    }
+    unlink_agree(a);
+    xm_comm_unref(c);
+    r->coll_state = NULL;
+    free(a);
+    xm_req_complete(r);
+}
+
+/* A round's result is in a->mask: 1 = the agreement ended. */
+static int round_result(struct agree *a, int err)
+{
+    release_offer(a);
+    if (err) {
+        finish(a, -EIO, 0);
+        return 1;
+    }
+    int any = 0;
+    for (int i = 0; i < XM_CTX_MASK_WORDS; i++)
+        any |= a->mask[i] != 0;
+    if (any) {
+        uint32_t ctx;
+        int rc = xm_ctx_take(a->mask, &ctx);
+        finish(a, rc, ctx);
+        return 1;
+    }
+    if (a->round >= MAX_ROUNDS) {
+        finish(a, -ENOSPC, 0);
+        return 1;
+    }
+    return 0;
+}
+
+static void kid_done(struct xm_req *p, struct xm_req *c);
+
+/* Start rounds until one is in flight or the agreement ended. */
+static void advance(struct agree *a)
+{
+    for (;;) {
+        /* free the previous round's allreduce (not in its completion any more) */
+        if (a->req->kid[0]) {
+            xm_req_free(a->req->kid[0]);
+            a->req->kid[0] = NULL;
+        }
+        if (!mask_held && pending == a) {
+            xm_ctx_offer(a->offer);
+            /* the lower half stays for blocking constructors meanwhile */
+            memset(a->offer, 0, NB_FIRST_WORD * sizeof(a->offer[0]));
+            for (int i = 0; i < XM_CTX_MASK_WORDS; i++)
+                xm_ctx_reserved[i] |= a->offer[i];
+            memcpy(a->mask, a->offer, sizeof(a->mask));
+            a->holder = 1;
+            mask_held = 1;
+        } else {
+            memset(a->mask, 0, sizeof(a->mask));
+        }
+        struct xm_comm *c = a->parent;
+        uint32_t save = c->coll_seq;
+        c->coll_seq = a->seq_base + a->round++ * ROUND_STRIDE;
+        struct xm_req *k = NULL;
+        int rc = xm_icoll_allreduce(MPI_IN_PLACE, a->mask, XM_CTX_MASK_WORDS, MPI_UINT32_T,
+                                    MPI_BAND, c, &k);
+        c->coll_seq = save;
+        if (rc < 0) {
+            round_result(a, 1);
+            return;
+        }
+        a->req->kid[0] = k;
+        if (!k->done) {
+            k->parent = a->req; /* kid_done() goes on */
+            return;
+        }
+        if (round_result(a, k->status.MPI_ERROR != MPI_SUCCESS))
+            return;
+    }
+}
+
+static void kid_done(struct xm_req *p, struct xm_req *k)
+{
+    struct agree *a = p->coll_state;
+    if (!a || round_result(a, k->status.MPI_ERROR != MPI_SUCCESS))
+        return;
+    advance(a);
+}
+
+int xm_comm_idup(struct xm_comm *c, MPI_Comm *newcomm, struct xm_req **rp)
+{
+    struct agree *a = calloc(1, sizeof(*a));
+    struct xm_req *r = a ? xm_req_new(XM_REQ_GREQ) : NULL;
+    if (!r) {
+        free(a);
+        return -ENOMEM;
+    }
+    xm_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
+    r->kid_done = kid_done;
+    r->coll_state = a;
+    /* the call's place among the parent's collectives: the same at every member */
+    uint32_t k = c->coll_seq++;
+    a->key = (uint64_t)c->ctx << 32 | k;
+    a->seq_base = 0x10000000u | (k & 0xfffu) << 16;
+    a->parent = c;
+    c->refs++;
+    a->newcomm = newcomm;
+    *newcomm = MPI_COMM_NULL;
+    a->req = r;
+    struct agree **pp = &pending;
+    while (*pp && (*pp)->key < a->key)
+        pp = &(*pp)->next;
+    a->next = *pp;
+    *pp = a;
+    *rp = r;
+    if (c->size == 1) {
+        /* nobody to agree with: any id free and not offered here will do (rounds
+         * would complete at once, and while another agreement holds the mask they
+         * would spin) */
+        uint32_t ctx;
+        xm_ctx_offer(a->mask);
+        int rc = xm_ctx_take(a->mask, &ctx);
+        finish(a, rc, ctx);
+        return 0;
+    }
+    advance(a);
+    return 0;
+}
