@@ -101,7 +101,9 @@ void xm_handle_pkt_checked(const struct xm_pkt_hdr *h, const void *payload,
  * eager limits) and no message of src in flight; FRAG/RDATA: len == paylen and within
  * what the message still lacks; RDATA/CTS/FIN/SSEND_ACK: the cookie names a live
  * request of ours of the right kind and state with src as its peer; RTS: payload is a
- * struct xm_rts (its pid must be the one src's KVS card names: xm_handle_pkt()).
+ * struct xm_rts (its pid must be the one src's KVS card names: xm_handle_pkt());
+ * CANCEL: no payload; CANCEL_ACK: no payload, len 0 or 1, the cookie names a send of
+ * ours to src that is being cancelled.
  * Costs a few compares on the eager path. */
 const char *xm_pkt_check(const struct xm_pkt_hdr *h, size_t paylen);
 /* Bytes of a checked packet's payload that xm_handle_pkt() will read (the rest of an

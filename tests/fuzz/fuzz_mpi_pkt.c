@@ -26,7 +26,8 @@
  * layout (struct fhdr + struct xm_pkt_hdr + payload): an 8-byte eager message, one for
  * the any-source receive, a synchronous one, 64 KiB straight into the posted buffer,
  * an unexpected eager message in three fragments, 100 ints, RTS then RDATA (whole and
- * truncated in two parts), an unexpected RTS, SSEND_ACK/CTS/FIN, a stream cut without
+ * truncated in two parts), an unexpected RTS, SSEND_ACK/CTS/FIN, CANCEL of an unexpected
+ * message and of none then a stray CANCEL_ACK (cancel), a stream cut without
  * goodbye; for the acceptor a hello as tcp.c's connector sends it with a proof, and
  * the old unauthenticated hello.
  */
