@@ -43,18 +43,6 @@ void xm_ctx_offer(uint32_t *mask)
         mask[i] = ~ctx_used[i] & ~xm_ctx_reserved[i];
 }
 
-int xm_ctx_take(const uint32_t *mask, uint32_t *ctx)
-{
-    for (int i = 0; i < XM_NCTX_WORDS; i++)
-        if (mask[i]) {
-            int b = __builtin_ctz(mask[i]);
-            ctx_used[i] |= 1u << b;
-            *ctx = (uint32_t)(i * 32 + b) * 2u;
-            return 0;
-        }
-    return -ENOSPC;
-}
-
 void xm_ctx_release(uint32_t ctx)
 {
     uint32_t id = ctx / 2;
@@ -223,8 +211,7 @@ void xm_group_unref(struct xm_group *g)
  * together (api/intercomm.c) and xm_ctx_take() claims the lowest id free in both. */
 void xm_ctx_free_mask(uint32_t *mask)
 {
-    for (int i = 0; i < XM_NCTX_WORDS; i++)
-        mask[i] = ~ctx_used[i];
+    xm_ctx_offer(mask); /* minus the ids an idup round offers meanwhile (core/idup.c) */
 }
 
 int xm_ctx_take(const uint32_t *mask, uint32_t *ctx)

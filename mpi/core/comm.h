@@ -23,10 +23,11 @@ void xm_ctx_release(uint32_t ctx);
  * xm_ctx_reserved (no other agreement offers them meanwhile); xm_ctx_offer() fills a
  * mask of the ids free and not reserved here; xm_ctx_take() takes the lowest id of an
  * agreed mask (-ENOSPC: none). */
+#ifndef XM_CTX_MASK_WORDS
 #define XM_CTX_MASK_WORDS 64
+#endif
 extern uint32_t xm_ctx_reserved[XM_CTX_MASK_WORDS];
 void xm_ctx_offer(uint32_t *mask);
-int xm_ctx_take(const uint32_t *mask, uint32_t *ctx);
 /* MPI_Comm_idup: start duplicating c; *newcomm is written when *rp completes */
 int xm_comm_idup(struct xm_comm *c, MPI_Comm *newcomm, struct xm_req **rp);
 struct xm_comm *xm_comm_new(int size, int *w, uint32_t ctx, struct xm_comm *parent);
