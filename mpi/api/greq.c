@@ -2,7 +2,7 @@
  * greq.c - generalized requests (MPI-3.1 §12.2): MPI_Grequest_start/complete and the
  *          hooks through which Wait/Test/Cancel/Request_free reach their callbacks.
  *
- *          Also MPI_Status_set_cancelled, which query functions use.
+ *          (MPI_Status_set_cancelled, which query functions use, is in api/p2p.c.)
  * Contract: a generalized request is an XM_REQ_GREQ request whose ->greq points at
  *   its callbacks.  MPI_Grequest_complete runs query_fn into the request's status and
  *   marks it done, so every completion call (Wait/Test/-all/-any/-some,
@@ -33,17 +33,7 @@ struct xm_greq {
 
 XM_WEAK(MPI_Grequest_start)
 XM_WEAK(MPI_Grequest_complete)
-XM_WEAK(MPI_Status_set_cancelled)
-
-/* query_fn's tool for a cancelled request (bit 0 of the private count word, which
- * MPI_Test_cancelled reads) */
-int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
-{
-    if (!status || status == MPI_STATUS_IGNORE)
-        return xm_err(NULL, MPI_ERR_ARG, "MPI_Status_set_cancelled");
-    status->xm_count_hi_cncl = (status->xm_count_hi_cncl & ~1) | (flag ? 1 : 0);
-    return MPI_SUCCESS;
-}
+/* (MPI_Status_set_cancelled, query_fn's tool for a cancelled request: api/p2p.c) */
 
 int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn,
                         MPI_Grequest_free_function *free_fn,
