@@ -1,0 +1,709 @@
+#!/usr/bin/env python3
+# gen_fortran.py - generate Loom's Fortran bindings from the C API description.
+#
+# Input: include/mpi.h (the XM_API_ prototypes: which functions exist; the #define
+# constants; the MPI_Status fields) and bindings/fortran.api (how each C argument kind
+# looks in Fortran).  Output, in the directory given by -o:
+#   mpi_fortran.c  the C layer of libmpifort: for every function MPI_X an mpi_x_ (and
+#                  pmpi_x_, and the private loomf_x_ used by mpi_f08) taking Fortran's
+#                  by-reference arguments and hidden CHARACTER lengths, translating
+#                  sentinels (MPI_BOTTOM, MPI_IN_PLACE, MPI_STATUS_IGNORE...), strings
+#                  and attribute values, then calling the C function;
+#   mpif.h         constants, sentinels (common blocks), function types: fixed and free
+#                  form;
+#   mpi.f90        module mpi: the same plus explicit interfaces (choice buffers through
+#                  gfortran's NO_ARG_CHECK, i.e. ignore type/kind/rank);
+#   mpi_f08.f90    module mpi_f08: TYPE(MPI_Comm) etc., TYPE(MPI_Status), optional
+#                  ierror, assumed-rank TYPE(*) buffers; each MPI_X_f08 is a thin module
+#                  procedure calling loomf_x_.
+# It runs at build time (mpi/Makefile), so a function added to mpi.h gets its Fortran
+# binding with the next build; an argument kind not described in fortran.api makes the
+# function skipped with a warning (and a comment in the output) instead of failing.
+# Usage: gen_fortran.py -i include/mpi.h -a bindings/fortran.api -o OUTDIR
+# One file on purpose: the four outputs share the argument-kind table below.
+import os, re, sys
+
+HANDLES = ['Comm', 'Group', 'Datatype', 'Op', 'Errhandler', 'Request', 'Message', 'Info',
+           'Win']
+STRMAX = 'MPI_MAX_INFO_VAL'   # the largest fixed-size string out of the C API
+
+
+def die(msg):
+    sys.exit('gen_fortran: ' + msg)
+
+
+def parse_args(argv):
+    opts = {}
+    i = 1
+    while i < len(argv):
+        if argv[i] in ('-i', '-a', '-o') and i + 1 < len(argv):
+            opts[argv[i]] = argv[i + 1]
+            i += 2
+        else:
+            die('usage: gen_fortran.py -i mpi.h -a fortran.api -o OUTDIR')
+    if len(opts) != 3:
+        die('usage: gen_fortran.py -i mpi.h -a fortran.api -o OUTDIR')
+    return opts['-i'], opts['-a'], opts['-o']
+
+
+# ---- reading mpi.h ------------------------------------------------------------------
+def read_header(path):
+    text = open(path).read()
+    nocomment = re.sub(r'/\*.*?\*/', ' ', text, flags=re.S)
+    decls = re.findall(r'XM_API_\((\w+),\s*(\w+),\s*\((.*?)\)\)\s*\n', nocomment, re.S)
+    funcs = []
+    for ret, name, args in decls:
+        args = ' '.join(args.split())
+        params = []
+        if args != 'void':
+            for a in args.split(','):
+                a = a.strip()
+                m = re.match(r'(.*?)(\w+)\s*((?:\[\w*\])*)$', a)
+                if not m:
+                    params = None
+                    break
+                ctype = ' '.join(m.group(1).replace('*', ' * ').split())
+                dims = m.group(3)       # "[]" or "[][3]": kept as written
+                if dims:
+                    ctype = ctype + ' ' + dims
+                params.append((ctype, m.group(2), a))
+        funcs.append((ret, name, args, params))
+    defines = {}
+    for m in re.finditer(r'^#define\s+(MPI_\w+|XM_\w+)\s+(.*?)\s*$', nocomment, re.M):
+        defines[m.group(1)] = m.group(2)
+    st = re.search(r'typedef struct MPI_Status \{(.*?)\} MPI_Status;', nocomment, re.S)
+    if not st:
+        die('no MPI_Status in ' + path)
+    fields = re.findall(r'\b(int|MPI_Fint)\s+(\w+)\s*;', st.group(1))
+    if len(fields) != st.group(1).count(';'):
+        die('MPI_Status has a field that is not an int: the Fortran status needs ints')
+    return funcs, defines, [f[1] for f in fields]
+
+
+def eval_constants(defines):
+    """Integer #defines of mpi.h -> {name: (value, handle type or None)}."""
+    out = {}
+
+    def ev(name, depth=0):
+        if depth > 20 or name not in defines:
+            raise ValueError(name)
+        e = defines[name]
+        htype = None
+        m = re.match(r'^\(\((MPI_\w+)\)\s*(.*)\)$', e)
+        if m:
+            if m.group(1)[4:] not in HANDLES:
+                raise ValueError(name)  # a pointer or callback sentinel
+            htype, e = m.group(1), m.group(2)
+        m = re.match(r'^XM_DT_\((\d+),\s*(\w+)\)$', e)
+        if m:
+            return 0x43000000 | (int(m.group(1), 0) << 8) | int(m.group(2), 0), 'MPI_Datatype'
+        if re.match(r'^MPI_\w+$', e):
+            return ev(e, depth + 1)
+        if not re.match(r'^[-+()0-9a-fA-Fx ]+$', e):
+            raise ValueError(name)
+        v = eval(e)  # only digits, hex, signs and parentheses (checked above)
+        if not isinstance(v, int):
+            raise ValueError(name)
+        return v, htype
+
+    for name in defines:
+        if not name.startswith('MPI_'):
+            continue
+        try:
+            v, t = ev(name)
+        except (ValueError, SyntaxError):
+            continue
+        if -2**31 <= v < 2**31:
+            out[name] = (v, t)
+    return out
+
+
+# ---- fortran.api ---------------------------------------------------------------------
+def read_api(path):
+    rules, args, skips = [], {}, {}
+    for ln, line in enumerate(open(path), 1):
+        line = line.split('#', 1)[0].strip() if not line.lstrip().startswith('rule') \
+            else line.strip()
+        if not line or line.startswith('#'):
+            continue
+        w = line.split()
+        if w[0] == 'skip' and len(w) >= 3:
+            skips[w[1]] = ' '.join(w[2:])
+        elif w[0] == 'arg' and len(w) == 4:
+            args[(w[1], w[2])] = w[3]
+        elif w[0] == 'rule' and len(w) >= 4:
+            kind = w[-1]
+            namere = w[-2]
+            ctype = ' '.join(w[1:-2])
+            rules.append((re.compile('^' + ctype + '$'), re.compile('^' + namere + '$'),
+                          kind))
+        else:
+            die('%s:%d: cannot parse: %s' % (path, ln, line))
+    return rules, args, skips
+
+
+def classify(func, params, rules, args):
+    kinds = []
+    for ctype, name, _ in params:
+        k = args.get((func, name))
+        if k is None:
+            for tre, nre, kind in rules:
+                if tre.match(ctype) and nre.match(name):
+                    k = kind
+                    break
+        if k is None or k == 'none':
+            return None, 'argument "%s %s" has no kind in fortran.api' % (ctype, name)
+        kinds.append(k)
+    return kinds, None
+
+
+def htype_of(ctype):
+    m = re.search(r'MPI_(' + '|'.join(HANDLES) + r')\b', ctype)
+    return 'MPI_' + m.group(1)
+
+
+# ---- the C layer ---------------------------------------------------------------------
+def c_wrapper(ret, name, params, kinds):
+    """One C function body shared by mpi_x_, pmpi_x_ and loomf_x_."""
+    lname = name.lower()
+    cparams, pre, callargs, post, strlens, decls = [], [], [], [], [], []
+    for (ctype, cname, _), k in zip(params, kinds):
+        v = 'a_' + cname
+        if k == 'drop':
+            callargs.append('NULL')
+            continue
+        if k in ('int', 'logical'):
+            cparams.append('MPI_Fint *' + v)
+            callargs.append('*' + v)
+        elif k in ('int_out', 'logical_out', 'logical_array'):
+            cparams.append('MPI_Fint *' + v)
+            callargs.append(v)
+        elif k == 'int_array':
+            cparams.append('MPI_Fint *' + v)
+            callargs.append('xf_intarray(%s)' % v)
+        elif k == 'int_range3':
+            cparams.append('MPI_Fint *' + v)
+            callargs.append('(int (*)[3])' + v)
+        elif k in ('aint', 'offset', 'count'):
+            t = {'aint': 'MPI_Aint', 'offset': 'MPI_Offset', 'count': 'MPI_Count'}[k]
+            cparams.append('%s *%s' % (t, v))
+            callargs.append('*' + v)
+        elif k in ('aint_out', 'offset_out', 'count_out', 'aint_array'):
+            t = {'aint_out': 'MPI_Aint', 'aint_array': 'MPI_Aint', 'offset_out': 'MPI_Offset',
+                 'count_out': 'MPI_Count'}[k]
+            cparams.append('%s *%s' % (t, v))
+            callargs.append(v)
+        elif k == 'handle':
+            cparams.append('MPI_Fint *' + v)
+            callargs.append('(%s)*%s' % (htype_of(ctype), v))
+        elif k in ('handle_out', 'handle_array'):
+            cparams.append('MPI_Fint *' + v)
+            callargs.append('(%s *)%s' % (htype_of(ctype), v))
+        elif k == 'status':
+            cparams.append('MPI_Fint *' + v)
+            callargs.append('xf_status(%s)' % v)
+        elif k == 'status_in':
+            cparams.append('MPI_Fint *' + v)
+            callargs.append('(const MPI_Status *)%s' % v)
+        elif k == 'statuses':
+            cparams.append('MPI_Fint *' + v)
+            callargs.append('xf_statuses(%s)' % v)
+        elif k == 'choice':
+            cparams.append('void *' + v)
+            callargs.append('xf_buf(%s)' % v)
+        elif k == 'string_in':
+            cparams.append('char *' + v)
+            strlens.append('size_t l_' + cname)
+            decls.append('char *s_%s = NULL;' % cname)
+            pre.append('s_%s = xf_cstr(%s, l_%s);' % (cname, v, cname))
+            pre.append('if (!s_%s) { rc = MPI_ERR_NO_MEM; goto out; }' % cname)
+            callargs.append('s_' + cname)
+            post.append('free(s_%s);' % cname)
+        elif k == 'string_out':
+            cparams.append('char *' + v)
+            strlens.append('size_t l_' + cname)
+            decls.append('char *s_%s = NULL;' % cname)
+            pre.append('s_%s = xf_tmpstr(l_%s);' % (cname, cname))
+            pre.append('if (!s_%s) { rc = MPI_ERR_NO_MEM; goto out; }' % cname)
+            callargs.append('s_' + cname)
+            post.append('if (rc == MPI_SUCCESS) xf_fstr(%s, l_%s, s_%s);' % (v, cname, cname))
+            post.append('free(s_%s);' % cname)
+        elif k == 'user_fn':
+            cparams.append('void (*%s)(void)' % v)
+            callargs.append('(MPI_User_function *)' + v)
+        elif k == 'errh_fn':
+            cparams.append('void (*%s)(void)' % v)
+            callargs.append('(MPI_Comm_errhandler_function *)' + v)
+        elif k == 'attr_in':
+            cparams.append('MPI_Aint *' + v)
+            callargs.append('(void *)*' + v)
+        elif k == 'attr_in_int':
+            cparams.append('MPI_Fint *' + v)
+            callargs.append('(void *)(MPI_Aint)*' + v)
+        elif k in ('attr_out', 'attr_out_int'):
+            # C hands back the stored pointer; Fortran wants the stored value.  Values set
+            # from Fortran are stored as the pointer itself; libmpi's predefined
+            # attributes (keyvals 0x49......) point to an int.
+            t = 'MPI_Aint' if k == 'attr_out' else 'MPI_Fint'
+            cparams.append('%s *%s' % (t, v))
+            decls.append('void *p_%s = NULL;' % cname)
+            callargs.append('&p_' + cname)
+            post.append('if (rc == MPI_SUCCESS) *%s = (%s)xf_attrval(a_keyval, p_%s);'
+                        % (v, t, cname))
+        elif k == 'baseptr':
+            cparams.append('void *' + v)
+            callargs.append(v)
+        else:
+            die('%s: unknown kind %s' % (name, k))
+    if ret == 'int':
+        cparams.append('MPI_Fint *ierror')
+    cparams += strlens
+    body = []
+    if ret == 'int':
+        body.append('    int rc = MPI_SUCCESS;')
+        body += ['    ' + p for p in decls + pre]
+        body.append('    rc = pmpi ? PMPI_%s(%s) : MPI_%s(%s);'
+                    % (name, ', '.join(callargs), name, ', '.join(callargs)))
+        if pre:
+            body.append('    goto out;')
+            body.append('out:')
+        body += ['    ' + p for p in post]
+        body.append('    if (ierror) *ierror = rc;')
+    else:
+        body.append('    return pmpi ? PMPI_%s(%s) : MPI_%s(%s);'
+                    % (name, ', '.join(callargs), name, ', '.join(callargs)))
+    rtype = 'void' if ret == 'int' else ret
+    sig = ', '.join(cparams) if cparams else 'void'
+    args = ', '.join(re.sub(r'.*?(\w+)$', r'\1', p.replace('(*', '').replace(')(void)', ''))
+                     for p in cparams)
+    out = ['static %s xf_%s(int pmpi%s)' % (rtype, lname, (', ' + sig) if cparams else ''),
+           '{'] + body + ['}']
+    for prefix, pm in (('mpi_', 0), ('pmpi_', 1), ('loomf_', 0)):
+        ret_kw = '' if rtype == 'void' else 'return '
+        out.append('XF_EXPORT %s %s%s_(%s)' % (rtype, prefix, lname, sig))
+        out.append('{')
+        out.append('    %sxf_%s(%d%s);' % (ret_kw, lname, pm, (', ' + args) if args else ''))
+        out.append('}')
+    return '\n'.join(out) + '\n'
+
+
+C_PROLOGUE = r'''/*
+ * mpi_fortran.c - GENERATED by mpi/bindings/gen_fortran.py from include/mpi.h and
+ * bindings/fortran.api: the C half of libmpifort (Fortran calling conventions -> C).
+ * Do not edit; see mpi/README.md "Fortran and C++" for how to add a function.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "mpi.h"
+
+#define XF_EXPORT __attribute__((visibility("default")))
+
+/* The Fortran sentinels: common blocks of mpif.h, module mpi and module mpi_f08 (one
+ * address each, whichever binding style names them). */
+#define XF_COMMON(name, n) XF_EXPORT MPI_Fint name[n] __attribute__((aligned(16)))
+XF_COMMON(mpipriv_bottom_, 1);
+XF_COMMON(mpipriv_in_place_, 1);
+XF_COMMON(mpipriv_status_ignore_, %(ssize)d);
+XF_COMMON(mpipriv_statuses_ignore_, %(ssize)d);
+XF_COMMON(mpipriv_errcodes_ignore_, 1);
+XF_COMMON(mpipriv_unweighted_, 1);
+XF_COMMON(mpipriv_weights_empty_, 1);
+
+static void *xf_buf(void *b)
+{
+    if (b == (void *)mpipriv_bottom_)
+        return MPI_BOTTOM;
+    if (b == (void *)mpipriv_in_place_)
+        return MPI_IN_PLACE;
+    return b;
+}
+
+static int *xf_intarray(MPI_Fint *a)
+{
+    if (a == mpipriv_errcodes_ignore_)
+        return MPI_ERRCODES_IGNORE;
+    if (a == mpipriv_unweighted_)
+        return MPI_UNWEIGHTED;
+    if (a == mpipriv_weights_empty_)
+        return MPI_WEIGHTS_EMPTY;
+    return a;
+}
+
+static MPI_Status *xf_status(MPI_Fint *s)
+{
+    return s == mpipriv_status_ignore_ || s == mpipriv_statuses_ignore_
+               ? MPI_STATUS_IGNORE : (MPI_Status *)s;
+}
+
+static MPI_Status *xf_statuses(MPI_Fint *s)
+{
+    return s == mpipriv_statuses_ignore_ || s == mpipriv_status_ignore_
+               ? MPI_STATUSES_IGNORE : (MPI_Status *)s;
+}
+
+/* CHARACTER(LEN=len) in: a C copy without Fortran's trailing blanks */
+static char *xf_cstr(const char *f, size_t len)
+{
+    while (len > 0 && f[len - 1] == ' ')
+        len--;
+    char *s = malloc(len + 1);
+    if (s) {
+        memcpy(s, f, len);
+        s[len] = '\0';
+    }
+    return s;
+}
+
+/* CHARACTER(LEN=len) out: C writes into a zeroed buffer at least as long as both the
+ * largest fixed-size MPI string and the Fortran variable (MPI_Info_get writes up to the
+ * caller's valuelen, which the standard bounds by the variable's length) */
+static char *xf_tmpstr(size_t len)
+{
+    return calloc((len > %(strmax)s ? len : %(strmax)s) + 1, 1);
+}
+
+static void xf_fstr(char *f, size_t len, const char *s)
+{
+    size_t n = strlen(s);
+    if (n > len)
+        n = len;
+    memcpy(f, s, n);
+    memset(f + n, ' ', len - n);
+}
+
+/* attribute value for Fortran: predefined attributes are ints behind a pointer */
+static MPI_Aint xf_attrval(MPI_Fint *keyval, void *p)
+{
+    if ((*keyval & 0x7f000000) == (MPI_TAG_UB & 0x7f000000))
+        return p ? *(int *)p : 0;
+    return (MPI_Aint)p;
+}
+
+/* MPI_PCONTROL(LEVEL): the C function is variadic, Fortran passes the level only */
+XF_EXPORT void mpi_pcontrol_(MPI_Fint *level, MPI_Fint *ierror)
+{
+    int rc = MPI_Pcontrol(*level);
+    if (ierror) *ierror = rc;
+}
+XF_EXPORT void pmpi_pcontrol_(MPI_Fint *level, MPI_Fint *ierror)
+{
+    int rc = PMPI_Pcontrol(*level);
+    if (ierror) *ierror = rc;
+}
+XF_EXPORT void loomf_pcontrol_(MPI_Fint *level, MPI_Fint *ierror)
+{
+    mpi_pcontrol_(level, ierror);
+}
+'''
+
+
+# ---- Fortran declarations --------------------------------------------------------------
+def fdecl(kind, ctype, fname, style):
+    """Declaration of one dummy argument. style: 'f77' (module mpi interfaces),
+    'f08' (user-facing mpi_f08), 'f08c' (mpi_f08's interface to loomf_x_)."""
+    h = style in ('f08', 'f08c')
+    if kind in ('int', 'int_out'):
+        return ['INTEGER :: ' + fname]
+    if kind == 'int_array':
+        return ['INTEGER :: %s(*)' % fname]
+    if kind == 'int_range3':
+        return ['INTEGER :: %s(3,*)' % fname]
+    if kind in ('logical', 'logical_out'):
+        return ['LOGICAL :: ' + fname]
+    if kind == 'logical_array':
+        return ['LOGICAL :: %s(*)' % fname]
+    if kind in ('aint', 'aint_out', 'attr_in', 'attr_out'):
+        return ['INTEGER(KIND=MPI_ADDRESS_KIND) :: ' + fname]
+    if kind == 'aint_array':
+        return ['INTEGER(KIND=MPI_ADDRESS_KIND) :: %s(*)' % fname]
+    if kind in ('offset', 'offset_out'):
+        return ['INTEGER(KIND=MPI_OFFSET_KIND) :: ' + fname]
+    if kind in ('count', 'count_out'):
+        return ['INTEGER(KIND=MPI_COUNT_KIND) :: ' + fname]
+    if kind == 'attr_in_int' or kind == 'attr_out_int':
+        return ['INTEGER :: ' + fname]
+    if kind in ('handle', 'handle_out'):
+        return ['TYPE(%s) :: %s' % (htype_of(ctype), fname) if h else 'INTEGER :: ' + fname]
+    if kind == 'handle_array':
+        return ['TYPE(%s) :: %s(*)' % (htype_of(ctype), fname) if h
+                else 'INTEGER :: %s(*)' % fname]
+    if kind in ('status', 'status_in'):
+        return ['TYPE(MPI_Status) :: ' + fname if h
+                else 'INTEGER :: %s(MPI_STATUS_SIZE)' % fname]
+    if kind == 'statuses':
+        return ['TYPE(MPI_Status) :: %s(*)' % fname if h
+                else 'INTEGER :: %s(MPI_STATUS_SIZE,*)' % fname]
+    if kind == 'choice':
+        if style == 'f08':
+            return ['TYPE(*), DIMENSION(..), TARGET :: ' + fname]
+        if style == 'f08c':
+            return ['TYPE(C_PTR), VALUE :: ' + fname]
+        return ['!GCC$ ATTRIBUTES NO_ARG_CHECK :: ' + fname,
+                'TYPE(*), DIMENSION(*) :: ' + fname]
+    if kind in ('string_in', 'string_out'):
+        return ['CHARACTER(LEN=*) :: ' + fname]
+    if kind == 'user_fn':
+        return ['PROCEDURE(MPI_User_function) :: ' + fname if h else 'EXTERNAL :: ' + fname]
+    if kind == 'errh_fn':
+        return ['PROCEDURE(MPI_Comm_errhandler_function) :: ' + fname if h
+                else 'EXTERNAL :: ' + fname]
+    if kind == 'baseptr':
+        return ['TYPE(C_PTR) :: ' + fname if h
+                else 'INTEGER(KIND=MPI_ADDRESS_KIND) :: ' + fname]
+    die('unknown kind ' + kind)
+
+
+FRET = {'double': 'DOUBLE PRECISION', 'MPI_Aint': 'INTEGER(KIND=MPI_ADDRESS_KIND)'}
+
+
+def f_interface(ret, name, params, kinds, style, procname):
+    """An interface body (style f77 or f08c) for external procedure procname."""
+    names = [p[1] for p, k in zip(params, kinds) if k != 'drop']
+    fkinds = [(p, k) for p, k in zip(params, kinds) if k != 'drop']
+    if ret == 'int':
+        names.append('ierror')
+        lines = ['SUBROUTINE %s(%s)' % (procname, ', '.join(names))]
+    else:
+        lines = ['FUNCTION %s(%s)' % (procname, ', '.join(names))]
+    lines.append('  IMPORT')
+    lines.append('  IMPLICIT NONE')
+    for (ctype, cname, _), k in fkinds:
+        lines += ['  ' + d for d in fdecl(k, ctype, cname, style)]
+    if ret == 'int':
+        lines.append('  INTEGER :: ierror')
+        lines.append('END SUBROUTINE')
+    else:
+        lines.append('  %s :: %s' % (FRET[ret], procname))
+        lines.append('END FUNCTION')
+    return lines
+
+
+def f08_procedure(ret, name, params, kinds):
+    fkinds = [(p, k) for p, k in zip(params, kinds) if k != 'drop']
+    names = [p[1] for p, k in fkinds]
+    callargs = ['C_LOC(%s)' % p[1] if k == 'choice' else p[1] for p, k in fkinds]
+    pname = 'MPI_%s_f08' % name
+    if ret == 'int':
+        lines = ['SUBROUTINE %s(%s)' % (pname, ', '.join(names + ['ierror']))]
+    else:
+        lines = ['FUNCTION %s(%s) RESULT(res)' % (pname, ', '.join(names))]
+    for (ctype, cname, _), k in fkinds:
+        lines += ['  ' + d for d in fdecl(k, ctype, cname, 'f08')]
+    if ret == 'int':
+        lines.append('  INTEGER, OPTIONAL, INTENT(OUT) :: ierror')
+        lines.append('  INTEGER :: ierr_')
+        lines.append('  CALL loomf_%s(%s)' % (name.lower(), ', '.join(callargs + ['ierr_'])))
+        lines.append('  IF (PRESENT(ierror)) ierror = ierr_')
+        lines.append('END SUBROUTINE')
+    else:
+        lines.append('  %s :: res' % FRET[ret])
+        lines.append('  res = loomf_%s(%s)' % (name.lower(), ', '.join(callargs)))
+        lines.append('END FUNCTION')
+    return lines
+
+
+def wrap_free(line, indent=''):
+    """Free-form lines of at most 132 characters (continuations with &)."""
+    out = []
+    line = indent + line
+    while len(line) > 100:
+        cut = line.rfind(', ', 0, 98)
+        if cut < 0:
+            break
+        out.append(line[:cut + 1] + ' &')
+        line = indent + '    ' + line[cut + 2:]
+    out.append(line)
+    return out
+
+
+# ---- main --------------------------------------------------------------------------------
+def main():
+    hdr, api, outdir = parse_args(sys.argv)
+    funcs, defines, sfields = read_header(hdr)
+    consts = eval_constants(defines)
+    rules, argkinds, skips = read_api(api)
+    ssize = len(sfields)
+    for f in ('MPI_SOURCE', 'MPI_TAG', 'MPI_ERROR'):
+        if f not in sfields:
+            die('MPI_Status has no field ' + f)
+
+    bound, skipped = [], []
+    for ret, name, cargs, params in funcs:
+        if name in skips:
+            skipped.append((name, skips[name]))
+            continue
+        if params is None:
+            skipped.append((name, 'cannot parse the C arguments'))
+            continue
+        if ret not in ('int', 'double', 'MPI_Aint'):
+            skipped.append((name, 'returns %s' % ret))
+            continue
+        kinds, why = classify(name, params, rules, argkinds)
+        if kinds is None:
+            print('gen_fortran: warning: MPI_%s skipped: %s' % (name, why), file=sys.stderr)
+            skipped.append((name, why))
+            continue
+        bound.append((ret, name, params, kinds))
+
+    # ---- C layer
+    c = [C_PROLOGUE % {'ssize': ssize, 'strmax': STRMAX}]
+    for ret, name, params, kinds in bound:
+        c.append('\n/* MPI_%s */\n' % name)
+        c.append(c_wrapper(ret, name, params, kinds))
+    c.append('\n/* no Fortran binding:\n')
+    for name, why in skipped:
+        c.append(' *   MPI_%s: %s\n' % (name, why))
+    c.append(' */\n')
+
+    # ---- constants shared by mpif.h and the modules
+    extra = [('MPI_STATUS_SIZE', ssize), ('MPI_ADDRESS_KIND', 8), ('MPI_OFFSET_KIND', 8),
+             ('MPI_COUNT_KIND', 8), ('MPI_INTEGER_KIND', 4)]
+    extra += [(f, sfields.index(f) + 1) for f in ('MPI_SOURCE', 'MPI_TAG', 'MPI_ERROR')]
+    skipc = {'MPI_SOURCE', 'MPI_TAG', 'MPI_ERROR'}   # struct fields, not constants
+    ints = [(n, v) for n, (v, t) in sorted(consts.items()) if n not in skipc] + extra
+    commons = [('MPI_BOTTOM', 'mpipriv_bottom', ''), ('MPI_IN_PLACE', 'mpipriv_in_place', ''),
+               ('MPI_STATUS_IGNORE', 'mpipriv_status_ignore', '(MPI_STATUS_SIZE)'),
+               ('MPI_STATUSES_IGNORE', 'mpipriv_statuses_ignore', '(MPI_STATUS_SIZE,1)'),
+               ('MPI_ERRCODES_IGNORE', 'mpipriv_errcodes_ignore', '(1)'),
+               ('MPI_UNWEIGHTED', 'mpipriv_unweighted', '(1)'),
+               ('MPI_WEIGHTS_EMPTY', 'mpipriv_weights_empty', '(1)')]
+    funcs_typed = [(n, r) for r, n, p, k in bound if r != 'int']
+
+    # mpif.h: columns 7..72, so that fixed-form and free-form sources can include it
+    h = ['! mpif.h - GENERATED by mpi/bindings/gen_fortran.py from mpi.h: Loom MPI for',
+         '! Fortran 77-style programs (INCLUDE \'mpif.h\'); fixed and free source form.',
+         '! MPI_SUBARRAYS_SUPPORTED is .FALSE.: buffers must be contiguous.']
+    for n, v in ints:
+        decl = '      INTEGER %s' % n
+        par = '      PARAMETER (%s=%d)' % (n, v)
+        if len(par) > 72:
+            die('constant line too long for fixed form: ' + n)
+        h += [decl, par]
+    h += ['      LOGICAL MPI_SUBARRAYS_SUPPORTED',
+          '      PARAMETER (MPI_SUBARRAYS_SUPPORTED=.FALSE.)',
+          '      LOGICAL MPI_ASYNC_PROTECTS_NONBLOCKING',
+          '      PARAMETER (MPI_ASYNC_PROTECTS_NONBLOCKING=.FALSE.)']
+    for n, blk, dims in commons:
+        h += ['      INTEGER %s%s' % (n, dims), '      COMMON /%s/ %s' % (blk, n)]
+    for n, r in funcs_typed:
+        h.append('      %s MPI_%s, PMPI_%s' % (FRET[r], n.upper(), n.upper()))
+        h.append('      EXTERNAL MPI_%s, PMPI_%s' % (n.upper(), n.upper()))
+
+    # module mpi
+    m = ['! mpi.f90 - GENERATED by mpi/bindings/gen_fortran.py: module mpi (USE mpi).',
+         '! Constants and sentinels as in mpif.h, plus explicit interfaces: choice buffers',
+         '! accept any type, kind and rank (gfortran NO_ARG_CHECK), contiguous only.',
+         'MODULE mpi',
+         '  IMPLICIT NONE',
+         '  PUBLIC']
+    for n, v in ints:
+        m.append('  INTEGER, PARAMETER :: %s = %d' % (n, v))
+    m += ['  LOGICAL, PARAMETER :: MPI_SUBARRAYS_SUPPORTED = .FALSE.',
+          '  LOGICAL, PARAMETER :: MPI_ASYNC_PROTECTS_NONBLOCKING = .FALSE.']
+    for n, blk, dims in commons:
+        m += ['  INTEGER :: %s%s' % (n, dims), '  COMMON /%s/ %s' % (blk, n)]
+    m.append('  INTERFACE')
+    m += ['    SUBROUTINE MPI_PCONTROL(level, ierror)', '      INTEGER :: level, ierror',
+          '    END SUBROUTINE']
+    for ret, name, params, kinds in bound:
+        for ln in f_interface(ret, name, params, kinds, 'f77', 'MPI_' + name.upper()):
+            m += wrap_free(ln, '    ')
+    m += ['  END INTERFACE', 'END MODULE mpi']
+
+    # module mpi_f08
+    g = ['! mpi_f08.f90 - GENERATED by mpi/bindings/gen_fortran.py: module mpi_f08.',
+         '! Handles are TYPE(MPI_Comm) etc. (one INTEGER MPI_VAL, the C handle itself),',
+         '! ierror is optional, buffers are TYPE(*), DIMENSION(..) (contiguous only).',
+         '! Each MPI_X_f08 calls loomf_x_, the C layer of libmpifort (mpi_fortran.c).',
+         'MODULE mpi_f08',
+         '  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_LOC, C_INT',
+         '  IMPLICIT NONE',
+         '  PRIVATE',
+         '  PUBLIC :: C_PTR']
+    for ht in HANDLES:
+        g += ['  TYPE, BIND(C), PUBLIC :: MPI_%s' % ht, '    INTEGER :: MPI_VAL',
+              '  END TYPE']
+    g.append('  TYPE, BIND(C), PUBLIC :: MPI_Status')
+    for f in sfields:
+        g.append('    INTEGER%s :: %s' % ('' if f.startswith('MPI_') else ', PRIVATE', f))
+    g.append('  END TYPE')
+    for n, (v, t) in sorted(consts.items()):
+        if n in skipc:
+            continue
+        if t:
+            g.append('  TYPE(%s), PARAMETER, PUBLIC :: %s = %s(%d)' % (t, n, t, v))
+        else:
+            g.append('  INTEGER, PARAMETER, PUBLIC :: %s = %d' % (n, v))
+    for n, v in extra:
+        g.append('  INTEGER, PARAMETER, PUBLIC :: %s = %d' % (n, v))
+    g += ['  LOGICAL, PARAMETER, PUBLIC :: MPI_SUBARRAYS_SUPPORTED = .FALSE.',
+          '  LOGICAL, PARAMETER, PUBLIC :: MPI_ASYNC_PROTECTS_NONBLOCKING = .FALSE.']
+    for n, blk, dims in commons:
+        if n == 'MPI_STATUS_IGNORE':
+            g += ['  TYPE(MPI_Status), PUBLIC, TARGET :: %s' % n]
+        elif n == 'MPI_STATUSES_IGNORE':
+            g += ['  TYPE(MPI_Status), PUBLIC, TARGET :: %s(1)' % n]
+        else:
+            g += ['  INTEGER, PUBLIC, TARGET :: %s%s' % (n, dims)]
+        g.append('  COMMON /%s/ %s' % (blk, n))
+    # handle comparisons
+    g.append('  INTERFACE OPERATOR(==)')
+    g += wrap_free('MODULE PROCEDURE ' + ', '.join('xf_eq_' + t.lower() for t in HANDLES),
+                   '    ')
+    g.append('  END INTERFACE')
+    g.append('  INTERFACE OPERATOR(/=)')
+    g += wrap_free('MODULE PROCEDURE ' + ', '.join('xf_ne_' + t.lower() for t in HANDLES),
+                   '    ')
+    g.append('  END INTERFACE')
+    g.append('  PUBLIC :: OPERATOR(==), OPERATOR(/=)')
+    # callbacks
+    g += ['  ABSTRACT INTERFACE',
+          '    SUBROUTINE MPI_User_function(invec, inoutvec, len, datatype)',
+          '      IMPORT', '      TYPE(C_PTR), VALUE :: invec, inoutvec',
+          '      INTEGER :: len', '      TYPE(MPI_Datatype) :: datatype',
+          '    END SUBROUTINE',
+          '    SUBROUTINE MPI_Comm_errhandler_function(comm, error_code)',
+          '      IMPORT', '      TYPE(MPI_Comm) :: comm', '      INTEGER :: error_code',
+          '    END SUBROUTINE',
+          '  END INTERFACE',
+          '  PUBLIC :: MPI_User_function, MPI_Comm_errhandler_function']
+    # the C layer
+    g.append('  INTERFACE')
+    for ret, name, params, kinds in bound:
+        for ln in f_interface(ret, name, params, kinds, 'f08c', 'loomf_' + name.lower()):
+            g += wrap_free(ln, '    ')
+    g += ['    SUBROUTINE loomf_pcontrol(level, ierror)', '      INTEGER :: level, ierror',
+          '    END SUBROUTINE']
+    g.append('  END INTERFACE')
+    for ret, name, params, kinds in bound + [('int', 'Pcontrol', [('int', 'level', '')],
+                                               ['int'])]:
+        g.append('  INTERFACE MPI_%s' % name)
+        g.append('    MODULE PROCEDURE MPI_%s_f08' % name)
+        g.append('  END INTERFACE')
+        g.append('  PUBLIC :: MPI_%s, MPI_%s_f08' % (name, name))
+    g.append('CONTAINS')
+    for ht in HANDLES:
+        for op, sym in (('eq', '=='), ('ne', '/=')):
+            g += ['  ELEMENTAL LOGICAL FUNCTION xf_%s_%s(a, b)' % (op, ht.lower()),
+                  '    TYPE(MPI_%s), INTENT(IN) :: a, b' % ht,
+                  '    xf_%s_%s = a%%MPI_VAL %s b%%MPI_VAL' % (op, ht.lower(), sym),
+                  '  END FUNCTION']
+    for ret, name, params, kinds in bound + [('int', 'Pcontrol', [('int', 'level', '')],
+                                               ['int'])]:
+        for ln in f08_procedure(ret, name, params, kinds):
+            g += wrap_free(ln, '  ')
+    g.append('END MODULE mpi_f08')
+
+    os.makedirs(outdir, exist_ok=True)
+    for fname, lines in (('mpi_fortran.c', None), ('mpif.h', h), ('mpi.f90', m),
+                         ('mpi_f08.f90', g)):
+        tmp = os.path.join(outdir, fname + '.tmp')
+        with open(tmp, 'w') as f:
+            f.write(''.join(c) if lines is None else '\n'.join(lines) + '\n')
+        os.replace(tmp, os.path.join(outdir, fname))
+    print('gen_fortran: %d functions bound, %d without a Fortran binding'
+          % (len(bound) + 1, len(skipped)))
+
+
+if __name__ == '__main__':
+    main()
