@@ -4,7 +4,8 @@
 # a PMI-2 and a PMI-1 program built from the installed headers and pkg-config flags
 # alone run under the installed mpiexec; with the MPI library: mpi.h, libmpi, mpicc
 # (whose -show/-compile-info/-link-info name the installed paths) and loom-mpi.pc, and
-# an MPI hello built from them runs.
+# an MPI hello built from them runs; mpicxx/mpic++ (and with a Fortran compiler
+# mpifort/mpif77/mpif90, mpif.h, mpi.mod, mpi_f08.mod, loom-mpi-fort.pc) likewise.
 . "$(dirname "$0")/lib.sh"
 command -v make >/dev/null || skip "make not installed"
 command -v pkg-config >/dev/null || skip "pkg-config not installed"
@@ -76,5 +77,57 @@ if [ -f "$LOOM_BUILDDIR/mpi/Makefile" ] && [ -n "$(find_one libmpi.so)" ]; then
     LD_LIBRARY_PATH=$dest$mlibdir:$libdir run_cmd "$mpiexec" -n 4 "$TEST_TMP/mpi-hello"
     assert_rc 0 "installed MPI hello runs on 4 ranks"
     assert_grep -x "No Errors" "$out" "installed MPI hello says No Errors"
+fi
+
+# ---- C++ and Fortran (mpi/mpiwrap.in, libmpifort): the installed wrappers, headers,
+# modules and pkg-config files; programs built from the installed tree run
+if [ -f "$LOOM_BUILDDIR/mpi/Makefile" ] && [ -n "$(find_one libmpi.so)" ]; then
+    for f in bin/mpicxx bin/mpic++ pkgconfig/loom-mpi-cxx.pc; do
+        p=$(find_one "$f")
+        if [ -n "$p" ]; then ok "installed $f (${p#"$dest"})"; else fail "$f not installed"; fi
+    done
+    mpicxx=$(find_one bin/mpicxx)
+    run_cmd sh "$mpicxx" -show x.cc
+    assert_grep -E "^[^ ]+ -I$incdir x.cc -L$mlibdir .*-lmpi\$" "$out" \
+        "mpicxx -show names the installed include and library dirs"
+    run_cmd env CXX=false LOOM_MPICXX_CXX=clang++ sh "$mpicxx" -compile-info
+    assert_grep -x "clang++ -I$incdir" "$out" "mpicxx: LOOM_MPICXX_CXX wins, CXX is ignored"
+    run_cmd env MPICH_CXX=my-g++ sh "$mpicxx" -link-info
+    assert_grep -E "^my-g\+\+ -L$mlibdir " "$out" "mpicxx honours MPICH_CXX"
+    run_cmd env LOOM_MPICXX_CXX="$mpicxx" sh "$mpicxx" -c x.cc
+    assert_rc 1 "mpicxx refuses to call itself"
+    assert_grep "would call itself" "$err" "mpicxx says why it refuses"
+    if command -v "${CXX:-g++}" >/dev/null; then
+        # shellcheck disable=SC2046
+        run_cmd -t 120 "${CXX:-g++}" -std=c++11 -Wall -Wextra -pedantic -Werror \
+            -o "$TEST_TMP/cxx-basic" "$LOOM_SRCDIR/tests/mpi/cxx_basic.cc" \
+            $(pkg-config --cflags --libs loom-mpi-cxx) -Wl,-rpath-link,"$libdir"
+        assert_rc 0 "compile tests/mpi/cxx_basic.cc with \$(pkg-config --cflags --libs loom-mpi-cxx)"
+        LD_LIBRARY_PATH=$dest$mlibdir:$libdir run_cmd "$mpiexec" -n 3 "$TEST_TMP/cxx-basic"
+        assert_grep -x "No Errors" "$out" "installed C++ program says No Errors"
+    fi
+    if [ -n "$(find_one libmpifort.so)" ]; then
+        for f in bin/mpifort bin/mpif77 bin/mpif90 include/mpif.h include/mpi.mod \
+            include/mpi_f08.mod pkgconfig/loom-mpi-fort.pc; do
+            p=$(find_one "$f")
+            if [ -n "$p" ]; then ok "installed $f (${p#"$dest"})"; else fail "$f not installed"; fi
+        done
+        run_cmd sh "$(find_one bin/mpifort)" -show x.f90
+        assert_grep -E "^[^ ]+ -I$incdir x.f90 -L$mlibdir .*-lmpifort -lmpi\$" "$out" \
+            "mpifort -show links libmpifort then libmpi"
+        run_cmd env FC=false LOOM_MPIFORT_FC=mpif90 sh "$(find_one bin/mpif77)" x.f
+        assert_rc 1 "mpif77 refuses a wrapper as its compiler"
+        fc=gfortran
+        if command -v $fc >/dev/null; then
+            for t in f_f08.f90 f_usempi.f90 f_fixed.f; do
+                # shellcheck disable=SC2046
+                run_cmd -t 120 $fc -o "$TEST_TMP/${t%.*}" "$LOOM_SRCDIR/tests/mpi/$t" \
+                    $(pkg-config --cflags --libs loom-mpi-fort) -Wl,-rpath-link,"$libdir"
+                assert_rc 0 "compile tests/mpi/$t with the installed mpif.h/modules (pkg-config loom-mpi-fort)"
+                LD_LIBRARY_PATH=$dest$mlibdir:$libdir run_cmd "$mpiexec" -n 2 "$TEST_TMP/${t%.*}"
+                assert_grep -x "No Errors" "$out" "installed Fortran program ${t%.*} says No Errors"
+            done
+        fi
+    fi
 fi
 finish
