@@ -299,15 +299,10 @@ C_PROLOGUE = r'''/*
 #define XF_EXPORT __attribute__((visibility("default")))
 
 /* The Fortran sentinels: common blocks of mpif.h, module mpi and module mpi_f08 (one
- * address each, whichever binding style names them). */
-#define XF_COMMON(name, n) XF_EXPORT MPI_Fint name[n] __attribute__((aligned(16)))
-XF_COMMON(mpipriv_bottom_, 1);
-XF_COMMON(mpipriv_in_place_, 1);
-XF_COMMON(mpipriv_status_ignore_, %(ssize)d);
-XF_COMMON(mpipriv_statuses_ignore_, %(ssize)d);
-XF_COMMON(mpipriv_errcodes_ignore_, 1);
-XF_COMMON(mpipriv_unweighted_, 1);
-XF_COMMON(mpipriv_weights_empty_, 1);
+ * address each, whichever binding style names them), defined in libmpi (api/fint.c). */
+extern MPI_Fint mpipriv_bottom_[], mpipriv_in_place_[], mpipriv_status_ignore_[],
+    mpipriv_statuses_ignore_[], mpipriv_errcodes_ignore_[], mpipriv_unweighted_[],
+    mpipriv_weights_empty_[];
 
 static void *xf_buf(void *b)
 {
@@ -532,6 +527,9 @@ def main():
         if name in skips:
             skipped.append((name, skips[name]))
             continue
+        if name.endswith(('_c2f', '_f2c')):
+            skipped.append((name, 'C-only conversion'))
+            continue
         if params is None:
             skipped.append((name, 'cannot parse the C arguments'))
             continue
@@ -546,7 +544,7 @@ def main():
         bound.append((ret, name, params, kinds))
 
     # ---- C layer
-    c = [C_PROLOGUE % {'ssize': ssize, 'strmax': STRMAX}]
+    c = [C_PROLOGUE % {'strmax': STRMAX}]
     for ret, name, params, kinds in bound:
         c.append('\n/* MPI_%s */\n' % name)
         c.append(c_wrapper(ret, name, params, kinds))

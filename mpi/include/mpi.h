@@ -1206,6 +1206,36 @@ XM_API_(int, T_category_get_pvars, (int cat_index, int len, int indices[]))
 XM_API_(int, T_category_get_categories, (int cat_index, int len, int indices[]))
 XM_API_(int, T_category_changed, (int *stamp))
 
+/* ---- Fortran interoperability (langs area: api/fint.c, bindings/, mpi/README.md) ----
+ * The sized Fortran datatypes are the C datatypes of the same size and kind (the same
+ * handle: MPI_Type_get_name gives the C name).  MPI_F_STATUS_IGNORE and
+ * MPI_F_STATUSES_IGNORE are the addresses of Fortran's MPI_STATUS_IGNORE and
+ * MPI_STATUSES_IGNORE: common blocks whose storage libmpi owns (api/fint.c). */
+#define MPI_INTEGER1          MPI_INT8_T
+#define MPI_INTEGER2          MPI_INT16_T
+#define MPI_INTEGER4          MPI_INTEGER
+#define MPI_INTEGER8          MPI_INT64_T
+#define MPI_REAL4             MPI_REAL
+#define MPI_REAL8             MPI_DOUBLE_PRECISION
+#define MPI_COMPLEX8          MPI_COMPLEX
+#define MPI_COMPLEX16         MPI_DOUBLE_COMPLEX
+#define MPI_F_STATUS_SIZE     ((int)(sizeof(MPI_Status) / sizeof(MPI_Fint)))
+#define MPI_F_SOURCE          ((int)(offsetof(MPI_Status, MPI_SOURCE) / sizeof(MPI_Fint)))
+#define MPI_F_TAG             ((int)(offsetof(MPI_Status, MPI_TAG) / sizeof(MPI_Fint)))
+#define MPI_F_ERROR           ((int)(offsetof(MPI_Status, MPI_ERROR) / sizeof(MPI_Fint)))
+extern MPI_Fint mpipriv_status_ignore_[];
+extern MPI_Fint mpipriv_statuses_ignore_[];
+#define MPI_F_STATUS_IGNORE   (&mpipriv_status_ignore_[0])
+#define MPI_F_STATUSES_IGNORE (&mpipriv_statuses_ignore_[0])
+XM_API_(int, Status_c2f, (const MPI_Status *c_status, MPI_Fint *f_status))
+XM_API_(int, Status_f2c, (const MPI_Fint *f_status, MPI_Status *c_status))
+XM_API_(MPI_Fint, Info_c2f, (MPI_Info info))
+XM_API_(MPI_Info, Info_f2c, (MPI_Fint info))
+XM_API_(MPI_Fint, Errhandler_c2f, (MPI_Errhandler errhandler))
+XM_API_(MPI_Errhandler, Errhandler_f2c, (MPI_Fint errhandler))
+XM_API_(MPI_Fint, Message_c2f, (MPI_Message message))
+XM_API_(MPI_Message, Message_f2c, (MPI_Fint message))
+
 #undef XM_API_
 
 #ifdef __cplusplus
