@@ -1,12 +1,14 @@
 ! f_f08.f90 - Fortran 2008 bindings (USE mpi_f08): init, rank/size, a ring of sends
 !   with TYPE(MPI_Status), MPI_STATUS_IGNORE, allreduce with MPI_IN_PLACE, bcast of a
 !   CHARACTER string, a vector datatype, comm split, communicator names (CHARACTER in
-!   and out), a user-defined reduction, MPI_ERRORS_RETURN with and without ierror, and
-!   handle comparison; rank 0 prints "No Errors" (tests/mpi/runtests).
+!   and out), a user-defined reduction and an error handler in Fortran, MPI_ERRORS_RETURN
+!   with ierror, handle comparison, MPI_TAG_UB, MPI_Wtime; rank 0 prints "No Errors".
 module f08_userop
   use mpi_f08
   use, intrinsic :: iso_c_binding, only : c_ptr, c_f_pointer
   implicit none
+  integer :: eh_calls = 0, eh_code = 0
+  type(MPI_Comm) :: eh_comm
 contains
   ! inoutvec(i) = max(invec(i), inoutvec(i)) * 1: an elementwise max, as a user op
   subroutine mymax(invec, inoutvec, len, datatype)
@@ -17,6 +19,15 @@ contains
     call c_f_pointer(invec, a, [len])
     call c_f_pointer(inoutvec, b, [len])
     b = max(a, b)
+  end subroutine
+
+  ! a communicator error handler written in Fortran: records what it was called with
+  subroutine myeh(comm, code)
+    type(MPI_Comm) :: comm
+    integer :: code
+    eh_calls = eh_calls + 1
+    eh_code = code
+    eh_comm = comm
   end subroutine
 end module
 
@@ -33,6 +44,10 @@ program f_f08
   type(MPI_Datatype) :: vtype
   type(MPI_Comm) :: half, dup
   type(MPI_Op) :: op
+  type(MPI_Errhandler) :: eh
+  integer(kind=MPI_ADDRESS_KIND) :: aval
+  logical :: flag
+  double precision :: t0
   integer :: hrank, hsize, rlen
 
   errs = 0
@@ -124,7 +139,21 @@ program f_f08
   call MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN)
   call MPI_Send(sbuf, 1, MPI_INTEGER, nprocs + 5, 0, dup, ierr)
   if (ierr == MPI_SUCCESS) call fail('send to a bad rank succeeded')
+
+  ! an error handler written in Fortran, called with the communicator and the code
+  call MPI_Comm_create_errhandler(myeh, eh)
+  call MPI_Comm_set_errhandler(dup, eh)
+  call MPI_Comm_call_errhandler(dup, MPI_ERR_OTHER)
+  if (eh_calls /= 1 .or. eh_code /= MPI_ERR_OTHER .or. eh_comm /= dup) &
+    call fail('Fortran error handler')
+  call MPI_Errhandler_free(eh)
   call MPI_Comm_free(dup)
+
+  ! a predefined attribute comes back as its value; MPI_Wtime is a function
+  call MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, aval, flag)
+  if (.not. flag .or. aval < 32767) call fail('MPI_TAG_UB attribute')
+  t0 = MPI_Wtime()
+  if (MPI_Wtime() < t0 .or. MPI_Wtick() <= 0d0) call fail('MPI_Wtime')
 
   call MPI_Allreduce(MPI_IN_PLACE, errs, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
   if (rank == 0) then

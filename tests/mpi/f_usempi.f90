@@ -12,6 +12,9 @@ program f_usempi
   integer :: st(MPI_STATUS_SIZE)
   integer :: vtype, half, dup, op
   integer :: hrank, hsize, rlen
+  integer(kind=MPI_ADDRESS_KIND) :: aval
+  logical :: flag
+  double precision :: t0
   external :: mymax
 
   errs = 0
@@ -95,6 +98,11 @@ program f_usempi
   call MPI_SEND(sbuf, 1, MPI_INTEGER, nprocs + 5, 0, dup, ierr)
   if (ierr == MPI_SUCCESS) call fail('send to a bad rank succeeded')
   call MPI_COMM_FREE(dup, ierr)
+
+  call MPI_COMM_GET_ATTR(MPI_COMM_WORLD, MPI_TAG_UB, aval, flag, ierr)
+  if (.not. flag .or. aval < 32767) call fail('MPI_TAG_UB attribute')
+  t0 = MPI_WTIME()
+  if (MPI_WTIME() < t0 .or. MPI_WTICK() <= 0d0) call fail('MPI_WTIME')
 
   call MPI_ALLREDUCE(MPI_IN_PLACE, errs, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
   if (rank == 0) then
