@@ -193,6 +193,25 @@ def c_wrapper(ret, name, params, kinds):
                  'count_out': 'MPI_Count'}[k]
             cparams.append('%s *%s' % (t, v))
             callargs.append(v)
+        elif k == 'aint_int':
+            cparams.append('MPI_Fint *' + v)
+            callargs.append('(MPI_Aint)*' + v)
+        elif k == 'aint_int_out':
+            # an address-sized result in a default INTEGER: an error if it does not fit
+            cparams.append('MPI_Fint *' + v)
+            decls.append('MPI_Aint t_%s = 0;' % cname)
+            callargs.append('&t_' + cname)
+            post.append('if (rc == MPI_SUCCESS && (MPI_Fint)t_%s != t_%s) rc = MPI_ERR_ARG;'
+                        % (cname, cname))
+            post.append('if (rc == MPI_SUCCESS) *%s = (MPI_Fint)t_%s;' % (v, cname))
+        elif k.startswith('aint_int_array:'):
+            n = 'a_' + k.split(':', 1)[1]
+            cparams.append('MPI_Fint *' + v)
+            decls.append('MPI_Aint *t_%s = NULL;' % cname)
+            pre.append('t_%s = xf_aints(%s, *%s);' % (cname, v, n))
+            pre.append('if (!t_%s && *%s > 0) { rc = MPI_ERR_NO_MEM; goto out; }' % (cname, n))
+            callargs.append('t_' + cname)
+            post.append('free(t_%s);' % cname)
         elif k == 'handle':
             cparams.append('MPI_Fint *' + v)
             callargs.append('(%s)*%s' % (htype_of(ctype), v))
@@ -366,6 +385,15 @@ static void xf_fstr(char *f, size_t len, const char *s)
     memset(f + n, ' ', len - n);
 }
 
+/* a default-INTEGER array of addresses (MPI-1 Fortran) as MPI_Aint; NULL if n <= 0 */
+static MPI_Aint *xf_aints(const MPI_Fint *a, MPI_Fint n)
+{
+    MPI_Aint *t = n > 0 ? malloc((size_t)n * sizeof *t) : NULL;
+    for (MPI_Fint i = 0; t && i < n; i++)
+        t[i] = a[i];
+    return t;
+}
+
 /* attribute value for Fortran: predefined attributes are ints behind a pointer */
 static MPI_Aint xf_attrval(MPI_Fint *keyval, void *p)
 {
@@ -415,6 +443,10 @@ def fdecl(kind, ctype, fname, style):
         return ['INTEGER(KIND=MPI_OFFSET_KIND) :: ' + fname]
     if kind in ('count', 'count_out'):
         return ['INTEGER(KIND=MPI_COUNT_KIND) :: ' + fname]
+    if kind in ('aint_int', 'aint_int_out'):
+        return ['INTEGER :: ' + fname]
+    if kind.startswith('aint_int_array:'):
+        return ['INTEGER :: %s(*)' % fname]
     if kind == 'attr_in_int' or kind == 'attr_out_int':
         return ['INTEGER :: ' + fname]
     if kind in ('handle', 'handle_out'):

@@ -15,6 +15,7 @@ program f_mpifh
   integer(kind=MPI_ADDRESS_KIND) :: aval
   logical :: flag
   double precision :: t0
+  integer :: blens(2), idisp(2), types(2), stype, ext
   external :: mymax
 
   errs = 0
@@ -70,6 +71,15 @@ program f_mpifh
   end if
   call MPI_TYPE_FREE(vtype, ierr)
   if (vtype /= MPI_DATATYPE_NULL) call fail('type_free sets MPI_DATATYPE_NULL')
+
+  ! MPI-1 style (removed in MPI-3, still in old codes): INTEGER displacements and extent
+  blens = [1, 1]
+  idisp = [0, 8]
+  types = [MPI_INTEGER, MPI_DOUBLE_PRECISION]
+  call MPI_TYPE_STRUCT(2, blens, idisp, types, stype, ierr)
+  call MPI_TYPE_EXTENT(stype, ext, ierr)
+  if (ierr /= MPI_SUCCESS .or. ext /= 16) call fail('MPI_TYPE_STRUCT/MPI_TYPE_EXTENT')
+  call MPI_TYPE_FREE(stype, ierr)
 
   call MPI_COMM_SPLIT(MPI_COMM_WORLD, mod(rank, 2), rank, half, ierr)
   call MPI_COMM_SIZE(half, hsize, ierr)
