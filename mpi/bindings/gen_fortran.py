@@ -151,6 +151,8 @@ def classify(func, params, rules, args):
                 if tre.match(ctype) and nre.match(name):
                     k = kind
                     break
+        if k == 'unsupported':
+            return None, 'unsupported: argument "%s %s" (see fortran.api)' % (ctype, name)
         if k is None or k == 'none':
             return None, 'argument "%s %s" has no kind in fortran.api' % (ctype, name)
         kinds.append(k)
@@ -252,7 +254,7 @@ def c_wrapper(ret, name, params, kinds):
             callargs.append('(MPI_User_function *)' + v)
         elif k == 'errh_fn':
             cparams.append('void (*%s)(void)' % v)
-            callargs.append('(MPI_Comm_errhandler_function *)' + v)
+            callargs.append('(%s)%s' % (ctype, v))
         elif k == 'attr_in':
             cparams.append('MPI_Aint *' + v)
             callargs.append('(void *)*' + v)
@@ -472,7 +474,7 @@ def fdecl(kind, ctype, fname, style):
     if kind == 'user_fn':
         return ['PROCEDURE(MPI_User_function) :: ' + fname if h else 'EXTERNAL :: ' + fname]
     if kind == 'errh_fn':
-        return ['PROCEDURE(MPI_Comm_errhandler_function) :: ' + fname if h
+        return ['PROCEDURE(%s) :: %s' % (ctype.split()[0], fname) if h
                 else 'EXTERNAL :: ' + fname]
     if kind == 'baseptr':
         return ['TYPE(C_PTR) :: ' + fname if h
@@ -569,6 +571,9 @@ def main():
             skipped.append((name, 'returns %s' % ret))
             continue
         kinds, why = classify(name, params, rules, argkinds)
+        if kinds is None and why.startswith('unsupported'):
+            skipped.append((name, why))
+            continue
         if kinds is None:
             print('gen_fortran: warning: MPI_%s skipped: %s' % (name, why), file=sys.stderr)
             skipped.append((name, why))
@@ -695,8 +700,12 @@ def main():
           '    SUBROUTINE MPI_Comm_errhandler_function(comm, error_code)',
           '      IMPORT', '      TYPE(MPI_Comm) :: comm', '      INTEGER :: error_code',
           '    END SUBROUTINE',
+          '    SUBROUTINE MPI_Win_errhandler_function(win, error_code)',
+          '      IMPORT', '      TYPE(MPI_Win) :: win', '      INTEGER :: error_code',
+          '    END SUBROUTINE',
           '  END INTERFACE',
-          '  PUBLIC :: MPI_User_function, MPI_Comm_errhandler_function']
+          '  PUBLIC :: MPI_User_function, MPI_Comm_errhandler_function',
+          '  PUBLIC :: MPI_Win_errhandler_function']
     # the C layer
     g.append('  INTERFACE')
     for ret, name, params, kinds in bound:
