@@ -564,6 +564,9 @@ def main():
         if name.endswith(('_c2f', '_f2c')):
             skipped.append((name, 'C-only conversion'))
             continue
+        if name.startswith('T_'):
+            skipped.append((name, 'the tool interface has C bindings only (MPI-3.1 14.3)'))
+            continue
         if params is None:
             skipped.append((name, 'cannot parse the C arguments'))
             continue
