@@ -69,8 +69,9 @@ def read_header(path):
                 params.append((ctype, m.group(2), a))
         funcs.append((ret, name, args, params))
     defines = {}
+    # the first definition wins: later ones in mpi.h sit behind #ifndef guards
     for m in re.finditer(r'^#define\s+(MPI_\w+|XM_\w+)\s+(.*?)\s*$', nocomment, re.M):
-        defines[m.group(1)] = m.group(2)
+        defines.setdefault(m.group(1), m.group(2))
     st = re.search(r'typedef struct MPI_Status \{(.*?)\} MPI_Status;', nocomment, re.S)
     if not st:
         die('no MPI_Status in ' + path)
@@ -556,8 +557,11 @@ def main():
         if f not in sfields:
             die('MPI_Status has no field ' + f)
 
-    bound, skipped = [], []
+    bound, skipped, seen = [], [], set()
     for ret, name, cargs, params in funcs:
+        if name in seen:  # declared twice in mpi.h (two areas' blocks): bind it once
+            continue
+        seen.add(name)
         if name in skips:
             skipped.append((name, skips[name]))
             continue

@@ -1211,6 +1211,7 @@ XM_API_(int, T_category_changed, (int *stamp))
  * handle: MPI_Type_get_name gives the C name).  MPI_F_STATUS_IGNORE and
  * MPI_F_STATUSES_IGNORE are the addresses of Fortran's MPI_STATUS_IGNORE and
  * MPI_STATUSES_IGNORE: common blocks whose storage libmpi owns (api/fint.c). */
+#ifndef MPI_INTEGER1 /* (the objects area may define them as types of their own) */
 #define MPI_INTEGER1          MPI_INT8_T
 #define MPI_INTEGER2          MPI_INT16_T
 #define MPI_INTEGER4          MPI_INTEGER
@@ -1219,10 +1220,13 @@ XM_API_(int, T_category_changed, (int *stamp))
 #define MPI_REAL8             MPI_DOUBLE_PRECISION
 #define MPI_COMPLEX8          MPI_COMPLEX
 #define MPI_COMPLEX16         MPI_DOUBLE_COMPLEX
+#endif
+#ifndef MPI_F_STATUS_SIZE
 #define MPI_F_STATUS_SIZE     ((int)(sizeof(MPI_Status) / sizeof(MPI_Fint)))
 #define MPI_F_SOURCE          ((int)(offsetof(MPI_Status, MPI_SOURCE) / sizeof(MPI_Fint)))
 #define MPI_F_TAG             ((int)(offsetof(MPI_Status, MPI_TAG) / sizeof(MPI_Fint)))
 #define MPI_F_ERROR           ((int)(offsetof(MPI_Status, MPI_ERROR) / sizeof(MPI_Fint)))
+#endif
 extern MPI_Fint mpipriv_status_ignore_[];
 extern MPI_Fint mpipriv_statuses_ignore_[];
 #define MPI_F_STATUS_IGNORE   (&mpipriv_status_ignore_[0])
