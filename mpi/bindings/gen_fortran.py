@@ -24,7 +24,7 @@
 import os, re, sys
 
 HANDLES = ['Comm', 'Group', 'Datatype', 'Op', 'Errhandler', 'Request', 'Message', 'Info',
-           'Win']
+           'Win', 'File']   # File: a pointer in C, MPI_File_c2f's index in Fortran
 STRMAX = 'MPI_MAX_INFO_VAL'   # the largest fixed-size string out of the C API
 
 
@@ -215,6 +215,14 @@ def c_wrapper(ret, name, params, kinds):
             pre.append('if (!t_%s && *%s > 0) { rc = MPI_ERR_NO_MEM; goto out; }' % (cname, n))
             callargs.append('t_' + cname)
             post.append('free(t_%s);' % cname)
+        elif k == 'file':
+            cparams.append('MPI_Fint *' + v)
+            callargs.append('MPI_File_f2c(*%s)' % v)
+        elif k == 'file_out':
+            cparams.append('MPI_Fint *' + v)
+            decls.append('MPI_File t_%s = MPI_File_f2c(*%s);' % (cname, v))
+            callargs.append('&t_' + cname)
+            post.append('if (rc == MPI_SUCCESS) *%s = MPI_File_c2f(t_%s);' % (v, cname))
         elif k == 'handle':
             cparams.append('MPI_Fint *' + v)
             callargs.append('(%s)*%s' % (htype_of(ctype), v))
@@ -452,6 +460,8 @@ def fdecl(kind, ctype, fname, style):
         return ['INTEGER :: %s(*)' % fname]
     if kind == 'attr_in_int' or kind == 'attr_out_int':
         return ['INTEGER :: ' + fname]
+    if kind in ('file', 'file_out'):
+        return ['TYPE(MPI_File) :: ' + fname if h else 'INTEGER :: ' + fname]
     if kind in ('handle', 'handle_out'):
         return ['TYPE(%s) :: %s' % (htype_of(ctype), fname) if h else 'INTEGER :: ' + fname]
     if kind == 'handle_array':
