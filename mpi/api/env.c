@@ -578,46 +578,13 @@ int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *eh)
 
 /* Comm_get_attr / Attr_get (predefined and user keyvals): api/attr.c */
 
-/* ---- objects/environment area (issue 21): handle conversion ----------------------
- * (MPI_File's error handlers and c2f/f2c: api/file.c; MPI_Win's: api/rma.c) */
-XM_WEAK(MPI_Info_c2f)
-XM_WEAK(MPI_Info_f2c)
-XM_WEAK(MPI_Errhandler_c2f)
-XM_WEAK(MPI_Errhandler_f2c)
-XM_WEAK(MPI_Message_c2f)
-XM_WEAK(MPI_Message_f2c)
-XM_WEAK(MPI_Status_c2f)
-XM_WEAK(MPI_Status_f2c)
-
-/* Integer handles are their own Fortran handles (include/mpi.h). */
-MPI_Fint PMPI_Info_c2f(MPI_Info h) { return h; }
-MPI_Info PMPI_Info_f2c(MPI_Fint h) { return h; }
-MPI_Fint PMPI_Errhandler_c2f(MPI_Errhandler h) { return h; }
-MPI_Errhandler PMPI_Errhandler_f2c(MPI_Fint h) { return h; }
-MPI_Fint PMPI_Message_c2f(MPI_Message h) { return h; }
-MPI_Message PMPI_Message_f2c(MPI_Fint h) { return h; }
-
-/* A Fortran status is the C struct's five ints in order (MPI_F_SOURCE etc. index it). */
+/* ---- handle conversion: Info/Errhandler/Message/Status c2f and f2c are in api/fint.c,
+ * MPI_File's in api/file.c, MPI_Win's in api/rma.c.  A Fortran status is the C struct's
+ * five ints in order (MPI_F_SOURCE etc. index it). */
 _Static_assert(sizeof(MPI_Status) == MPI_F_STATUS_SIZE * sizeof(MPI_Fint), "status size");
 _Static_assert(offsetof(MPI_Status, MPI_SOURCE) == MPI_F_SOURCE * sizeof(MPI_Fint), "src");
 _Static_assert(offsetof(MPI_Status, MPI_TAG) == MPI_F_TAG * sizeof(MPI_Fint), "tag");
 _Static_assert(offsetof(MPI_Status, MPI_ERROR) == MPI_F_ERROR * sizeof(MPI_Fint), "err");
-
-int PMPI_Status_c2f(const MPI_Status *c, MPI_Fint *f)
-{
-    if (!c || c == MPI_STATUS_IGNORE || !f || f == MPI_F_STATUS_IGNORE)
-        return xm_err(NULL, MPI_ERR_ARG, "MPI_Status_c2f");
-    memcpy(f, c, sizeof(*c));
-    return MPI_SUCCESS;
-}
-
-int PMPI_Status_f2c(const MPI_Fint *f, MPI_Status *c)
-{
-    if (!f || f == MPI_F_STATUS_IGNORE || !c || c == MPI_STATUS_IGNORE)
-        return xm_err(NULL, MPI_ERR_ARG, "MPI_Status_f2c");
-    memcpy(c, f, sizeof(*c));
-    return MPI_SUCCESS;
-}
 
 int PMPI_Pcontrol(const int level, ...)
 {

@@ -348,8 +348,7 @@ typedef struct MPI_Status {
 #define MPI_F_SOURCE 2
 #define MPI_F_TAG 3
 #define MPI_F_ERROR 4
-#define MPI_F_STATUS_IGNORE   ((MPI_Fint *)1)
-#define MPI_F_STATUSES_IGNORE ((MPI_Fint *)1)
+/* MPI_F_STATUS_IGNORE, MPI_F_STATUSES_IGNORE: the Fortran interoperability block */
 
 /* MPI_T (tool information interface, MPI-3.1 chapter 14; mpi/api/mpit.c) */
 #define MPI_T_ENUM_NULL      ((MPI_T_enum)0)
@@ -1144,14 +1143,7 @@ XM_API_(MPI_Win, Win_f2c, (MPI_Fint win))
 XM_API_(int, Add_error_class, (int *errorclass))
 XM_API_(int, Add_error_code, (int errorclass, int *errorcode))
 XM_API_(int, Add_error_string, (int errorcode, const char *string))
-XM_API_(MPI_Fint, Info_c2f, (MPI_Info info))
-XM_API_(MPI_Info, Info_f2c, (MPI_Fint info))
-XM_API_(MPI_Fint, Errhandler_c2f, (MPI_Errhandler eh))
-XM_API_(MPI_Errhandler, Errhandler_f2c, (MPI_Fint eh))
-XM_API_(MPI_Fint, Message_c2f, (MPI_Message msg))
-XM_API_(MPI_Message, Message_f2c, (MPI_Fint msg))
-XM_API_(int, Status_c2f, (const MPI_Status *c_status, MPI_Fint *f_status))
-XM_API_(int, Status_f2c, (const MPI_Fint *f_status, MPI_Status *c_status))
+/* (Info/Errhandler/Message/Status c2f and f2c: the Fortran interoperability block) */
 XM_API_(int, Grequest_start, (MPI_Grequest_query_function *query_fn,
                               MPI_Grequest_free_function *free_fn,
                               MPI_Grequest_cancel_function *cancel_fn, void *extra_state,

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0620-mpi-langs.sh - build systems find Loom's C, C++ and Fortran wrappers (build
+# t0630-mpi-langs.sh - build systems find Loom's C, C++ and Fortran wrappers (build
 # tree, mpi/mpiwrap.in): CMake's find_package(MPI COMPONENTS C CXX Fortran) given the
 # wrappers as MPI_<LANG>_COMPILER, and again finding them first in PATH; mpif.h, USE mpi
 # and USE mpi_f08 are detected, and a C, a C++ and a Fortran 2008 program built by CMake
