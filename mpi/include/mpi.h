@@ -20,8 +20,9 @@
  *     datatypes have their byte size in bits 8..15.
  *   - MPI_Status has the public fields MPI_SOURCE, MPI_TAG, MPI_ERROR; the count and
  *     the cancelled flag live in private fields.
- * Caveats: no dynamic processes or Fortran bindings yet.  MPI-IO and one-sided
- *   communication: see their blocks at the end (and mpi/README.md).
+ * Caveats: no dynamic processes (MPI_Comm_spawn, ports) yet.  MPI-IO, one-sided
+ *   communication, topologies, MPI_T and the Fortran interoperability: see their blocks
+ *   at the end (and mpi/README.md; the Fortran bindings are generated from this file).
  */
 #ifndef LOOM_MPI_H
 #define LOOM_MPI_H
