@@ -2,6 +2,9 @@
  * datatype.c - MPI_Type_* constructors and queries, Pack/Unpack/Pack_size,
  *              Get_elements(_x), Status_set_elements(_x).
  *
+ * One piece (about 1000 lines): every constructor and query of the datatype chapter,
+ *   each a short check in front of xm_dt_create() or a flattened-type lookup.
+ *
  * Contract: argument checks and MPI error classes only; every constructor is turned
  *   into its MPI_Type_get_contents description and built by xm_dt_create()
  *   (dt/flatten.c), so get_contents returns exactly what was passed.  Handles of

@@ -2,6 +2,10 @@
  * p2p.c - MPI point-to-point entry points: argument checks, rank translation
  *         (comm rank -> world rank), MPI_PROC_NULL, and the Wait/Test family.
  *
+ * One piece (about 1050 lines): the point-to-point chapter's checked entry points and
+ *   the Wait/Test family, which share the persistent-request harvest and the buffered
+ *   send regions.
+ *
  * Contract: everything real happens in core/p2p.c; these functions only validate,
  *   translate and map -errno / status errors to MPI error classes via xm_err().
  * Persistent requests (MPI_*_init): an XM_REQ_GREQ holder with persistent = 1 keeps

@@ -2,6 +2,10 @@
  * rma.c - MPI-3.1 chapter 11 (one-sided communication) entry points (RMA area):
  *         argument checks, rank/group translation, the window's error handler; the
  *         work is done by mpi/rma/.
+ * One piece (about 870 lines): the checked entry points of one chapter, each a few
+ *   lines over the same window lookup and epoch checks; split, they would only scatter
+ *   those checks.
+ *
  * Contract: every bad argument returns its error class through the window's error
  *   handler (MPI_ERRORS_ARE_FATAL unless set): MPI_ERR_WIN, RANK, COUNT, TYPE, OP,
  *   SIZE, DISP, LOCKTYPE, ASSERT, GROUP, RMA_SYNC (operation or synchronization

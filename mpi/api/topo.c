@@ -3,6 +3,10 @@
  *          distributed graph (Dist_graph_*), Topo_test, and the neighbor collective
  *          entry points (MPI_Neighbor_* / MPI_Ineighbor_*; algorithm in
  *          coll/neighbor.c).
+ * One piece (about 990 lines): three topology kinds share the neighbour-list store and
+ *   the constructors' context-id allocation, and the neighbor collective entry points
+ *   read those lists; each function is short.
+ *
  * Contract: a topology is a struct xm_topo hung on the communicator (core/xm.h); it
  *   stores each rank's in/out neighbour lists, so the neighbor collectives never
  *   recompute them.  Constructors are collective over the parent and allocate the
