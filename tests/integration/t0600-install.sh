@@ -121,7 +121,9 @@ if [ -f "$LOOM_BUILDDIR/mpi/Makefile" ] && [ -n "$(find_one libmpi.so)" ]; then
         if command -v $fc >/dev/null; then
             for t in f_f08.f90 f_usempi.f90 f_fixed.f; do
                 # shellcheck disable=SC2046
-                run_cmd -t 120 $fc -o "$TEST_TMP/${t%.*}" "$LOOM_SRCDIR/tests/mpi/$t" \
+                # -J: the module files a program defines (f_f08's f08_userop.mod) go to
+                # the test's directory, not the build tree (distcheck's distclean)
+                run_cmd -t 120 $fc -J "$TEST_TMP" -o "$TEST_TMP/${t%.*}" "$LOOM_SRCDIR/tests/mpi/$t" \
                     $(pkg-config --cflags --libs loom-mpi-fort) -Wl,-rpath-link,"$libdir"
                 assert_rc 0 "compile tests/mpi/$t with the installed mpif.h/modules (pkg-config loom-mpi-fort)"
                 LD_LIBRARY_PATH=$dest$mlibdir:$libdir run_cmd "$mpiexec" -n 2 "$TEST_TMP/${t%.*}"
