@@ -28,7 +28,7 @@
 #include "comm.h"
 
 #define ROUND_STRIDE 16u   /* sequence numbers one round may use */
-#define MAX_ROUNDS 4096u
+#define SEQ_ROUNDS 4096u   /* rounds before the sequence numbers wrap */
 #define NB_FIRST_WORD 32u  /* agreements offer ids 1024..2047 only */
 
 struct agree {
@@ -117,10 +117,6 @@ static int round_result(struct agree *a, int err)
         finish(a, rc, ctx);
         return 1;
     }
-    if (a->round >= MAX_ROUNDS) {
-        finish(a, -ENOSPC, 0);
-        return 1;
-    }
     return 0;
 }
 
@@ -149,7 +145,14 @@ static void advance(struct agree *a)
         }
         struct xm_comm *c = a->parent;
         uint32_t save = c->coll_seq;
-        c->coll_seq = a->seq_base + a->round++ * ROUND_STRIDE;
+        /* Round r and r + SEQ_ROUNDS never meet: a member starts round r + 1 only
+         * after its own part of round r, and round r + 1 needs every member's part,
+         * so no member is more than one round ahead of another.  The count is not
+         * bounded: an agreement waiting behind a lower one goes round (empty
+         * results) for as long as that one takes, e.g. while a member sits in a
+         * blocking dup on a loaded node; 4096 rounds were spent in under a second
+         * over TCP and failed the idup (MPI_ERR_INTERN). */
+        c->coll_seq = a->seq_base + (a->round++ % SEQ_ROUNDS) * ROUND_STRIDE;
         struct xm_req *k = NULL;
         int rc = xm_icoll_allreduce(MPI_IN_PLACE, a->mask, XM_CTX_MASK_WORDS, MPI_UINT32_T,
                                     MPI_BAND, c, &k);
