@@ -26,7 +26,7 @@ check_mpi_launch_SOURCES = check_mpi_launch.c $(top_srcdir)/mpi/core/boot_launch
 check_mpi_launch_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/mpi/core
 check_mpi_launch_LDADD = $(CHECK_LIBS)
 
-# datatypes (area A)
+# datatypes
 #   check_dtype: mpi/dt/ engine: constructors' bounds and flattened blocks against
 #                hand-computed layouts, pack/unpack split at every offset
 check_PROGRAMS += check_dtype
@@ -36,7 +36,7 @@ check_dtype_SOURCES = check_dtype.c $(top_srcdir)/mpi/dt/dtype.c \
 check_dtype_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/mpi/include -I$(top_srcdir)/mpi/dt
 check_dtype_LDADD = $(CHECK_LIBS)
 
-# collectives and communicators (area B)
+# collectives and communicators
 #   check_coll_op: mpi/coll/op.c: every predefined op on the types it applies to,
 #                  MINLOC/MAXLOC ties, refusals, user ops, ops on a contiguous derived type
 check_PROGRAMS += check_coll_op
@@ -47,7 +47,7 @@ check_coll_op_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/mpi/include -I$(top_srcd
 	-I$(top_srcdir)/mpi/coll
 check_coll_op_LDADD = $(CHECK_LIBS)
 
-# matcher (area C)
+# matcher
 #   check_match: mpi/core/p2p.c driven through xm_handle_pkt() without a transport
 #                (order, wildcards, contexts, truncation, fragments, RTS + CMA, cancel,
 #                matched probe); every case asserts with ck_assert_* and a failed one fails
