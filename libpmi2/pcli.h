@@ -101,8 +101,7 @@ bool pcli_copy(char *dst, int dstlen, const char *src);
  * receives how many were stored.  -EINVAL if the text is not such a list. */
 int pcli_parse_intlist(const char *s, int *array, int arraylen, int *outlen);
 
-/* PMI_process_mapping (MPICH grammar) -> node index of ranks 0..size-1.
- * -EINVAL if s is empty or malformed or does not cover size ranks. */
-int pcli_map_parse(const char *s, int size, int *rank_node);
+/* PMI_process_mapping: loom_pmap_parse() in common/pmap.h. */
+#include "pmap.h"
 
 #endif /* LOOM_PCLI_H */

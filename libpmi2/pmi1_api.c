@@ -564,7 +564,7 @@ static int clique(void)
         kvs_get_locked(G.kvsname, "PMI_process_mapping", map, sizeof(map)) ==
             PMI_SUCCESS) {
         node = malloc(sizeof(int) * (size_t)G.size);
-        if (node && pcli_map_parse(map, G.size, node) < 0) {
+        if (node && loom_pmap_parse(map, G.size, node) < 0) {
             if (G.c.debug)
                 pcli_log(&G.c, "unusable PMI_process_mapping '%s'", map);
             free(node);

@@ -32,33 +32,6 @@
 
 static int need_host_fallback;
 static const struct xm_pmi *pmi = &xm_pmi_single;
-int xm_boot_parse_mapping(const char *s, int size, int *node_of)
-{
-    int trip[256][3];
-    int n = 0;
-    const char *p = strstr(s, "vector");
-    if (!p)
-        return -EINVAL;
-    p += 6;
-    while ((p = strchr(p, '(')) && n < 256) {
-        int a, b, c;
-        if (sscanf(p, "(%d,%d,%d)", &a, &b, &c) != 3 || a < 0 || b <= 0 || c <= 0)
-            return -EINVAL;
-        trip[n][0] = a, trip[n][1] = b, trip[n][2] = c;
-        n++;
-        p++;
-    }
-    if (n == 0)
-        return -EINVAL;
-    int r = 0;
-    while (r < size) /* blocks repeat cyclically until every rank has a node */
-        for (int i = 0; i < n && r < size; i++)
-            for (int nd = 0; nd < trip[i][1] && r < size; nd++)
-                for (int k = 0; k < trip[i][2] && r < size; k++)
-                    node_of[r++] = trip[i][0] + nd;
-    return 0;
-}
-
 static int usable_cpus(void)
 {
     cpu_set_t set;

@@ -40,8 +40,6 @@ int xm_boot_have_map(void);
 void xm_boot_set_node_cpus(int n);
 int xm_boot_finalize(void);
 void xm_boot_abort(int code, const char *msg) __attribute__((noreturn));
-/* Parse PMI_process_mapping for `size` ranks into node_of[]; 0 or -EINVAL. */
-int xm_boot_parse_mapping(const char *s, int size, int *node_of);
 /* core/bind.c: bind this rank per LOOM_BIND (after the node map is known); 0. */
 int xm_bind_init(void);
 

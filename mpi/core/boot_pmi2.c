@@ -6,7 +6,7 @@
  * Owns: every PMI2_* call libmpi makes.
  * Notes:
  *   - The node map is the PMI_process_mapping job attribute, parsed by
- *     xm_boot_parse_mapping() (boot.c); without it boot.c falls back to hostnames.
+ *     loom_pmap_parse() (common/pmap.c, compiled in as core/pmap.c); without it boot.c falls back to hostnames.
  *   - PMI2_KVS_Get reports a truncated value with a negative length: an error here.
  */
 #include <errno.h>
@@ -22,6 +22,7 @@
 
 #include "boot.h"
 #include "boot_pmi.h"
+#include "../../common/pmap.h"
 
 static char jobid[64];
 
@@ -57,7 +58,7 @@ static int pmi2_node_map(int size, int *node_of)
             PMI2_SUCCESS ||
         !found)
         return -ENOENT;
-    return xm_boot_parse_mapping(map, size, node_of);
+    return loom_pmap_parse(map, size, node_of);
 }
 
 static int pmi2_put(const char *key, const char *val)

@@ -1,12 +1,12 @@
 /* fuzz_pmap.c - libFuzzer target: the client's parsers of server-given attribute
- * values: PMI_process_mapping (pcli_map_parse) and integer lists (pcli_parse_intlist,
+ * values: PMI_process_mapping (loom_pmap_parse) and integer lists (pcli_parse_intlist,
  * behind PMI2_Info_Get*IntArray).
  *
- * fuzz-sources: libpmi2/pmap.c libpmi2/pcli.c common/pmi_wire.c
+ * fuzz-sources: common/pmap.c libpmi2/pcli.c common/pmi_wire.c
  * fuzz-cflags: -Icommon -Ilibpmi2
  *
  * Contract: input = 2 bytes of job size (1 + value % 4096) then the attribute text.
- * pcli_map_parse must fill exactly size entries of an exact-size heap array with node
+ * loom_pmap_parse must fill exactly size entries of an exact-size heap array with node
  * indices >= 0 or fail with -EINVAL; pcli_parse_intlist must write at most arraylen
  * ints and report 0 <= outlen <= arraylen.  Both must finish quickly whatever the
  * repeat counts say (the expansion of "[...]xN" is bounded).
@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     s[size - 2] = '\0';
 
     int *node = malloc(sizeof(int) * (size_t)n);
-    if (node && pcli_map_parse(s, n, node) == 0) {
+    if (node && loom_pmap_parse(s, n, node) == 0) {
         for (int i = 0; i < n; i++)
             if (node[i] < 0)
                 __builtin_trap();

@@ -1,7 +1,7 @@
 /* fuzz_pmi1_client.c - libFuzzer target: libpmi (the PMI-1 client API) against a
  * hostile PMI server.
  *
- * fuzz-sources: libpmi2/pmi1_api.c libpmi2/pcli.c libpmi2/pmap.c common/pmi_wire.c
+ * fuzz-sources: libpmi2/pmi1_api.c libpmi2/pcli.c common/pmap.c common/pmi_wire.c
  * fuzz-cflags: -Icommon -Ilibpmi2 -Iinclude
  * fuzz-options: -close_fd_mask=2
  *

@@ -1,7 +1,7 @@
 /* fuzz_pmi2_client.c - libFuzzer target: libpmi2 (the PMI-2 client API) against a
  * hostile PMI server.
  *
- * fuzz-sources: libpmi2/pmi2_api.c libpmi2/pcli.c libpmi2/pmap.c common/pmi_wire.c
+ * fuzz-sources: libpmi2/pmi2_api.c libpmi2/pcli.c common/pmap.c common/pmi_wire.c
  * fuzz-cflags: -Icommon -Ilibpmi2 -Iinclude
  * fuzz-options: -close_fd_mask=2
  *

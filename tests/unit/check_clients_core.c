@@ -398,7 +398,7 @@ static void roundtrip(const int *node, int size, const char *what, bool may_over
     if (len == -EMSGSIZE && may_overflow)
         return;
     ck_assert_msg(len > 0, "%s: no mapping (%d)", what, len);
-    ck_assert_msg(pcli_map_parse(map, size, back) == 0, "%s: cannot parse '%s'", what, map);
+    ck_assert_msg(loom_pmap_parse(map, size, back) == 0, "%s: cannot parse '%s'", what, map);
     for (int i = 0; i < size; i++)
         ck_assert_msg(back[i] == node[i], "%s: '%s' puts rank %d on node %d, not %d", what,
                       map, i, back[i], node[i]);

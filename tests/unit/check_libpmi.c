@@ -46,7 +46,7 @@ static void env_rank(int rank, int size)
 static void map_is(const char *map, int size, const int *want)
 {
     int got[64];
-    ck_assert_int_eq(pcli_map_parse(map, size, got), 0);
+    ck_assert_int_eq(loom_pmap_parse(map, size, got), 0);
     for (int i = 0; i < size; i++)
         ck_assert_msg(got[i] == want[i], "%s: rank %d on node %d, want %d", map, i,
                       got[i], want[i]);
@@ -87,8 +87,8 @@ START_TEST(map_malformed)
                          "(vector,[(0,1,1)]y2)",
                          "unavailable"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-        ck_assert_msg(pcli_map_parse(bad[i], 4, got) == -EINVAL, "accepted '%s'", bad[i]);
-    ck_assert_int_eq(pcli_map_parse(NULL, 4, got), -EINVAL);
+        ck_assert_msg(loom_pmap_parse(bad[i], 4, got) == -EINVAL, "accepted '%s'", bad[i]);
+    ck_assert_int_eq(loom_pmap_parse(NULL, 4, got), -EINVAL);
 }
 END_TEST
 

@@ -5,7 +5,7 @@
  * MPICH's grammar (written here, from reference.md 2.5.1) that must give
  * back the exact rank->node table for every output, including random ones.
  * Also: the attribute as served through psrv (override, too long), and the
- * client's own parser (libpmi2/pmap.c, compiled in below) on hostile values that
+ * client's own parser (common/pmap.c, compiled in below) on hostile values that
  * must fail or finish fast (no work quadratic in size x blocks).
  */
 #include <check.h>
@@ -19,7 +19,7 @@
 #include "pmiserv.h"
 
 /* The client's parser, compiled into this test (its statics renamed where they
- * would clash with the reference parser below): pcli_map_parse(). */
+ * would clash with the reference parser below): loom_pmap_parse(). */
 #define ws pmap_ws
 #define block pmap_blk
 #include "pmap.c"
@@ -275,7 +275,7 @@ START_TEST(parser_self_test)
 }
 END_TEST
 
-/* ---- the client's parser (pcli_map_parse) on hostile values --------------- */
+/* ---- the client's parser (loom_pmap_parse) on hostile values --------------- */
 
 /* Fuzzer reproducer: 9500 empty blocks then one rank, size 4095.  Each rank past
  * the first needed a wrap over all 9501 blocks (~39M steps, seconds); empty blocks
@@ -285,30 +285,30 @@ START_TEST(client_empty_blocks_fast)
 {
     int size = 4095;
     int *rn = malloc(size * sizeof(int));
-    ck_assert_int_eq(pcli_map_parse("(vector,[(0,0,0)]x9500,0)", size, rn), 0);
+    ck_assert_int_eq(loom_pmap_parse("(vector,[(0,0,0)]x9500,0)", size, rn), 0);
     for (int r = 0; r < size; r++)
         ck_assert_int_eq(rn[r], 0);
     /* the same at the block cap, mixed empty kinds and a late restart block */
     size = 100000;
     rn = realloc(rn, size * sizeof(int));
     ck_assert_int_eq(
-        pcli_map_parse("(vector,[(1,0,5),(0,3,0)]x400000,(2,1,1))", size, rn), 0);
+        loom_pmap_parse("(vector,[(1,0,5),(0,3,0)]x400000,(2,1,1))", size, rn), 0);
     for (int r = 0; r < size; r++)
         ck_assert_int_eq(rn[r], 2);
     /* the restart point is the first block naming node 0, even an empty one */
-    ck_assert_int_eq(pcli_map_parse("(vector,(0,0,0),(1,1,1),(0,1,1))", 3, rn), 0);
+    ck_assert_int_eq(loom_pmap_parse("(vector,(0,0,0),(1,1,1),(0,1,1))", 3, rn), 0);
     ck_assert_int_eq(rn[0], 1);
     ck_assert_int_eq(rn[1], 0);
     ck_assert_int_eq(rn[2], 1);
     /* nothing placeable after the restart point, or nothing at all: -EINVAL */
-    ck_assert_int_eq(pcli_map_parse("(vector,(1,1,1),(0,0,4))", 2, rn), -EINVAL);
-    ck_assert_int_eq(pcli_map_parse("(vector,[(0,0,0)]x9500)", 2, rn), -EINVAL);
+    ck_assert_int_eq(loom_pmap_parse("(vector,(1,1,1),(0,0,4))", 2, rn), -EINVAL);
+    ck_assert_int_eq(loom_pmap_parse("(vector,[(0,0,0)]x9500)", 2, rn), -EINVAL);
     /* more blocks than the cap (1M), empty or not: rejected, quickly */
-    ck_assert_int_eq(pcli_map_parse("(vector,[(0,0,0)]x2000000,0)", 1, rn), -EINVAL);
-    ck_assert_int_eq(pcli_map_parse("(vector,[(0,0,0)]x2147483647,0)", 1, rn), -EINVAL);
+    ck_assert_int_eq(loom_pmap_parse("(vector,[(0,0,0)]x2000000,0)", 1, rn), -EINVAL);
+    ck_assert_int_eq(loom_pmap_parse("(vector,[(0,0,0)]x2147483647,0)", 1, rn), -EINVAL);
     /* a range past INT_MAX is an error when the walk reaches it, empty or not */
-    ck_assert_int_eq(pcli_map_parse("(vector,(2147483647,2,0),0)", 1, rn), -EINVAL);
-    ck_assert_int_eq(pcli_map_parse("(vector,0,(2147483647,2,0))", 1, rn), 0);
+    ck_assert_int_eq(loom_pmap_parse("(vector,(2147483647,2,0),0)", 1, rn), -EINVAL);
+    ck_assert_int_eq(loom_pmap_parse("(vector,0,(2147483647,2,0))", 1, rn), 0);
     free(rn);
 }
 END_TEST
@@ -317,25 +317,25 @@ START_TEST(client_valid_mappings)
 {
     /* wrap-around, bare numbers, folding, x0, late start: as before */
     int rn[16];
-    ck_assert_int_eq(pcli_map_parse("(vector,(0,4,1))", 8, rn), 0);
+    ck_assert_int_eq(loom_pmap_parse("(vector,(0,4,1))", 8, rn), 0);
     for (int r = 0; r < 8; r++)
         ck_assert_int_eq(rn[r], r % 4);
-    ck_assert_int_eq(pcli_map_parse("( vector, 1, 0 ,[ (2,1,1) ]x2)", 4, rn), 0);
+    ck_assert_int_eq(loom_pmap_parse("( vector, 1, 0 ,[ (2,1,1) ]x2)", 4, rn), 0);
     ck_assert_int_eq(rn[0], 1);
     ck_assert_int_eq(rn[1], 0);
     ck_assert_int_eq(rn[2], 2);
     ck_assert_int_eq(rn[3], 2);
     ck_assert_int_eq(
-        pcli_map_parse("(vector,[(0,1,2),(1,1,1)]x2,[(5,1,1)]x0,(0,1,1))", 7, rn), 0);
+        loom_pmap_parse("(vector,[(0,1,2),(1,1,1)]x2,[(5,1,1)]x0,(0,1,1))", 7, rn), 0);
     const int want[] = {0, 0, 1, 0, 0, 1, 0};
     for (int r = 0; r < 7; r++)
         ck_assert_int_eq(rn[r], want[r]);
-    ck_assert_int_eq(pcli_map_parse("(vector,(3,1,2),(1,2,1),(0,1,1))", 6, rn), 0);
+    ck_assert_int_eq(loom_pmap_parse("(vector,(3,1,2),(1,2,1),(0,1,1))", 6, rn), 0);
     const int late[] = {3, 3, 1, 2, 0, 0};
     for (int r = 0; r < 6; r++)
         ck_assert_int_eq(rn[r], late[r]);
-    ck_assert_int_eq(pcli_map_parse("(vector,(1,1,1))", 2, rn), -EINVAL); /* no restart */
-    ck_assert_int_eq(pcli_map_parse("(vector)", 1, rn), -EINVAL);
+    ck_assert_int_eq(loom_pmap_parse("(vector,(1,1,1))", 2, rn), -EINVAL); /* no restart */
+    ck_assert_int_eq(loom_pmap_parse("(vector)", 1, rn), -EINVAL);
 }
 END_TEST
 

@@ -2,7 +2,8 @@
 # "if HAVE_CHECK").
 #   check_shm_queue:  mpi/shm/shm_queue.h (MPSC queue: many producers, one consumer,
 #                     FIFO per producer, no loss, no duplicate)
-#   check_mpi_boot:   mpi/core/boot.c's PMI_process_mapping parser
+#   check_mpi_boot:   libmpi's node map from PMI_process_mapping (common/pmap.c,
+#                     the parser libpmi uses too)
 #   check_mpi_launch: mpi/core/boot_launch.c: PMI-2, PMIx or singleton from the
 #                     launcher's environment, the refusal of a silent singleton
 check_PROGRAMS += check_shm_queue check_mpi_boot check_mpi_launch
@@ -15,7 +16,7 @@ check_shm_queue_LDADD = $(CHECK_LIBS) -lpthread
 check_mpi_boot_SOURCES = check_mpi_boot.c $(top_srcdir)/mpi/core/boot.c \
 	$(top_srcdir)/mpi/core/boot_launch.c $(top_srcdir)/mpi/core/boot_pmi2.c \
 	$(top_srcdir)/mpi/core/boot_pmix.c $(top_srcdir)/mpi/core/boot_single.c \
-	$(top_srcdir)/mpi/core/obj.c
+	$(top_srcdir)/mpi/core/obj.c $(top_srcdir)/mpi/core/pmap.c
 check_mpi_boot_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/mpi/include -I$(top_srcdir)/mpi/core
 if HAVE_PMIX
 check_mpi_boot_CPPFLAGS += $(PMIX_CFLAGS)

@@ -1,10 +1,11 @@
-/* pmap.c - client-side parser of PMI_process_mapping (internal).
+/* pmap.c - the one parser of PMI_process_mapping.
  *
- * Contract: pcli_map_parse() in pcli.h.  Turns MPICH's mapping string into
- * the node index of every rank, which libpmi uses for PMI_Get_clique_*.
+ * Contract: loom_pmap_parse() in pmap.h.  Turns MPICH's mapping string into
+ * the node index of every rank: libpmi uses it for PMI_Get_clique_*, libmpi
+ * (mpi/core/pmap.c compiles this file in) for its node map.
  *
  * Notes:
- *   Grammar (reference.md §2.5.1):
+ *   Grammar (doc/clients.md, "PMI_process_mapping"):
  *     mapping = "(" "vector" "," item { "," item } ")"
  *     item    = block | "[" block { "," block } "]x" number
  *     block   = number | "(" number "," number "," number ")"
@@ -32,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pcli.h"
+#include "pmap.h"
 
 #define PMAP_MAX_BLOCKS (1 << 20) /* bound on expanded [..]xN repeats */
 
@@ -200,7 +201,7 @@ static int parse(struct pmap *m)
     return *m->p == '\0' ? 0 : -EINVAL;
 }
 
-int pcli_map_parse(const char *s, int size, int *rank_node)
+int loom_pmap_parse(const char *s, int size, int *rank_node)
 {
     struct pmap m = {.p = s, .size = size, .wrap = SIZE_MAX};
     int r;
