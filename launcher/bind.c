@@ -1,4 +1,6 @@
-/* bind.c - hwloc binding for mpiexec: ranks round-robin over cores.
+/* bind.c - hwloc binding for mpiexec: local rank i takes core
+ * loom_hwcore_nth(i) (common/hwcore.h: cores alternate between packages, the
+ * order libmpi's LOOM_BIND=core uses too), wrapping around.
  *
  * Contract: see bind.h.
  *
@@ -18,6 +20,8 @@
 
 #ifdef HAVE_HWLOC
 #include <hwloc.h>
+
+#include "hwcore.h"
 
 struct mpx_bind {
     hwloc_topology_t topo;
@@ -92,17 +96,16 @@ int mpx_bind_ncores(const struct mpx_bind *b)
 int mpx_bind_self(struct mpx_bind *b, int index, char *desc, size_t desclen)
 {
     int i = index % b->ncores;
-    hwloc_obj_t obj = hwloc_get_obj_by_type(b->topo, HWLOC_OBJ_CORE, (unsigned)i);
+    hwloc_obj_t obj = loom_hwcore_nth(b->topo, i);
     char cpus[256];
 
-    if (!obj)
-        obj = hwloc_get_obj_by_type(b->topo, HWLOC_OBJ_PU, (unsigned)i);
     if (!obj || !obj->cpuset) {
-        snprintf(desc, desclen, "core %d (no cpuset)", i);
+        snprintf(desc, desclen, "core #%d (no cpuset)", i);
         return -ENODEV;
     }
     hwloc_bitmap_list_snprintf(cpus, sizeof(cpus), obj->cpuset);
-    snprintf(desc, desclen, "core %d (cpus %s)", i, cpus);
+    snprintf(desc, desclen, "%s L#%u (cpus %s)", obj->type == HWLOC_OBJ_PU ? "PU" : "core",
+             obj->logical_index, cpus);
     if (hwloc_set_cpubind(b->topo, obj->cpuset, HWLOC_CPUBIND_THREAD) < 0)
         return errno ? -errno : -EINVAL;
     return 0;

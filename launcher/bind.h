@@ -1,11 +1,12 @@
-/* bind.h - CPU binding of ranks with hwloc (one core each, round-robin).
+/* bind.h - CPU binding of ranks with hwloc (one core each, in common/hwcore.h order).
  *
  * Contract:
  *   mpx_bind_open() loads the topology (an XML file from LOOM_HWLOC_XML or
  *   HWLOC_XMLFILE if set, else this machine) and remembers the calling
  *   thread's binding.  mpx_bind_self(i) binds the calling thread to core
- *   i % ncores; a child spawned afterwards inherits that binding before it
- *   runs any code, so ranks never start on the wrong cores.
+ *   loom_hwcore_nth(i) (packages alternate; wraps after the last core); a
+ *   child spawned afterwards inherits that binding before it runs any code,
+ *   so ranks never start on the wrong cores.
  *   mpx_bind_restore() puts the launcher's own binding back.
  *
  * Notes:
@@ -26,7 +27,7 @@ struct mpx_bind *mpx_bind_open(char *err, size_t errlen);
 void mpx_bind_close(struct mpx_bind *b);
 int mpx_bind_ncores(const struct mpx_bind *b);
 /* Bind the calling thread to core index % ncores; describe the choice in
- * desc ("core 3 (cpus 3,7)").  Returns 0 or -errno (desc still filled). */
+ * desc ("core L#3 (cpus 3,7)").  Returns 0 or -errno (desc still filled). */
 int mpx_bind_self(struct mpx_bind *b, int index, char *desc, size_t desclen);
 int mpx_bind_restore(struct mpx_bind *b);
 

@@ -4,7 +4,8 @@
  * Contract: xm_bind_init() is called once by MPI_Init once the node map is known
  *   (xm_g.local_rank / xm_g.nlocal).  Policy from LOOM_BIND:
  *     none (default)  leave the affinity alone;
- *     core            local rank i gets the i-th core of a list that alternates between
+ *     core            local rank i gets core loom_hwcore_nth(i) (common/hwcore.h, the
+ *                     order mpiexec -bind-to core uses too), which alternates between
  *                     packages (pkg0 core0, pkg1 core0, pkg0 core1, ...), wrapping around
  *                     when there are more ranks than cores;
  *     socket|package  local rank i gets package i mod npackages.
@@ -31,6 +32,8 @@
 #ifdef HAVE_HWLOC
 #include <hwloc.h>
 
+#include "../../common/hwcore.h"
+
 static void report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void report(const char *fmt, ...)
 {
@@ -43,36 +46,6 @@ static void report(const char *fmt, ...)
     vsnprintf(line, sizeof(line), fmt, ap);
     va_end(ap);
     fprintf(stderr, "loom-mpi: rank %d %s\n", xm_g.rank, line);
-}
-
-/* The i-th core in package-alternating order (spreads ranks across sockets/caches). */
-static hwloc_obj_t spread_core(hwloc_topology_t t, int i)
-{
-    int ncores = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE);
-    int npk = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PACKAGE);
-    if (ncores <= 0)
-        return NULL;
-    if (npk <= 1)
-        return hwloc_get_obj_by_type(t, HWLOC_OBJ_CORE, (unsigned)(i % ncores));
-    i %= ncores;
-    /* walk the packages round-robin, taking each package's next core, skipping packages
-     * that ran out */
-    int *next = calloc((size_t)npk, sizeof(int));
-    hwloc_obj_t found = NULL;
-    if (!next)
-        return NULL;
-    for (int k = 0, p = 0; !found; p = (p + 1) % npk) {
-        hwloc_obj_t pk = hwloc_get_obj_by_type(t, HWLOC_OBJ_PACKAGE, (unsigned)p);
-        int inpk = hwloc_get_nbobjs_inside_cpuset_by_type(t, pk->cpuset, HWLOC_OBJ_CORE);
-        if (next[p] >= inpk)
-            continue;
-        hwloc_obj_t c = hwloc_get_obj_inside_cpuset_by_type(t, pk->cpuset, HWLOC_OBJ_CORE,
-                                                            (unsigned)next[p]++);
-        if (k++ == i)
-            found = c;
-    }
-    free(next);
-    return found;
 }
 
 int xm_bind_init(void)
@@ -120,7 +93,7 @@ int xm_bind_init(void)
     int i = xm_g.local_rank;
     hwloc_obj_t o, pk;
     if (want_core) {
-        o = spread_core(t, i);
+        o = loom_hwcore_nth(t, i);
     } else {
         int npk = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PACKAGE);
         o = npk > 0 ? hwloc_get_obj_by_type(t, HWLOC_OBJ_PACKAGE, (unsigned)(i % npk))
