@@ -53,6 +53,8 @@ def read_header(path):
     decls = re.findall(r'XM_API_\((\w+),\s*(\w+),\s*\((.*?)\)\)\s*\n', nocomment, re.S)
     funcs = []
     for ret, name, args in decls:
+        if name.endswith('_c'):
+            continue  # MPI-4 large-count C bindings: Fortran has no such names
         args = ' '.join(args.split())
         params = []
         if args != 'void':

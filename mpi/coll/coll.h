@@ -37,6 +37,8 @@ int xm_op_valid(MPI_Op op);
 int xm_op_apply_any(MPI_Op op, const void *in, void *inout, int count, MPI_Datatype dt);
 int xm_op_commutative(MPI_Op op);
 int xm_op_create(MPI_User_function *fn, int commute, MPI_Op *op);
+/* the same with an MPI_Count length (MPI_Op_create_c) */
+int xm_op_create_c(MPI_User_function_c *fn, int commute, MPI_Op *op);
 int xm_op_free(MPI_Op *op);
 
 /* Schedules (sched.c): steps built up front, advanced without blocking.  Ranks in

@@ -53,6 +53,7 @@
 
 struct uop {
     MPI_User_function *fn;
+    MPI_User_function_c *fn_c; /* MPI_Op_create_c: the length is an MPI_Count */
     int commute;
 };
 static struct uop *uops;
@@ -63,7 +64,7 @@ static struct uop *uop_get(MPI_Op op)
     if (!(op & XM_H_VALID) || XM_H_KIND(op) != XM_K_OP || !(op & XM_H_DYN))
         return NULL;
     int i = (int)XM_H_INDEX(op);
-    return i < nuops && uops[i].fn ? &uops[i] : NULL;
+    return i < nuops && (uops[i].fn || uops[i].fn_c) ? &uops[i] : NULL;
 }
 
 int xm_op_valid(MPI_Op op)
@@ -77,13 +78,11 @@ int xm_op_commutative(MPI_Op op)
     return u ? u->commute : 1;
 }
 
-int xm_op_create(MPI_User_function *fn, int commute, MPI_Op *op)
+static int op_add(MPI_User_function *fn, MPI_User_function_c *fn_c, int commute, MPI_Op *op)
 {
-    if (!fn)
-        return -EINVAL;
     int i;
     for (i = 0; i < nuops; i++)
-        if (!uops[i].fn)
+        if (!uops[i].fn && !uops[i].fn_c)
             break;
     if (i == nuops) {
         struct uop *n = realloc(uops, (size_t)(nuops + 1) * sizeof(*n));
@@ -93,9 +92,20 @@ int xm_op_create(MPI_User_function *fn, int commute, MPI_Op *op)
         nuops++;
     }
     uops[i].fn = fn;
+    uops[i].fn_c = fn_c;
     uops[i].commute = commute != 0;
     *op = XM_H_MAKE(XM_K_OP, 1, i);
     return 0;
+}
+
+int xm_op_create(MPI_User_function *fn, int commute, MPI_Op *op)
+{
+    return fn ? op_add(fn, NULL, commute, op) : -EINVAL;
+}
+
+int xm_op_create_c(MPI_User_function_c *fn, int commute, MPI_Op *op)
+{
+    return fn ? op_add(NULL, fn, commute, op) : -EINVAL;
 }
 
 int xm_op_free(MPI_Op *op)
@@ -104,6 +114,7 @@ int xm_op_free(MPI_Op *op)
     if (!u)
         return -EINVAL;
     u->fn = NULL;
+    u->fn_c = NULL;
     *op = MPI_OP_NULL;
     return 0;
 }
@@ -191,7 +202,12 @@ int xm_op_apply_any(MPI_Op op, const void *in, void *inout, int count, MPI_Datat
 {
     struct uop *u = uop_get(op);
     if (u) {
-        u->fn((void *)in, inout, &count, &dt);
+        if (u->fn_c) {
+            MPI_Count len = count;
+            u->fn_c((void *)in, inout, &len, &dt);
+        } else {
+            u->fn((void *)in, inout, &count, &dt);
+        }
         return 0;
     }
     if (XM_DT_IS_PREDEF(dt))
