@@ -19,7 +19,12 @@
  *
  * Notes:
  *   - Every request gets a reply, in the client's protocol; unsupported
- *     requests (spawn, job-connect, ...) get rc!=0 with a message.
+ *     requests (job-connect, spawn when the host has no ops->spawn) get rc!=0
+ *     with a message.
+ *   - Spawn (PMI-2 spawn, PMI-1 mcmd=spawn blocks) is parsed and bounded here
+ *     (PSRV_SPAWN_MAX_*) and handed to the host through ops->spawn; the host
+ *     starts the new job (it has its own psrv, configured with spawner_jobid
+ *     and the preput pairs) and answers with psrv_spawn_done().
  *   - A request that cannot be parsed makes the core reply with an error if
  *     it can, call ops->abort naming the rank, and return -EPROTO: the host
  *     then closes that client.  Other clients are never affected by it.
@@ -127,6 +132,41 @@ struct psrv_usage {
     int64_t suppressed;               /* log lines suppressed (warnings, trace) */
 };
 
+/* A key and its value (spawn preput pairs and info hints). */
+struct psrv_kv {
+    const char *key;
+    const char *val;
+};
+
+/* Bounds of a spawn request; a request past one is refused with rc!=0 and a
+ * message naming it (the job goes on). */
+#define PSRV_SPAWN_MAX_CMDS 64    /* commands (MPI_Comm_spawn_multiple count) */
+#define PSRV_SPAWN_MAX_ARGS 256   /* arguments of one command */
+#define PSRV_SPAWN_MAX_PREPUT 64  /* preput pairs */
+#define PSRV_SPAWN_MAX_INFO 64    /* info pairs of one command */
+#define PSRV_SPAWN_MAX_PROCS 4096 /* processes of one request, all commands */
+#define PSRV_SPAWN_MAX_STR 4096   /* bytes of a command, argument, key or value */
+
+/* One command of a spawn request. */
+struct psrv_spawn_cmd {
+    const char *cmd; /* program, as the task gave it */
+    int maxprocs;    /* 0..PSRV_SPAWN_MAX_PROCS */
+    int argc;
+    const char *const *argv; /* [argc + 1], NULL-terminated; the program not included */
+    int ninfo;
+    const struct psrv_kv *info; /* [ninfo] MPI_Info hints ("wdir", "host", ...) */
+};
+
+/* A parsed spawn request, valid during ops->spawn only (copy what you keep). */
+struct psrv_spawn {
+    int rank; /* global rank of the spawning task */
+    int ncmds;
+    const struct psrv_spawn_cmd *cmds;
+    int npreput;
+    const struct psrv_kv *preput; /* pairs the new job finds in its KVS */
+    int total;                    /* sum of maxprocs, >= 1 */
+};
+
 struct psrv_config {
     const char *jobid;           /* "<job>.<step>": kvsname and job-getid answer */
     int size;                    /* ranks in the job */
@@ -144,6 +184,15 @@ struct psrv_config {
     int fence_timeout_ms;        /* <= 0: no timeout (not recommended) */
     enum psrv_log_level log_level;
     struct psrv_limits limits; /* all 0: the defaults */
+    /* A job started by a spawn: the spawner's job id (PMI-2 fullinit answers
+     * it as spawner-jobid, which tells the task it was spawned) and the
+     * preput pairs, in the KVS before the first fence.  NULL / 0 otherwise. */
+    const char *spawner_jobid;
+    int npreput;
+    const struct psrv_kv *preput;
+    /* Without ops->spawn: the reason a spawn gets (NULL: "spawn is not
+     * supported by this host"). */
+    const char *spawn_unsupported_msg;
 };
 
 struct psrv_ops {
@@ -185,6 +234,14 @@ struct psrv_ops {
      * PSRV_NS_LOOKUP, else NULL), 1 (already published / not published),
      * or another code (failure, timeout).  Called exactly once. */
     void (*ns_done)(void *arg, uint64_t id, int rc, const char *value);
+
+    /* A task asked to spawn a new job (req is valid during the call only).
+     * Return 0 when the host took it: it answers exactly once, later or
+     * from inside this call, with psrv_spawn_done(id).  Return -errno with
+     * a one-line reason in err to refuse it (the core answers the task).
+     * NULL: spawn is answered rc!=0 "not supported by this host". */
+    int (*spawn)(void *arg, uint64_t id, const struct psrv_spawn *req, char *err,
+                 size_t errlen);
 };
 
 /* Create a server.  cfg's arrays are copied.  Returns NULL and sets errno
@@ -246,6 +303,13 @@ int psrv_ns_request(struct psrv *srv, uint64_t id, int op, const char *name,
 void psrv_abort(struct psrv *srv, int rank, int exitcode, const char *msg);
 /* Client finalized through another protocol: its hang-up is then normal. */
 void psrv_client_finalized(struct psrv *srv, int client);
+
+/* Answer spawn request `id` (ops->spawn): rc 0 with the new job's id and
+ * n error codes (one per process started, 0 = started; NULL: all 0), or
+ * rc != 0 and msg.  Returns 0, or -ENOENT when no task waits for id (it hung
+ * up). */
+int psrv_spawn_done(struct psrv *srv, uint64_t id, int rc, const char *jobid,
+                    const int *errcodes, int n, const char *msg);
 
 /* Introspection for hosts and tests. */
 void psrv_usage(const struct psrv *srv, struct psrv_usage *u);

@@ -12,7 +12,9 @@
  *     refused (Hydra does the same; Slurm 22.05 accepts them).
  *   - Name service replies carry both rc= (MPICH >= 4.1) and info=ok|fail
  *     (older clients, Slurm's answers).
- *   - spawn (mcmd blocks) is answered rc=-1 once the last block arrived;
+ *   - spawn (mcmd blocks) is answered once the last block arrived, by the
+ *     host through spawn.c, or rc=-1 with msg= for a refused request (its
+ *     remaining blocks, as totspawns announced them, are read first);
  *     create_kvs/destroy_kvs get rc=-1: no host supports them yet.
  */
 #include <errno.h>
@@ -25,6 +27,7 @@
 #include "kvs.h"
 #include "nameserv.h"
 #include "psrv_int.h"
+#include "spawn.h"
 
 typedef int (*pmi1_fn)(struct psrv *s, struct client *c, const struct pmi_msg *m);
 
@@ -239,18 +242,37 @@ static int h_destroy_kvs(struct psrv *s, struct client *c, const struct pmi_msg 
     return 0;
 }
 
+/* One mcmd=spawn block; the reply comes once, after the last (spawn.c). */
 static int h_spawn(struct psrv *s, struct client *c, const struct pmi_msg *m)
 {
-    int tot = 1, sofar = 1;
-    c->spawn_blocks++;
-    if (pmi_msg_get_int(m, "totspawns", &tot) < 0)
-        tot = 1;
-    if (pmi_msg_get_int(m, "spawnssofar", &sofar) < 0)
-        sofar = c->spawn_blocks;
-    if (sofar < tot && c->spawn_blocks < tot)
-        return 0; /* more blocks follow; one reply for all */
-    c->spawn_blocks = 0;
-    simple(s, c, "spawn_result", -1, "spawn is not supported by this server");
+    char err[256];
+    int tot, sofar;
+
+    if (c->spawn_skip > 0) { /* the rest of a refused request: one reply at its end */
+        if (--c->spawn_skip == 0)
+            spawn_reply_error(s, c, NULL, -1, c->spawn_err);
+        return 0;
+    }
+    int rc = spawn_add_v1_block(&c->spawn_build, m, err, sizeof(err));
+    if (rc == 0)
+        return 0; /* more blocks follow */
+    if (rc < 0) {
+        srv_warn(s, c, SRV_W_SPAWN, "rank %d: %s", c->rank, err);
+        /* The task writes every block before it reads: its other blocks
+         * are swallowed so that it gets exactly one reply. */
+        if (pmi_msg_get_int(m, "totspawns", &tot) == 0 &&
+            pmi_msg_get_int(m, "spawnssofar", &sofar) == 0 && tot <= PSRV_SPAWN_MAX_CMDS &&
+            sofar >= 1 && sofar < tot) {
+            snprintf(c->spawn_err, sizeof(c->spawn_err), "%s", err);
+            c->spawn_skip = tot - sofar;
+            return 0;
+        }
+        spawn_reply_error(s, c, NULL, -1, err);
+        return 0;
+    }
+    struct spawn_req *r = c->spawn_build;
+    c->spawn_build = NULL;
+    spawn_handle(s, c, r);
     return 0;
 }
 

@@ -15,7 +15,9 @@
  *   - name-lookup answers the port in both "value" (Slurm's libpmi2) and
  *     "port" (the PMI-2 spec text).
  *   - abort kills the job with or without isworld (MPICH >= 4.1 omits it).
- *   - spawn, job-connect and job-disconnect are answered rc=-1 with errmsg:
+ *   - spawn goes to the host (spawn.c); fullinit of a spawned job's task
+ *     carries spawner-jobid, which is how PMI2_Init learns it was spawned.
+ *   - job-connect and job-disconnect are answered rc=-1 with errmsg:
  *     Slurm 22.05 leaves job-connect unanswered and the caller hangs.
  */
 #include <errno.h>
@@ -29,6 +31,7 @@
 #include "nameserv.h"
 #include "psrv_int.h"
 #include "ring.h"
+#include "spawn.h"
 
 typedef int (*pmi2_fn)(struct psrv *s, struct client *c, const struct pmi_msg *m);
 
@@ -76,6 +79,8 @@ static int h_fullinit(struct psrv *s, struct client *c, const struct pmi_msg *m)
     pmi_out_addint(&o, "appnum", s->rank_appnum ? s->rank_appnum[c->rank] : 0);
     pmi_out_add(&o, "debugged", "FALSE");
     pmi_out_add(&o, "pmiverbose", "FALSE");
+    if (s->spawner_jobid)
+        pmi_out_add(&o, "spawner-jobid", s->spawner_jobid);
     reply_send(s, c, &o);
     return 0;
 }
@@ -280,7 +285,15 @@ static int h_lookup(struct psrv *s, struct client *c, const struct pmi_msg *m)
 
 static int h_spawn(struct psrv *s, struct client *c, const struct pmi_msg *m)
 {
-    simple(s, c, "spawn-response", -1, "spawn is not supported by this server");
+    char err[256];
+    struct spawn_req *r = spawn_parse_v2(m, err, sizeof(err));
+
+    if (!r) {
+        srv_warn(s, c, SRV_W_SPAWN, "rank %d: %s", c->rank, err);
+        simple(s, c, "spawn-response", -1, err);
+        return 0;
+    }
+    spawn_handle(s, c, r); /* answered now or by psrv_spawn_done */
     return 0;
 }
 

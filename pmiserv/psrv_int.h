@@ -26,6 +26,7 @@ struct kvs;
 struct nodeattrs;
 struct msg;
 struct blobsvc;
+struct spawn_req;
 
 /* Kinds of warnings a task can provoke at will: each is rate-limited per
  * client (srv_warn). */
@@ -35,6 +36,7 @@ enum srv_warn_kind {
     SRV_W_INIT,    /* init problems: before init, bad version, fullinit claims */
     SRV_W_NAMES,   /* name service refusals */
     SRV_W_WAIT,    /* gave up waiting (node attribute) */
+    SRV_W_SPAWN,   /* spawn refused */
     SRV_W_KINDS
 };
 
@@ -78,7 +80,12 @@ struct client {
     char *ring_left, *ring_right;
     char *ring_thrid;
 
-    int spawn_blocks; /* PMI-1 mcmd=spawn blocks seen */
+    struct spawn_req *spawn_build; /* PMI-1 mcmd=spawn blocks so far */
+    bool spawn_wait;               /* spawn handed to the host, unanswered */
+    uint64_t spawn_id;
+    char *spawn_thrid;
+    int spawn_skip;      /* PMI-1 blocks of a refused request still to come */
+    char spawn_err[256]; /* ... and the reason they get after the last */
     bool bad;         /* sent a malformed request: ignored from now on */
 
     int64_t kvs_keys, kvs_bytes; /* this rank's KVS charge (quotas) */
@@ -93,6 +100,8 @@ struct psrv {
     int *rank_node;
     int *rank_appnum;
     char *hwloc_xmlfile;
+    char *spawner_jobid;
+    char *spawn_unsupported_msg;
     char *mapping; /* PMI_process_mapping, NULL if unknown/too long */
     char universe[16];
 
@@ -114,6 +123,7 @@ struct psrv {
     struct nameserv *ns;
     struct blobsvc *blob;
 
+    uint64_t spawn_seq; /* ids of spawn requests given to the host */
     const char *cur_thrid; /* thrid of the request being handled, or NULL */
 
     struct psrv_limits lim; /* resolved: every field > 0, or INT64_MAX */

@@ -45,6 +45,7 @@
 #include "nameserv.h"
 #include "psrv_int.h"
 #include "ring.h"
+#include "spawn.h"
 
 #define TRACE_MAX 400 /* bytes of a request/reply shown in a trace line */
 #define LOG_MAX 1536  /* bytes of a log line before escaping */
@@ -67,7 +68,7 @@ static const struct {
 static const char *const warn_kind_name[SRV_W_KINDS] = {
     [SRV_W_PUT] = "refused put", [SRV_W_UNKNOWN] = "unknown command",
     [SRV_W_INIT] = "init",       [SRV_W_NAMES] = "name service",
-    [SRV_W_WAIT] = "wait",
+    [SRV_W_WAIT] = "wait",       [SRV_W_SPAWN] = "spawn",
 };
 
 char *srv_escape(char *dst, size_t dstlen, const char *src, size_t srclen)
@@ -456,6 +457,12 @@ static int check_config(const struct psrv_config *cfg, const struct psrv_ops *op
         for (int r = 0; r < cfg->size; r++)
             if (cfg->rank_node[r] < 0 || cfg->rank_node[r] >= cfg->nnodes)
                 return -EINVAL;
+    if (cfg->npreput < 0 || cfg->npreput > PSRV_SPAWN_MAX_PREPUT ||
+        (cfg->npreput > 0 && !cfg->preput))
+        return -EINVAL;
+    for (int i = 0; i < cfg->npreput; i++)
+        if (!cfg->preput[i].key || !*cfg->preput[i].key || !cfg->preput[i].val)
+            return -EINVAL;
     return 0;
 }
 
@@ -484,6 +491,20 @@ static int *dup_ints(const int *a, int n)
     if (b)
         memcpy(b, a, (size_t)n * sizeof(int));
     return b;
+}
+
+/* A spawned job's preput pairs: committed before any task can ask. */
+static int seed_preput(struct psrv *s, const struct psrv_config *cfg)
+{
+    size_t len;
+
+    for (int i = 0; i < cfg->npreput; i++)
+        if (kvs_put_pending(s->kvs, cfg->preput[i].key, cfg->preput[i].val) < 0)
+            return -ENOMEM;
+    const void *blob = kvs_pending(s->kvs, &len);
+    int rc = blob ? kvs_commit_blob(s->kvs, blob, len) : 0;
+    kvs_pending_clear(s->kvs);
+    return rc;
 }
 
 struct psrv *psrv_create(const struct psrv_config *cfg, const struct psrv_ops *ops,
@@ -515,11 +536,20 @@ struct psrv *psrv_create(const struct psrv_config *cfg, const struct psrv_ops *o
         goto nomem;
     if (cfg->hwloc_xmlfile && !(s->hwloc_xmlfile = strdup(cfg->hwloc_xmlfile)))
         goto nomem;
+    if (cfg->spawner_jobid && !(s->spawner_jobid = strdup(cfg->spawner_jobid)))
+        goto nomem;
+    if (cfg->spawn_unsupported_msg &&
+        !(s->spawn_unsupported_msg = strdup(cfg->spawn_unsupported_msg)))
+        goto nomem;
     s->cfg.jobid = s->jobid;
     s->cfg.local_ranks = s->local_ranks;
     s->cfg.rank_node = s->rank_node;
     s->cfg.rank_appnum = s->rank_appnum;
     s->cfg.hwloc_xmlfile = s->hwloc_xmlfile;
+    s->cfg.spawner_jobid = s->spawner_jobid;
+    s->cfg.spawn_unsupported_msg = s->spawn_unsupported_msg;
+    s->cfg.npreput = 0; /* the pairs are in the KVS (below), not kept */
+    s->cfg.preput = NULL;
     s->cfg.process_mapping = NULL;
 
     if (cfg->process_mapping) {
@@ -550,6 +580,8 @@ struct psrv *psrv_create(const struct psrv_config *cfg, const struct psrv_ops *o
         !(s->ns = ns_create(s)) || !(s->blob = blob_create(s)))
         goto nomem;
     kvs_set_limits(s->kvs, s->lim.kvs_keys_per_job, s->lim.kvs_bytes_per_job);
+    if (seed_preput(s, cfg) < 0)
+        goto nomem;
     if (!s->mapping)
         srv_log(s, PSRV_LOG_WARN, "no PMI_process_mapping for this job (%s)",
                 cfg->rank_node ? "longer than 1024 characters" : "no rank layout");
@@ -580,6 +612,8 @@ void psrv_destroy(struct psrv *s)
             free(c->ring_left);
             free(c->ring_right);
             free(c->ring_thrid);
+            free(c->spawn_thrid);
+            spawn_req_free(c->spawn_build);
         }
     }
     kvs_destroy(s->kvs);
@@ -595,6 +629,8 @@ void psrv_destroy(struct psrv *s)
     free(s->rank_node);
     free(s->rank_appnum);
     free(s->hwloc_xmlfile);
+    free(s->spawner_jobid);
+    free(s->spawn_unsupported_msg);
     free(s->mapping);
     free(s);
     errno = saved;
@@ -772,6 +808,7 @@ static void client_lost(struct psrv *s, struct client *c)
     free(c->na_key);
     c->na_key = NULL;
     c->ns_wait = false;
+    spawn_client_lost(s, c);
     if (c->dead) {
         fence_client_lost(s, c);
         ring_client_lost(s, c);

@@ -352,9 +352,87 @@ START_TEST(getbyidx_and_unsupported)
     ft_send(ft, 0,
             "mcmd=spawn\nnprocs=1\nexecname=/bin/b\ntotspawns=2\nspawnssofar=2\n"
             "argcnt=0\npreput_num=0\ninfo_num=0\nendcmd\n");
-    EXPECT(ft, 0, "cmd=spawn_result rc=-1 msg=spawn_is_not_supported_by_this_server\n");
+    EXPECT(ft, 0, "cmd=spawn_result rc=-1 msg=spawn_is_not_supported_by_this_host\n");
     ck_assert_int_eq(ft->nodes[0].naborts, 0);
     ft_destroy(ft);
+}
+END_TEST
+
+/* MPICH's simple PMI blocks (arguments may hold spaces), one reply for all. */
+START_TEST(spawn_blocks)
+{
+    ft_spawn_mode = 1;
+    struct ft *ft = ft_create(1, 2, two_on_one, 2, 5000);
+    init1(ft, 0);
+    init1(ft, 1);
+    ft_send(ft, 0,
+            "mcmd=spawn\nnprocs=2\nexecname=/bin/a\ntotspawns=2\nspawnssofar=1\n"
+            "arg1=hello world\narg2=-x\nargcnt=2\npreput_num=1\n"
+            "preput_key_0=PARENT_ROOT_PORT_NAME\npreput_val_0=tag#0$p=1$\n"
+            "info_num=1\ninfo_key_0=wdir\ninfo_val_0=/tmp\nendcmd\n");
+    EXPECT(ft, 0, "");
+    ck_assert_int_eq(ft->nodes[0].nspawn, 0);
+    ft_send(ft, 0,
+            "mcmd=spawn\nnprocs=1\nexecname=/bin/b\ntotspawns=2\nspawnssofar=2\n"
+            "argcnt=0\npreput_num=1\npreput_key_0=PARENT_ROOT_PORT_NAME\n"
+            "preput_val_0=tag#0$p=1$\ninfo_num=0\nendcmd\n");
+    EXPECT(ft, 0, "");
+    ck_assert_int_eq(ft->nodes[0].nspawn, 1);
+    ck_assert_str_eq(ft->nodes[0].spawn_desc,
+                     "rank=0 total=3 [/bin/a x2 hello world -x wdir:=/tmp] [/bin/b x1] "
+                     "PARENT_ROOT_PORT_NAME=tag#0$p=1$");
+    psrv_spawn_done(ft->nodes[0].srv, ft->nodes[0].spawn_id, 0, "42.1", NULL, 3, NULL);
+    EXPECT(ft, 0, "cmd=spawn_result rc=0 jobid=42.1 errcodes=0,0,0\n");
+
+    /* hostile: a refused first block of three swallows the other two, then one reply */
+    ft_send(ft, 1,
+            "mcmd=spawn\nnprocs=99999999\nexecname=/bin/a\ntotspawns=3\nspawnssofar=1\n"
+            "argcnt=0\npreput_num=0\ninfo_num=0\nendcmd\n");
+    EXPECT(ft, 1, "");
+    for (int b = 2; b <= 3; b++) {
+        char blk[256];
+        snprintf(blk, sizeof(blk),
+                 "mcmd=spawn\nnprocs=1\nexecname=/bin/a\ntotspawns=3\nspawnssofar=%d\n"
+                 "argcnt=0\npreput_num=0\ninfo_num=0\nendcmd\n",
+                 b);
+        ft_send(ft, 1, blk);
+    }
+    EXPECT(ft, 1,
+           "cmd=spawn_result rc=-1 msg=spawn:_nprocs=99999999_is_not_a_count_in_0..4096\n");
+    /* counts past the bounds, blocks out of order, missing pieces */
+    static const char *const bad[][2] = {
+        {"mcmd=spawn\nnprocs=1\nexecname=/bin/a\ntotspawns=1\nspawnssofar=1\n"
+         "argcnt=100000\nendcmd\n",
+         "argcnt=100000_is_not_a_count_in_0..256"},
+        {"mcmd=spawn\nnprocs=1\nexecname=/bin/a\ntotspawns=1\nspawnssofar=1\n"
+         "argcnt=2\narg1=x\nendcmd\n",
+         "block_without_arg2_(argcnt=2)"},
+        {"mcmd=spawn\nnprocs=1\nexecname=/bin/a\ntotspawns=1\nspawnssofar=1\n"
+         "preput_num=65\nendcmd\n",
+         "preput_num=65_is_not_a_count_in_0..64"},
+        {"mcmd=spawn\nnprocs=1\nexecname=/bin/a\ntotspawns=1000\nspawnssofar=1\nendcmd\n",
+         "totspawns=1000_is_not_a_count_in_1..64"},
+        {"mcmd=spawn\nnprocs=1\nexecname=/bin/a\ntotspawns=1\nspawnssofar=2\nendcmd\n",
+         "block_2_of_1_came_first"},
+        {"mcmd=spawn\nnprocs=1\ntotspawns=1\nspawnssofar=1\nendcmd\n",
+         "block_without_execname"},
+        {"mcmd=spawn\nnprocs=1\nexecname=/bin/a\ntotspawns=1\nspawnssofar=1\n"
+         "info_num=1\ninfo_key_0=wdir\nendcmd\n",
+         "block_without_info_val_0"},
+    };
+    char want[256];
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        ft_send(ft, 1, bad[i][0]);
+        snprintf(want, sizeof(want), "cmd=spawn_result rc=-1 msg=spawn:_%s\n", bad[i][1]);
+        EXPECT(ft, 1, want);
+    }
+    ck_assert_int_eq(ft->nodes[0].nspawn, 1);
+    /* and the server goes on serving */
+    ft_send(ft, 1, "cmd=put kvsname=42.0 key=a value=b\n");
+    EXPECT(ft, 1, "cmd=put_result rc=0\n");
+    ck_assert_int_eq(ft->nodes[0].naborts, 0);
+    ft_destroy(ft);
+    ft_spawn_mode = 0;
 }
 END_TEST
 
@@ -573,6 +651,7 @@ static Suite *suite(void)
     tcase_add_test(tc, put_limits);
     tcase_add_test(tc, getbyidx_and_unsupported);
     tcase_add_test(tc, name_service_local);
+    tcase_add_test(tc, spawn_blocks);
     tcase_add_test(tc, abort_names_rank);
     tcase_add_test(tc, framing_split_and_joined);
     tcase_add_test(tc, malformed_aborts_only_that_rank);

@@ -3,7 +3,9 @@
  * The captured Slurm 22.05.8 libpmi2 streams (fixtures/, reference.md 2.6)
  * replayed as synchronous clients with exact replies; thrid echo; not
  * found answers; limits; node attributes with wait; job attributes; name
- * service; spawn/job-connect errors; abort variants; PMIX_Ring on one
+ * service; spawn parsed and handed to the host (hostile counts and lengths
+ * refused, the server intact), a spawned job's fullinit and preput pairs;
+ * job-connect errors; abort variants; PMIX_Ring on one
  * node; malformed records.
  */
 #include <check.h>
@@ -350,7 +352,7 @@ START_TEST(unsupported_commands)
     ft_send2(ft, 0,
              "cmd=spawn;ncmds=1;preputcount=0;subcmd=/bin/true;maxprocs=1;argc=0;");
     EXPECT2(ft, 0,
-            "cmd=spawn-response;rc=-1;errmsg=spawn is not supported by this server;");
+            "cmd=spawn-response;rc=-1;errmsg=spawn is not supported by this host;");
     ft_send2(ft, 0, "cmd=job-connect;jobid=1.0;");
     EXPECT2(ft, 0,
             "cmd=job-connect-response;rc=-1;kvscopy=FALSE;"
@@ -362,6 +364,169 @@ START_TEST(unsupported_commands)
     ft_send2(ft, 0, "cmd=frob;");
     EXPECT2(ft, 0, "cmd=frob-response;rc=-1;errmsg=unknown command frob;");
     ck_assert_int_eq(ft->nodes[0].naborts, 0);
+    ft_destroy(ft);
+}
+END_TEST
+
+/* ---- spawn ------------------------------------------------------------------ */
+
+static struct ft *spawn_job(int mode)
+{
+    ft_spawn_mode = mode; /* read at creation and by each spawn: reset by the test */
+    struct ft *ft = job(2);
+    init2(ft, 0);
+    init2(ft, 1);
+    return ft;
+}
+
+/* The server still serves both ranks: put, fence, get. */
+static void still_serves(struct ft *ft)
+{
+    ft_send2(ft, 0, "cmd=kvs-put;key=k0;value=v0;");
+    EXPECT2(ft, 0, "cmd=kvs-put-response;rc=0;");
+    ft_send2(ft, 0, "cmd=kvs-fence;");
+    ft_send2(ft, 1, "cmd=kvs-fence;");
+    EXPECT2(ft, 0, "cmd=kvs-fence-response;rc=0;");
+    EXPECT2(ft, 1, "cmd=kvs-fence-response;rc=0;");
+    ft_send2(ft, 1, "cmd=kvs-get;jobid=42.0;srcid=-1;key=k0;");
+    EXPECT2(ft, 1, "cmd=kvs-get-response;rc=0;found=TRUE;value=v0;");
+    ck_assert_int_eq(ft->nodes[0].naborts, 0);
+}
+
+START_TEST(spawn_to_host)
+{
+    struct ft *ft = spawn_job(1);
+    /* MPICH's / Loom's libpmi2 layout: thrid, preput, two commands, argv, info */
+    ft_send2(ft, 0,
+             "cmd=spawn;thrid=7;ncmds=2;preputcount=1;ppkey0=PARENT_ROOT_PORT_NAME;"
+             "ppval0=tag#0$port=1$;subcmd=/bin/a;maxprocs=1;argc=2;argv0=x;argv1=y z;"
+             "infokeycount=1;infokey0=wdir;infoval0=/tmp;subcmd=/bin/b;maxprocs=2;argc=0;"
+             "infokeycount=0;");
+    EXPECT(ft, 0, ""); /* the host answers later */
+    ck_assert_int_eq(ft->nodes[0].nspawn, 1);
+    ck_assert_str_eq(ft->nodes[0].spawn_desc,
+                     "rank=0 total=3 [/bin/a x1 x y z wdir:=/tmp] [/bin/b x2] "
+                     "PARENT_ROOT_PORT_NAME=tag#0$port=1$");
+    /* a second spawn while one is in flight */
+    ft_send2(ft, 0, "cmd=spawn;ncmds=1;preputcount=0;subcmd=/bin/a;maxprocs=1;argc=0;");
+    EXPECT2(ft, 0,
+            "cmd=spawn-response;rc=-1;errmsg=spawn: this task already has a spawn in "
+            "flight;");
+    ck_assert_int_eq(psrv_spawn_done(ft->nodes[0].srv, ft->nodes[0].spawn_id + 99, 0,
+                                     "x", NULL, 1, NULL),
+                     -ENOENT);
+    ck_assert_int_eq(
+        psrv_spawn_done(ft->nodes[0].srv, ft->nodes[0].spawn_id, 0, "42.1", NULL, 3, NULL),
+        0);
+    EXPECT2(ft, 0, "cmd=spawn-response;thrid=7;rc=0;jobid=42.1;errcodes=0,0,0;");
+    /* Slurm's libpmi2 omits infokeycount; a failure from the host */
+    ft_send2(ft, 1, "cmd=spawn;ncmds=1;preputcount=0;subcmd=/bin/c;maxprocs=4;argc=1;"
+                    "argv0=-v;");
+    ck_assert_str_eq(ft->nodes[0].spawn_desc, "rank=1 total=4 [/bin/c x4 -v]");
+    int codes[4] = {0, 0, 0, 0};
+    psrv_spawn_done(ft->nodes[0].srv, ft->nodes[0].spawn_id, -1, NULL, codes, 4,
+                    "cannot start rank 0: No such file");
+    EXPECT2(ft, 1, "cmd=spawn-response;rc=-1;errmsg=cannot start rank 0: No such file;");
+    still_serves(ft);
+    ft_destroy(ft);
+    ft_spawn_mode = 0;
+}
+END_TEST
+
+START_TEST(spawn_hostile)
+{
+    static const struct {
+        const char *req, *why;
+    } bad[] = {
+        {"cmd=spawn;ncmds=100000;preputcount=0;", "ncmds=100000 is not a count in 0..64"},
+        {"cmd=spawn;ncmds=-1;preputcount=0;", "ncmds=-1 is not a count in 0..64"},
+        {"cmd=spawn;ncmds=0;preputcount=0;", "ncmds=0"},
+        {"cmd=spawn;ncmds=1;preputcount=99999999999;", "preputcount=99999999999 is not a "
+                                                       "count in 0..64"},
+        {"cmd=spawn;ncmds=1;preputcount=2;ppkey0=a;ppval0=b;",
+         "request ends where ppkey1 was expected"},
+        {"cmd=spawn;ncmds=1;preputcount=1;ppkey1=a;ppval1=b;", "ppkey0 expected, not ppkey1"},
+        {"cmd=spawn;ncmds=1;preputcount=0;subcmd=/bin/a;maxprocs=5000;argc=0;",
+         "maxprocs=5000 is not a count in 0..4096"},
+        {"cmd=spawn;ncmds=2;preputcount=0;subcmd=/bin/a;maxprocs=4000;argc=0;"
+         "subcmd=/bin/a;maxprocs=4000;argc=0;",
+         "8000 processes asked, at most 4096 in one request"},
+        {"cmd=spawn;ncmds=1;preputcount=0;subcmd=/bin/a;maxprocs=0;argc=0;",
+         "no process to start (every maxprocs is 0)"},
+        {"cmd=spawn;ncmds=1;preputcount=0;subcmd=/bin/a;maxprocs=1;argc=1000000;",
+         "argc=1000000 is not a count in 0..256"},
+        {"cmd=spawn;ncmds=1;preputcount=0;subcmd=/bin/a;maxprocs=1;argc=2;argv0=x;",
+         "request ends where argv1 was expected"},
+        {"cmd=spawn;ncmds=1;preputcount=0;subcmd=/bin/a;maxprocs=1;argc=0;"
+         "infokeycount=65;",
+         "infokeycount=65 is not a count in 0..64"},
+        {"cmd=spawn;ncmds=1;preputcount=0;subcmd=/bin/a;maxprocs=1;argc=0;junk=1;",
+         "unexpected junk after the last command"},
+        {"cmd=spawn;ncmds=2;preputcount=0;subcmd=/bin/a;maxprocs=1;argc=0;",
+         "request ends where subcmd was expected"},
+        {"cmd=spawn;ncmds=1;preputcount=0;subcmd=;maxprocs=1;argc=0;", "empty subcmd"},
+        {"cmd=spawn;ncmds=1;preputcount=0;maxprocs=1;subcmd=/bin/a;argc=0;",
+         "subcmd expected, not maxprocs"},
+    };
+    struct ft *ft = spawn_job(1);
+    char want[512];
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        ft_send2(ft, 0, bad[i].req);
+        snprintf(want, sizeof(want), "cmd=spawn-response;rc=-1;errmsg=spawn: %s;",
+                 bad[i].why);
+        EXPECT2(ft, 0, want);
+    }
+    /* a string past PSRV_SPAWN_MAX_STR */
+    size_t big = PSRV_SPAWN_MAX_STR + 10;
+    char *req = malloc(big + 200);
+    int n = snprintf(req, 200, "cmd=spawn;ncmds=1;preputcount=0;subcmd=/bin/a;maxprocs=1;"
+                               "argc=1;argv0=");
+    memset(req + n, 'a', big);
+    strcpy(req + n + big, ";");
+    ft_send2(ft, 0, req);
+    free(req);
+    char *got = ft_take(ft, 0);
+    ck_assert_msg(strstr(got, "errmsg=spawn: argv longer than 4096 bytes;") != NULL, "%s",
+                  got);
+    free(got);
+    ck_assert_int_eq(ft->nodes[0].nspawn, 0); /* nothing reached the host */
+    still_serves(ft);
+    ft_destroy(ft);
+
+    /* the host refuses: its reason reaches the task */
+    ft = spawn_job(2);
+    ft_send2(ft, 1, "cmd=spawn;ncmds=1;preputcount=0;subcmd=/bin/a;maxprocs=1;argc=0;");
+    EXPECT2(ft, 1, "cmd=spawn-response;rc=-1;errmsg=the host says no;");
+    still_serves(ft);
+    ft_destroy(ft);
+    ft_spawn_mode = 0;
+}
+END_TEST
+
+static const struct psrv_kv spawned_pp[] = {{"PARENT_ROOT_PORT_NAME", "tag#0$x$"},
+                                            {"k2", "v2"}};
+static void spawned_cfg(struct psrv_config *cfg)
+{
+    cfg->spawner_jobid = "42.0";
+    cfg->npreput = 2;
+    cfg->preput = spawned_pp;
+}
+
+START_TEST(spawned_job_view)
+{
+    int rn[1] = {0};
+    struct ft *ft = ft_create_cfg(1, 2, rn, 1, 5000, spawned_cfg);
+    ft_send(ft, 0, "cmd=init pmi_version=2 pmi_subversion=0\n");
+    EXPECT(ft, 0, "cmd=response_to_init rc=0 pmi_version=2 pmi_subversion=0\n");
+    ft_send2(ft, 0, "cmd=fullinit;pmirank=0;threaded=FALSE;");
+    char *got = ft_take(ft, 0);
+    ck_assert_msg(strstr(got, ";spawner-jobid=42.0;") != NULL, "%s", got);
+    free(got);
+    /* before any fence: the preput pairs are there */
+    ft_send2(ft, 0, "cmd=kvs-get;jobid=42.0;srcid=-1;key=PARENT_ROOT_PORT_NAME;");
+    EXPECT2(ft, 0, "cmd=kvs-get-response;rc=0;found=TRUE;value=tag#0$x$;");
+    ft_send2(ft, 0, "cmd=kvs-get;jobid=42.0;srcid=-1;key=k2;");
+    EXPECT2(ft, 0, "cmd=kvs-get-response;rc=0;found=TRUE;value=v2;");
     ft_destroy(ft);
 }
 END_TEST
@@ -560,6 +725,9 @@ static Suite *suite(void)
     tcase_add_test(tc, nodeattr_wait);
     tcase_add_test(tc, name_service);
     tcase_add_test(tc, unsupported_commands);
+    tcase_add_test(tc, spawn_to_host);
+    tcase_add_test(tc, spawn_hostile);
+    tcase_add_test(tc, spawned_job_view);
     tcase_add_test(tc, abort_slurm_style);
     tcase_add_test(tc, abort_mpich_style);
     tcase_add_test(tc, ring_one_node);

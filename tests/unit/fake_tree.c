@@ -137,6 +137,57 @@ static void cb_ns_done(void *arg, uint64_t id, int rc, const char *value)
     snprintf(n->ns_value, sizeof(n->ns_value), "%s", value ? value : "(null)");
 }
 
+int ft_spawn_mode;
+
+/* ops->spawn: the request as one line (ft_node.spawn_desc), then accept or refuse. */
+static int cb_spawn(void *arg, uint64_t id, const struct psrv_spawn *req, char *err,
+                    size_t errlen)
+{
+    struct ft_node *n = arg;
+    char *d = n->spawn_desc;
+    size_t cap = sizeof(n->spawn_desc), o = 0;
+#define ADD(...)                                                                         \
+    do {                                                                                 \
+        int k_ = snprintf(d + o, cap - o, __VA_ARGS__);                                  \
+        if (k_ > 0)                                                                      \
+            o = o + (size_t)k_ < cap ? o + (size_t)k_ : cap - 1;                         \
+    } while (0)
+    ADD("rank=%d total=%d", req->rank, req->total);
+    for (int i = 0; i < req->ncmds; i++) {
+        const struct psrv_spawn_cmd *c = &req->cmds[i];
+        ADD(" [%s x%d", c->cmd, c->maxprocs);
+        for (int j = 0; j < c->argc; j++)
+            ADD(" %s", c->argv[j]);
+        ck_assert_ptr_null(c->argv[c->argc]);
+        for (int j = 0; j < c->ninfo; j++)
+            ADD(" %s:=%s", c->info[j].key, c->info[j].val);
+        ADD("]");
+    }
+    for (int i = 0; i < req->npreput; i++)
+        ADD(" %s=%s", req->preput[i].key, req->preput[i].val);
+#undef ADD
+    n->nspawn++;
+    n->spawn_id = id;
+    if (ft_spawn_mode == 2) {
+        snprintf(err, errlen, "the host says no");
+        return -EAGAIN;
+    }
+    return 0;
+}
+
+static const struct psrv_ops ops_spawn = {
+    .client_send = cb_client_send,
+    .tree_send = cb_tree_send,
+    .abort = cb_abort,
+    .log = cb_log,
+    .now_ms = cb_now,
+    .coll_done = cb_coll_done,
+    .dmdx_request = cb_dmdx_request,
+    .dmdx_done = cb_dmdx_done,
+    .ns_done = cb_ns_done,
+    .spawn = cb_spawn,
+};
+
 static const struct psrv_ops ops = {
     .client_send = cb_client_send,
     .tree_send = cb_tree_send,
@@ -195,7 +246,7 @@ struct ft *ft_create_cfg(int nnodes, int width, const int *rank_node, int size,
         };
         if (tweak)
             tweak(&cfg);
-        n->srv = psrv_create(&cfg, &ops, n);
+        n->srv = psrv_create(&cfg, ft_spawn_mode ? &ops_spawn : &ops, n);
         ck_assert_msg(n->srv != NULL, "psrv_create node %d: %s", k, strerror(errno));
     }
     return ft;

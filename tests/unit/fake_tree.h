@@ -45,6 +45,9 @@ struct ft_node {
     int dmdx_rc;
     char *dmdx_data;
     size_t dmdx_len;
+    int nspawn; /* ops->spawn (ft_spawn_mode != 0): count, last id and request */
+    uint64_t spawn_id;
+    char spawn_desc[1024];
     int nns; /* ops->ns_done: count and last answer */
     uint64_t ns_id;
     int ns_rc;
@@ -81,6 +84,9 @@ struct ft {
     int send_fail_to; /* tree_send to this node fails (-1: none) */
 };
 
+/* Before ft_create: 0 no ops->spawn, 1 ops->spawn records the request
+ * (ft_node.spawn_desc) and accepts it, 2 records and refuses it. */
+extern int ft_spawn_mode;
 /* cfg_tweak may adjust each node's config before psrv_create (may be NULL). */
 struct ft *ft_create(int nnodes, int width, const int *rank_node, int size,
                      int timeout_ms);
