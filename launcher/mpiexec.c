@@ -76,6 +76,7 @@
 #include "pack.h"
 #include "pmiserv.h"
 #include "slurm.h"
+#include "spawn.h"
 
 extern char **environ;
 
@@ -161,6 +162,13 @@ struct job {
     int nodeid;
     const char *host;  /* our host name, for messages */
     struct loop_timer *bye_timer;
+
+    /* Dynamic processes (spawn.h): the nested mpiexecs of the jobs our ranks
+     * spawned, and, when this mpiexec runs a spawned job, its identity and
+     * the report owed to the spawner once every rank started. */
+    struct mpx_spawner *spawner;
+    struct mpx_spawned spawned;
+    int exec_pending; /* ranks whose exec is not yet known to have worked */
 };
 
 /* The self-pipe and the pending flags: the only state a signal handler
@@ -574,8 +582,14 @@ static void op_log(void *arg, enum psrv_log_level level, const char *text)
 /* Each rank leads its own session and process group: signal the group
  * (the rank and what it started) and the rank itself, in case it moved.
  * Only unreaped ranks: a reaped rank's pid may be reused. */
+static int live_total(const struct job *job)
+{
+    return job->live + mpx_spawner_live(job->spawner);
+}
+
 static void kill_all(struct job *job, int sig)
 {
+    mpx_spawner_kill(job->spawner, sig); /* a nested mpiexec ends its own ranks */
     for (int i = 0; i < job->n; i++) {
         struct rank *r = &job->ranks[i];
         if (r->pid > 0 && !r->exited) {
@@ -590,7 +604,7 @@ static void kill_timer_cb(struct loop *lp, struct loop_timer *t, void *arg)
     struct job *job = arg;
 
     job->kill_timer = NULL;
-    if (job->live > 0) {
+    if (live_total(job) > 0) {
         job->sigkill_sent = true;
         kill_all(job, SIGKILL);
     }
@@ -601,8 +615,8 @@ static void begin_kill(struct job *job)
     if (job->ending)
         return;
     job->ending = true;
-    if (job->live > 0) {
-        if (!job->up) /* mpiexec counts the ranks of all hosts */
+    if (live_total(job) > 0) {
+        if (!job->up && job->live > 0) /* mpiexec counts the ranks of all hosts */
             msg(job, "killing %d remaining rank%s", job->live, plural(job->live));
         kill_all(job, SIGTERM);
         job->kill_timer = loop_timer_add(job->lp, KILL_GRACE_MS, kill_timer_cb, job);
@@ -637,7 +651,7 @@ static void bye_timer_cb(struct loop *lp, struct loop_timer *t, void *arg);
 
 static void check_done(struct job *job)
 {
-    if (job->live > 0)
+    if (live_total(job) > 0)
         return;
     if (job->open_streams == 0 && job->up) {
         /* Proxy: report, then wait (bounded) for mpiexec to hang up. */
@@ -721,6 +735,25 @@ static void rank_exited(struct job *job, struct rank *r, int status)
     }
 }
 
+/* A nested mpiexec (a job our ranks spawned) ended: its failure is ours. */
+static void spawned_job_exited(struct job *job, const char *what, int status)
+{
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return;
+    if (job->ending)
+        return;
+    if (WIFEXITED(status)) {
+        msg(job, "%s failed (its mpiexec exited with code %d)", what, WEXITSTATUS(status));
+        job->exit_code = WEXITSTATUS(status);
+    } else {
+        msg(job, "%s failed (its mpiexec was killed by signal %d)", what,
+            WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+        job->exit_code = 1;
+    }
+    flush_out(job);
+    begin_kill(job);
+}
+
 static void reap(struct job *job)
 {
     int status;
@@ -728,8 +761,14 @@ static void reap(struct job *job)
 
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
         struct rank *r = rank_by_pid(job, pid);
+        char what[96];
+        bool judge = true;
         if (r && !r->exited)
             rank_exited(job, r, status);
+        else if (!r &&
+                 mpx_spawner_reaped(job->spawner, pid, status, what, sizeof(what), &judge) &&
+                 judge)
+            spawned_job_exited(job, what, status);
     }
     check_done(job);
 }
@@ -835,7 +874,7 @@ static int env_set(struct envv *e, char *kv)
         e->v[i] = kv;
         return 0;
     }
-    if (e->n + 8 >= e->cap) {
+    if (e->n + 10 >= e->cap) {
         int cap = e->cap ? e->cap * 2 : 64;
         char **v = realloc(e->v, sizeof(*v) * (size_t)cap);
         if (!v)
@@ -1026,6 +1065,17 @@ static void errpipe_read(struct rank *r)
         job_fail(job, EXIT_LAUNCH, "cannot start rank %d (%s)%s%s: %s", r->rank,
                  job->o->apps[r->app].argv[0], job->up ? " on host " : "",
                  job->up ? job->host : "", strerror(e));
+    if (job->spawned.on && job->spawned.report_fd >= 0) {
+        /* a spawned job tells its spawner once every exec is known */
+        if (n == (ssize_t)sizeof(e)) {
+            char why[600];
+            snprintf(why, sizeof(why), "cannot start rank %d of spawned job %s (%s): %s",
+                     r->rank, job->jobid, job->o->apps[r->app].argv[0], strerror(e));
+            mpx_spawned_report(&job->spawned, 1, why);
+        } else if (--job->exec_pending == 0) {
+            mpx_spawned_report(&job->spawned, 0, NULL);
+        }
+    }
     if (reaped && job->up) {
         /* after the failure, so that mpiexec reports the reason */
         struct pack pk;
@@ -1054,7 +1104,7 @@ static int launch(struct job *job, struct mpx_bind *binder)
      * ranks have no controlling terminal (own session), so a background
      * job's rank would otherwise steal the shell's input. */
     bool stdin_null = isatty(0) && tcgetpgrp(0) != getpgrp();
-    char vars[6][96];
+    char vars[7][96];
     char pathbuf[4096];
     int defsigs[8], ndef = 0;
     sigset_t all, saved;
@@ -1168,6 +1218,10 @@ static int launch(struct job *job, struct mpx_bind *binder)
             env.n = base;
             for (int k = 0; k < 6; k++)
                 env.v[env.n++] = vars[k];
+            if (job->spawned.on) { /* PMI-1 clients learn it here (PMI_Init) */
+                snprintf(vars[6], sizeof(vars[6]), "PMI_SPAWNED=1");
+                env.v[env.n++] = vars[6];
+            }
             for (char *const *xv = lpmix_env(r->idx); xv && *xv; xv++)
                 (void)env_set(&env, *xv);
             env.v[env.n] = NULL;
@@ -1197,7 +1251,7 @@ static int launch(struct job *job, struct mpx_bind *binder)
                 .errpipe = ep[1],
                 .defsigs = defsigs,
                 .ndefsigs = ndef,
-                .parent = job->up ? getpid() : 0,
+                .parent = (job->up || job->spawned.on) ? getpid() : 0,
                 .timer_slack_us = slack,
             };
             /* Block signals across fork so that our handlers never run in
@@ -1222,6 +1276,7 @@ static int launch(struct job *job, struct mpx_bind *binder)
             }
             r->pid = pid;
             job->live++;
+            job->exec_pending++;
 
             r->pmi_fd = sv[0];
             fdio_set_nonblock(sv[0], true);
@@ -1466,6 +1521,29 @@ done:
 /* Create this node's PMI server core.  The one place where a node's server
  * starts, for the standalone launcher and for each proxy of a multi-host
  * job alike (a PMIx server would be started next to it here). */
+/* psrv_ops->spawn(): a nested mpiexec runs the new job (spawn.h). */
+static int op_spawn(void *arg, uint64_t id, const struct psrv_spawn *req, char *err,
+                    size_t errlen)
+{
+    struct job *job = arg;
+
+    if (job->up) {
+        snprintf(err, errlen, "spawn is not supported in a multi-host mpiexec job yet "
+                              "(-hosts/-f); run on one host");
+        return -ENOTSUP;
+    }
+    if (job->ending) {
+        snprintf(err, errlen, "spawn: the job is ending");
+        return -ECANCELED;
+    }
+    if (!job->spawner) {
+        snprintf(err, errlen, "spawn: mpiexec could not set up spawning (out of memory "
+                              "or /proc/self/exe unreadable)");
+        return -ENOTSUP;
+    }
+    return mpx_spawn_start(job->spawner, id, req, err, errlen);
+}
+
 static struct psrv *start_server_core(struct job *job, const struct psrv_config *cfg)
 {
     static const struct psrv_ops ops = {
@@ -1478,6 +1556,7 @@ static struct psrv *start_server_core(struct job *job, const struct psrv_config 
         .dmdx_request = lpmix_dmdx_request,
         .dmdx_done = lpmix_dmdx_done,
         .ns_done = lpmix_ns_done,
+        .spawn = op_spawn,
     };
 
     return psrv_create(cfg, &ops, job);
@@ -1555,6 +1634,9 @@ static int run_ranks(struct job *job, const int *rank_node, int nnodes, int node
         .tree_width = 2,
         .fence_timeout_ms = o->fence_timeout_s * 1000,
         .log_level = (enum psrv_log_level)job->pmi_level,
+        .spawner_jobid = job->spawned.on ? job->spawned.spawner_jobid : NULL,
+        .npreput = job->spawned.on ? job->spawned.npreput : 0,
+        .preput = job->spawned.on ? job->spawned.preput : NULL,
     };
     char limits_err[160]; /* quotas of the server core: LOOM_PMI_MAX_* */
     if (psrv_limits_from_env(&cfg.limits, limits_err, sizeof(limits_err)) < 0)
@@ -1562,6 +1644,14 @@ static int run_ranks(struct job *job, const int *rank_node, int nnodes, int node
     job->srv = start_server_core(job, &cfg);
     if (job->srv)
         (void)lpmix_start(job->lp, job->srv, &cfg, job->host, op_log, job);
+    if (job->srv && !job->up) {
+        /* spawn budget: what our spawner left us, else LOOM_MPIEXEC_MAX_SPAWN_PROCS */
+        int max = job->spawned.on ? job->spawned.budget
+                                  : env_int("LOOM_MPIEXEC_MAX_SPAWN_PROCS",
+                                            MPX_SPAWN_DEF_MAX_PROCS);
+        job->spawner = mpx_spawner_create(job->lp, &job->srv, job->jobid,
+                                          o->fence_timeout_s, max < 0 ? 0 : max);
+    }
     free(local);
     free(node);
     free(appnum);
@@ -1604,6 +1694,9 @@ static int run_ranks(struct job *job, const int *rank_node, int nnodes, int node
     if (job->up)
         up_process(job);
     rc = launch(job, binder);
+    if (job->spawned.on && rc < 0)
+        mpx_spawned_report(&job->spawned, 1, "the mpiexec of the spawned job could not "
+                                             "start its ranks (see its messages)");
     if (o->verbose)
         msg(job, "started %d rank%s in %llu ms (jobid %s)", job->live, plural(job->live),
             (unsigned long long)(loop_now_ms() - job->t0), job->jobid);
@@ -1644,6 +1737,8 @@ static int run_ranks(struct job *job, const int *rank_node, int nnodes, int node
     lpmix_stop();
     psrv_destroy(job->srv);
     job->srv = NULL;
+    mpx_spawner_destroy(job->spawner);
+    job->spawner = NULL;
     loop_destroy(job->lp);
     job->lp = NULL;
     for (int k = 0; k < 3; k++)
@@ -2021,9 +2116,20 @@ int main(int argc, char **argv)
     loom_log_init(&job.log, "mpiexec", LOOM_LOG_INFO);
     job.t0 = loop_now_ms();
 
+    /* a job spawned by another mpiexec's ranks (spawn.h) */
+    rc = mpx_spawned_from_env(&job.spawned, err, sizeof(err));
+    if (rc < 0) {
+        msg(&job, "%s", err);
+        mpx_spawned_report(&job.spawned, 1, err);
+        mpx_spawned_free(&job.spawned);
+        return EXIT_USAGE;
+    }
+
     rc = mpx_args_parse(argc, argv, &o, err, sizeof(err));
     if (rc < 0) {
         msg(&job, "%s", rc == -ENOMEM ? "out of memory" : err);
+        mpx_spawned_report(&job.spawned, 1, rc == -ENOMEM ? "out of memory" : err);
+        mpx_spawned_free(&job.spawned);
         mpx_args_free(&o);
         return EXIT_USAGE;
     }
@@ -2097,9 +2203,15 @@ int main(int argc, char **argv)
 
     sane_stdio();
     raise_nofile();
-    snprintf(job.jobid, sizeof(job.jobid), "%u.0", (unsigned)getpid());
+    if (job.spawned.on)
+        snprintf(job.jobid, sizeof(job.jobid), "%s", job.spawned.jobid);
+    else
+        snprintf(job.jobid, sizeof(job.jobid), "%u.0", (unsigned)getpid());
 
     rc = run_ranks(&job, NULL, 1, 0, binder);
+    if (job.spawned.on) /* still owed: it ended before every exec was known */
+        mpx_spawned_report(&job.spawned, 1, "the spawned job ended while starting");
+    mpx_spawned_free(&job.spawned);
     mpx_bind_close(binder);
     mpx_args_free(&o);
     return rc;
