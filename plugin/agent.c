@@ -834,6 +834,12 @@ int loom_agent_start(struct loom_step *st)
         extern struct psrv_limits loom_limits; /* conf.c: mpi.conf LoomMax* quotas */
         cfg.limits = loom_limits;
     }
+    /* Spawn would need this stepd (node 0) to run "srun --mpi=loom" for a new
+     * step and that step's stepds to take the preput pairs and spawner id;
+     * not built yet: the task gets this reason instead of a bare failure. */
+    cfg.spawn_unsupported_msg =
+        "spawn is not supported under srun --mpi=loom yet (the plugin does not start "
+        "the new step); use Loom's mpiexec outside Slurm (mpiexec --no-slurm) to spawn";
     if (!(a->srv = psrv_create(&cfg, &ops, a))) {
         rc = errno ? -errno : -EINVAL;
         goto fail;

@@ -449,10 +449,10 @@ void spawn_handle(struct psrv *s, struct client *c, struct spawn_req *r)
         return;
     }
     if (!s->ops.spawn) {
-        spawn_reply_error(s, c, thrid, -1,
-                          s->cfg.spawn_unsupported_msg ? s->cfg.spawn_unsupported_msg
-                                                       : "spawn is not supported by this "
-                                                         "host");
+        const char *why = s->cfg.spawn_unsupported_msg ? s->cfg.spawn_unsupported_msg
+                                                       : "spawn is not supported by this host";
+        srv_warn(s, c, SRV_W_SPAWN, "rank %d: %s", c->rank, why);
+        spawn_reply_error(s, c, thrid, -1, why);
         spawn_req_free(r);
         return;
     }
