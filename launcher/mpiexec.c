@@ -788,7 +788,10 @@ static void handle_signal(struct job *job, int sig)
         begin_kill(job);
         return;
     }
-    msg(job, "caught signal %d (%s)", sig, strsignal(sig));
+    if (job->spawned.on && sig == SIGTERM) /* the spawner's mpiexec ends its job */
+        msg(job, "spawned job %s: ended with the job that spawned it", job->jobid);
+    else
+        msg(job, "caught signal %d (%s)", sig, strsignal(sig));
     job->exit_code = 128 + sig;
     begin_kill(job);
 }

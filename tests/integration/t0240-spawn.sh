@@ -4,7 +4,8 @@
 # MPICH speaks), two commands with their own appnum, preput pairs in the new job's
 # KVS, the job ending only when the spawned job ended; then hostile requests (counts
 # past the wire bounds, past mpiexec's budget, a program that does not exist): each
-# refused with a message, and the job goes on.
+# refused with a message, and the job goes on; a failing spawner takes the spawned
+# job with it.
 . "$(dirname "$0")/lib.sh"
 need_mpiexec
 need_prog pmi2_spawn pmi1_spawn
@@ -30,5 +31,19 @@ LOOM_MPIEXEC_MAX_SPAWN_PROCS=2 run_job -t 60 -n 1 "$LOOM_PROGDIR/pmi2_spawn" par
 assert_rc 1 "spawn past LOOM_MPIEXEC_MAX_SPAWN_PROCS=2 fails"
 assert_grep "3 processes asked, 2 of at most 2 left" "$err" "the refusal names the budget"
 assert_grep "pmi_spawn: rank 0: spawn failed" "$err" "the parent got rc != 0, not a hang"
+
+# the spawning job fails: the job it spawned ends with it, nothing is left behind
+secs=$((7000 + $$ % 900))
+run_job -t 60 -n 1 "$LOOM_PROGDIR/pmi2_spawn" orphan $secs
+assert_rc 3 "the spawner's exit code is the job's"
+assert_grep "ended with the job that spawned it" "$err" "the spawned job was ended by mpiexec"
+sleep 1
+left=$(pgrep -f "^/bin/sleep $secs\$")
+if [ -n "$left" ]; then
+    fail "spawned 'sleep $secs' processes outlived the job (pids $left)"
+    kill $left
+else
+    ok "no spawned process outlived the job"
+fi
 
 finish

@@ -16,6 +16,8 @@
  *                that does not exist: all must fail (not hang, not crash);
  *                then every rank fences and finalizes normally.  Prints
  *                "pmi_spawn: hostile requests refused OK".
+ *   orphan SECS  rank 0 spawns 2 x "/bin/sleep SECS" and every rank exits 3 without
+ *                finalize: the spawned job must end with the job (launcher's duty).
  *   Any failure prints "pmi_spawn: rank R: reason" on stderr and exits 1.
  */
 #include <stdio.h>
@@ -181,6 +183,18 @@ int main(int argc, char **argv)
     if (spawned)
         fail("spawned is set in a job nobody spawned");
 
+    if (argc > 2 && strcmp(argv[1], "orphan") == 0) {
+        /* spawn 2 x "sleep SECS", then fail: the launcher must end them too */
+        const char *a0[] = {argv[2], NULL};
+        const char **args[] = {a0};
+        int two[] = {2}, errs[2];
+        if (rank == 0 && spawn(1, "/bin/sleep", args, two, 0, NULL, NULL, errs, jobid,
+                               sizeof(jobid)) != 0)
+            fail("spawn of sleep failed");
+        printf("pmi_spawn: spawned 2 sleepers, exiting 3\n");
+        fflush(stdout);
+        exit(3);
+    }
     if (argc > 1 && strcmp(argv[1], "hostile") == 0) {
         if (rank == 0) {
             const char *a0[] = {"child", NULL};
