@@ -19,7 +19,7 @@
  *     frees the partial request (LeakSanitizer sees the rest).
  * Seeds: corpus/spawn/: what Loom's libpmi2 (PMI2_Job_Spawn) and libpmi
  * (PMI_Spawn_multiple, MPICH's simple PMI layout) send for tests/programs/pmi_spawn.c,
- * Slurm's layout without infokeycount, and hostile counts (huge ncmds, argc, nprocs,
+ * a request without infokeycount (the caller gave no info sizes), and hostile counts (huge ncmds, argc, nprocs,
  * out-of-order blocks, missing keys).
  */
 // clang-format on

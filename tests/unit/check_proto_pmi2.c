@@ -419,7 +419,7 @@ START_TEST(spawn_to_host)
         psrv_spawn_done(ft->nodes[0].srv, ft->nodes[0].spawn_id, 0, "42.1", NULL, 3, NULL),
         0);
     EXPECT2(ft, 0, "cmd=spawn-response;thrid=7;rc=0;jobid=42.1;errcodes=0,0,0;");
-    /* Slurm's libpmi2 omits infokeycount; a failure from the host */
+    /* without infokeycount (a caller that passed no info sizes); a failure from the host */
     ft_send2(ft, 1, "cmd=spawn;ncmds=1;preputcount=0;subcmd=/bin/c;maxprocs=4;argc=1;"
                     "argv0=-v;");
     ck_assert_str_eq(ft->nodes[0].spawn_desc, "rank=1 total=4 [/bin/c x4 -v]");
