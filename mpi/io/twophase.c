@@ -4,12 +4,14 @@
  * The accessed range [lowest offset, highest end) of all ranks is cut into one
  * contiguous file domain per aggregator (one rank per node by default, hint cb_nodes;
  * domains rounded to striping_unit when it is set).  The domains are worked through
- * in rounds of cb_buffer_size bytes: in each round every rank sends the pieces it has
- * inside each aggregator's window (offset/length pairs, and for writes the bytes) with
- * one alltoallv over the file's private communicator, and the aggregator does large
- * contiguous pwrite/pread calls on the window (writes: one call per covered run, so a
- * hole is never read or overwritten; reads: one pread of the requested span), then
- * (reads) sends every rank its bytes back with a second alltoallv.
+ * in rounds of cb_buffer_size bytes: in each round every rank tells each aggregator
+ * what it has inside that aggregator's window (a two-int header), then sends it the
+ * pieces (offset/length pairs, and for writes the bytes), over the file's private
+ * communicator; the aggregator does large contiguous pwrite/pread calls on the window
+ * (writes: one call per covered run, so a hole is never read or overwritten; reads: one
+ * pread of the requested span), then (reads) sends every rank its bytes back.  The
+ * exchanges are sparse (sparse_xchg): only messages to and from aggregators, all posted
+ * at once, never the n*n of an alltoallv.
  * Returns 0, an MPI error class (agreed by all ranks), or 1 when the hints say the
  * access should be done independently (every rank gets the same answer).
  */
@@ -77,6 +79,30 @@ static int io_err(int e)
     return e == 0 ? 0 : MPI_ERR_IO;
 }
 
+/* One exchange of a round, sparse: cnt[d] bytes at sbuf + dsp[d] go to every rank d with
+ * cnt[d] > 0, and rcnt[s] bytes arrive at rbuf + rdsp[s] from every s with rcnt[s] > 0
+ * (both sides know the sizes), all posted at once.  Only aggregators take part in the
+ * traffic of a round, so an alltoallv's n*n messages (empty ones included, pairwise
+ * steps for large ones) become n per aggregator.  Every rank makes exactly one schedule
+ * here (the schedules' tags follow the communicator's collective sequence). */
+static int sparse_xchg(struct xm_comm *c, const char *sbuf, const int *cnt, const int *dsp,
+                       char *rbuf, const int *rcnt, const int *rdsp)
+{
+    struct xm_sched *s = xm_sched_new(c);
+    if (!s)
+        return MPI_ERR_NO_MEM;
+    int me = c->rank;
+    for (int r = 0; r < c->size; r++)
+        if (r != me && rcnt[r] > 0)
+            xm_sched_recv(s, rbuf + rdsp[r], rcnt[r], MPI_BYTE, r);
+    for (int r = 0; r < c->size; r++)
+        if (r != me && cnt[r] > 0)
+            xm_sched_send(s, sbuf + dsp[r], cnt[r], MPI_BYTE, r);
+    if (cnt[me] > 0 && rcnt[me] > 0)
+        memcpy(rbuf + rdsp[me], sbuf + dsp[me], (size_t)(cnt[me] < rcnt[me] ? cnt[me] : rcnt[me]));
+    return xm_sched_start(s, NULL) < 0 ? MPI_ERR_INTERN : 0;
+}
+
 int xm_io_twophase(struct xm_file *f, int write, struct xm_io_piece *p, int np, char *stream)
 {
     struct xm_comm *c = f->comm;
@@ -120,10 +146,8 @@ int xm_io_twophase(struct xm_file *f, int write, struct xm_io_piece *p, int np, 
     MPI_Offset dsize = 0, cb = f->hints.cb_buffer_size;
     int me_agg = -1;
     if (!rc) {
-        for (int i = 0; i < n; i++) {
-            two[i] = 2;
-            twod[i] = 2 * i;
-        }
+        for (int i = 0; i < n; i++)
+            twod[i] = (int)(2 * sizeof(int)) * i; /* byte offset of rank i's header */
         dsize = (end - st + naggr - 1) / naggr;
         if (f->hints.striping_unit > 0)
             dsize = (dsize + f->hints.striping_unit - 1) / f->hints.striping_unit *
@@ -254,8 +278,15 @@ int xm_io_twophase(struct xm_file *f, int write, struct xm_io_piece *p, int np, 
                 }
         }
         free(first);
-        /* 3. exchange the headers, then the messages */
-        if (xm_icoll_alltoallv(shdr, two, twod, MPI_INT, rhdr, two, twod, MPI_INT, c, NULL) < 0) {
+        /* 3. exchange the headers (every rank to every aggregator), then the messages */
+        for (int i = 0; i < n; i++)
+            two[i] = 0;
+        for (int a = 0; a < naggr; a++)
+            two[agg[a]] = (int)(2 * sizeof(int));
+        for (int i = 0; i < n; i++)
+            rcnt[i] = me_agg >= 0 ? (int)(2 * sizeof(int)) : 0;
+        memset(rhdr, 0, (size_t)n * 2 * sizeof(int));
+        if (sparse_xchg(c, (char *)shdr, two, twod, (char *)rhdr, rcnt, twod)) {
             rc = MPI_ERR_INTERN;
             break;
         }
@@ -282,8 +313,7 @@ int xm_io_twophase(struct xm_file *f, int write, struct xm_io_piece *p, int np, 
                 rc = MPI_ERR_NO_MEM;
             break;
         }
-        if (xm_icoll_alltoallv(sbuf, scnt, sdsp, MPI_BYTE, rbuf, rcnt, rdsp, MPI_BYTE, c,
-                               NULL) < 0) {
+        if (sparse_xchg(c, sbuf, scnt, sdsp, rbuf, rcnt, rdsp)) {
             rc = MPI_ERR_INTERN;
             break;
         }
@@ -440,8 +470,7 @@ int xm_io_twophase(struct xm_file *f, int write, struct xm_io_piece *p, int np, 
                 rcap = in;
             }
         }
-        if (xm_icoll_alltoallv(back, scnt, sdsp, MPI_BYTE, rbuf, rcnt, rdsp, MPI_BYTE, c,
-                               NULL) < 0) {
+        if (sparse_xchg(c, back, scnt, sdsp, rbuf, rcnt, rdsp)) {
             rc = MPI_ERR_INTERN;
             break;
         }
