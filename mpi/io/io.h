@@ -25,7 +25,7 @@
 
 struct xm_io_hints {
     long cb_buffer_size;   /* bytes an aggregator moves per round (16 MiB) */
-    int cb_nodes;          /* aggregators (default: one per node of the file's group) */
+    int cb_nodes;          /* aggregators (default: two per node of the file's group) */
     int cb_write, cb_read; /* 0 disable, 1 enable, 2 automatic */
     int no_indep_rw;       /* romio_no_indep_rw: accepted, reported */
     int ds_read, ds_write; /* data sieving: 0 disable, 1 enable, 2 automatic */

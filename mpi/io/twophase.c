@@ -2,7 +2,7 @@
  * twophase.c - collective buffering (two-phase I/O) for the _all calls.
  *
  * The accessed range [lowest offset, highest end) of all ranks is cut into one
- * contiguous file domain per aggregator (one rank per node by default, hint cb_nodes;
+ * contiguous file domain per aggregator (two ranks per node by default, hint cb_nodes;
  * domains rounded to striping_unit when it is set).  The domains are worked through
  * in rounds of cb_buffer_size bytes: in each round every rank tells each aggregator
  * what it has inside that aggregator's window (a two-int header), then sends it the
