@@ -10,7 +10,8 @@
 # Launchers: Loom's mpiexec, mpiexec.mpich, mpiexec.openmpi --oversubscribe, and Open MPI
 # again with OMPI_MCA_mpi_yield_when_idle=1 ("ompi-yield"): at 16 ranks on 2 cores every
 # MPI is oversubscribed, and Open MPI's default busy-polling loses most of its CPU time.
-# Writes bench/results/neighbor.md (override with BENCH_OUTDIR) and prints it.
+# Writes bench/results/neighbor.md, neighbor.png (bars.gp), neighbor.tsv and neighbor_raw.dat
+# (override the directory with BENCH_OUTDIR) and prints the table; shared code: lib.sh.
 # Not part of `make check`: speed is measured here, never asserted in tests.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -27,46 +28,16 @@ while getopts "r:n:b:h" c; do
     esac
 done
 shift $((OPTIND - 1))
-bdir=${1:-build}
-case "$bdir" in /*) ;; *) bdir=$PWD/$bdir ;; esac
-TMO=${BENCH_TIMEOUT:-300}
-outdir=${BENCH_OUTDIR:-$top/bench/results}
-mkdir -p "$outdir"
-exec </dev/null
-tmp=$(mktemp -d /tmp/loom-nbbench.XXXXXX) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-
-declare -A CC=([loom]=$bdir/mpi/mpicc [mpich]=${MPICC_MPICH:-mpicc.mpich}
-               [ompi]=${MPICC_OMPI:-mpicc.openmpi})
-mpis=()
-for m in loom mpich ompi; do
-    if "${CC[$m]}" -O2 -o "$tmp/nb.$m" "$here/neighbor.c" 2>"$tmp/cc.$m.log"; then
-        mpis+=("$m")
-    else
-        echo "neighbor.sh: cannot build with ${CC[$m]}, skipping $m" >&2
-    fi
-done
+. "$here/lib.sh"
+bench_init nbbench "${1:-build}"
+bench_build "$here/neighbor.c"
 [[ " ${mpis[*]} " == *" ompi "* ]] && mpis+=(ompi-yield)
-ompi_root=()
-[ "$(id -u)" = 0 ] && ompi_root=(--allow-run-as-root)
 
-launch() {
-    local m=$1
-    case $m in
-    loom) timeout -k 5 "$TMO" "$bdir/launcher/mpiexec" -n "$np" "$tmp/nb.loom" "$budget" ;;
-    mpich) timeout -k 5 "$TMO" mpiexec.mpich -n "$np" "$tmp/nb.mpich" "$budget" ;;
-    ompi) timeout -k 5 "$TMO" mpiexec.openmpi "${ompi_root[@]}" --oversubscribe -n "$np" \
-        "$tmp/nb.ompi" "$budget" ;;
-    ompi-yield) OMPI_MCA_mpi_yield_when_idle=1 timeout -k 5 "$TMO" mpiexec.openmpi \
-        "${ompi_root[@]}" --oversubscribe -x OMPI_MCA_mpi_yield_when_idle -n "$np" \
-        "$tmp/nb.ompi" "$budget" ;;
-    esac
-}
-
-load0=$(cut -d' ' -f1-3 /proc/loadavg)
+load0=$(bench_load)
+: >"$tmp/raw"
 for ((r = 1; r <= reps; r++)); do
     for m in "${mpis[@]}"; do
-        if launch "$m" >"$tmp/out" 2>"$tmp/err"; then
+        if bench_launch "$m" "$np" "$budget" >"$tmp/out" 2>"$tmp/err"; then
             awk -v m="$m" '$1 == "neighbor_alltoall" { print m, $2, $3 }' "$tmp/out" >>"$tmp/raw"
         else
             echo "neighbor.sh: $m run $r failed:" >&2
@@ -74,35 +45,39 @@ for ((r = 1; r <= reps; r++)); do
         fi
     done
 done
-load1=$(cut -d' ' -f1-3 /proc/loadavg)
+load1=$(bench_load)
 
 out=$outdir/neighbor.md
-python3 - "$tmp/raw" "$np" "$reps" "$budget" "$load0" "$load1" "${mpis[*]}" >"$out" <<'PY'
-import sys, statistics
-raw, np_, reps, budget, l0, l1, mpis = sys.argv[1:8]
+cp "$tmp/raw" "$outdir/neighbor_raw.dat"
+PYTHONPATH=$here python3 - "$tmp/raw" "$outdir/neighbor" "$np" "$reps" "$budget" "$load0" \
+    "$load1" "${mpis[*]}" >"$out" <<'PY' || exit 1
+import sys, benchlib as B
+raw, base, np_, reps, budget, l0, l1, mpis = sys.argv[1:9]
 mpis = mpis.split()
-d = {}
-for line in open(raw):
-    m, b, us = line.split()
-    d.setdefault((m, int(b)), []).append(float(us))
-sizes = sorted({b for (_, b) in d})
+d = B.read_raw(raw, 1)
+sizes = sorted(d, key=lambda k: int(k[0]))
+lbl = lambda b: "%d B" % b if b < 1024 else "%d KiB" % (b // 1024)
 print(f"# MPI_Neighbor_alltoall, {np_} ranks on a periodic 2-D grid (bench/mpi/neighbor.sh)\n")
 print(f"Median of {reps} launches (each: the median of 3 timed repetitions of "
       f"{budget} s); microseconds per call, slowest rank.  Load average before/after: "
-      f"{l0} / {l1}.  Ratio = other MPI / Loom (above 1: Loom is faster).\n")
+      f"{l0} / {l1}.  Ratio = other MPI / Loom (above 1: Loom is faster).  "
+      f"Plot: neighbor.png (log scale).  Machine: 2 cores shared with other builds, so "
+      f"{np_} ranks are oversubscribed; MPICH (ch3/nemesis) busy-polls in every wait, Open MPI "
+      f"does too unless mpi_yield_when_idle=1 (ompi-yield), Loom sleeps on a futex when "
+      f"oversubscribed.\n")
 others = [m for m in mpis if m != 'loom']
-print("| block | " + " | ".join(mpis) + " | " + " | ".join(f"{m}/loom" for m in others) + " |")
-print("|---" * (1 + len(mpis) + len(others)) + "|")
-med = lambda m, b: statistics.median(d[(m, b)]) if (m, b) in d else None
-for b in sizes:
-    row = [f"{b} B" if b < 1024 else f"{b // 1024} KiB"]
-    for m in mpis:
-        v = med(m, b)
-        row.append(f"{v:.1f}" if v is not None else "fail")
-    lo = med('loom', b)
-    for m in others:
-        v = med(m, b)
-        row.append(f"{v / lo:.2f}" if v is not None and lo else "-")
-    print("| " + " | ".join(row) + " |")
+rows = []
+for k in sizes:
+    c = d[k]
+    lo = B.med(c.get('loom'))
+    rows.append([lbl(int(k[0]))] + [B.cell(c.get(m), "%.1f", spread=False) for m in mpis]
+                + [B.ratio(B.med(c.get(m)), lo) for m in others])
+print("\n".join(B.table(["block"] + mpis + [f"{m}/loom" for m in others], rows)))
+B.panel(base + ".tsv", f"MPI_Neighbor_alltoall, {np_} ranks, 2-D periodic grid (lower is better)",
+        "microseconds per call (log)", [B.NAMES[m] for m in mpis],
+        [(lbl(int(k[0])).replace(" ", ""), [B.med(d[k].get(m)) for m in mpis]) for k in sizes],
+        log=True)
 PY
+bench_plot "$outdir/neighbor.png" "Loom vs MPICH vs Open MPI: neighbourhood collective" 1x1 \
+    "$outdir/neighbor.tsv"
 cat "$out"
