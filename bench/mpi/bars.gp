@@ -18,6 +18,7 @@ set style fill solid 0.8 border -1
 set boxwidth 0.9
 set grid ytics
 set key top left font ",9"
+set offsets 0, 0, graph 0.3, 0   # room above the bars for the key
 set xtics rotate by -25 font ",9"
 set multiplot layout nr,nc title suptitle
 do for [i=1:words(panels)] {
