@@ -28,6 +28,9 @@ do for [i=1:words(panels)] {
     set autoscale y
     if (system("sed -n 's/^# log: //p' ".f) eq "y") {
         set logscale y
+        # bars grow from the bottom of the axis: start it a decade under the smallest value
+        ymin = real(system("awk '!/^#/ { for (i = 2; i <= NF; i++) if ($i + 0 > 0 && (m == 0 || $i + 0 < m)) m = $i + 0 } END { print m + 0 }' ".f))
+        if (ymin > 0) { set yrange [10**(floor(log10(ymin)) - 1):*] }
     } else {
         unset logscale y
         set yrange [0:*]
