@@ -12,7 +12,10 @@
 #          [--cache DIR] [--out DIR] [--timeout SECS] [--mpich auto|run|skip]
 #          [--lists testlist[,testlist.dtp]] [--write-expected]
 #   --quick       only the tests listed in tests/mpich/quick (the CI subset), Loom only
-#   --dirs        directories of test/mpi (default: the 13 of the full comparison)
+#   --dirs        directories of test/mpi (default: the 13 of the full comparison);
+#                 io and cxx are accepted too (issue 22): a run naming either of them
+#                 configures its own suites (build-<name>-iocxx) with MPI-IO and C++
+#                 enabled and the C++ wrappers (mpicxx, mpicxx.mpich) as MPICXX
 #   --build       Loom's build directory (default: $LOOM_BUILD_DIR or build)
 #   --cache       where MPICH's source and the configured suites live (default:
 #                 $LOOM_MPICH_CACHE, else /var/cache/loom/mpich when writable, else
@@ -96,6 +99,9 @@ if [ -z "$cache" ]; then
         cache=${XDG_CACHE_HOME:-$HOME/.cache}/loom/mpich
     fi
 fi
+# a relative --out names a directory under the caller's working directory (runtests
+# runs inside the configured suite, where a relative path would point elsewhere)
+case $out in /*) ;; *) out=$PWD/$out ;; esac
 mkdir -p "$cache" "$out" || exit 1
 command -v perl >/dev/null || skip "perl not installed (MPICH's runtests is a perl script)"
 command -v python3 >/dev/null || skip "python3 not installed (report.py)"
@@ -255,12 +261,26 @@ make_shim() {
 }
 
 CONF_FLAGS="--disable-fortran --disable-cxx --disable-romio --enable-strictmpi --enable-threads=multiple --disable-perftest --disable-ft-tests"
+# ---- io and cxx (issue 22) ---------------------------------------------------------
+# test/mpi builds io/ only with --enable-romio (which also defines HAVE_MPI_IO for the
+# other directories) and cxx/ only when MPICXX links MPI::Init().  A run naming io or
+# cxx uses suites of its own, configured so, in build-<name>-iocxx: the 13 directories'
+# suites (and their configure stamps, which several worktrees share) stay as they are.
+IOCXX_DIRS="io cxx"
+sfx=
+for d in $dirs; do case " $IOCXX_DIRS " in *" $d "*) sfx=-iocxx ;; esac; done
+if [ -n "$sfx" ]; then
+    CONF_FLAGS="--disable-fortran --enable-cxx --enable-romio --enable-strictmpi --enable-threads=multiple --disable-perftest --disable-ft-tests"
+fi
+# the C++ wrapper beside a C one (mpicc -> mpicxx, mpicc.mpich -> mpicxx.mpich)
+cxx_of() { local c=$1; printf '%s' "${c%/*}/$(basename "$c" | sed 's/^mpicc/mpicxx/')"; }
 # configure_suite NAME MPICC MPIEXEC SHIM ENV...: (re)configure when the stamp differs;
 # SHIM=yes probes for the harness shim; returns 1 when configure or the support
 # libraries fail
 configure_suite() {
     local name=$1 cc=$2 mx=$3 shim=$4; shift 4
-    local b=$cache/build-$name libs= ucpp= d
+    local b=$cache/build-$name$sfx libs= ucpp= d cxxarg=
+    [ -n "$sfx" ] && [ -x "$(cxx_of "$cc")" ] && cxxarg=MPICXX=$(cxx_of "$cc")
     mkdir -p "$b"
     write_wrapper "$b/mpiexec-wrap" "$mx" "$@"
     if [ "$shim" = yes ]; then
@@ -270,18 +290,18 @@ configure_suite() {
         2) # other shim content: objects and programs built against the old one go
            if [ -f "$b/Makefile" ]; then
                say "$name: the harness shim changed ($(tr '\n' ' ' <"$b/loomshim/symbols")): relinking"
-               for d in util $ALL_DIRS; do make -C "$b/$d" clean >/dev/null 2>&1; done
+               for d in util $ALL_DIRS $IOCXX_DIRS; do make -C "$b/$d" clean >/dev/null 2>&1; done
            fi ;;
         *) say "$name: the harness shim does not compile (see $b/loomshim/build.log)"; return 1 ;;
         esac
         libs=$b/loomshim/libloomshim.a
         [ -s "$b/loomshim/symbols" ] && ucpp="-include $b/loomshim/shim.h"
     fi
-    local stamp="$tsrc $cc $CONF_FLAGS $libs"
+    local stamp="$tsrc $cc $CONF_FLAGS $libs${cxxarg:+ $cxxarg}"
     if [ "$(cat "$b/.loom-stamp" 2>/dev/null)" != "$stamp" ] || [ ! -x "$b/runtests" ]; then
         say "configure test/mpi for $name (MPICC=$cc) in $b"
         rm -f "$b/.loom-stamp"
-        if ! (cd "$b" && "$tsrc/configure" MPICC="$cc" MPIEXEC="$b/mpiexec-wrap" ${libs:+LIBS="$libs"} \
+        if ! (cd "$b" && "$tsrc/configure" MPICC="$cc" MPIEXEC="$b/mpiexec-wrap" ${libs:+LIBS="$libs"} ${cxxarg:+"$cxxarg"} \
                 $CONF_FLAGS >configure.log 2>&1 </dev/null); then
             say "$name: configure failed (see $b/configure.log)"; return 1
         fi
@@ -339,22 +359,22 @@ mres=$cache/results-mpich
 loom_ok=yes
 # one run at a time per configured suite (the Loom and MPICH ones may run at once)
 if [ "$loom" != skip ]; then
-    exec 9>"$cache/build-$lkey.lock"
-    flock -w 3600 9 || say "waited an hour for $cache/build-$lkey.lock; going on"
+    exec 9>"$cache/build-$lkey$sfx.lock"
+    flock -w 3600 9 || say "waited an hour for $cache/build-$lkey$sfx.lock; going on"
 fi
 if [ "$loom" = skip ]; then
-    [ -f "$cache/build-$lkey/.loom-stamp" ] || loom_ok=no
+    [ -f "$cache/build-$lkey$sfx/.loom-stamp" ] || loom_ok=no
 elif ! configure_suite "$lkey" "$loom_mpicc" "$loom_mpiexec" yes "${loom_env[@]}"; then
     loom_ok=no
 elif [ "$loom" = run ]; then
-    run_suite loom "$cache/build-$lkey" "$lres"
+    run_suite loom "$cache/build-$lkey$sfx" "$lres"
 fi
 exec 9>&-
 if [ "$loom_ok" = yes ]; then
     :
 else
     mkdir -p "$lres"; for d in $dirs; do rm -f "$lres/$d.junit.xml"; done
-    cp "$cache/build-$lkey/configure.log" "$lres/configure.log" 2>/dev/null
+    cp "$cache/build-$lkey$sfx/configure.log" "$lres/configure.log" 2>/dev/null
 fi
 t_loom=$(($(date +%s) - t_start))
 
@@ -370,10 +390,10 @@ if [ "$mpich" = run ] || { [ "$mpich" = auto ] && [ "$loom" != skip ]; }; then
 fi
 if [ -n "$mdirs" ]; then
     if command -v mpicc.mpich >/dev/null && command -v mpiexec.mpich >/dev/null &&
-            exec 9>"$cache/build-mpich.lock" && flock -w 3600 9 &&
+            exec 9>"$cache/build-mpich$sfx.lock" && flock -w 3600 9 &&
             configure_suite mpich "$(command -v mpicc.mpich)" "$(command -v mpiexec.mpich)" no "${mpich_env[@]}"; then
         dirs_save=$dirs; dirs=$mdirs
-        run_suite mpich "$cache/build-mpich" "$mres"
+        run_suite mpich "$cache/build-mpich$sfx" "$mres"
         for d in $mdirs; do echo "$lists $timeout" >"$mres/$d.lists"; done
         dirs=$dirs_save
         exec 9>&-
@@ -387,12 +407,12 @@ rargs=(report --dirs "$dirs" --loom "$lres" --expected "$here/expected-fail" --o
     --loom-seconds "$t_loom" --total-seconds "$t_all")
 rlists=$lists
 [ "$quick" = yes ] && rlists=testlist.loomquick
-rargs+=(--tsrc "$tsrc" --tbuild "$cache/build-$lkey" --lists "$rlists" --timeout "$timeout")
-[ "$loom_ok" = yes ] || rargs+=(--loom-unbuilt "configure of test/mpi with Loom's mpicc failed: $cache/build-$lkey/configure.log")
+rargs+=(--tsrc "$tsrc" --tbuild "$cache/build-$lkey$sfx" --lists "$rlists" --timeout "$timeout")
+[ "$loom_ok" = yes ] || rargs+=(--loom-unbuilt "configure of test/mpi with Loom's mpicc failed: $cache/build-$lkey$sfx/configure.log")
 [ "$mpich" != skip ] && rargs+=(--mpich "$mres")
 [ "$write_expected" = yes ] && rargs+=(--write-expected)
 [ "$quick" = yes ] && rargs+=(--quick "$here/quick")
-[ -s "$cache/build-$lkey/loomshim/symbols" ] && rargs+=(--shim "$(tr '\n' ' ' <"$cache/build-$lkey/loomshim/symbols")")
+[ -s "$cache/build-$lkey$sfx/loomshim/symbols" ] && rargs+=(--shim "$(tr '\n' ' ' <"$cache/build-$lkey$sfx/loomshim/symbols")")
 python3 "$here/report.py" "${rargs[@]}"
 }
 main "$@"
