@@ -427,7 +427,9 @@ int xm_io_set_view(struct xm_file *f, MPI_Offset disp, MPI_Datatype etype,
     if (ext32 && (ext32_check(et) || ext32_check(ft)))
         return MPI_ERR_UNSUPPORTED_DATAREP;
     /* expand the flattened blocks into regions in type-map order; they must not go
-     * backwards (MPI-3.1 §13.3: nonnegative, monotonically nondecreasing) */
+     * backwards (MPI-3.1 §13.3: nonnegative, monotonically nondecreasing).  A layout
+     * that breaks this is MPI_ERR_IO, the class ROMIO gives it (the type itself is a
+     * valid datatype, so not MPI_ERR_TYPE) */
     size_t n = 0;
     for (int b = 0; b < ft->nblocks; b++)
         n += ft->blocks[b].count;
@@ -463,7 +465,7 @@ int xm_io_set_view(struct xm_file *f, MPI_Offset disp, MPI_Datatype etype,
                         free(roff);
                         free(rlen);
                         free(rpos);
-                        return MPI_ERR_TYPE;
+                        return MPI_ERR_IO;
                     }
                     roff[nreg] = o;
                     rlen[nreg] = bl->len;
@@ -481,7 +483,7 @@ int xm_io_set_view(struct xm_file *f, MPI_Offset disp, MPI_Datatype etype,
         free(roff);
         free(rlen);
         free(rpos);
-        return MPI_ERR_TYPE;
+        return MPI_ERR_IO;
     }
     free_view(f);
     if (!XM_DT_IS_PREDEF(etype))

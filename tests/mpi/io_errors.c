@@ -4,7 +4,8 @@
  *   CREATE|EXCL on an existing file (MPI_ERR_FILE_EXISTS), writing a read-only file
  *   (MPI_ERR_READ_ONLY), reading a write-only one (MPI_ERR_ACCESS), explicit offsets on
  *   a sequential file (MPI_ERR_UNSUPPORTED_OPERATION), an unknown data representation,
- *   MPI_FILE_NULL (MPI_ERR_FILE), MPI_File_delete of a missing file; the default file
+ *   MPI_FILE_NULL (MPI_ERR_FILE), filetypes going below 0, backwards or over themselves
+ *   (MPI_ERR_IO, as ROMIO), MPI_File_delete of a missing file; the default file
  *   handler is MPI_ERRORS_RETURN, user handlers made by MPI_File_create_errhandler run
  *   with the error code, and MPI_File_call_errhandler reaches them.
  */
@@ -47,7 +48,11 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (rank == 0) {
-        const char *t = getenv("TMPDIR");
+        /* a directory every rank sees: LOOM_MPI_TEST_IODIR (the 4-node cluster test
+         * points it at a shared one), else TMPDIR, else /tmp */
+        const char *t = getenv("LOOM_MPI_TEST_IODIR");
+        if (!t || !*t)
+            t = getenv("TMPDIR");
         snprintf(dir, sizeof dir, "%s/loom-io-XXXXXX", t && *t ? t : "/tmp");
         if (!mkdtemp(dir))
             dir[0] = 0;
@@ -89,6 +94,21 @@ int main(int argc, char **argv)
     EXPECT(MPI_File_read_at(fh, 0, &x, 1, MPI_INT, &st), MPI_ERR_ACCESS);
     EXPECT(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "big-endian-ish", MPI_INFO_NULL),
            MPI_ERR_UNSUPPORTED_DATAREP);
+    /* filetypes whose type map goes below 0, backwards, or (file open for writing)
+     * over itself: MPI_ERR_IO, the class ROMIO gives (MPI-3.1 §13.3 forbids them; the
+     * datatype itself is valid, so not MPI_ERR_TYPE) */
+    {
+        int bl[2] = {1, 1}, bl3[2] = {3, 1}, neg[2] = {-2, 2}, back[2] = {3, 0},
+            ovl[2] = {0, 1};
+        const int *dl[3] = {neg, back, ovl}, *bll[3] = {bl, bl, bl3};
+        for (int k = 0; k < 3; k++) {
+            MPI_Datatype ft;
+            MPI_Type_indexed(2, bll[k], dl[k], MPI_INT, &ft);
+            MPI_Type_commit(&ft);
+            EXPECT(MPI_File_set_view(fh, 0, MPI_INT, ft, "native", MPI_INFO_NULL), MPI_ERR_IO);
+            MPI_Type_free(&ft);
+        }
+    }
     EXPECT(MPI_File_write_at(fh, -4, &x, 1, MPI_INT, &st), MPI_ERR_ARG);
     EXPECT(MPI_File_write_at(fh, 0, &x, -1, MPI_INT, &st), MPI_ERR_COUNT);
     EXPECT(MPI_File_write_at(fh, 0, &x, 1, MPI_DATATYPE_NULL, &st), MPI_ERR_TYPE);
