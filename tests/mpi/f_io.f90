@@ -1,13 +1,17 @@
 ! f_io.f90 - MPI-IO from Fortran (USE mpi_f08): TYPE(MPI_File) handles (MPI_File_c2f's
 !   index), open/write_at_all/read_at/get_size/close/delete, MPI_FILE_NULL after close.
-!   The file is /tmp/loom-f_io-<pid of rank 0>; rank 0 prints "No Errors".
+!   The file is <dir>/loom-f_io-<pid of rank 0>, <dir> being LOOM_MPI_TEST_IODIR (a
+!   directory all nodes share; the 4-node cluster test sets it) or /tmp (every rank
+!   must see the same value); rank 0 prints "No Errors".
 program f_io
   use mpi_f08
   implicit none
   type(MPI_File) :: fh
   integer :: rank, nprocs, errs, pid, got(4), i, ierr
   integer(kind=MPI_OFFSET_KIND) :: off, fsize
-  character(len=64) :: fname
+  character(len=300) :: fname
+  character(len=256) :: iodir
+  integer :: iolen, iost
 
   errs = 0
   call MPI_Init()
@@ -15,7 +19,9 @@ program f_io
   call MPI_Comm_size(MPI_COMM_WORLD, nprocs)
   pid = getpid()
   call MPI_Bcast(pid, 1, MPI_INTEGER, 0, MPI_COMM_WORLD)
-  write (fname, '(a,i0)') '/tmp/loom-f_io-', pid
+  call get_environment_variable('LOOM_MPI_TEST_IODIR', iodir, iolen, iost)
+  if (iost /= 0 .or. iolen == 0) iodir = '/tmp'
+  write (fname, '(a,a,i0)') trim(iodir), '/loom-f_io-', pid
 
   call MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_CREATE + MPI_MODE_RDWR, &
                      MPI_INFO_NULL, fh, ierr)

@@ -336,7 +336,11 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (rank == 0) {
-        const char *t = getenv("TMPDIR");
+        /* a directory every rank sees: LOOM_MPI_TEST_IODIR (the 4-node cluster test
+         * points it at a shared one), else TMPDIR, else /tmp */
+        const char *t = getenv("LOOM_MPI_TEST_IODIR");
+        if (!t || !*t)
+            t = getenv("TMPDIR");
         snprintf(dir, sizeof dir, "%s/loom-io-XXXXXX", t && *t ? t : "/tmp");
         if (!mkdtemp(dir))
             dir[0] = 0;

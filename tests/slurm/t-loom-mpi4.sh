@@ -16,6 +16,9 @@
 #            collectives (node-aware ones use shm inside a node, TCP between leaders);
 #   5 ranks  srun -N4 -n5 (nodes of 2, 1, 1, 1 ranks): the collectives and ordering
 #            tests on nodes of unequal size;
+#   MPI-IO   srun -N4 --ntasks-per-node=4: io_view at 16 ranks (a strided view written
+#            collectively and read back byte for byte); every case puts the MPI-IO
+#            tests' files in LOOM_MPI_TEST_IODIR, a directory all nodes share;
 #   hosts    the testlist (each line's own rank count) under mpiexec -hosts loom1,...,loom4
 #            -launcher-exec netns-exec.sh: no Slurm on the path, ranks round-robin over
 #            the hosts; the lines asserting one host's facts are left out (below);
@@ -42,6 +45,11 @@ list=$here/../mpi/testlist
     exit 1
 }
 start_cluster -n 4
+# MPI-IO test programs (io_*, f_io) put their files in LOOM_MPI_TEST_IODIR: one
+# directory every node sees (a node's TMPDIR may be its own TmpFS), so that a file
+# written by ranks on four nodes is read back whole
+export LOOM_MPI_TEST_IODIR="$cdir/io"
+mkdir -p "$LOOM_MPI_TEST_IODIR" && chmod 1777 "$LOOM_MPI_TEST_IODIR"
 
 # runtests output -> case verdicts of lib.sh
 run_list() { # NAME RUNTESTS_ARGS...
@@ -101,6 +109,15 @@ tcp_mixed 5
 EOF
 run_list "collectives on unequal nodes, srun --mpi=$mpi -N4 -n5" \
     -launcher "srun --mpi=$mpi -N4 -n5" -list "$cdir/list5"
+
+# MPI-IO across nodes at 16 ranks (4 per node, so an aggregator on every node): a
+# strided view written collectively (two-phase, several cb_nodes, and independent
+# writes) and read back byte for byte by other decompositions (io_view)
+cat >"$cdir/listio" <<'EOF'
+io_view 16 timeout=120
+EOF
+run_list "MPI-IO strided view, srun --mpi=$mpi -N4, 4 ranks per node" \
+    -launcher "srun --mpi=$mpi -N4 --ntasks-per-node=4" -list "$cdir/listio"
 
 # The same nodes without Slurm on the path: mpiexec with a host list, each proxy started
 # in its node's namespaces by netns-exec.sh (hydra users' ssh), ranks dealt round-robin
