@@ -87,7 +87,9 @@ loom_mpiexec=$bdir/launcher/mpiexec
 if [ "$quick" = yes ]; then
     [ "$mpich" = auto ] && mpich=skip
     out=${out:-$bdir/mpich-suite-quick}
-    # the directories named in the quick list, in the order of the full list
+    # the directories named in the quick list, in the order of the full list (when no
+    # --dirs: io too, whose quick tests make the run use the io/cxx configuration)
+    [ "$dirs" = "$ALL_DIRS" ] && dirs="$ALL_DIRS io"
     dirs=$(for d in $dirs; do grep -q "^$d/" "$here/quick" && echo "$d"; done | tr '\n' ' ')
 else
     out=${out:-$bdir/mpich-suite}
