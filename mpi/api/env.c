@@ -6,7 +6,7 @@
  *   put_card -> one fence
  *   -> shm/tcp connect -> p2p engine; COMM_WORLD ctx 0, COMM_SELF ctx 2.  Finalize =
  *   barrier on COMM_WORLD (every rank's sends drained before anyone unmaps) ->
- *   transport finalize -> the process manager's finalize.  MPI_THREAD_SERIALIZED is the highest level.
+ *   transport finalize -> the process manager's finalize.  MPI_THREAD_MULTIPLE is provided (core/mt.h).
  *   Transports: shm reaches the ranks of my node, the TCP netmod the others; with
  *   LOOM_MPI_NETMOD=tcp every peer goes through TCP (shm unused; tests, comparisons).
  *   TCP listens (and puts its card) only when some rank may be remote: the node map
@@ -27,6 +27,7 @@
 #include "../coll/coll.h"
 #include "../core/boot.h"
 #include "../core/comm.h"
+#include "../core/mt.h"
 #include "../core/p2p.h"
 #include "../core/transport.h"
 #include "../dt/dtype.h"
@@ -161,6 +162,7 @@ static int init_common(void)
         _exit(1);
     }
     xm_g.initialized = 1;
+    xm_mt_main_set(); /* MPI_Is_thread_main (threads area) */
     int have_map = xm_boot_have_map();
     const char *nm = getenv("LOOM_MPI_NETMOD");
     int force_tcp = nm && strcmp(nm, "tcp") == 0;
@@ -228,10 +230,15 @@ int PMPI_Init(int *argc, char ***argv)
 
 int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
+    /* threads area: MULTIPLE turns the global lock on (core/mt.h) before anything
+     * else can run; the transports see xm_mt.on from their first block() */
+    int level = required > MPI_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE
+                : required < MPI_THREAD_SINGLE ? MPI_THREAD_SINGLE
+                                               : required;
+    if (level == MPI_THREAD_MULTIPLE && !xm_g.initialized)
+        xm_mt_init();
     int rc = init_common();
-    xm_g.thread_level = required > MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED
-                        : required < MPI_THREAD_SINGLE  ? MPI_THREAD_SINGLE
-                                                         : required;
+    xm_g.thread_level = level;
     if (provided)
         *provided = xm_g.thread_level;
     return rc;
@@ -279,7 +286,7 @@ int PMPI_Query_thread(int *provided)
 
 int PMPI_Is_thread_main(int *flag)
 {
-    *flag = 1;
+    *flag = xm_mt_is_main();
     return MPI_SUCCESS;
 }
 

@@ -16,7 +16,8 @@
  *   standard runs it there); the status it fills is the same unless the extra state
  *   changes between the two calls.  free_fn's return code is not reported (the request
  *   is already gone when it runs).  Waiting for a request nobody completes waits for
- *   ever, sleeping (MPI_THREAD_SERIALIZED: no other thread can complete it).
+ *   ever, sleeping; under MPI_THREAD_MULTIPLE another thread's Grequest_complete wakes
+ *   it (core/mt.h).
  */
 #include <stdlib.h>
 

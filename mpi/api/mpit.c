@@ -7,7 +7,7 @@
  *   - MPI_T_init_thread/MPI_T_finalize nest (a counter) and work before MPI_Init and
  *     after MPI_Finalize; every other MPI_T call outside them returns
  *     MPI_T_ERR_NOT_INITIALIZED.  MPI_T calls return their error codes and never call
- *     an error handler (§14.3).  MPI_THREAD_SERIALIZED at most, as the library.
+ *     an error handler (§14.3).  MPI_THREAD_MULTIPLE, as the library (its calls take libmpi's lock).
  *   - Control variables: one per setting the library reads from the environment
  *     (table below).  They are read once, at MPI_Init or when first needed, so all are
  *     MPI_T_SCOPE_READONLY: MPI_T_cvar_write answers MPI_T_ERR_CVAR_SET_NEVER.  Their
@@ -236,7 +236,7 @@ int PMPI_T_init_thread(int required, int *provided)
     if (!provided)
         return MPI_T_ERR_INVALID;
     t_inits++;
-    *provided = required > MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED
+    *provided = required > MPI_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE
                 : required < MPI_THREAD_SINGLE  ? MPI_THREAD_SINGLE
                                                  : required;
     return MPI_SUCCESS;

@@ -59,6 +59,7 @@
 #include <time.h>
 
 #include "../core/comm.h"
+#include "../core/mt.h"
 #include "../core/p2p.h"
 #include "../dt/dtype.h"
 #include "../shm/shm.h"
@@ -180,16 +181,22 @@ static void wait_reach(const _Atomic uint32_t *w, uint32_t target)
 #endif
             if ((i & 63) == 0) {
                 xm_progress();
+                if (__builtin_expect(xm_mt.on, 0))
+                    xm_mt_pass(); /* threads: let the process's other threads in */
                 double t = now_us();
                 if (t - t0 >= L.spin_us) {
                     spinning = 0;
                 } else if (L.yield_every > 0 && t >= next_yield) {
+                    int held = xm_mt_drop();
                     sched_yield(); /* in case the one we wait for shares our CPU */
+                    xm_mt_take(held);
                     next_yield = t + L.yield_every;
                 }
             }
         } else {
             xm_progress();
+            if (__builtin_expect(xm_mt.on, 0))
+                xm_mt_pass();
             if (reached(w, target, &v))
                 return;
             if (yields++ < L.ycur) {
@@ -197,7 +204,9 @@ static void wait_reach(const _Atomic uint32_t *w, uint32_t target)
                  * job): yielding then only delays us, sleep sooner next time.  Short
                  * ones cycle through our own ranks: yield more (up to L.yield). */
                 double t = now_us();
+                int held = xm_mt_drop();
                 sched_yield();
+                xm_mt_take(held);
                 if (now_us() - t > L.yield_slow)
                     L.ycur /= 2;
                 else if (L.ycur < L.yield)

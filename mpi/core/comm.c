@@ -17,6 +17,7 @@
 
 #include "../coll/coll.h"
 #include "comm.h"
+#include "mt.h"
 
 #define XM_NCTX_WORDS 64
 /* ids 0 (world), 1 (self), 2 (bootstrap of Comm_create_group, see api/comm.c) */
@@ -24,6 +25,8 @@ static uint32_t ctx_used[XM_NCTX_WORDS] = {7u};
 
 int xm_ctx_alloc(struct xm_comm *parent, uint32_t *ctx)
 {
+    if (__builtin_expect(xm_mt.on, 0))
+        return xm_ctx_agree(parent, ctx); /* threads area: core/idup.c */
     uint32_t mask[XM_NCTX_WORDS];
     xm_ctx_offer(mask);
     int rc = xm_icoll_allreduce(MPI_IN_PLACE, mask, XM_NCTX_WORDS, MPI_UINT32_T, MPI_BAND,

@@ -30,6 +30,8 @@ extern uint32_t xm_ctx_reserved[XM_CTX_MASK_WORDS];
 void xm_ctx_offer(uint32_t *mask);
 /* MPI_Comm_idup: start duplicating c; *newcomm is written when *rp completes */
 int xm_comm_idup(struct xm_comm *c, MPI_Comm *newcomm, struct xm_req **rp);
+/* threads area: xm_ctx_alloc under MPI_THREAD_MULTIPLE (an agreement, as idup's) */
+int xm_ctx_agree(struct xm_comm *c, uint32_t *ctx);
 struct xm_comm *xm_comm_new(int size, int *w, uint32_t ctx, struct xm_comm *parent);
 void xm_comm_release(struct xm_comm *c);
 /* drop a reference (Comm_free, end of a collective schedule); the last one releases */

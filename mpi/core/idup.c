@@ -26,6 +26,7 @@
 
 #include "../coll/coll.h"
 #include "comm.h"
+#include "p2p.h"
 
 #define ROUND_STRIDE 16u   /* sequence numbers one round may use */
 #define SEQ_ROUNDS 4096u   /* rounds before the sequence numbers wrap */
@@ -42,6 +43,7 @@ struct agree {
     int holder;              /* this round offered the real mask */
     uint32_t mask[XM_CTX_MASK_WORDS];
     uint32_t offer[XM_CTX_MASK_WORDS];
+    uint32_t *ctx_out;       /* threads area: only an id is wanted (xm_ctx_agree) */
 };
 
 static struct agree *pending;
@@ -71,6 +73,17 @@ static void finish(struct agree *a, int rc, uint32_t ctx)
 {
     struct xm_req *r = a->req;
     struct xm_comm *c = a->parent;
+    if (a->ctx_out) { /* xm_ctx_agree(): the caller builds what it builds */
+        if (rc == 0)
+            *a->ctx_out = ctx;
+        else
+            r->status.MPI_ERROR = rc == -ENOSPC ? MPI_ERR_INTERN : MPI_ERR_OTHER;
+        unlink_agree(a);
+        r->coll_state = NULL;
+        free(a);
+        xm_req_complete(r);
+        return;
+    }
     *a->newcomm = MPI_COMM_NULL;
     if (rc == 0) {
         int *w = malloc((size_t)(c->size ? c->size : 1) * sizeof(int));
@@ -179,7 +192,36 @@ static void kid_done(struct xm_req *p, struct xm_req *k)
     advance(a);
 }
 
+static int agree_start(struct xm_comm *c, MPI_Comm *newcomm, uint32_t *ctx_out,
+                       struct xm_req **rp);
+
 int xm_comm_idup(struct xm_comm *c, MPI_Comm *newcomm, struct xm_req **rp)
+{
+    return agree_start(c, newcomm, NULL, rp);
+}
+
+/* threads area (MPI_THREAD_MULTIPLE): the blocking constructors' id, agreed the way
+ * an idup agrees (xm_ctx_alloc calls it when the lock is on).  A plain allreduce of
+ * free masks is not enough there: two threads constructing on different parents at
+ * once would both offer the same free ids, and overlapping members would then take
+ * one id for two communicators.  Rounds serialize the offers per process (above). */
+int xm_ctx_agree(struct xm_comm *c, uint32_t *ctx)
+{
+    struct xm_req *r;
+    uint32_t got = 0;
+    int rc = agree_start(c, NULL, &got, &r);
+    if (rc < 0)
+        return rc;
+    xm_wait(r);
+    rc = r->status.MPI_ERROR == MPI_SUCCESS ? 0 : -ENOSPC;
+    xm_req_free(r);
+    if (rc == 0)
+        *ctx = got;
+    return rc;
+}
+
+static int agree_start(struct xm_comm *c, MPI_Comm *newcomm, uint32_t *ctx_out,
+                       struct xm_req **rp)
 {
     struct agree *a = calloc(1, sizeof(*a));
     struct xm_req *r = a ? xm_req_new(XM_REQ_GREQ) : NULL;
@@ -195,9 +237,12 @@ int xm_comm_idup(struct xm_comm *c, MPI_Comm *newcomm, struct xm_req **rp)
     a->key = (uint64_t)c->ctx << 32 | k;
     a->seq_base = 0x10000000u | (k & 0xfffu) << 16;
     a->parent = c;
-    c->refs++;
-    a->newcomm = newcomm;
-    *newcomm = MPI_COMM_NULL;
+    a->ctx_out = ctx_out;
+    if (!ctx_out) { /* an id only: the caller holds c until it has it */
+        c->refs++;
+        a->newcomm = newcomm;
+        *newcomm = MPI_COMM_NULL;
+    }
     a->req = r;
     struct agree **pp = &pending;
     while (*pp && (*pp)->key < a->key)

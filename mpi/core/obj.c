@@ -12,10 +12,12 @@
 #include <string.h>
 
 #include "comm.h"
+#include "mt.h"
 #include "p2p.h"
 #include "xm.h"
 
 struct xm_state xm_g;
+struct xm_mt xm_mt; /* threads area: core/mt.h */
 
 struct table {
     void **slot;
@@ -184,6 +186,7 @@ static void child_outcome(struct xm_req *p, const struct xm_req *c)
 void xm_req_complete(struct xm_req *r)
 {
     r->done = 1;
+    xm_mt.dirty = 1; /* threads: the waiting thread may be asleep (core/mt.h) */
     struct xm_req *p = r->parent;
     if (p && p->kid_done) {
         r->parent = NULL;

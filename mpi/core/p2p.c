@@ -40,6 +40,7 @@
 #include "../dt/dtype.h"
 #include "../shm/shm.h"
 #include "boot.h"
+#include "mt.h"
 #include "p2p.h"
 #include "transport.h"
 
@@ -1274,6 +1275,8 @@ int xm_progress(void)
             in_rma = 0;
         }
     }
+    if (__builtin_expect(xm_mt.on, 0) && n)
+        xm_mt.dirty = 1; /* threads: another thread's request may be done (core/mt.h) */
     return n;
 }
 
@@ -1307,6 +1310,8 @@ static double long_spin_us = -1, long_t0;
 
 void xm_idle(int *spins)
 {
+    if (__builtin_expect(xm_mt.on, 0))
+        xm_mt_pass(); /* threads: wake whom our progress served, let waiters in */
     int s = (*spins)++;
     if (s == 0 && last_spin_step >= 0 && last_spin_step < spin_cur)
         spin_grow(); /* the previous wait ended while spinning */
@@ -1331,12 +1336,21 @@ void xm_idle(int *spins)
 #endif
     } else if (s < spin_cur + yield_max) {
         double t = now_us();
+        int held = xm_mt_drop(); /* threads: 0 below MPI_THREAD_MULTIPLE */
         sched_yield();
+        xm_mt_take(held);
         if (now_us() - t > 3.0) {
             if (spin_cur > 16 && spin_adapt)
                 spin_cur /= 2;
         } else {
             spin_grow();
+        }
+    } else if (__builtin_expect(xm_mt.on, 0)) {
+        /* threads: one thread sleeps in the transport, the others on its kick */
+        if (!xm_mt_sleep(xm_g.net || xm_g.shm)) {
+            struct xm_transport *t = xm_g.net ? xm_g.net : xm_g.shm;
+            t->block(t, 20);
+            xm_mt_unblock();
         }
     } else if (xm_g.net) {
         /* the netmod's block also wakes for shm packets when shm is in use (tcp.c) */

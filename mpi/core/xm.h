@@ -35,6 +35,15 @@
  *   XM_WEAK(MPI_Send)  then  int PMPI_Send(...) { ... }  in an api/ file. */
 #define XM_WEAK(name) \
     extern __typeof__(P##name) name __attribute__((weak, alias("P" #name)));
+/* threads area (MPI_THREAD_MULTIPLE, core/mt.h): in libmpi the exported PMPI_X and
+ * MPI_X are generated wrappers (gen_mt.py, api/mt_wrap.c) that take the global lock;
+ * mt_names.h renames the definition above to the hidden xmi_PMPI_X, which internal
+ * calls of PMPI_X reach directly.  (Files built outside libmpi keep the alias.) */
+#ifdef XM_MT_WRAP
+#undef XM_WEAK
+#define XM_WEAK(name)
+#include "../api/mt_names.h"
+#endif
 
 /* ---- handles --------------------------------------------------------------- */
 enum xm_kind {

@@ -72,6 +72,7 @@
 #include <unistd.h>
 
 #include "../core/boot.h"
+#include "../core/mt.h"
 #include "../core/p2p.h"
 #include "../core/transport.h"
 #include "shm.h"
@@ -574,11 +575,13 @@ static void block_on(const _Atomic uint32_t *w, uint32_t old, int timeout_ms)
     /* relaxed load of *w: ordered by the fence (the caller re-reads with acquire) */
     if (!have_work() && !(w && atomic_load_explicit(w, memory_order_relaxed) != old)) {
         struct timespec ts = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L};
+        int held = xm_mt_drop(); /* MPI_THREAD_MULTIPLE: others run while we sleep */
         /* returns at once (EAGAIN) if seq moved since we read s */
         if (syscall(SYS_futex, &me->seq, FUTEX_WAIT, s, &ts, NULL, 0) < 0 &&
             errno == ETIMEDOUT && w &&
             atomic_load_explicit(w, memory_order_relaxed) != old)
             S.late_wakes++; /* what we waited for came, its wake-up did not */
+        xm_mt_take(held);
     }
     /* relaxed: only a hint for wakers; a spurious wake costs one syscall */
     atomic_fetch_sub_explicit(&me->sleeping, 1, memory_order_relaxed);
@@ -588,6 +591,13 @@ static int t_block(struct xm_transport *t, int timeout_ms)
 {
     block_on(NULL, 0, timeout_ms);
     return 0;
+}
+
+/* threads area: another thread of ours sleeps in t_block() (core/mt.c) */
+static void t_wake(struct xm_transport *t)
+{
+    if (S.ra)
+        wake(xm_g.local_rank);
 }
 
 /* ---- collective area (shm.h) ------------------------------------------------------ */
@@ -692,4 +702,5 @@ struct xm_transport xm_shm_transport = {
     .post = t_post,
     .poll = t_poll,
     .block = t_block,
+    .wake = t_wake,
 };

@@ -106,6 +106,7 @@
 
 #include "../../common/mac.h"
 #include "../core/boot.h"
+#include "../core/mt.h"
 #include "../core/p2p.h"
 #include "../core/transport.h"
 
@@ -1321,14 +1322,26 @@ static void *helper_main(void *arg)
     return arg;
 }
 
-static int helper_start(void)
+/* The eventfd in the epoll set: the helper's, and under MPI_THREAD_MULTIPLE also how
+ * another thread wakes the one asleep in t_block() (t_wake, core/mt.c). */
+static int efd_open(void)
 {
+    if (H.efd >= 0)
+        return 0;
     H.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (H.efd < 0)
         return -errno;
     H.kind_ev = K_EVENT;
     struct epoll_event e = {.events = EPOLLIN, .data.ptr = &H.kind_ev};
     epoll_ctl(T.ep, EPOLL_CTL_ADD, H.efd, &e);
+    return 0;
+}
+
+static int helper_start(void)
+{
+    int erc = efd_open();
+    if (erc < 0)
+        return erc;
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old); /* the helper takes no signals */
@@ -1345,8 +1358,12 @@ static int helper_start(void)
 
 static void helper_stop(void)
 {
-    if (!H.started)
+    if (!H.started) {
+        if (H.efd >= 0) /* opened for threads only (efd_open) */
+            close(H.efd);
+        H.efd = -1;
         return;
+    }
     atomic_store_explicit(&H.stop, 1, memory_order_release);
     atomic_fetch_add_explicit(&H.gen, 1, memory_order_release);
     syscall(SYS_futex, &H.gen, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
@@ -1378,12 +1395,24 @@ static int t_block(struct xm_transport *t, int timeout_ms)
         atomic_fetch_add_explicit(&H.gen, 1, memory_order_release);
         syscall(SYS_futex, &H.gen, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     }
+    if (xm_mt.on && H.efd < 0)
+        efd_open(); /* threads: t_wake() must reach us (failure: 20 ms naps) */
     struct epoll_event ev[8];
+    int held = xm_mt_drop(); /* MPI_THREAD_MULTIPLE: others run while we sleep */
     int k = epoll_wait(T.ep, ev, 8, timeout_ms); /* level-triggered: poll() reads */
+    xm_mt_take(held);
     for (int i = 0; i < k; i++)
         if (*(int *)ev[i].data.ptr == K_EVENT)
             drain_event();
     return 0;
+}
+
+/* threads area: wake another thread of ours asleep in t_block() (core/mt.c) */
+static void t_wake(struct xm_transport *t)
+{
+    uint64_t one = 1;
+    if (H.efd >= 0 && write(H.efd, &one, sizeof(one)) < 0) { /* already signalled */
+    }
 }
 
 static int t_reaches(struct xm_transport *t, int r)
@@ -1624,6 +1653,7 @@ struct xm_transport xm_tcp_transport = {
     .post = t_post,
     .poll = t_poll,
     .block = t_block,
+    .wake = t_wake,
     .post_ref = t_post_ref,
     .queued = t_queued,
     .one_max = BIG_CAP,
