@@ -181,10 +181,13 @@ static void wait_reach(const _Atomic uint32_t *w, uint32_t target)
 #endif
             if ((i & 63) == 0) {
                 xm_progress();
-                if (__builtin_expect(xm_mt.on, 0))
+                int others = 0;
+                if (__builtin_expect(xm_mt.on, 0)) {
                     xm_mt_pass(); /* threads: let the process's other threads in */
+                    others = xm_mt.inside > 1; /* they need the CPU: do not spin long */
+                }
                 double t = now_us();
-                if (t - t0 >= L.spin_us) {
+                if (others || t - t0 >= L.spin_us) {
                     spinning = 0;
                 } else if (L.yield_every > 0 && t >= next_yield) {
                     int held = xm_mt_drop();

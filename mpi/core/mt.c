@@ -21,7 +21,8 @@
 #include "transport.h"
 #include "xm.h"
 
-static __thread int depth;       /* this thread's nesting of the lock (0: not held) */
+/* initial-exec: no __tls_get_addr call per MPI call (4 bytes of static TLS) */
+static __thread int depth __attribute__((tls_model("initial-exec"))); /* 0: not held */
 static pthread_t main_thread;
 static int main_set;
 
@@ -79,16 +80,20 @@ void xm_mt_init(void)
 
 void xm_mt_enter(void)
 {
-    if (depth++ == 0)
+    if (depth++ == 0) {
         lock();
+        xm_mt.inside++;
+    }
 }
 
 void xm_mt_exit(void)
 {
     if (depth == 1 && xm_mt.dirty && (xm_mt.sleepers || xm_mt.blocker))
         xm_mt_kick();
-    if (--depth == 0)
+    if (--depth == 0) {
+        xm_mt.inside--;
         unlock();
+    }
 }
 
 int xm_mt_drop_(void)

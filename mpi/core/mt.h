@@ -38,6 +38,7 @@ struct xm_mt {
     int sleepers;              /* threads asleep on `word` (under the lock) */
     int blocker;               /* a thread sleeps in a transport's block() */
     int dirty;                 /* something may have completed since the last kick */
+    int inside;                /* threads inside an MPI call (under the lock) */
 };
 extern struct xm_mt xm_mt; /* defined in core/obj.c beside xm_g */
 

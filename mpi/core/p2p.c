@@ -1308,10 +1308,50 @@ static void spin_grow(void)
  * 2-rank Allreduce went from ~1 us to 10-400 us that way (bench/results/mpi.md). */
 static double long_spin_us = -1, long_t0;
 
+/* The last stage of every wait: sleep until a packet (or a thread of ours) wakes us. */
+static void idle_sleep(void)
+{
+    if (__builtin_expect(xm_mt.on, 0)) {
+        /* threads: one thread sleeps in the transport, the others on its kick */
+        if (!xm_mt_sleep(xm_g.net || xm_g.shm)) {
+            struct xm_transport *t = xm_g.net ? xm_g.net : xm_g.shm;
+            t->block(t, 20);
+            xm_mt_unblock();
+        }
+    } else if (xm_g.net) {
+        /* the netmod's block also wakes for shm packets when shm is in use (tcp.c) */
+        xm_g.net->block(xm_g.net, 20);
+    } else if (xm_g.shm) {
+        xm_g.shm->block(xm_g.shm, 20);
+    } else {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 void xm_idle(int *spins)
 {
-    if (__builtin_expect(xm_mt.on, 0))
+    if (__builtin_expect(xm_mt.on, 0)) {
         xm_mt_pass(); /* threads: wake whom our progress served, let waiters in */
+        if (xm_mt.inside > 1) {
+            /* Other threads of ours are in MPI: they need the CPU and the lock more
+             * than we need a quick wake-up, whatever the node looks like.  A short
+             * spin, a few yields (without the lock), then sleep. */
+            int s = (*spins)++;
+            if (s < 16) {
+#if defined(__x86_64__) || defined(__i386__)
+                __builtin_ia32_pause();
+#endif
+            } else if (s < 16 + 4) {
+                int held = xm_mt_drop();
+                sched_yield();
+                xm_mt_take(held);
+            } else {
+                idle_sleep();
+            }
+            return;
+        }
+    }
     int s = (*spins)++;
     if (s == 0 && last_spin_step >= 0 && last_spin_step < spin_cur)
         spin_grow(); /* the previous wait ended while spinning */
@@ -1345,21 +1385,8 @@ void xm_idle(int *spins)
         } else {
             spin_grow();
         }
-    } else if (__builtin_expect(xm_mt.on, 0)) {
-        /* threads: one thread sleeps in the transport, the others on its kick */
-        if (!xm_mt_sleep(xm_g.net || xm_g.shm)) {
-            struct xm_transport *t = xm_g.net ? xm_g.net : xm_g.shm;
-            t->block(t, 20);
-            xm_mt_unblock();
-        }
-    } else if (xm_g.net) {
-        /* the netmod's block also wakes for shm packets when shm is in use (tcp.c) */
-        xm_g.net->block(xm_g.net, 20);
-    } else if (xm_g.shm) {
-        xm_g.shm->block(xm_g.shm, 20);
     } else {
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
+        idle_sleep();
     }
 }
 

@@ -28,7 +28,8 @@
  *     completes when the receiver has the bytes (CMA read + FIN, or the last RDATA
  *     packet left); an unexpected one holds only its envelope.
  *   - xm_improbe()/xm_mrecv(): matched probe (the message leaves the matcher).
- *   - Everything is single-threaded (THREAD_SERIALIZED).
+ *   - One thread at a time (MPI_THREAD_MULTIPLE: the global lock of core/mt.h, dropped
+ *     only inside xm_idle and the transports' block()).
  */
 #ifndef XM_P2P_H
 #define XM_P2P_H

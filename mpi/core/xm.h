@@ -20,7 +20,8 @@
  *   core (p2p/progress): struct xm_req, xm_state, xm_req_* ;
  *   comm+group+coll area: struct xm_comm, xm_group, keyvals/attributes, context ids;
  *   datatype area: struct xm_dtype (mpi/dt/dtype.h), ops (mpi/coll/op.c).
- * Caveats: MPI_THREAD_SERIALIZED at most: no locks anywhere (one thread at a time).
+ * Caveats: no locks of its own: under MPI_THREAD_MULTIPLE one global lock (core/mt.h)
+ *   serializes every MPI call, so the engine still sees one thread at a time.
  */
 #ifndef XM_H
 #define XM_H

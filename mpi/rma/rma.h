@@ -13,7 +13,7 @@
  *   - Progress: targets service requests from xm_progress() (a hook in core/p2p.c), so
  *     a target makes progress whenever it is inside any MPI call that progresses the
  *     p2p engine (weak progress, mpi/README.md).
- *   - THREAD_SERIALIZED like the rest of libmpi.
+ *   - One thread at a time, like the rest of libmpi (core/mt.h under MULTIPLE).
  */
 #ifndef XM_RMA_H
 #define XM_RMA_H
