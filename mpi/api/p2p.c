@@ -1016,7 +1016,9 @@ int PMPI_Improbe(int src, int tag, MPI_Comm comm, int *flag, MPI_Message *msg,
     *msg = msg_handle(u);
     if (st != MPI_STATUS_IGNORE) {
         struct xm_req tmp = {.status = s, .comm = c};
+        int keep = st->MPI_ERROR; /* single-completion calls leave MPI_ERROR alone */
         xm_req_status(&tmp, st);
+        st->MPI_ERROR = keep;
     }
     return MPI_SUCCESS;
 }
@@ -1056,5 +1058,12 @@ int PMPI_Mrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *msg, MPI_Stat
 {
     MPI_Request r;
     int rc = PMPI_Imrecv(buf, count, dt, msg, &r);
-    return rc ? rc : PMPI_Wait(&r, st);
+    if (rc)
+        return rc;
+    /* single-completion calls leave MPI_ERROR alone (MPI-3.1 3.2.5) */
+    int keep = st != MPI_STATUS_IGNORE ? st->MPI_ERROR : 0;
+    rc = PMPI_Wait(&r, st);
+    if (rc == MPI_SUCCESS && st != MPI_STATUS_IGNORE)
+        st->MPI_ERROR = keep;
+    return rc;
 }
