@@ -197,6 +197,20 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
         if (remote_leader < 0 || remote_leader >= p->size)
             return xm_err(l, MPI_ERR_RANK, fn);
     }
+    int rc = xm_intercomm_build(l, local_leader,
+                                l->rank == local_leader ? xm_comm_world_rank(p, remote_leader)
+                                                        : -1,
+                                tag, p ? p->ctx : 0, 0, newintercomm);
+    return rc < 0 ? fail(l, rc, fn) : MPI_SUCCESS;
+}
+
+/* The body of Intercomm_create, shared with the dynamic-process code (api/dynproc.c):
+ * the leaders talk to each other (world rank `peer`) on context pctx with `tag`; a
+ * leader that comes with lrc < 0 skips the exchange and its whole group returns lrc.
+ * 0 or -errno (the leader's errno at every process of its group). */
+int xm_intercomm_build(struct xm_comm *l, int local_leader, int peer, int tag,
+                       uint32_t pctx, int lrc, MPI_Comm *newintercomm)
+{
     /* hdr: free mask of my group, then my group's size */
     int hdr[W + 1], rhdr[W + 1];
     xm_ctx_free_mask((uint32_t *)hdr);
@@ -208,30 +222,32 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
     for (int i = 0; lw && i < l->size; i++)
         lw[i] = xm_comm_world_rank(l, i);
     rhdr[W] = -1;
+    if (l->rank == local_leader && rc == 0 && lrc < 0)
+        rc = lrc;
     if (l->rank == local_leader && rc == 0) {
-        int peer = xm_comm_world_rank(p, remote_leader);
         rc = xm_sendrecv(hdr, W + 1, MPI_INT, peer, rhdr, W + 1, MPI_INT, peer, tag,
-                         p->ctx);
+                         pctx);
         if (rc == 0 && (rhdr[W] <= 0 || rhdr[W] > xm_g.size))
             rc = -EPROTO; /* the other side is not a matching Intercomm_create */
         if (rc == 0 && !(rw = malloc((size_t)rhdr[W] * sizeof(int))))
             rc = -ENOMEM;
         if (rc == 0)
             rc = xm_sendrecv(lw, l->size, MPI_INT, peer, rw, rhdr[W], MPI_INT, peer, tag,
-                             p->ctx);
+                             pctx);
         for (int i = 0; rc == 0 && i < rhdr[W]; i++) /* world ranks of this job only */
             if (rw[i] < 0 || rw[i] >= xm_g.size)
                 rc = -EPROTO;
         if (rc < 0)
-            rhdr[W] = -1; /* tell the group */
+            rhdr[W] = rc > -4096 ? rc : -EIO; /* tell the group why */
         else
             for (int k = 0; k < W; k++)
                 rhdr[k] &= hdr[k];
     }
     /* everyone in my group, even after a failure at the leader, takes part in both
-     * broadcasts so that no one waits for ever; size -1 reports the failure */
+     * broadcasts so that no one waits for ever; a negative size carries the leader's
+     * errno */
     if (xm_icoll_bcast(rhdr, W + 1, MPI_INT, local_leader, l, NULL) < 0)
-        rhdr[W] = -1;
+        rhdr[W] = -EIO;
     if (rhdr[W] > 0 && l->rank != local_leader &&
         !(rw = malloc((size_t)rhdr[W] * sizeof(int))))
         rc = -ENOMEM;
@@ -241,7 +257,7 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
         if (brc < 0 && rc == 0)
             rc = brc;
     } else if (rc == 0) {
-        rc = -EIO;
+        rc = rhdr[W] < 0 ? rhdr[W] : -EIO;
     }
     uint32_t ctx = 0;
     if (rc == 0)
@@ -249,15 +265,15 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
     if (rc < 0) {
         free(lw);
         free(rw);
-        return fail(l, rc, fn);
+        return rc;
     }
     struct xm_comm *n = inter_new(l->size, lw, rhdr[W], rw, ctx, l);
     if (!n) {
         xm_ctx_release(ctx);
-        return xm_err(l, MPI_ERR_NO_MEM, fn);
+        return -ENOMEM;
     }
     *newintercomm = n->handle;
-    return MPI_SUCCESS;
+    return 0;
 }
 
 int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)

@@ -16,4 +16,9 @@ int xm_intercomm_create_sub(struct xm_comm *c, struct xm_group *g, MPI_Comm *new
 /* remote = 0: the local group (Comm_group), 1: the remote group */
 int xm_intercomm_group(struct xm_comm *c, int remote, MPI_Group *group, const char *fn);
 
+/* Intercomm_create's body (leaders on world ranks over context pctx); 0 or -errno.
+ * Used by api/dynproc.c (accept/connect/join). */
+int xm_intercomm_build(struct xm_comm *l, int local_leader, int peer, int tag,
+                       uint32_t pctx, int lrc, MPI_Comm *newintercomm);
+
 #endif

@@ -357,3 +357,19 @@ void xm_boot_abort(int code, const char *msg)
 {
     pmi->abort(code, msg);
 }
+
+/* ---- name service (dynamic-process area: api/dynproc.c) ---- */
+int xm_boot_publish(const char *service, const char *port)
+{
+    return pmi->publish ? pmi->publish(service, port) : -ENOSYS;
+}
+
+int xm_boot_lookup(const char *service, char *port, int len)
+{
+    return pmi->lookup ? pmi->lookup(service, port, len) : -ENOSYS;
+}
+
+int xm_boot_unpublish(const char *service)
+{
+    return pmi->unpublish ? pmi->unpublish(service) : -ENOSYS;
+}

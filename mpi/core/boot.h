@@ -40,6 +40,11 @@ int xm_boot_have_map(void);
 void xm_boot_set_node_cpus(int n);
 int xm_boot_finalize(void);
 void xm_boot_abort(int code, const char *msg) __attribute__((noreturn));
+/* Name service of the process manager (dynamic-process area): 0, -ENOSYS when the
+ * interface has none, else the interface's answer (boot_pmi.h). */
+int xm_boot_publish(const char *service, const char *port);
+int xm_boot_lookup(const char *service, char *port, int len);
+int xm_boot_unpublish(const char *service);
 /* core/bind.c: bind this rank per LOOM_BIND (after the node map is known); 0. */
 int xm_bind_init(void);
 

@@ -13,6 +13,7 @@
  *     whole ("xm-<key>-<rank>"), values are strings of at most XM_PMI_VALLEN bytes.
  *     get returns -ENOENT for a key the rank did not put; it never waits for ever.
  *   - abort(code, msg) ends the whole job and does not return.
+ *   - publish/lookup/unpublish (may be NULL): the name service behind MPI_Publish_name.
  */
 #ifndef XM_BOOT_PMI_H
 #define XM_BOOT_PMI_H
@@ -35,6 +36,12 @@ struct xm_pmi {
     int (*get)(int rank, const char *key, char *buf, int len);
     int (*finalize)(void);
     void (*abort)(int code, const char *msg) __attribute__((noreturn));
+    /* dynamic-process area: the process manager's name service (MPI_Publish_name &c.);
+     * NULL where the interface has none.  0, -ENOENT (lookup/unpublish: no such name),
+     * -EEXIST (publish: taken, where the server says so) or -EIO. */
+    int (*publish)(const char *service, const char *port);
+    int (*lookup)(const char *service, char *port, int len);
+    int (*unpublish)(const char *service);
 };
 
 extern const struct xm_pmi xm_pmi_pmi2;   /* boot_pmi2.c: libpmi2 (ours or Slurm's) */

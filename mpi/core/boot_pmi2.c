@@ -90,6 +90,26 @@ static __attribute__((noreturn)) void pmi2_abort(int code, const char *msg)
     _exit(code ? code : 1);
 }
 
+/* Name service (MPI_Publish_name &c.).  The PMI-2 answer does not say why a call
+ * failed: a failed lookup or unpublish is taken as "no such name", a failed publish
+ * as "taken". */
+static int pmi2_publish(const char *service, const char *port)
+{
+    return PMI2_Nameserv_publish(service, NULL, port) == PMI2_SUCCESS ? 0 : -EEXIST;
+}
+
+static int pmi2_lookup(const char *service, char *port, int len)
+{
+    if (PMI2_Nameserv_lookup(service, NULL, port, len) != PMI2_SUCCESS)
+        return -ENOENT;
+    return strnlen(port, (size_t)len) < (size_t)len ? 0 : -EPROTO;
+}
+
+static int pmi2_unpublish(const char *service)
+{
+    return PMI2_Nameserv_unpublish(service, NULL) == PMI2_SUCCESS ? 0 : -ENOENT;
+}
+
 const struct xm_pmi xm_pmi_pmi2 = {
     .name = "PMI-2",
     .init = pmi2_init,
@@ -99,4 +119,7 @@ const struct xm_pmi xm_pmi_pmi2 = {
     .get = pmi2_get,
     .finalize = pmi2_finalize,
     .abort = pmi2_abort,
+    .publish = pmi2_publish,
+    .lookup = pmi2_lookup,
+    .unpublish = pmi2_unpublish,
 };

@@ -20,8 +20,9 @@
 #include "mt.h"
 
 #define XM_NCTX_WORDS 64
-/* ids 0 (world), 1 (self), 2 (bootstrap of Comm_create_group, see api/comm.c) */
-static uint32_t ctx_used[XM_NCTX_WORDS] = {7u};
+/* ids 0 (world), 1 (self), 2 (bootstrap of Comm_create_group, see api/comm.c);
+ * the last id (XM_DYN_CTX: accept/connect/join, api/dynproc.c) */
+static uint32_t ctx_used[XM_NCTX_WORDS] = {7u, [XM_NCTX_WORDS - 1] = 1u << 31};
 
 int xm_ctx_alloc(struct xm_comm *parent, uint32_t *ctx)
 {

@@ -55,4 +55,8 @@ int xm_attr_delete_all(struct xm_comm *c);
 void xm_ctx_free_mask(uint32_t *mask);                 /* XM_CTX_MASK_WORDS words */
 int xm_ctx_take(const uint32_t *mask, uint32_t *ctx);  /* 0 or -ENOSPC */
 
+/* dynamic-process area: the context of accept/connect/join control messages (the last
+ * id, never handed to a communicator; api/dynproc.c) */
+#define XM_DYN_CTX (2u * (XM_CTX_MASK_WORDS * 32u - 1u))
+
 #endif
