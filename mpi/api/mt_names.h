@@ -1102,4 +1102,28 @@ int xmi_PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info i
 int xmi_PMPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) __attribute__((visibility("hidden")));
 #define PMPI_Win_shared_query_c xmi_PMPI_Win_shared_query_c
 int xmi_PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr) __attribute__((visibility("hidden")));
+#define PMPI_Open_port xmi_PMPI_Open_port
+int xmi_PMPI_Open_port(MPI_Info info, char *port_name) __attribute__((visibility("hidden")));
+#define PMPI_Close_port xmi_PMPI_Close_port
+int xmi_PMPI_Close_port(const char *port_name) __attribute__((visibility("hidden")));
+#define PMPI_Comm_accept xmi_PMPI_Comm_accept
+int xmi_PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) __attribute__((visibility("hidden")));
+#define PMPI_Comm_connect xmi_PMPI_Comm_connect
+int xmi_PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) __attribute__((visibility("hidden")));
+#define PMPI_Comm_disconnect xmi_PMPI_Comm_disconnect
+int xmi_PMPI_Comm_disconnect(MPI_Comm *comm) __attribute__((visibility("hidden")));
+#define PMPI_Comm_join xmi_PMPI_Comm_join
+int xmi_PMPI_Comm_join(int fd, MPI_Comm *intercomm) __attribute__((visibility("hidden")));
+#define PMPI_Publish_name xmi_PMPI_Publish_name
+int xmi_PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name) __attribute__((visibility("hidden")));
+#define PMPI_Unpublish_name xmi_PMPI_Unpublish_name
+int xmi_PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name) __attribute__((visibility("hidden")));
+#define PMPI_Lookup_name xmi_PMPI_Lookup_name
+int xmi_PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name) __attribute__((visibility("hidden")));
+#define PMPI_Comm_spawn xmi_PMPI_Comm_spawn
+int xmi_PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) __attribute__((visibility("hidden")));
+#define PMPI_Comm_spawn_multiple xmi_PMPI_Comm_spawn_multiple
+int xmi_PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) __attribute__((visibility("hidden")));
+#define PMPI_Comm_get_parent xmi_PMPI_Comm_get_parent
+int xmi_PMPI_Comm_get_parent(MPI_Comm *parent) __attribute__((visibility("hidden")));
 #endif

@@ -7089,3 +7089,159 @@ int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *dis
     return xmi_PMPI_Win_shared_query_c(win, rank, size, disp_unit, baseptr);
 }
 extern __typeof__(PMPI_Win_shared_query_c) MPI_Win_shared_query_c __attribute__((weak, alias("PMPI_Win_shared_query_c")));
+
+XMI_HIDDEN int xmi_PMPI_Open_port(MPI_Info info, char *port_name);
+int PMPI_Open_port(MPI_Info info, char *port_name)
+{
+    if (__builtin_expect(xm_mt.on, 0)) {
+        xm_mt_enter();
+        int xm_mt_r = xmi_PMPI_Open_port(info, port_name);
+        xm_mt_exit();
+        return xm_mt_r;
+    }
+    return xmi_PMPI_Open_port(info, port_name);
+}
+extern __typeof__(PMPI_Open_port) MPI_Open_port __attribute__((weak, alias("PMPI_Open_port")));
+
+XMI_HIDDEN int xmi_PMPI_Close_port(const char *port_name);
+int PMPI_Close_port(const char *port_name)
+{
+    if (__builtin_expect(xm_mt.on, 0)) {
+        xm_mt_enter();
+        int xm_mt_r = xmi_PMPI_Close_port(port_name);
+        xm_mt_exit();
+        return xm_mt_r;
+    }
+    return xmi_PMPI_Close_port(port_name);
+}
+extern __typeof__(PMPI_Close_port) MPI_Close_port __attribute__((weak, alias("PMPI_Close_port")));
+
+XMI_HIDDEN int xmi_PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm);
+int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
+{
+    if (__builtin_expect(xm_mt.on, 0)) {
+        xm_mt_enter();
+        int xm_mt_r = xmi_PMPI_Comm_accept(port_name, info, root, comm, newcomm);
+        xm_mt_exit();
+        return xm_mt_r;
+    }
+    return xmi_PMPI_Comm_accept(port_name, info, root, comm, newcomm);
+}
+extern __typeof__(PMPI_Comm_accept) MPI_Comm_accept __attribute__((weak, alias("PMPI_Comm_accept")));
+
+XMI_HIDDEN int xmi_PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm);
+int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
+{
+    if (__builtin_expect(xm_mt.on, 0)) {
+        xm_mt_enter();
+        int xm_mt_r = xmi_PMPI_Comm_connect(port_name, info, root, comm, newcomm);
+        xm_mt_exit();
+        return xm_mt_r;
+    }
+    return xmi_PMPI_Comm_connect(port_name, info, root, comm, newcomm);
+}
+extern __typeof__(PMPI_Comm_connect) MPI_Comm_connect __attribute__((weak, alias("PMPI_Comm_connect")));
+
+XMI_HIDDEN int xmi_PMPI_Comm_disconnect(MPI_Comm *comm);
+int PMPI_Comm_disconnect(MPI_Comm *comm)
+{
+    if (__builtin_expect(xm_mt.on, 0)) {
+        xm_mt_enter();
+        int xm_mt_r = xmi_PMPI_Comm_disconnect(comm);
+        xm_mt_exit();
+        return xm_mt_r;
+    }
+    return xmi_PMPI_Comm_disconnect(comm);
+}
+extern __typeof__(PMPI_Comm_disconnect) MPI_Comm_disconnect __attribute__((weak, alias("PMPI_Comm_disconnect")));
+
+XMI_HIDDEN int xmi_PMPI_Comm_join(int fd, MPI_Comm *intercomm);
+int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
+{
+    if (__builtin_expect(xm_mt.on, 0)) {
+        xm_mt_enter();
+        int xm_mt_r = xmi_PMPI_Comm_join(fd, intercomm);
+        xm_mt_exit();
+        return xm_mt_r;
+    }
+    return xmi_PMPI_Comm_join(fd, intercomm);
+}
+extern __typeof__(PMPI_Comm_join) MPI_Comm_join __attribute__((weak, alias("PMPI_Comm_join")));
+
+XMI_HIDDEN int xmi_PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name);
+int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name)
+{
+    if (__builtin_expect(xm_mt.on, 0)) {
+        xm_mt_enter();
+        int xm_mt_r = xmi_PMPI_Publish_name(service_name, info, port_name);
+        xm_mt_exit();
+        return xm_mt_r;
+    }
+    return xmi_PMPI_Publish_name(service_name, info, port_name);
+}
+extern __typeof__(PMPI_Publish_name) MPI_Publish_name __attribute__((weak, alias("PMPI_Publish_name")));
+
+XMI_HIDDEN int xmi_PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name);
+int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name)
+{
+    if (__builtin_expect(xm_mt.on, 0)) {
+        xm_mt_enter();
+        int xm_mt_r = xmi_PMPI_Unpublish_name(service_name, info, port_name);
+        xm_mt_exit();
+        return xm_mt_r;
+    }
+    return xmi_PMPI_Unpublish_name(service_name, info, port_name);
+}
+extern __typeof__(PMPI_Unpublish_name) MPI_Unpublish_name __attribute__((weak, alias("PMPI_Unpublish_name")));
+
+XMI_HIDDEN int xmi_PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name);
+int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name)
+{
+    if (__builtin_expect(xm_mt.on, 0)) {
+        xm_mt_enter();
+        int xm_mt_r = xmi_PMPI_Lookup_name(service_name, info, port_name);
+        xm_mt_exit();
+        return xm_mt_r;
+    }
+    return xmi_PMPI_Lookup_name(service_name, info, port_name);
+}
+extern __typeof__(PMPI_Lookup_name) MPI_Lookup_name __attribute__((weak, alias("PMPI_Lookup_name")));
+
+XMI_HIDDEN int xmi_PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]);
+int PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
+{
+    if (__builtin_expect(xm_mt.on, 0)) {
+        xm_mt_enter();
+        int xm_mt_r = xmi_PMPI_Comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes);
+        xm_mt_exit();
+        return xm_mt_r;
+    }
+    return xmi_PMPI_Comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes);
+}
+extern __typeof__(PMPI_Comm_spawn) MPI_Comm_spawn __attribute__((weak, alias("PMPI_Comm_spawn")));
+
+XMI_HIDDEN int xmi_PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]);
+int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
+{
+    if (__builtin_expect(xm_mt.on, 0)) {
+        xm_mt_enter();
+        int xm_mt_r = xmi_PMPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes);
+        xm_mt_exit();
+        return xm_mt_r;
+    }
+    return xmi_PMPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes);
+}
+extern __typeof__(PMPI_Comm_spawn_multiple) MPI_Comm_spawn_multiple __attribute__((weak, alias("PMPI_Comm_spawn_multiple")));
+
+XMI_HIDDEN int xmi_PMPI_Comm_get_parent(MPI_Comm *parent);
+int PMPI_Comm_get_parent(MPI_Comm *parent)
+{
+    if (__builtin_expect(xm_mt.on, 0)) {
+        xm_mt_enter();
+        int xm_mt_r = xmi_PMPI_Comm_get_parent(parent);
+        xm_mt_exit();
+        return xm_mt_r;
+    }
+    return xmi_PMPI_Comm_get_parent(parent);
+}
+extern __typeof__(PMPI_Comm_get_parent) MPI_Comm_get_parent __attribute__((weak, alias("PMPI_Comm_get_parent")));

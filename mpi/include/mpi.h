@@ -20,7 +20,8 @@
  *     datatypes have their byte size in bits 8..15.
  *   - MPI_Status has the public fields MPI_SOURCE, MPI_TAG, MPI_ERROR; the count and
  *     the cancelled flag live in private fields.
- * Caveats: no dynamic processes (MPI_Comm_spawn, ports) yet.  MPI-IO, one-sided
+ * Caveats: ports/accept/connect/join within one job only, no spawning yet (the
+ *   dynamic-process block at the end).  MPI-IO, one-sided
  *   communication, topologies, MPI_T and the Fortran interoperability: see their blocks
  *   at the end (and mpi/README.md; the Fortran bindings are generated from this file).
  */
@@ -1592,6 +1593,30 @@ XM_API_(int, Win_create_c, (void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_I
         MPI_Comm comm, MPI_Win *win))
 XM_API_(int, Win_shared_query_c, (MPI_Win win, int rank, MPI_Aint *size,
         MPI_Aint *disp_unit, void *baseptr))
+
+/* ---- dynamic processes (dynamic-process area: api/dynproc.c, mpi/README.md) ----
+ * Ports, accept/connect, join and the name service work between processes of one job;
+ * a port of another job is MPI_ERR_PORT and Comm_spawn(_multiple) MPI_ERR_SPAWN. */
+XM_API_(int, Open_port, (MPI_Info info, char *port_name))
+XM_API_(int, Close_port, (const char *port_name))
+XM_API_(int, Comm_accept, (const char *port_name, MPI_Info info, int root, MPI_Comm comm,
+                           MPI_Comm *newcomm))
+XM_API_(int, Comm_connect, (const char *port_name, MPI_Info info, int root, MPI_Comm comm,
+                            MPI_Comm *newcomm))
+XM_API_(int, Comm_disconnect, (MPI_Comm *comm))
+XM_API_(int, Comm_join, (int fd, MPI_Comm *intercomm))
+XM_API_(int, Publish_name, (const char *service_name, MPI_Info info, const char *port_name))
+XM_API_(int, Unpublish_name, (const char *service_name, MPI_Info info,
+                              const char *port_name))
+XM_API_(int, Lookup_name, (const char *service_name, MPI_Info info, char *port_name))
+XM_API_(int, Comm_spawn, (const char *command, char *argv[], int maxprocs, MPI_Info info,
+                          int root, MPI_Comm comm, MPI_Comm *intercomm,
+                          int array_of_errcodes[]))
+XM_API_(int, Comm_spawn_multiple, (int count, char *array_of_commands[],
+                                   char **array_of_argv[], const int array_of_maxprocs[],
+                                   const MPI_Info array_of_info[], int root, MPI_Comm comm,
+                                   MPI_Comm *intercomm, int array_of_errcodes[]))
+XM_API_(int, Comm_get_parent, (MPI_Comm *parent))
 
 #undef XM_API_
 
