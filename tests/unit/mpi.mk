@@ -64,3 +64,12 @@ check_match_SOURCES = check_match.c $(top_srcdir)/mpi/core/p2p.c \
 check_match_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/mpi/include -I$(top_srcdir)/mpi/core \
 	-I$(top_srcdir)/mpi/shm
 check_match_LDADD = $(CHECK_LIBS)
+
+# dynamic processes
+#   check_mpi_dynwire: mpi/core/dynwire.c: port names, accept/connect control messages
+#                      and the Comm_join hello, accepted and refused forms
+check_PROGRAMS += check_mpi_dynwire
+TESTS += check_mpi_dynwire
+check_mpi_dynwire_SOURCES = check_mpi_dynwire.c $(top_srcdir)/mpi/core/dynwire.c
+check_mpi_dynwire_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/mpi/core
+check_mpi_dynwire_LDADD = $(CHECK_LIBS)
