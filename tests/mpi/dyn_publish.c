@@ -42,8 +42,9 @@ int main(int argc, char **argv)
         }
     } else {
         /* one at a time, in rank order */
+        int token = 0;
         if (rank > 1)
-            MPI_Recv(NULL, 0, MPI_INT, rank - 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Recv(&token, 1, MPI_INT, rank - 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         memset(got, 0, sizeof(got));
         TEST_ASSERT(MPI_Lookup_name(svc, MPI_INFO_NULL, got) == MPI_SUCCESS);
         TEST_ASSERT(strncmp(got, "loom-port:", 10) == 0);
@@ -56,7 +57,7 @@ int main(int argc, char **argv)
         TEST_ASSERT(back == rank);
         MPI_Comm_disconnect(&inter);
         if (rank + 1 < size)
-            MPI_Send(NULL, 0, MPI_INT, rank + 1, 9, MPI_COMM_WORLD);
+            MPI_Send(&token, 1, MPI_INT, rank + 1, 9, MPI_COMM_WORLD);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
