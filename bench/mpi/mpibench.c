@@ -12,8 +12,15 @@
  *     allreduce MPI_Allreduce (MPI_SUM of doubles), 8 B and 64 KiB (us per call)
  *     barrier   MPI_Barrier (us per call)
  *     bcast     MPI_Bcast from rank 0, 8 B and 64 KiB (us per call)
+ *     reduce    MPI_Reduce (MPI_SUM of doubles) to rank 0, 8 B and 64 KiB (us per call)
+ *     reduce_scatter  MPI_Reduce_scatter_block (MPI_SUM of doubles); the size is each
+ *               rank's whole input vector, every rank gets size / np of it (us per call)
+ *     allgather MPI_Allgather of doubles; the size is the gathered vector, every rank
+ *               contributes size / np of it (us per call)
  *   -T  time budget per repetition of one case, default 0.02 s
  *   -r  repetitions per case, default 5; the printed value is their median
+ *   -s  comma-separated sizes in bytes for the collectives, replacing their defaults
+ *       (e.g. -s 4096,65536,1048576; rounded down to whole doubles per rank)
  * Output (rank 0, stdout), one line per case:
  *     RESULT <test> <np> <bytes> <value> <unit> <iterations> <min> <max>
  *
@@ -43,6 +50,9 @@ static int rank, np;
 static double budget = 0.02;
 static int reps = 5;
 static char *sbuf, *rbuf;
+#define MAXSIZES 16
+static long usize[MAXSIZES]; /* -s */
+static int usizes;
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -192,7 +202,7 @@ static void bench_bw(void)
     }
 }
 
-enum coll { C_ALLREDUCE, C_BARRIER, C_BCAST };
+enum coll { C_ALLREDUCE, C_BARRIER, C_BCAST, C_REDUCE, C_REDSCAT, C_ALLGATHER };
 
 static void coll(enum coll c, long bytes, long n)
 {
@@ -207,6 +217,18 @@ static void coll(enum coll c, long bytes, long n)
             break;
         case C_BCAST:
             MPI_Bcast(sbuf, (int)bytes, MPI_CHAR, 0, MPI_COMM_WORLD);
+            break;
+        case C_REDUCE:
+            MPI_Reduce(sbuf, rbuf, (int)(bytes / sizeof(double)), MPI_DOUBLE, MPI_SUM, 0,
+                       MPI_COMM_WORLD);
+            break;
+        case C_REDSCAT:
+            MPI_Reduce_scatter_block(sbuf, rbuf, (int)(bytes / sizeof(double) / np),
+                                     MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            break;
+        case C_ALLGATHER:
+            MPI_Allgather(sbuf, (int)(bytes / sizeof(double) / np), MPI_DOUBLE, rbuf,
+                          (int)(bytes / sizeof(double) / np), MPI_DOUBLE, MPI_COMM_WORLD);
             break;
         }
     }
@@ -248,6 +270,15 @@ int main(int argc, char **argv)
             budget = atof(argv[++i]);
         else if (!strcmp(argv[i], "-r") && i + 1 < argc)
             reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-s") && i + 1 < argc)
+            for (char *p = argv[++i]; *p && usizes < MAXSIZES; p += *p == ',') {
+                char *end;
+                long b = strtol(p, &end, 10);
+                if (end == p || b < 0 || b > (4L << 20))
+                    break;
+                usize[usizes++] = b;
+                p = end;
+            }
         else
             break;
     }
@@ -266,6 +297,12 @@ int main(int argc, char **argv)
     memset(rbuf, 0, BW_MAXBYTES);
 
     static const long two[] = {8, 64 << 10}, zero[] = {0};
+    const long *sizes = two;
+    int nsizes = 2;
+    if (usizes > 0) {
+        sizes = usize;
+        nsizes = usizes;
+    }
     int bad = 0;
     for (; i < argc; i++) {
         const char *t = argv[i];
@@ -281,11 +318,17 @@ int main(int argc, char **argv)
             else
                 bench_bw();
         } else if (!strcmp(t, "allreduce")) {
-            bench_coll(C_ALLREDUCE, t, two, 2);
+            bench_coll(C_ALLREDUCE, t, sizes, nsizes);
+        } else if (!strcmp(t, "reduce")) {
+            bench_coll(C_REDUCE, t, sizes, nsizes);
+        } else if (!strcmp(t, "reduce_scatter")) {
+            bench_coll(C_REDSCAT, t, sizes, nsizes);
+        } else if (!strcmp(t, "allgather")) {
+            bench_coll(C_ALLGATHER, t, sizes, nsizes);
         } else if (!strcmp(t, "barrier")) {
             bench_coll(C_BARRIER, t, zero, 1);
         } else if (!strcmp(t, "bcast")) {
-            bench_coll(C_BCAST, t, two, 2);
+            bench_coll(C_BCAST, t, sizes, nsizes);
         } else {
             if (rank == 0)
                 fprintf(stderr, "mpibench: unknown test '%s'\n", t);

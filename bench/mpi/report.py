@@ -4,7 +4,7 @@
 Usage: report.py RAW OUTBASE REPS SECONDS SLURM_NOTE KERNEL [LOAD]
 RAW lines: "mpi job round test np bytes value unit" (test FAIL: value is the exit status).
 Writes OUTBASE.md (medians [min-max] of the runs, best peer, Loom's ratio to it, goal)
-and OUTBASE_{lat,bw,coll,hello}.tsv for plot.gp ("?" = missing).
+and OUTBASE_{lat,bw,coll,big,hello}.tsv for plot.gp ("?" = missing).
 """
 import statistics
 import sys
@@ -32,11 +32,17 @@ for line in open(raw):
 JOB_OF = {"lat": "p2p", "bw": "p2p"}
 
 
-def job_of(test, np_):
+BIG_TESTS = ["allreduce", "reduce_scatter", "allgather", "reduce", "bcast"]
+BIG_SIZES = [4096, 16384, 65536, 262144, 1048576]
+
+
+def job_of(test, np_, nbytes=None):
     if test.startswith("hello"):
         return "hello%d" % np_
     if test in JOB_OF:
         return JOB_OF[test]
+    if np_ == 8 and (test not in ("allreduce", "barrier") or nbytes not in (8, 65536)):
+        return "big8"
     return {2: "coll2", 8: "coll8", 64: "bar64"}[np_]
 
 
@@ -58,7 +64,7 @@ def fmt(x):
 
 def cell(test, np_, nbytes, m):
     v = cells[(test, np_, nbytes)].get(m, [])
-    job = job_of(test.replace("-srun", ""), np_)
+    job = job_of(test.replace("-srun", ""), np_, nbytes)
     if test == "hello-pmi2-srun":
         key = ("loompmi2-srun" if m == "loom" else m + "-srun", "hello64")
     elif test.endswith("-srun"):
@@ -169,6 +175,15 @@ COLL = [("Allreduce 8 B, 2 ranks", "allreduce", 2, 8),
         ("Bcast 64 KiB, 2 ranks", "bcast", 2, 65536)]
 table("Collectives (µs per call, mean over ranks; 8 and 64 ranks oversubscribe 2 cores)",
       COLL, False, goal_coll)
+BIGNAME = {"allreduce": "Allreduce", "reduce_scatter": "Reduce_scatter_block",
+           "allgather": "Allgather", "reduce": "Reduce", "bcast": "Bcast"}
+BIG = [("%s %s" % (BIGNAME[t], size(b)), t, 8, b) for t in BIG_TESTS for b in BIG_SIZES]
+if any(cells[(t, n, b)] for _, t, n, b in BIG):
+    w("Large collectives below (job `big8`): the size is the whole vector (Reduce_scatter_block:")
+    w("each rank's input, of which it gets 1/8; Allgather: the gathered result, 1/8 from each")
+    w("rank). Goal of issue 21: at or ahead of the better peer (Loom/best ≤ 1).\n")
+    table("Large collectives, 8 ranks on 2 cores (µs per call, mean over ranks)", BIG, False,
+          goal_time)
 
 
 FLOOR = med(cells[("hello-srun", 64, 0)].get("floor", []))
@@ -223,6 +238,18 @@ short = [("AR8B/2", ("allreduce", 2, 8)), ("AR64K/2", ("allreduce", 2, 65536)),
          ("Bar/64", ("barrier", 64, 0)), ("Bc8B/2", ("bcast", 2, 8)),
          ("Bc64K/2", ("bcast", 2, 65536))]
 tsv(base + "_coll.tsv", short, COLS)
+# Loom / best peer for every large collective (rows: sizes, columns: collectives)
+with open(base + "_big.tsv", "w") as f:
+    f.write("# bytes " + " ".join(BIG_TESTS) + "  (Loom / best peer)\n")
+    for b in BIG_SIZES:
+        row = []
+        for t in BIG_TESTS:
+            c = cells[(t, 8, b)]
+            lv = med(c.get("loom", []))
+            pv = [med(c[m]) for m in PEERS if c.get(m)]
+            row.append("%g" % (lv / min(pv)) if lv is not None and pv and min(pv) > 0
+                       else "?")
+        f.write("%d %s\n" % (b, " ".join(row)))
 hs = [("hello8", ("hello", 8, 0)), ("hello64", ("hello", 64, 0)),
       ("srun64", ("hello-srun", 64, 0)), ("srun64-pmi2", ("hello-pmi2-srun", 64, 0))]
 tsv(base + "_hello.tsv", hs, COLS)

@@ -3,19 +3,23 @@
 # in one run, with the same benchmark source (mpibench.c, hello.c) compiled by each
 # MPI's own mpicc into a temporary directory.
 #
-# Usage: bench/mpi/run.sh [-r REPS] [-q] [-S] [-n NAME] [BUILDDIR]
+# Usage: bench/mpi/run.sh [-r REPS] [-q] [-S] [-n NAME] [-j JOBS] [BUILDDIR]
 #   BUILDDIR  Loom build tree (default ./build): BUILDDIR/mpi/mpicc, BUILDDIR/launcher/mpiexec
 #   -r REPS   runs of every cell, interleaving the MPIs (default 5); tables give medians
 #   -q        quick smoke test of the script: 1 run, short time budget
 #   -S        skip the Slurm part even when it could run
 #   -n NAME   results in bench/results/NAME.md, NAME_bench.png, NAME_raw.dat and the
-#             plot data NAME_{lat,bw,coll,hello}.tsv (default mpi)
+#             plot data NAME_{lat,bw,coll,big,hello}.tsv (default mpi)
+#   -j JOBS   only these mpibench jobs (comma-separated names from the list below), no
+#             hello and no Slurm part (e.g. -j big8 for the large collectives alone)
 #
 # What runs (every launch is one job of mpibench running several tests):
 #   p2p    2 ranks: ping-pong latency 0 B..1 MiB, streaming bandwidth 64 KiB..4 MiB
 #   coll2  2 ranks: Allreduce 8 B/64 KiB, Barrier, Bcast 8 B/64 KiB
 #   coll8  8 ranks (oversubscribed on 2 cores): Allreduce 8 B/64 KiB, Barrier
 #   coll64 64 ranks: Barrier, Allreduce 8 B/64 KiB
+#   big8   8 ranks: Allreduce, Reduce_scatter_block, Allgather, Reduce, Bcast at
+#          4 KiB, 16 KiB, 64 KiB, 256 KiB and 1 MiB
 #   hello  launch-to-exit of hello (MPI_Init + MPI_Allreduce + MPI_Finalize), N = 8, 64
 # Loom runs under BUILDDIR/launcher/mpiexec, MPICH under mpiexec.hydra, Open MPI under
 # mpirun --oversubscribe, and for the oversubscribed jobs also with
@@ -42,13 +46,15 @@ reps=5
 quick=0
 noslurm=0
 name=mpi
-while getopts "r:qSn:h" c; do
+only=
+while getopts "r:qSn:j:h" c; do
     case $c in
     r) reps=$OPTARG ;;
     q) quick=1; reps=1 ;;
     S) noslurm=1 ;;
     n) name=$OPTARG ;;
-    *) sed -n '2,36p' "$0"; exit 2 ;;
+    j) only=",$OPTARG," noslurm=1 ;;
+    *) sed -n '2,40p' "$0"; exit 2 ;;
     esac
 done
 shift $((OPTIND - 1))
@@ -126,7 +132,8 @@ declare -A dead=()
 
 # one mpibench job for every MPI (interleaved), REPS rounds
 declare -a jobs=("p2p 2 lat bw" "coll2 2 allreduce barrier bcast" "coll8 8 allreduce barrier"
-                 "coll64 64 barrier allreduce")
+                 "coll64 64 barrier allreduce"
+                 "big8 8 -s 4096,16384,65536,262144,1048576 allreduce reduce_scatter allgather reduce bcast")
 t_start=$(now)
 load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)
 for ((r = 1; r <= reps; r++)); do
@@ -134,6 +141,7 @@ for ((r = 1; r <= reps; r++)); do
         set -- $j
         job=$1 np=$2
         shift 2
+        [ -z "$only" ] || [[ $only == *",$job,"* ]] || continue
         variants=("${mpis[@]}")
         if [ "$np" -gt 2 ] && [[ " ${mpis[*]} " == *" ompi "* ]]; then
             variants+=(ompi-yield)
@@ -181,6 +189,7 @@ hello_cell() { # LABEL NP CMD...
     fi
 }
 for ((r = 1; r <= reps; r++)); do
+    [ -z "$only" ] || break
     for np in 8 64; do
         for m in "${mpis[@]}"; do
             hello_cell "$m" "$np" launch "$m" "$np" "$tmp/hello.$m"
@@ -243,7 +252,8 @@ load_end=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)
 python3 "$here/report.py" "$raw" "$outdir/$name" "$reps" "$t_total" "$slurm_note" \
     "$(uname -r)" "${load_start:-?} at the start, ${load_end:-?} at the end" || exit 1
 if command -v gnuplot >/dev/null; then
-    (cd "$outdir" && gnuplot -e "base='$name'" "$here/plot.gp") ||
+    (cd "$outdir" && gnuplot -e "base='$name'; big_only=$([ -n "$only" ] && echo 1 || echo 0)" \
+        "$here/plot.gp") ||
         log "gnuplot failed (table written anyway)"
 fi
 log "wrote $outdir/$name.md"
