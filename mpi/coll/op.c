@@ -8,6 +8,14 @@
  * Notes: user ops live in a small growing table (handles with the dynamic bit); the
  *   table is process state like every other handle table.
  */
+/* The element loops below are what a large reduction costs.  GCC 12 at -O2 vectorizes
+ * only loops that need no runtime checks (its "very cheap" cost model), and these need
+ * an alias check (in and inout may overlap) and a scalar tail: left scalar, a 64 KiB
+ * MPI_SUM took 25-33 us on doubles and 65 us on ints, vectorized 19 and 17-23 us.
+ * So this file asks for the dynamic cost model (clang vectorizes them at -O2). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("tree-loop-vectorize", "vect-cost-model=dynamic")
+#endif
 #include <complex.h>
 #include <errno.h>
 #include <stdint.h>
