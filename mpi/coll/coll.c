@@ -24,6 +24,8 @@
  *              (p-1 fenced rounds, (me+k, me-k)) for large.
  *   Reduce_scatter(_block)  Reduce to rank 0 + Scatterv.
  *   Scan, Exscan  recursive doubling on partial results (order kept).
+ * Blocking Reduce_scatter(_block) and Allgather(v) of a communicator on one node first
+ *   try shared memory too (large vectors: single copy, shmcoll.c).
  * Blocking Barrier/Bcast/Reduce/Allreduce first try shared memory (shmcoll.c): the
  *   whole collective in the node's segment when the communicator lives on one node, or
  *   node part in shm + leaders over p2p (shm_barrier/shm_allreduce/shm_bcast below).
@@ -746,6 +748,9 @@ int xm_icoll_allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rb
                         struct xm_comm *c, struct xm_req **rp)
 {
     int rc, me = c->rank;
+    if (!rp && one_node(c) &&
+        (rc = xm_shmcoll_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c)) <= 0)
+        return rc;
     struct xm_sched *s = new_sched(c, &rc);
     if (!s)
         return rc;
@@ -760,6 +765,19 @@ int xm_icoll_allgather(const void *sbuf, int scount, MPI_Datatype sdt, void *rbu
                        struct xm_req **rp)
 {
     int rc, p = c->size, me = c->rank;
+    if (!rp && one_node(c) && tsize(rdt) * (size_t)rcount * (size_t)p >= 2048) {
+        int *cnt = malloc(2 * (size_t)p * sizeof(int));
+        if (!cnt)
+            return -ENOMEM;
+        for (int i = 0; i < p; i++) {
+            cnt[i] = rcount;
+            cnt[p + i] = i * rcount;
+        }
+        rc = xm_shmcoll_allgatherv(sbuf, scount, sdt, rbuf, cnt, cnt + p, rdt, c);
+        free(cnt);
+        if (rc <= 0)
+            return rc;
+    }
     struct xm_sched *s = new_sched(c, &rc);
     if (!s)
         return rc;
@@ -906,6 +924,9 @@ int xm_icoll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
                             struct xm_req **rp)
 {
     int rc, p = c->size, me = c->rank, total = 0;
+    if (!rp && one_node(c) &&
+        (rc = xm_shmcoll_reduce_scatter(sbuf, rbuf, rcounts, dt, op, c)) <= 0)
+        return rc;
     struct xm_sched *s = new_sched(c, &rc);
     if (!s)
         return rc;

@@ -108,6 +108,12 @@ int xm_shmcoll_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, 
                       int root, struct xm_comm *c, const int *map, int n, int me);
 int xm_shmcoll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
                          MPI_Op op, struct xm_comm *c, const int *map, int n, int me);
+/* whole communicator on this node only (map NULL): counts as in xm_icoll_* */
+int xm_shmcoll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+                              MPI_Datatype dt, MPI_Op op, struct xm_comm *c);
+int xm_shmcoll_allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
+                          const int *rcounts, const int *displs, MPI_Datatype rdt,
+                          struct xm_comm *c);
 /* 1 if those members have a slot (the calls above will not return 1 for lack of one) */
 int xm_shmcoll_ready(struct xm_comm *c, const int *map, int n, int me);
 /* 1 if a broadcast of (count, dt) can run in shared memory (slots permitting).  The

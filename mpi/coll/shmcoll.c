@@ -1,6 +1,7 @@
 /*
- * shmcoll.c - blocking Barrier, Bcast, Reduce and Allreduce through the node's shared
- *             segment, for communicators whose ranks all live on this node.
+ * shmcoll.c - blocking Barrier, Bcast, Reduce, Allreduce, Reduce_scatter(_block) and
+ *             Allgather(v) through the node's shared segment, for communicators whose
+ *             ranks all live on this node.
  *
  * Contract (coll.h): xm_shmcoll_*() return 0 when the collective is done, 1 when it
  *   does not apply (the caller runs the p2p schedule instead), or -errno.  Whether it
@@ -44,19 +45,31 @@
  *   less: our own ranks' work between yields (a 64 KiB reduction) takes 100-300 us, and
  *   a 50 us threshold halved the budget to nothing there, so a barrier after a large
  *   Allreduce slept instead of yielding (37 us against 17 us at 8 ranks on 2 cores).
- * LOOM_MPI_COLL_SHM=0 turns all of this off; LOOM_MPI_COLL_SHM_MAX caps Bcast and
- *   (All)reduce bytes (default 64 KiB: above it the copy in and out of the segment
- *   loses to the p2p path's single-copy CMA and Rabenseifner, measured at 2 and 8
- *   ranks for 256 KiB and 1 MiB); LOOM_MPI_COLL_SHM_PAIR_MAX (32 KiB) caps a Bcast
- *   between two ranks.
+ * Large vectors (Allreduce, Reduce, Reduce_scatter(_block), Allgather(v) of the whole
+ *   communicator; from LOOM_MPI_COLL_SHM_SPLIT (2 KiB) per member): single copy by
+ *   CMA from LOOM_MPI_COLL_CMA_MIN bytes (64 KiB) where process_vm_readv works
+ *   (2 rounds whatever the size), else up to LOOM_MPI_COLL_SHM_RED_MAX (64 KiB) the
+ *   pipeline through the buffers (one round per buffer-half), p2p above (at 8 ranks
+ *   on 2 loaded cores the pipeline's 11 rounds for 1 MiB took 10-45 ms, p2p 9-13,
+ *   CMA 5-11).  Both below, with why.
+ * LOOM_MPI_COLL_SHM=0 turns all of this off; LOOM_MPI_COLL_SHM_MAX caps Bcast, and
+ *   reductions of non-flat types (default 64 KiB: above it the copy in and out of the
+ *   segment loses to the p2p path's single-copy CMA and Rabenseifner, measured at 2
+ *   and 8 ranks for 256 KiB and 1 MiB); LOOM_MPI_COLL_CMA=0 keeps the large-vector
+ *   paths off CMA (LOOM_MPI_COLL_CMA_FAULT=1, tests: world rank 1's probe fails);
+ *   LOOM_MPI_COLL_SHM_PAIR_MAX (32 KiB) caps a Bcast between two ranks.
+ * This file is one piece (over 800 lines) because every protocol here shares the slot,
+ *   the round and the waiting policy above; splitting it would export those.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../core/comm.h"
 #include "../core/mt.h"
@@ -75,6 +88,10 @@ static struct {
     unsigned ycur;               /* current yield budget (adapts, see wait_reach) */
     double yield_slow;           /* a yield longer than this (us) halves ycur */
     size_t max, split, pair_max;
+    size_t red_max; /* the pipeline's limit (flat reductions, allgather) */
+    size_t cma_min; /* from this many bytes on, single copy (CMA) where it works */
+    int cma_on, cma_fault;
+    signed char *cma; /* per slot: 0 not probed yet, 1 CMA works, 2 it does not */
 } L;
 
 struct grp {
@@ -102,9 +119,14 @@ static void init(void)
     L.max = (size_t)xm_env_int("LOOM_MPI_COLL_SHM_MAX", 65536);
     L.pair_max = (size_t)xm_env_int("LOOM_MPI_COLL_SHM_PAIR_MAX", 32768);
     L.split = (size_t)xm_env_int("LOOM_MPI_COLL_SHM_SPLIT", 2048);
+    L.red_max = (size_t)xm_env_int("LOOM_MPI_COLL_SHM_RED_MAX", 65536);
+    L.cma_min = (size_t)xm_env_int("LOOM_MPI_COLL_CMA_MIN", 65536);
+    L.cma_on = xm_env_int("LOOM_MPI_COLL_CMA", 1) != 0;
+    L.cma_fault = xm_env_int("LOOM_MPI_COLL_CMA_FAULT", 0) != 0; /* tests */
     if (L.on) {
         L.bq = calloc((size_t)L.g.nslots, sizeof(*L.bq));
-        L.on = L.bq != NULL;
+        L.cma = calloc((size_t)L.g.nslots, 1);
+        L.on = L.bq != NULL && L.cma != NULL;
     }
 }
 
@@ -306,9 +328,288 @@ static struct xm_dtype *red_basic(MPI_Datatype dt, MPI_Op op)
     return b;
 }
 
-/* root < 0: allreduce */
+/* ---- pipelined reductions and gathers (large vectors) --------------------------------
+ * Round k carries piece k of every block.  Each member's data buffer (and the result
+ * buffer) is cut in two halves used alternately (one region of the whole buffer when
+ * everything fits in one round), so that round k + 1 can start while round k's results
+ * are still being read: one barrier per round instead of two, and each member's fold
+ * and copy-out overlap the others'.  Member i owns block i: it folds that block's piece
+ * from all n data buffers, in rank order, into the same place of the result buffer.
+ * Order of a member (K rounds; round K only fences the last reads):
+ *     pack piece k -> round k -> copy out result k - 1 -> fold block piece k
+ * Why it is safe: a region of half k % 2 is written (pack k, fold k) only after round
+ * k - 1, and read (fold k, copy-out k) only before every member reaches round k + 1. */
+struct pipe {
+    size_t region; /* bytes per half (the whole buffer when rounds == 1) */
+    size_t piece;  /* bytes of one block carried per round */
+    int rounds;    /* data rounds; one more fences the last reads */
+};
+
+static size_t half_off(const struct pipe *pp, int k)
+{
+    return pp->rounds > 1 ? (size_t)(k & 1) * pp->region : 0;
+}
+
+/* bytes of block piece k (from *lo = k * piece), clipped to the block's length */
+static size_t piece_len(const struct pipe *pp, size_t blen, int k, size_t *lo)
+{
+    *lo = (size_t)k * pp->piece;
+    return *lo >= blen ? 0 : blen - *lo < pp->piece ? blen - *lo : pp->piece;
+}
+
+static size_t align_piece(size_t b, size_t esize)
+{
+    b = b / esize * esize;
+    if (b >= 64 && 64 % esize == 0)
+        b &= ~(size_t)63; /* whole cache lines: members write side by side */
+    return b;
+}
+
+/* div pieces of the largest block `maxb` per region: one region (the whole buffer)
+ * if a single round carries everything, else two halves */
+static void pipe_plan(struct pipe *pp, size_t maxb, size_t esize, int div)
+{
+    pp->region = L.g.buf;
+    pp->piece = align_piece(pp->region / (size_t)div, esize);
+    if (!pp->piece || maxb > pp->piece) {
+        pp->region = L.g.buf / 2;
+        pp->piece = align_piece(pp->region / (size_t)div, esize);
+    }
+    pp->rounds = pp->piece ? (int)((maxb + pp->piece - 1) / pp->piece) : 0;
+    if (pp->rounds < 1)
+        pp->rounds = 1;
+}
+
+/* block i (bytes *lo, length returned) of the vector: rcounts[i] elements of t after
+ * the blocks before it (*run carries the running offset: call for i = 0, 1, ...), or
+ * an even split of ne elements of esize among n */
+static size_t block(const int *rcounts, const struct xm_dtype *t, size_t ne, size_t es,
+                    int n, int i, size_t *run, size_t *lo)
+{
+    if (rcounts) {
+        if (i == 0)
+            *run = 0;
+        *lo = *run;
+        *run += (size_t)rcounts[i] * t->size;
+        return (size_t)rcounts[i] * t->size;
+    }
+    size_t a = ne * (size_t)i / (size_t)n, z = ne * (size_t)(i + 1) / (size_t)n;
+    *lo = a * es;
+    return (z - a) * es;
+}
+
+/* Allreduce (root < 0), Reduce (root = member) or Reduce_scatter (rcounts != NULL,
+ * counts in elements of t) of a flat vector of `bytes` through the pipeline */
+static int reduce_pipe(const struct grp *g, const void *src, void *rbuf, int count,
+                       struct xm_dtype *t, struct xm_dtype *b, MPI_Op op, int root,
+                       const int *rcounts, size_t bytes)
+{
+    int n = g->n, me = g->me;
+    size_t es = b->size, ne = bytes / es, maxb = 0, run = 0, lo, blo, mylen = 0;
+    for (int i = 0; i < n; i++) {
+        size_t bl = block(rcounts, t, ne, es, n, i, &run, &blo);
+        if (bl > maxb)
+            maxb = bl;
+        if (i == me)
+            mylen = bl;
+    }
+    struct pipe pp;
+    pipe_plan(&pp, maxb, es, n);
+    struct red r = {0, es, t->basic, op, 0};
+    int err = 0, K = pp.rounds, out_all = !rcounts && (root < 0 || root == me);
+    for (int k = 0; k <= K; k++) {
+        if (k < K) { /* my piece k of every block into my data buffer */
+            char *d = xm_shm_coll_data(g->s, me) + half_off(&pp, k);
+            for (int i = 0; i < n; i++) {
+                size_t bl = block(rcounts, t, ne, es, n, i, &run, &blo);
+                size_t len = piece_len(&pp, bl, k, &lo);
+                if (len && xm_dt_pack(src, count, t, blo + lo, d + (size_t)i * pp.piece,
+                                      len) < 0)
+                    err = -EINVAL; /* keep going: the others are in the rounds too */
+            }
+        }
+        round_trip(g, NULL, NULL);
+        if (k > 0 && out_all) { /* every block's piece k - 1 is folded */
+            char *res = xm_shm_coll_res(g->s) + half_off(&pp, k - 1);
+            for (int i = 0; i < n; i++) {
+                size_t bl = block(rcounts, t, ne, es, n, i, &run, &blo);
+                size_t len = piece_len(&pp, bl, k - 1, &lo);
+                if (len && xm_dt_unpack(rbuf, count, t, blo + lo,
+                                        res + (size_t)i * pp.piece, len) < 0)
+                    err = -EINVAL;
+            }
+        }
+        size_t len;
+        if (k < K && (len = piece_len(&pp, mylen, k, &lo)) > 0) {
+            /* fold my block's piece: result = d0 op (d1 op (... d[n-1])) */
+            size_t at = half_off(&pp, k) + (size_t)me * pp.piece;
+            r.err = 0;
+            fold_slice(g, &r, at, len);
+            if (r.err)
+                err = r.err;
+            if (rcounts && xm_dt_unpack(rbuf, rcounts[me], t, lo,
+                                        xm_shm_coll_res(g->s) + at, len) < 0)
+                err = -EINVAL;
+        }
+    }
+    return err;
+}
+
+/* ---- single copy (CMA) for large vectors -----------------------------------------
+ * Rounds cost more than bytes on an oversubscribed node: every round needs every member
+ * scheduled once, and 8 ranks on 2 busy cores took 25-60 ms for the 11 rounds of a
+ * 1 MiB pipelined Reduce.  So large flat vectors skip the segment's buffers: members
+ * publish where their bytes are (pid, addresses: the head of their data buffer), and
+ * read each other's with process_vm_readv.  Reductions: round 1 (addresses out), each
+ * member folds its block of all n inputs in rank order (d0 op (d1 op ...)) and writes
+ * it (process_vm_writev) into the result buffer of every member that wants it, round 2
+ * (all blocks everywhere; nobody reads anybody's buffers any more).  In place works:
+ * block i of every input is read only by member i, before it writes block i.
+ * Allgather: round 1, read the n - 1 other blocks, round 2.  Whether CMA works (Yama, namespaces) is found once per slot
+ * by a probe whose outcome every member reads from the segment: all use it or none. */
+struct cma_hdr {
+    uint64_t pid, src, res; /* pid; my input bytes; my result buffer (reductions) */
+    uint32_t bad;           /* probe: this member could not read somebody */
+};
+
+static struct cma_hdr *hdr(const struct grp *g, int i)
+{
+    return (struct cma_hdr *)(void *)xm_shm_coll_data(g->s, i);
+}
+
+/* grow-only scratch buffers (kept: a fresh mmap'd malloc per call faults its pages) */
+static char *scratch(int k, size_t n)
+{
+    static char *b[2];
+    static size_t cap[2];
+    if (n > cap[k]) {
+        char *nb = realloc(b[k], n);
+        if (!nb)
+            return NULL;
+        b[k] = nb;
+        cap[k] = n;
+    }
+    return b[k] ? b[k] : (b[k] = malloc(1));
+}
+
+static int cma_usable(const struct grp *g)
+{
+    static uint64_t probe = 0x6c6f6f6d636d6121ull;
+    if (!L.cma_on || L.g.buf < sizeof(struct cma_hdr))
+        return 0;
+    if (L.cma[g->slot])
+        return L.cma[g->slot] == 1;
+    struct cma_hdr *h = hdr(g, g->me);
+    h->pid = (uint64_t)getpid();
+    h->src = (uint64_t)(uintptr_t)&probe;
+    h->bad = 0;
+    round_trip(g, NULL, NULL);
+    uint32_t bad = 0;
+    for (int i = 0; i < g->n; i++) {
+        uint64_t v = 0;
+        if (i != g->me && (xm_vm_copy(0, (int)hdr(g, i)->pid, &v, hdr(g, i)->src, 8) < 0 ||
+                           v != probe))
+            bad = 1;
+    }
+    if (L.cma_fault && xm_g.rank == 1)
+        bad = 1; /* tests: one member's probe fails, all must take the pipeline */
+    h->bad = bad; /* nobody reads this field before the next round */
+    round_trip(g, NULL, NULL);
+    for (int i = 0; i < g->n; i++)
+        bad |= hdr(g, i)->bad;
+    round_trip(g, NULL, NULL); /* the headers may be overwritten after this */
+    L.cma[g->slot] = bad ? 2 : 1;
+    return !bad;
+}
+
+/* n bytes at offset off of member i's published input (mine: local) */
+static int cma_read(const struct grp *g, int i, const char *mine, size_t off, void *to,
+                    size_t n)
+{
+    if (i == g->me) {
+        memcpy(to, mine + off, n);
+        return 0;
+    }
+    return xm_vm_copy(0, (int)hdr(g, i)->pid, to, hdr(g, i)->src + off, n);
+}
+
+/* Allreduce (root < 0), Reduce, or Reduce_scatter (rcounts) of a flat vector */
+static int reduce_cma(const struct grp *g, const void *sbuf, void *rbuf, struct xm_dtype *t, struct xm_dtype *b, MPI_Op op, int root,
+                      const int *rcounts, size_t bytes)
+{
+    int n = g->n, me = g->me, err = 0, inplace = sbuf == MPI_IN_PLACE;
+    size_t es = b->size, ne = bytes / es, run = 0, mylo = 0, mylen = 0;
+    for (int i = 0; i <= me; i++)
+        mylen = block(rcounts, t, ne, es, n, i, &run, &mylo);
+    const char *src = (const char *)(inplace ? rbuf : sbuf) + t->true_lb;
+    char *rb = rbuf ? (char *)rbuf + t->true_lb : NULL;
+    int want = !rcounts && (root < 0 || root == me);
+    /* where my block's result goes: in the user's buffer unless others read that as
+     * input (in place) or I have none (Reduce, not the root) */
+    char *dst;
+    if (rcounts)
+        dst = inplace ? scratch(0, mylen) : rb;
+    else
+        dst = want && !inplace ? rb + mylo : scratch(0, mylen);
+    size_t S = 65536 / es * es;
+    char *tmp = scratch(1, S);
+    if (!dst || !tmp)
+        err = -ENOMEM; /* still take part in the rounds, with nothing to fold */
+    struct cma_hdr *h = hdr(g, me);
+    h->pid = (uint64_t)getpid();
+    h->src = (uint64_t)(uintptr_t)src;
+    h->res = (uint64_t)(uintptr_t)rb; /* where the others put their blocks of the result */
+    round_trip(g, NULL, NULL);
+    for (size_t off = 0; !err && off < mylen; off += S) {
+        size_t m = mylen - off < S ? mylen - off : S;
+        char *acc = dst + off;
+        if (cma_read(g, n - 1, src, mylo + off, acc, m) < 0)
+            err = -EIO;
+        for (int i = n - 2; i >= 0 && !err; i--) {
+            const char *in = src + mylo + off;
+            if (i != me) {
+                if (cma_read(g, i, src, mylo + off, tmp, m) < 0) {
+                    err = -EIO;
+                    break;
+                }
+                in = tmp;
+            }
+            int rc = xm_op_apply(op, in, acc, (int)(m / es), t->basic);
+            if (rc < 0)
+                err = rc;
+        }
+    }
+    if (!rcounts && !err) {
+        /* my block of the result to everybody who wants it: only I ever read the
+         * block's bytes of the inputs, so even in place nobody needs them any more */
+        for (int i = 0; i < n; i++) {
+            if (root >= 0 && i != root)
+                continue;
+            if (i == me) {
+                if (dst != rb + mylo)
+                    memcpy(rb + mylo, dst, mylen);
+            } else if (mylen && xm_vm_copy(1, (int)hdr(g, i)->pid, dst,
+                                           hdr(g, i)->res + mylo, mylen) < 0) {
+                err = -EIO;
+            }
+        }
+    }
+    round_trip(g, NULL, NULL);
+    if (rcounts && inplace && !err)
+        memcpy(rb, dst, mylen); /* nobody reads my inputs any more */
+    return err;
+}
+
+/* contiguous layout: packed position = memory offset from buf + true_lb */
+static int flat(const struct xm_dtype *t)
+{
+    return t->contig && t->extent == (MPI_Aint)t->size;
+}
+
+/* root < 0: allreduce; rcounts: reduce_scatter */
 static int reduce_any(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                      int root, struct xm_comm *c, const int *map, int n, int me)
+                      int root, const int *rcounts, struct xm_comm *c, const int *map,
+                      int n, int me)
 {
     struct xm_dtype *t = xm_dt_get(dt), *b;
     struct grp g;
@@ -317,11 +618,30 @@ static int reduce_any(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, 
     size_t bytes = t->size * (size_t)count;
     if (!grp_get(c, map, n, me, &g))
         return 1;
-    if (bytes > L.max)
-        return 1;
     const void *src = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    /* large vectors of a flat type: the pipeline (in place works there: a round writes
+     * only bytes below those that later rounds read); other types up to L.max */
+    int big = bytes >= L.split * (size_t)g.n;
+    if (big && flat(t)) {
+        if (bytes >= L.cma_min && cma_usable(&g))
+            return reduce_cma(&g, sbuf, rbuf, t, b, op, root, rcounts, bytes);
+        if (bytes > L.red_max)
+            return 1;
+        /* pieces of at least split bytes per member, else the rounds cost more than
+         * they save (64-byte buffers: twice the rounds of the loop below) */
+        if (L.g.buf >= L.split * (size_t)g.n)
+            return reduce_pipe(&g, src, rbuf, count, t, b, op, root, rcounts, bytes);
+    }
+    if (bytes > L.max || (rcounts && !flat(t)))
+        return 1;
     size_t chunk = L.g.buf / b->size * b->size;
     struct red r = {0, b->size, t->basic, op, 0};
+    size_t mylo = 0, myhi = 0; /* reduce_scatter: my block's bytes */
+    if (rcounts) {
+        for (int i = 0; i < g.me; i++)
+            mylo += (size_t)rcounts[i] * t->size;
+        myhi = mylo + (size_t)rcounts[g.me] * t->size;
+    }
     int err = 0;
     for (size_t off = 0; off < bytes; off += chunk) {
         r.len = bytes - off < chunk ? bytes - off : chunk;
@@ -341,8 +661,13 @@ static int reduce_any(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, 
         }
         if (r.err)
             err = r.err;
-        if ((root < 0 || root == g.me) &&
-            xm_dt_unpack(rbuf, count, t, off, xm_shm_coll_res(g.s), r.len) < 0)
+        if (rcounts) { /* my block's part of this chunk */
+            size_t lo = mylo > off ? mylo : off, hi = myhi < off + r.len ? myhi : off + r.len;
+            if (lo < hi && xm_dt_unpack(rbuf, rcounts[g.me], t, lo - mylo,
+                                        xm_shm_coll_res(g.s) + (lo - off), hi - lo) < 0)
+                err = -EINVAL;
+        } else if ((root < 0 || root == g.me) &&
+                   xm_dt_unpack(rbuf, count, t, off, xm_shm_coll_res(g.s), r.len) < 0)
             err = -EINVAL;
     }
     return err;
@@ -351,13 +676,136 @@ static int reduce_any(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, 
 int xm_shmcoll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
                          MPI_Op op, struct xm_comm *c, const int *map, int n, int me)
 {
-    return reduce_any(sbuf, rbuf, count, dt, op, -1, c, map, n, me);
+    return reduce_any(sbuf, rbuf, count, dt, op, -1, NULL, c, map, n, me);
 }
 
 int xm_shmcoll_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
                       int root, struct xm_comm *c, const int *map, int n, int me)
 {
-    return reduce_any(sbuf, rbuf, count, dt, op, root, c, map, n, me);
+    return reduce_any(sbuf, rbuf, count, dt, op, root, NULL, c, map, n, me);
+}
+
+int xm_shmcoll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+                              MPI_Datatype dt, MPI_Op op, struct xm_comm *c)
+{
+    long total = 0;
+    for (int i = 0; i < c->size; i++)
+        total += rcounts[i];
+    if (total > INT_MAX)
+        return 1;
+    return reduce_any(sbuf, rbuf, (int)total, dt, op, -1, rcounts, c, NULL, c->size,
+                      c->rank);
+}
+
+/* Allgather(v) by single copy: my block's packed bytes where others can read them (the
+ * user's buffer if its type is flat, else packed into scratch), round, read the others'
+ * straight into rbuf (through scratch for a non-flat receive type), round. */
+static int allgather_cma(const struct grp *g, const void *src, int scnt,
+                         struct xm_dtype *sty, void *rbuf, const int *rcounts,
+                         const int *displs, struct xm_dtype *rt, int inplace)
+{
+    int n = g->n, me = g->me, err = 0;
+    size_t mine = sty->size * (size_t)scnt;
+    const char *pub = (const char *)src + sty->true_lb;
+    if (!flat(sty)) {
+        char *p = scratch(0, mine);
+        if (!p || xm_dt_pack(src, scnt, sty, 0, p, mine) < 0)
+            err = p ? -EINVAL : -ENOMEM;
+        pub = p;
+    }
+    struct cma_hdr *h = hdr(g, me);
+    h->pid = (uint64_t)getpid();
+    h->src = (uint64_t)(uintptr_t)pub;
+    round_trip(g, NULL, NULL);
+    for (int j = 0; j < n; j++) {
+        int i = (me + j) % n; /* mine first (local), then the next members */
+        size_t len = rt->size * (size_t)rcounts[i];
+        char *at = (char *)rbuf + (MPI_Aint)displs[i] * rt->extent;
+        if (!len || (i == me && inplace))
+            continue;
+        if (i == me) {
+            if (pub && xm_dt_unpack(at, rcounts[i], rt, 0, pub, len) < 0)
+                err = -EINVAL;
+        } else if (flat(rt)) {
+            if (xm_vm_copy(0, (int)hdr(g, i)->pid, at + rt->true_lb, hdr(g, i)->src, len) < 0)
+                err = -EIO;
+        } else {
+            char *tmp = scratch(1, len);
+            if (!tmp || xm_vm_copy(0, (int)hdr(g, i)->pid, tmp, hdr(g, i)->src, len) < 0 ||
+                xm_dt_unpack(at, rcounts[i], rt, 0, tmp, len) < 0)
+                err = tmp ? -EIO : -ENOMEM;
+        }
+    }
+    round_trip(g, NULL, NULL);
+    return err;
+}
+
+/* Allgather(v) of packed blocks: round k carries bytes [k * region, ...) of every
+ * member's block, each member copying the n pieces out of the n data buffers. */
+int xm_shmcoll_allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
+                          const int *rcounts, const int *displs, MPI_Datatype rdt,
+                          struct xm_comm *c)
+{
+    struct xm_dtype *st = sbuf == MPI_IN_PLACE ? NULL : xm_dt_get(sdt),
+                    *rt = xm_dt_get(rdt);
+    struct grp g;
+    int n = c->size, me = c->rank;
+    if (!rt || (sbuf != MPI_IN_PLACE && !st))
+        return 1;
+    size_t maxb = 0, total = 0;
+    for (int i = 0; i < n; i++) {
+        if (rcounts[i] < 0)
+            return 1;
+        size_t bl = rt->size * (size_t)rcounts[i];
+        total += bl;
+        if (bl > maxb)
+            maxb = bl;
+    }
+    /* small totals: the p2p schedules move them in a few messages (same threshold on
+     * every member: sizes only) */
+    if (total < L.split * (size_t)n)
+        return 1;
+    if (!grp_get(c, NULL, n, me, &g))
+        return 1;
+    int cma = total >= L.cma_min && cma_usable(&g); /* the same on every member */
+    if (!cma && (total > L.red_max || L.g.buf < L.split * (size_t)n))
+        return 1;
+    struct pipe pp; /* a member's whole region carries a piece of its own block */
+    pipe_plan(&pp, maxb, 1, 1);
+    const void *src = sbuf;
+    int scnt = scount;
+    struct xm_dtype *sty = st;
+    if (sbuf == MPI_IN_PLACE) {
+        src = (char *)rbuf + (MPI_Aint)displs[me] * rt->extent;
+        scnt = rcounts[me];
+        sty = rt;
+    }
+    size_t mine = sty->size * (size_t)scnt;
+    if (cma)
+        return allgather_cma(&g, src, scnt, sty, rbuf, rcounts, displs, rt,
+                             sbuf == MPI_IN_PLACE);
+    int err = 0, K = pp.rounds;
+    for (int k = 0; k <= K; k++) {
+        if (k < K) {
+            size_t lo, len = piece_len(&pp, mine, k, &lo);
+            if (len && xm_dt_pack(src, scnt, sty, lo,
+                                  xm_shm_coll_data(g.s, me) + half_off(&pp, k), len) < 0)
+                err = -EINVAL;
+        }
+        round_trip(&g, NULL, NULL);
+        if (k == K)
+            break;
+        for (int j = 1; j <= n; j++) {
+            int i = (me + j) % n; /* start with the next member: spread the reads */
+            size_t lo, len = piece_len(&pp, rt->size * (size_t)rcounts[i], k, &lo);
+            if (!len || (i == me && sbuf == MPI_IN_PLACE))
+                continue;
+            if (xm_dt_unpack((char *)rbuf + (MPI_Aint)displs[i] * rt->extent, rcounts[i],
+                             rt, lo, xm_shm_coll_data(g.s, i) + half_off(&pp, k), len) < 0)
+                err = -EINVAL;
+        }
+    }
+    return err;
 }
 
 int xm_shmcoll_fits(int count, MPI_Datatype dt)

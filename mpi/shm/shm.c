@@ -32,12 +32,13 @@
  *   Collective area (shm.h, after the rank areas): LOOM_MPI_SHM_COLL_SLOTS slots (16,
  *   8 above 16 local ranks; 0 = none), each a header, a result buffer and one buffer per
  *   local rank of LOOM_MPI_SHM_COLL_BUF bytes, and a broadcast ring of 4 chunks of
- *   LOOM_MPI_SHM_COLL_CHUNK bytes (16 KiB).  The buffer is 64 KiB (the largest message
- *   the shm collectives take) as long as slots x (local ranks + 1) buffers fit in 32 MiB
- *   (up to 64 local ranks), smaller beyond (16 KiB at 256, never under 2 KiB): every
- *   buffer-full is one round, a barrier of all members, and 64 ranks on 2 cores took
- *   12 ms for a 64 KiB Allreduce in 32 rounds of 2 KiB, 0.65 ms in one.  Its geometry
- *   is in the segment header for the attaching ranks.
+ *   LOOM_MPI_SHM_COLL_CHUNK bytes (16 KiB).  The buffer is as large as slots x (local
+ *   ranks + 1) buffers allow in 32 MiB, at most 256 KiB (up to 7 ranks; 232 KiB at 8,
+ *   128 KiB at 15, 64 KiB at 64, 16 KiB at 256, never under 2 KiB): every buffer-full
+ *   (half of one in the pipelined large reductions and gathers) is one round, a barrier
+ *   of all members, and 64 ranks on 2 cores took 12 ms for a 64 KiB Allreduce in 32
+ *   rounds of 2 KiB, 0.65 ms in one; 8 ranks move a 1 MiB Allreduce in 11 rounds of
+ *   114 KiB.  Its geometry is in the segment header for the attaching ranks.
  *   Sleeping: each rank has a futex word `seq` in its rank_area and a `sleeping` count
  *   (two threads of a rank can sleep at once: tcp.c's helper and the rank itself);
  *   wakers wake every sleeper.
@@ -79,6 +80,7 @@
 #include "shm_queue.h"
 
 #define COLL_AREA_BUDGET (32L << 20) /* bytes for the collective buffers */
+#define COLL_BUF_MAX (256 << 10)     /* bytes of one buffer at most */
 #define NODE_CPUS_WAIT_S 10          /* xm_shm_node_cpus(): longest wait for the others */
 #define SHM_NAME_TRIES 8             /* fresh segment names drawn before giving up */
 #define SHM_NAME_PREFIX "/loom-mpi-"
@@ -198,11 +200,13 @@ static int shm_create(void)
         return -EINVAL;
     /* collective area: small buffers when many ranks share the node */
     S.ncslots = xm_env_int("LOOM_MPI_SHM_COLL_SLOTS", nl <= 16 ? 16 : 8);
-    /* one (all)reduce chunk per round: as large as 64 KiB (the shm path's limit) while
-     * the whole area stays within COLL_AREA_BUDGET */
+    /* one (all)reduce chunk per round: as large as 256 KiB while the whole area stays
+     * within COLL_AREA_BUDGET (pages are only touched in the slots in use) */
     long cbd = S.ncslots > 0 ? COLL_AREA_BUDGET / ((long)S.ncslots * (nl + 1)) : 65536;
     int cb = xm_env_int("LOOM_MPI_SHM_COLL_BUF",
-                        cbd > 65536 ? 65536 : cbd < 2048 ? 2048 : (int)(cbd & ~63L));
+                        cbd > COLL_BUF_MAX ? COLL_BUF_MAX
+                        : cbd < 2048       ? 2048
+                                           : (int)(cbd & ~63L));
     int ch = xm_env_int("LOOM_MPI_SHM_COLL_CHUNK", 16384);
     if (S.ncslots < 0 || S.ncslots > 1024 || cb < 64 || ch < 64 || cb > (1 << 24) ||
         ch > (1 << 24))
