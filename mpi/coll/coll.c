@@ -24,8 +24,10 @@
  *              (p-1 fenced rounds, (me+k, me-k)) for large.
  *   Reduce_scatter(_block)  Reduce to rank 0 + Scatterv.
  *   Scan, Exscan  recursive doubling on partial results (order kept).
- * Blocking Reduce_scatter(_block) and Allgather(v) of a communicator on one node first
- *   try shared memory too (large vectors: single copy, shmcoll.c).
+ * Blocking Reduce_scatter(_block) from 512 KiB of a communicator on one node first
+ *   tries shared memory too (single copy, shmcoll.c); Allgather(v) only when asked
+ *   (LOOM_MPI_COLL_SHM_AG_MIN: the p2p schedules won at 16 KiB-1 MiB on 8 ranks).
+ *   A one-node Reduce takes the tree, not the segment (xm_icoll_reduce says why).
  * Blocking Barrier/Bcast/Reduce/Allreduce first try shared memory (shmcoll.c): the
  *   whole collective in the node's segment when the communicator lives on one node, or
  *   node part in shm + leaders over p2p (shm_barrier/shm_allreduce/shm_bcast below).
@@ -529,7 +531,15 @@ int xm_icoll_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MP
                     int root, struct xm_comm *c, struct xm_req **rp)
 {
     int rc;
-    if (!rp && one_node(c) &&
+    /* One node: the binomial tree, not the segment.  A Reduce in the segment makes
+     * every rank wait for the last one; in the tree the leaves send (eagerly) and go.
+     * 8 ranks on 2 cores under load: 8 B 19-22 us against 0.9-3 ms, 4 KiB 80-108 us
+     * against 2.5-6 ms, 16 KiB 130-230 us against 1.5-8 ms; 1 MiB alike (5-7 ms).
+     * LOOM_MPI_COLL_SHM_REDUCE=1 (tests, measurements) takes the segment. */
+    static int shm_reduce = -1;
+    if (shm_reduce < 0)
+        shm_reduce = xm_env_int("LOOM_MPI_COLL_SHM_REDUCE", 0) != 0;
+    if (!rp && shm_reduce && one_node(c) &&
         (rc = xm_shmcoll_reduce(sbuf, rbuf, count, dt, op, root, c, NULL, c->size,
                                 c->rank)) <= 0)
         return rc;

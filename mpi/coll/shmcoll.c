@@ -45,8 +45,10 @@
  *   less: our own ranks' work between yields (a 64 KiB reduction) takes 100-300 us, and
  *   a 50 us threshold halved the budget to nothing there, so a barrier after a large
  *   Allreduce slept instead of yielding (37 us against 17 us at 8 ranks on 2 cores).
- * Large vectors (Allreduce, Reduce, Reduce_scatter(_block), Allgather(v) of the whole
- *   communicator; from LOOM_MPI_COLL_SHM_SPLIT (2 KiB) per member): single copy by
+ * Large vectors (Allreduce, Reduce, Reduce_scatter(_block) from LOOM_MPI_COLL_SHM_RS_MIN
+ *   (512 KiB), Allgather(v) from LOOM_MPI_COLL_SHM_AG_MIN (default: never); coll.c
+ *   sends a one-node Reduce to p2p; from LOOM_MPI_COLL_SHM_SPLIT (2 KiB) per member):
+ *   single copy by
  *   CMA from LOOM_MPI_COLL_CMA_MIN bytes (64 KiB) where process_vm_readv works
  *   (2 rounds whatever the size), else up to LOOM_MPI_COLL_SHM_RED_MAX (64 KiB) the
  *   pipeline through the buffers (one round per buffer-half), p2p above (at 8 ranks
@@ -90,6 +92,7 @@ static struct {
     size_t max, split, pair_max;
     size_t red_max; /* the pipeline's limit (flat reductions, allgather) */
     size_t cma_min; /* from this many bytes on, single copy (CMA) where it works */
+    size_t rs_min, ag_min; /* Reduce_scatter, Allgather(v) here from these totals */
     int cma_on, cma_fault;
     signed char *cma; /* per slot: 0 not probed yet, 1 CMA works, 2 it does not */
 } L;
@@ -122,6 +125,11 @@ static void init(void)
     L.red_max = (size_t)xm_env_int("LOOM_MPI_COLL_SHM_RED_MAX", 65536);
     L.cma_min = (size_t)xm_env_int("LOOM_MPI_COLL_CMA_MIN", 65536);
     L.cma_on = xm_env_int("LOOM_MPI_COLL_CMA", 1) != 0;
+    /* measured at 8 ranks on 2 loaded cores against the p2p schedules: Reduce_scatter
+     * won from 1 MiB (5.6-9 ms against 10.8-11.7; 256 KiB lost 7.2 against 6.0),
+     * Allgather never clearly (16-256 KiB lost 2x, 1 MiB a tie) */
+    L.rs_min = (size_t)xm_env_int("LOOM_MPI_COLL_SHM_RS_MIN", 512 << 10);
+    L.ag_min = (size_t)xm_env_int("LOOM_MPI_COLL_SHM_AG_MIN", INT_MAX);
     L.cma_fault = xm_env_int("LOOM_MPI_COLL_CMA_FAULT", 0) != 0; /* tests */
     if (L.on) {
         L.bq = calloc((size_t)L.g.nslots, sizeof(*L.bq));
@@ -685,13 +693,21 @@ int xm_shmcoll_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, 
     return reduce_any(sbuf, rbuf, count, dt, op, root, NULL, c, map, n, me);
 }
 
+static size_t t_size(MPI_Datatype dt)
+{
+    struct xm_dtype *t = xm_dt_get(dt);
+    return t ? t->size : 0;
+}
+
 int xm_shmcoll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
                               MPI_Datatype dt, MPI_Op op, struct xm_comm *c)
 {
+    if (!L.init)
+        init();
     long total = 0;
     for (int i = 0; i < c->size; i++)
         total += rcounts[i];
-    if (total > INT_MAX)
+    if (total > INT_MAX || t_size(dt) * (size_t)total < L.rs_min)
         return 1;
     return reduce_any(sbuf, rbuf, (int)total, dt, op, -1, rcounts, c, NULL, c->size,
                       c->rank);
@@ -750,6 +766,8 @@ int xm_shmcoll_allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *
                     *rt = xm_dt_get(rdt);
     struct grp g;
     int n = c->size, me = c->rank;
+    if (!L.init)
+        init();
     if (!rt || (sbuf != MPI_IN_PLACE && !st))
         return 1;
     size_t maxb = 0, total = 0;
@@ -763,7 +781,7 @@ int xm_shmcoll_allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *
     }
     /* small totals: the p2p schedules move them in a few messages (same threshold on
      * every member: sizes only) */
-    if (total < L.split * (size_t)n)
+    if (total < L.split * (size_t)n || total < L.ag_min)
         return 1;
     if (!grp_get(c, NULL, n, me, &g))
         return 1;
