@@ -31,7 +31,8 @@ struct keyval {
     MPI_Comm_copy_attr_function *copy;
     MPI_Comm_delete_attr_function *del;
     void *extra;
-    int refs; /* 1 for the handle + 1 per attribute using it */
+    int refs;  /* 1 for the handle + 1 per attribute using it */
+    int freed; /* the handle's reference is gone: a second free is a no-op */
 };
 static struct keyval **kvs;
 static int nkvs;
@@ -92,9 +93,15 @@ int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy_fn,
 
 int PMPI_Comm_free_keyval(int *keyval)
 {
-    if (!kv_get(*keyval))
+    struct keyval *k = keyval ? kv_get(*keyval) : NULL;
+    if (!k)
         return xm_err(NULL, MPI_ERR_KEYVAL, "MPI_Comm_free_keyval");
-    kv_unref(*keyval);
+    /* a keyval still used by attributes may be freed again (a delete callback freeing
+     * its own keyval, then the program): the handle's reference goes once */
+    if (!k->freed) {
+        k->freed = 1;
+        kv_unref(*keyval);
+    }
     *keyval = MPI_KEYVAL_INVALID;
     return MPI_SUCCESS;
 }

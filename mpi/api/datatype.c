@@ -95,7 +95,8 @@ struct tkv {
     MPI_Type_copy_attr_function *copy;
     MPI_Type_delete_attr_function *del;
     void *extra;
-    int refs; /* 1 for the handle + 1 per attribute using it */
+    int refs;  /* 1 for the handle + 1 per attribute using it */
+    int freed; /* the handle's reference is gone: a second free is a no-op (api/attr.c) */
 };
 static struct tkv **tkvs; /* process state, like every handle table */
 static int ntkvs;
@@ -133,7 +134,7 @@ int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *copy_fn,
         return xm_err(NULL, MPI_ERR_NO_MEM, "MPI_Type_create_keyval");
     }
     tkvs = n;
-    *k = (struct tkv){copy_fn, delete_fn, extra, 1};
+    *k = (struct tkv){copy_fn, delete_fn, extra, 1, 0};
     tkvs[ntkvs] = k;
     *keyval = XM_H_MAKE(XM_K_KEYVAL, 1, TKV_BIT | (unsigned)ntkvs);
     ntkvs++;
@@ -142,9 +143,13 @@ int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *copy_fn,
 
 int PMPI_Type_free_keyval(int *keyval)
 {
-    if (!keyval || !tkv_get(*keyval))
+    struct tkv *k = keyval ? tkv_get(*keyval) : NULL;
+    if (!k)
         return xm_err(NULL, MPI_ERR_KEYVAL, "MPI_Type_free_keyval");
-    tkv_unref(*keyval);
+    if (!k->freed) {
+        k->freed = 1;
+        tkv_unref(*keyval);
+    }
     *keyval = MPI_KEYVAL_INVALID;
     return MPI_SUCCESS;
 }

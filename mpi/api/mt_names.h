@@ -1126,4 +1126,12 @@ int xmi_PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Inf
 int xmi_PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) __attribute__((visibility("hidden")));
 #define PMPI_Comm_get_parent xmi_PMPI_Comm_get_parent
 int xmi_PMPI_Comm_get_parent(MPI_Comm *parent) __attribute__((visibility("hidden")));
+#define PMPI_Win_create_keyval xmi_PMPI_Win_create_keyval
+int xmi_PMPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn, MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state) __attribute__((visibility("hidden")));
+#define PMPI_Win_free_keyval xmi_PMPI_Win_free_keyval
+int xmi_PMPI_Win_free_keyval(int *win_keyval) __attribute__((visibility("hidden")));
+#define PMPI_Win_set_attr xmi_PMPI_Win_set_attr
+int xmi_PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attr_val) __attribute__((visibility("hidden")));
+#define PMPI_Win_delete_attr xmi_PMPI_Win_delete_attr
+int xmi_PMPI_Win_delete_attr(MPI_Win win, int win_keyval) __attribute__((visibility("hidden")));
 #endif

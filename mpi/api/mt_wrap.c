@@ -7245,3 +7245,55 @@ int PMPI_Comm_get_parent(MPI_Comm *parent)
     return xmi_PMPI_Comm_get_parent(parent);
 }
 extern __typeof__(PMPI_Comm_get_parent) MPI_Comm_get_parent __attribute__((weak, alias("PMPI_Comm_get_parent")));
+
+XMI_HIDDEN int xmi_PMPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn, MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state);
+int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn, MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state)
+{
+    if (__builtin_expect(xm_mt.on, 0)) {
+        xm_mt_enter();
+        int xm_mt_r = xmi_PMPI_Win_create_keyval(win_copy_attr_fn, win_delete_attr_fn, win_keyval, extra_state);
+        xm_mt_exit();
+        return xm_mt_r;
+    }
+    return xmi_PMPI_Win_create_keyval(win_copy_attr_fn, win_delete_attr_fn, win_keyval, extra_state);
+}
+extern __typeof__(PMPI_Win_create_keyval) MPI_Win_create_keyval __attribute__((weak, alias("PMPI_Win_create_keyval")));
+
+XMI_HIDDEN int xmi_PMPI_Win_free_keyval(int *win_keyval);
+int PMPI_Win_free_keyval(int *win_keyval)
+{
+    if (__builtin_expect(xm_mt.on, 0)) {
+        xm_mt_enter();
+        int xm_mt_r = xmi_PMPI_Win_free_keyval(win_keyval);
+        xm_mt_exit();
+        return xm_mt_r;
+    }
+    return xmi_PMPI_Win_free_keyval(win_keyval);
+}
+extern __typeof__(PMPI_Win_free_keyval) MPI_Win_free_keyval __attribute__((weak, alias("PMPI_Win_free_keyval")));
+
+XMI_HIDDEN int xmi_PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attr_val);
+int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attr_val)
+{
+    if (__builtin_expect(xm_mt.on, 0)) {
+        xm_mt_enter();
+        int xm_mt_r = xmi_PMPI_Win_set_attr(win, win_keyval, attr_val);
+        xm_mt_exit();
+        return xm_mt_r;
+    }
+    return xmi_PMPI_Win_set_attr(win, win_keyval, attr_val);
+}
+extern __typeof__(PMPI_Win_set_attr) MPI_Win_set_attr __attribute__((weak, alias("PMPI_Win_set_attr")));
+
+XMI_HIDDEN int xmi_PMPI_Win_delete_attr(MPI_Win win, int win_keyval);
+int PMPI_Win_delete_attr(MPI_Win win, int win_keyval)
+{
+    if (__builtin_expect(xm_mt.on, 0)) {
+        xm_mt_enter();
+        int xm_mt_r = xmi_PMPI_Win_delete_attr(win, win_keyval);
+        xm_mt_exit();
+        return xm_mt_r;
+    }
+    return xmi_PMPI_Win_delete_attr(win, win_keyval);
+}
+extern __typeof__(PMPI_Win_delete_attr) MPI_Win_delete_attr __attribute__((weak, alias("PMPI_Win_delete_attr")));

@@ -38,6 +38,8 @@ XM_WEAK(MPI_Win_get_group)
 XM_WEAK(MPI_Win_set_info)
 XM_WEAK(MPI_Win_get_info)
 XM_WEAK(MPI_Win_get_attr)
+XM_WEAK(MPI_Win_set_attr)
+XM_WEAK(MPI_Win_delete_attr)
 XM_WEAK(MPI_Win_set_name)
 XM_WEAK(MPI_Win_get_name)
 XM_WEAK(MPI_Win_create_errhandler)
@@ -236,7 +238,10 @@ int PMPI_Win_free(MPI_Win *win)
     for (int i = 0; i < w->comm->size; i++)
         if (w->locked[i])
             return werr(w, MPI_ERR_RMA_SYNC, fn);
-    int rc = xm_win_free(w);
+    int rc = xm_win_attr_delete_all(w); /* user attributes go first (MPI-3.1 6.7.3) */
+    if (rc != MPI_SUCCESS)
+        return werr(w, rc, fn);
+    rc = xm_win_free(w);
     *win = MPI_WIN_NULL;
     return rc ? xm_err(NULL, rc, fn) : MPI_SUCCESS;
 }
@@ -308,10 +313,23 @@ int PMPI_Win_get_attr(MPI_Win win, int keyval, void *attr_val, int *flag)
         *(int **)attr_val = &w->model;
         break;
     default:
-        *flag = 0; /* no user attributes on windows yet: never set */
-        break;
+        return werr(w, xm_win_attr_get(w, keyval, attr_val, flag), fn);
     }
     return MPI_SUCCESS;
+}
+
+int PMPI_Win_set_attr(MPI_Win win, int keyval, void *attr_val)
+{
+    static const char fn[] = "MPI_Win_set_attr";
+    GETWIN(win, fn);
+    return werr(w, xm_win_attr_set(w, keyval, attr_val), fn);
+}
+
+int PMPI_Win_delete_attr(MPI_Win win, int keyval)
+{
+    static const char fn[] = "MPI_Win_delete_attr";
+    GETWIN(win, fn);
+    return werr(w, xm_win_attr_delete(w, keyval), fn);
 }
 
 int PMPI_Win_set_name(MPI_Win win, const char *name)

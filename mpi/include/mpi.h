@@ -1617,6 +1617,24 @@ XM_API_(int, Comm_spawn_multiple, (int count, char *array_of_commands[],
                                    const MPI_Info array_of_info[], int root, MPI_Comm comm,
                                    MPI_Comm *intercomm, int array_of_errcodes[]))
 XM_API_(int, Comm_get_parent, (MPI_Comm *parent))
+/* ---- MPICH-suite fixes (mpichc area, issue 21): window keyvals and attributes
+ * (api/winattr.c; MPI-3.1 6.7.3).  Windows are never duplicated: the copy callback is
+ * kept and never called. */
+typedef int MPI_Win_copy_attr_function(MPI_Win oldwin, int win_keyval, void *extra_state,
+                                       void *attribute_val_in, void *attribute_val_out,
+                                       int *flag);
+typedef int MPI_Win_delete_attr_function(MPI_Win win, int win_keyval, void *attribute_val,
+                                         void *extra_state);
+#define MPI_WIN_NULL_COPY_FN   ((MPI_Win_copy_attr_function *)0)
+#define MPI_WIN_DUP_FN         ((MPI_Win_copy_attr_function *)1)
+#define MPI_WIN_NULL_DELETE_FN ((MPI_Win_delete_attr_function *)0)
+XM_API_(int, Win_create_keyval, (MPI_Win_copy_attr_function *win_copy_attr_fn,
+                                 MPI_Win_delete_attr_function *win_delete_attr_fn,
+                                 int *win_keyval, void *extra_state))
+XM_API_(int, Win_free_keyval, (int *win_keyval))
+XM_API_(int, Win_set_attr, (MPI_Win win, int win_keyval, void *attr_val))
+XM_API_(int, Win_delete_attr, (MPI_Win win, int win_keyval))
+/* ---- end of the mpichc area ---------------------------------------------------------- */
 
 #undef XM_API_
 

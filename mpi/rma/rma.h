@@ -71,6 +71,7 @@ struct xm_win {
     uint32_t next_tag;
     struct xm_rma_pend *pend; /* outstanding get-like replies */
     struct xm_win *next_live;
+    struct xm_attr *attrs; /* user attributes (api/winattr.c) */
 };
 
 struct xm_win *xm_win_get(MPI_Win h);
@@ -78,6 +79,11 @@ struct xm_win *xm_win_get(MPI_Win h);
 int xm_win_create(void *base, MPI_Aint size, int disp_unit, struct xm_comm *c, int flavor,
                   struct xm_win **out);
 int xm_win_free(struct xm_win *w);
+/* user attributes (api/winattr.c): 0 / MPI error class */
+int xm_win_attr_set(struct xm_win *w, int keyval, void *val);
+int xm_win_attr_get(struct xm_win *w, int keyval, void *val, int *flag);
+int xm_win_attr_delete(struct xm_win *w, int keyval);
+int xm_win_attr_delete_all(struct xm_win *w);
 int xm_win_attach(struct xm_win *w, void *base, MPI_Aint size);
 int xm_win_detach(struct xm_win *w, const void *base);
 void *xm_win_shared_base(struct xm_win *w, int rank);
