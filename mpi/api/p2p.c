@@ -194,19 +194,44 @@ static void wait_req(struct xm_req *r)
     harvest(r);
 }
 
+/* A status handed to the user by a single-completion call (Wait, Test, Waitany,
+ * Testany, Recv, Probe, Mprobe, Request_get_status, ...) keeps the MPI_ERROR the user
+ * had there: MPI-3.1 3.2.5 sets that field only in the multiple-completion calls (which
+ * set it after finish(), below); the error is the call's return value. */
+static void user_status(const struct xm_req *r, MPI_Status *st)
+{
+    if (!st || st == MPI_STATUS_IGNORE)
+        return;
+    int keep = st->MPI_ERROR;
+    xm_req_status(r, st);
+    st->MPI_ERROR = keep;
+}
+
+static void proc_null_status(MPI_Status *st)
+{
+    if (!st || st == MPI_STATUS_IGNORE)
+        return;
+    int keep = st->MPI_ERROR;
+    xm_status_set(st, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0);
+    st->MPI_ERROR = keep;
+}
+
 /* Complete-request epilogue shared by Wait and Test: status out, free, null handle. */
 static int finish(MPI_Request *req, struct xm_req *r, MPI_Status *st)
 {
     int err = r->status.MPI_ERROR;
     if (r->persistent) {
         /* status was already translated by harvest() */
-        if (st && st != MPI_STATUS_IGNORE)
+        if (st && st != MPI_STATUS_IGNORE) {
+            int keep = st->MPI_ERROR;
             *st = r->status;
+            st->MPI_ERROR = keep;
+        }
         /* inactive again: a later Wait/Test returns an empty status */
         xm_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
         return err;
     }
-    xm_req_status(r, st);
+    user_status(r, st);
     if (!r->persistent) {
         xm_req_free(r);
         *req = MPI_REQUEST_NULL;
@@ -268,7 +293,10 @@ int PMPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[])
             continue;
         }
         wait_req(r);
-        if (finish(&reqs[i], r, st) != MPI_SUCCESS)
+        int err = finish(&reqs[i], r, st);
+        if (st != MPI_STATUS_IGNORE)
+            st->MPI_ERROR = err;
+        if (err != MPI_SUCCESS)
             any_err = 1;
     }
     return any_err ? xm_err(NULL, MPI_ERR_IN_STATUS, "MPI_Waitall") : MPI_SUCCESS;
@@ -372,8 +400,7 @@ int PMPI_Iprobe(int src, int tag, MPI_Comm comm, int *flag, MPI_Status *st)
     CHECK_COMM(c, comm, "MPI_Iprobe");
     if (src == MPI_PROC_NULL) {
         *flag = 1;
-        if (st != MPI_STATUS_IGNORE)
-            xm_status_set(st, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0);
+        proc_null_status(st);
         return MPI_SUCCESS;
     }
     if (src != MPI_ANY_SOURCE && (src < 0 || src >= c->size))
@@ -387,7 +414,7 @@ int PMPI_Iprobe(int src, int tag, MPI_Comm comm, int *flag, MPI_Status *st)
     }
     if (*flag && st != MPI_STATUS_IGNORE) {
         struct xm_req tmp = {.status = s, .comm = c};
-        xm_req_status(&tmp, st);
+        user_status(&tmp, st);
     }
     return MPI_SUCCESS;
 }
@@ -502,7 +529,10 @@ static int some(int n, MPI_Request reqs[], int *out, int idx[], MPI_Status sts[]
             if (!is_done(r))
                 continue;
             MPI_Status *st = sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[k];
-            if (finish(&reqs[i], r, st) != MPI_SUCCESS)
+            int err = finish(&reqs[i], r, st);
+            if (st != MPI_STATUS_IGNORE)
+                st->MPI_ERROR = err;
+            if (err != MPI_SUCCESS)
                 any_err = 1;
             idx[k++] = i;
         }
@@ -574,10 +604,13 @@ int PMPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *st)
         xm_progress();
     *flag = is_done(r);
     if (*flag && st && st != MPI_STATUS_IGNORE) {
-        if (r->persistent)
+        if (r->persistent) {
+            int keep = st->MPI_ERROR;
             *st = r->status;
-        else
-            xm_req_status(r, st);
+            st->MPI_ERROR = keep;
+        } else {
+            user_status(r, st);
+        }
     }
     return MPI_SUCCESS;
 }
@@ -994,8 +1027,7 @@ int PMPI_Improbe(int src, int tag, MPI_Comm comm, int *flag, MPI_Message *msg,
     if (src == MPI_PROC_NULL) {
         *flag = 1;
         *msg = MPI_MESSAGE_NO_PROC;
-        if (st != MPI_STATUS_IGNORE)
-            xm_status_set(st, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0);
+        proc_null_status(st);
         return MPI_SUCCESS;
     }
     if (src != MPI_ANY_SOURCE && (src < 0 || src >= c->size))
@@ -1016,9 +1048,7 @@ int PMPI_Improbe(int src, int tag, MPI_Comm comm, int *flag, MPI_Message *msg,
     *msg = msg_handle(u);
     if (st != MPI_STATUS_IGNORE) {
         struct xm_req tmp = {.status = s, .comm = c};
-        int keep = st->MPI_ERROR; /* single-completion calls leave MPI_ERROR alone */
-        xm_req_status(&tmp, st);
-        st->MPI_ERROR = keep;
+        user_status(&tmp, st);
     }
     return MPI_SUCCESS;
 }
