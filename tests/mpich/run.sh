@@ -105,6 +105,9 @@ fi
 # runs inside the configured suite, where a relative path would point elsewhere)
 case $out in /*) ;; *) out=$PWD/$out ;; esac
 mkdir -p "$cache" "$out" || exit 1
+# runtests writes its log and JUnit file from inside the configured suite: a relative
+# --out (or --cache) would land there, not where the caller meant
+out=$(cd "$out" && pwd) && cache=$(cd "$cache" && pwd) || exit 1
 command -v perl >/dev/null || skip "perl not installed (MPICH's runtests is a perl script)"
 command -v python3 >/dev/null || skip "python3 not installed (report.py)"
 
