@@ -26,6 +26,84 @@ import os, re, sys
 HANDLES = ['Comm', 'Group', 'Datatype', 'Op', 'Errhandler', 'Request', 'Message', 'Info',
            'Win', 'File']   # File: a pointer in C, MPI_File_c2f's index in Fortran
 STRMAX = 'MPI_MAX_INFO_VAL'   # the largest fixed-size string out of the C API
+# Bound by hand in bindings/fkeyval.c (Fortran callbacks take arguments by reference):
+# the keyval constructors and the predefined callbacks, declared below in each style.
+#   (name, handle type of the object, value kind: 'aint' or MPI-1 'int')
+KEYVAL_FNS = [('Comm_create_keyval', 'Comm', 'aint'), ('Type_create_keyval', 'Datatype', 'aint'),
+              ('Keyval_create', 'Comm', 'int')]
+PREDEF_CB = ['MPI_COMM_NULL_COPY_FN', 'MPI_COMM_NULL_DELETE_FN', 'MPI_COMM_DUP_FN',
+             'MPI_TYPE_NULL_COPY_FN', 'MPI_TYPE_NULL_DELETE_FN', 'MPI_TYPE_DUP_FN',
+             'MPI_WIN_NULL_COPY_FN', 'MPI_WIN_NULL_DELETE_FN', 'MPI_WIN_DUP_FN',
+             'MPI_NULL_COPY_FN', 'MPI_NULL_DELETE_FN', 'MPI_DUP_FN']
+# MPI_SIZEOF (modules only): the intrinsic types and kinds it answers for
+SIZEOF_TYPES = ['INTEGER(KIND=1)', 'INTEGER(KIND=2)', 'INTEGER(KIND=4)', 'INTEGER(KIND=8)',
+                'REAL(KIND=4)', 'REAL(KIND=8)', 'COMPLEX(KIND=4)', 'COMPLEX(KIND=8)',
+                'LOGICAL(KIND=1)', 'LOGICAL(KIND=2)', 'LOGICAL(KIND=4)', 'LOGICAL(KIND=8)']
+
+
+def keyval_interface(name, obj, val, style, procname):
+    """Interface (or, style 'f08', the module procedure) of a keyval constructor."""
+    ext = 'INTEGER(KIND=MPI_ADDRESS_KIND)' if val == 'aint' else 'INTEGER'
+    lines = ['SUBROUTINE %s(copy_fn, delete_fn, keyval, extra_state, ierror)' % procname]
+    if style == 'f77':
+        lines += ['  IMPORT', '  IMPLICIT NONE', '  EXTERNAL :: copy_fn, delete_fn']
+    else:
+        cb = 'Copy' if name == 'Keyval_create' else obj.replace('Datatype', 'Type') + '_copy_attr'
+        db = 'Delete' if name == 'Keyval_create' else obj.replace('Datatype', 'Type') + '_delete_attr'
+        if style == 'f08c':
+            lines += ['  IMPORT', '  IMPLICIT NONE']
+        lines += ['  PROCEDURE(MPI_%s_function) :: copy_fn' % cb,
+                  '  PROCEDURE(MPI_%s_function) :: delete_fn' % db]
+    lines += ['  INTEGER :: keyval', '  %s :: extra_state' % ext]
+    if style == 'f08':
+        lines += ['  INTEGER, OPTIONAL, INTENT(OUT) :: ierror', '  INTEGER :: ierr_',
+                  '  CALL loomf_%s(copy_fn, delete_fn, keyval, extra_state, ierr_)' % name.lower(),
+                  '  IF (PRESENT(ierror)) ierror = ierr_']
+    else:
+        lines.append('  INTEGER :: ierror')
+    return lines + ['END SUBROUTINE']
+
+
+def f08_callback_interfaces():
+    """Abstract interfaces of the attribute callbacks (mpi_f08)."""
+    out = []
+    for obj, ht in (('Comm', 'Comm'), ('Type', 'Datatype'), ('Win', 'Win'), ('', 'Comm')):
+        c = obj + '_copy_attr' if obj else 'Copy'
+        d = obj + '_delete_attr' if obj else 'Delete'
+        out += ['    SUBROUTINE MPI_%s_function(oldobj, keyval, extra_state, attribute_val_in, &' % c,
+                '        attribute_val_out, flag, ierror)',
+                '      IMPORT', '      TYPE(MPI_%s) :: oldobj' % ht, '      INTEGER :: keyval, ierror',
+                '      INTEGER(KIND=MPI_ADDRESS_KIND) :: extra_state, attribute_val_in, attribute_val_out',
+                '      LOGICAL :: flag', '    END SUBROUTINE',
+                '    SUBROUTINE MPI_%s_function(obj, keyval, attribute_val, extra_state, ierror)' % d,
+                '      IMPORT', '      TYPE(MPI_%s) :: obj' % ht, '      INTEGER :: keyval, ierror',
+                '      INTEGER(KIND=MPI_ADDRESS_KIND) :: attribute_val, extra_state',
+                '    END SUBROUTINE']
+    return out
+
+
+def sizeof_procs(f08):
+    """MPI_SIZEOF's specific procedures (module mpi and mpi_f08): scalars and arrays of
+    any rank (assumed rank), the size in bytes of one element."""
+    out = []
+    for i, t in enumerate(SIZEOF_TYPES):
+        out += ['  SUBROUTINE xf_sizeof_%d(x, size, ierror)' % i,
+                '    %s, INTENT(IN) :: x(..)' % t,
+                '    INTEGER, INTENT(OUT) :: size',
+                '    INTEGER%s, INTENT(OUT) :: ierror' % (', OPTIONAL' if f08 else ''),
+                '    size = INT(STORAGE_SIZE(x) / 8)']
+        out += ['    IF (PRESENT(ierror)) ierror = 0' if f08 else '    ierror = 0',
+                '  END SUBROUTINE']
+    return out
+
+
+def sizeof_generic():
+    return (['  INTERFACE MPI_SIZEOF'] +
+            wrap_free('MODULE PROCEDURE ' + ', '.join('xf_sizeof_%d' % i for i in
+                                                      range(len(SIZEOF_TYPES))), '    ') +
+            ['  END INTERFACE', '  PUBLIC :: MPI_SIZEOF'] +
+            wrap_free('PRIVATE :: ' + ', '.join('xf_sizeof_%d' % i for i in
+                                                range(len(SIZEOF_TYPES))), '  '))
 
 
 def die(msg):
@@ -642,6 +720,8 @@ def main():
     for n, r in funcs_typed:
         h.append('      %s MPI_%s, PMPI_%s' % (FRET[r], n.upper(), n.upper()))
         h.append('      EXTERNAL MPI_%s, PMPI_%s' % (n.upper(), n.upper()))
+    for i in range(0, len(PREDEF_CB), 2):   # two a line: fixed form ends at column 72
+        h.append('      EXTERNAL ' + ', '.join(PREDEF_CB[i:i + 2]))
 
     # module mpi
     m = ['! mpi.f90 - GENERATED by mpi/bindings/gen_fortran.py: module mpi (USE mpi).',
@@ -656,13 +736,17 @@ def main():
           '  LOGICAL, PARAMETER :: MPI_ASYNC_PROTECTS_NONBLOCKING = .FALSE.']
     for n, blk, dims in commons:
         m += ['  INTEGER :: %s%s' % (n, dims), '  COMMON /%s/ %s' % (blk, n)]
+    m += wrap_free('EXTERNAL :: ' + ', '.join(PREDEF_CB), '  ')
+    m += sizeof_generic()
     m.append('  INTERFACE')
     m += ['    SUBROUTINE MPI_PCONTROL(level, ierror)', '      INTEGER :: level, ierror',
           '    END SUBROUTINE']
+    for name, obj, val in KEYVAL_FNS:
+        m += ['    ' + ln for ln in keyval_interface(name, obj, val, 'f77', 'MPI_' + name.upper())]
     for ret, name, params, kinds in bound:
         for ln in f_interface(ret, name, params, kinds, 'f77', 'MPI_' + name.upper()):
             m += wrap_free(ln, '    ')
-    m += ['  END INTERFACE', 'END MODULE mpi']
+    m += ['  END INTERFACE', 'CONTAINS'] + sizeof_procs(False) + ['END MODULE mpi']
 
     # module mpi_f08
     g = ['! mpi_f08.f90 - GENERATED by mpi/bindings/gen_fortran.py: module mpi_f08.',
@@ -722,9 +806,22 @@ def main():
           '    SUBROUTINE MPI_Win_errhandler_function(win, error_code)',
           '      IMPORT', '      TYPE(MPI_Win) :: win', '      INTEGER :: error_code',
           '    END SUBROUTINE',
+          ] + f08_callback_interfaces() + [
           '  END INTERFACE',
           '  PUBLIC :: MPI_User_function, MPI_Comm_errhandler_function',
-          '  PUBLIC :: MPI_Win_errhandler_function']
+          '  PUBLIC :: MPI_Win_errhandler_function',
+          '  PUBLIC :: MPI_Comm_copy_attr_function, MPI_Comm_delete_attr_function',
+          '  PUBLIC :: MPI_Type_copy_attr_function, MPI_Type_delete_attr_function',
+          '  PUBLIC :: MPI_Win_copy_attr_function, MPI_Win_delete_attr_function',
+          '  PUBLIC :: MPI_Copy_function, MPI_Delete_function']
+    for i, n in enumerate(PREDEF_CB):
+        what = n[4:].split('_')[0]
+        what = {'COMM': 'Comm', 'TYPE': 'Type', 'WIN': 'Win'}.get(what)
+        kind = ('copy_attr' if 'COPY' in n or 'DUP' in n else 'delete_attr') if what else \
+            ('Copy' if 'COPY' in n or 'DUP' in n else 'Delete')
+        iface = 'MPI_%s_%s_function' % (what, kind) if what else 'MPI_%s_function' % kind
+        g += ['  PROCEDURE(%s) :: %s' % (iface, n), '  PUBLIC :: ' + n]
+    g += sizeof_generic()
     # the C layer
     g.append('  INTERFACE')
     for ret, name, params, kinds in bound:
@@ -732,6 +829,8 @@ def main():
             g += wrap_free(ln, '    ')
     g += ['    SUBROUTINE loomf_pcontrol(level, ierror)', '      INTEGER :: level, ierror',
           '    END SUBROUTINE']
+    for name, obj, val in KEYVAL_FNS:
+        g += ['    ' + ln for ln in keyval_interface(name, obj, val, 'f08c', 'loomf_' + name.lower())]
     g.append('  END INTERFACE')
     for ret, name, params, kinds in bound + [('int', 'Pcontrol', [('int', 'level', '')],
                                                ['int'])]:
@@ -739,7 +838,13 @@ def main():
         g.append('    MODULE PROCEDURE MPI_%s_f08' % name)
         g.append('  END INTERFACE')
         g.append('  PUBLIC :: MPI_%s, MPI_%s_f08' % (name, name))
+    for name, obj, val in KEYVAL_FNS:
+        g += ['  INTERFACE MPI_%s' % name, '    MODULE PROCEDURE MPI_%s_f08' % name,
+              '  END INTERFACE', '  PUBLIC :: MPI_%s, MPI_%s_f08' % (name, name)]
     g.append('CONTAINS')
+    for name, obj, val in KEYVAL_FNS:
+        g += ['  ' + ln for ln in keyval_interface(name, obj, val, 'f08', 'MPI_%s_f08' % name)]
+    g += sizeof_procs(True)
     for ht in HANDLES:
         for op, sym in (('eq', '=='), ('ne', '/=')):
             g += ['  ELEMENTAL LOGICAL FUNCTION xf_%s_%s(a, b)' % (op, ht.lower()),

@@ -119,7 +119,7 @@ if [ -f "$LOOM_BUILDDIR/mpi/Makefile" ] && [ -n "$(find_one libmpi.so)" ]; then
         assert_rc 1 "mpif77 refuses a wrapper as its compiler"
         fc=gfortran
         if command -v $fc >/dev/null; then
-            for t in f_f08.f90 f_usempi.f90 f_fixed.f; do
+            for t in f_f08.f90 f_mpi.F90 f_fixed.f; do
                 # shellcheck disable=SC2046
                 # -J: the module files a program defines (f_f08's f08_userop.mod) go to
                 # the test's directory, not the build tree (distcheck's distclean)
