@@ -29,6 +29,9 @@ PKGS=(
     # MPICH's test suite on libmpi (tests/mpich/run.sh): apt-get source mpich needs
     # dpkg-dev (above); its runtests is perl (Time::HiRes), the report python3
     perl python3
+    # build systems finding the MPI wrappers (tests/integration/t0630-mpi-langs.sh):
+    # CMake's FindMPI, Meson's dependency('mpi'); gfortran for the Fortran bindings
+    cmake meson gfortran
 )
 
 export DEBIAN_FRONTEND=noninteractive
