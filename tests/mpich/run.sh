@@ -16,6 +16,9 @@
 #                 io and cxx are accepted too (issue 22): a run naming either of them
 #                 configures its own suites (build-<name>-iocxx) with MPI-IO and C++
 #                 enabled and the C++ wrappers (mpicxx, mpicxx.mpich) as MPICXX
+#                 the Fortran ones (f77 f90 f08) run in a second configuration of the
+#                 suite with Fortran on (the wrappers mpif77 and mpifort beside mpicc);
+#                 a list naming one of them runs all its directories in that one
 #   --build       Loom's build directory (default: $LOOM_BUILD_DIR or build)
 #   --cache       where MPICH's source and the configured suites live (default:
 #                 $LOOM_MPICH_CACHE, else /var/cache/loom/mpich when writable, else
@@ -48,6 +51,7 @@ if [ "$(nice)" -lt 10 ] && [ -z "${LOOM_MPICH_NICED:-}" ]; then
 fi
 
 ALL_DIRS="init pt2pt coll comm group datatype attr info errhan topo rma spawn threads"
+FORT_DIRS="f77 f90 f08"
 dirs=$ALL_DIRS
 quick=no
 bdir=${LOOM_BUILD_DIR:-build}
@@ -88,8 +92,9 @@ if [ "$quick" = yes ]; then
     [ "$mpich" = auto ] && mpich=skip
     out=${out:-$bdir/mpich-suite-quick}
     # the directories named in the quick list, in the order of the full list (when no
-    # --dirs: io too, whose quick tests make the run use the io/cxx configuration)
-    [ "$dirs" = "$ALL_DIRS" ] && dirs="$ALL_DIRS io"
+    # --dirs: io too, whose quick tests make the run use the io/cxx configuration, and
+    # the Fortran ones)
+    [ "$dirs" = "$ALL_DIRS" ] && dirs="$ALL_DIRS io $FORT_DIRS"
     dirs=$(for d in $dirs; do grep -q "^$d/" "$here/quick" && echo "$d"; done | tr '\n' ' ')
 else
     out=${out:-$bdir/mpich-suite}
@@ -265,6 +270,11 @@ make_shim() {
     return $changed
 }
 
+# The Fortran directories: the same suite configured with Fortran on (a configuration
+# of its own, "-fort", so that the C-only one stays as it is); F77/FC are the MPI's
+# wrappers, which configure takes from MPIF77 and MPIFC.
+fort=no
+for d in $dirs; do case " $FORT_DIRS " in *" $d "*) fort=yes ;; esac; done
 CONF_FLAGS="--disable-fortran --disable-cxx --disable-romio --enable-strictmpi --enable-threads=multiple --disable-perftest --disable-ft-tests"
 # ---- io and cxx (issue 22) ---------------------------------------------------------
 # test/mpi builds io/ only with --enable-romio (which also defines HAVE_MPI_IO for the
@@ -279,13 +289,23 @@ if [ -n "$sfx" ]; then
 fi
 # the C++ wrapper beside a C one (mpicc -> mpicxx, mpicc.mpich -> mpicxx.mpich)
 cxx_of() { local c=$1; printf '%s' "${c%/*}/$(basename "$c" | sed 's/^mpicc/mpicxx/')"; }
+[ "$fort" = yes ] && CONF_FLAGS=${CONF_FLAGS/--disable-fortran/--enable-fortran=all}
+[ "$fort" = yes ] && sfx=$sfx-fort
+# fortran_wrappers MPICC: "MPIF77=... MPIFC=..." for configure (names as the MPI's
+# mpicc is named: mpicc -> mpif77/mpifort, mpicc.mpich -> mpif77.mpich/mpifort.mpich)
+fortran_wrappers() {
+    local d b
+    d=$(dirname "$1"); b=$(basename "$1")
+    echo "MPIF77=$d/${b/mpicc/mpif77} MPIFC=$d/${b/mpicc/mpifort}"
+}
 # configure_suite NAME MPICC MPIEXEC SHIM ENV...: (re)configure when the stamp differs;
 # SHIM=yes probes for the harness shim; returns 1 when configure or the support
 # libraries fail
 configure_suite() {
     local name=$1 cc=$2 mx=$3 shim=$4; shift 4
-    local b=$cache/build-$name$sfx libs= ucpp= d cxxarg=
-    [ -n "$sfx" ] && [ -x "$(cxx_of "$cc")" ] && cxxarg=MPICXX=$(cxx_of "$cc")
+    local b=$cache/build-$name$sfx libs= ucpp= d cxxarg= fw=
+    case $sfx in *-iocxx*) [ -x "$(cxx_of "$cc")" ] && cxxarg=MPICXX=$(cxx_of "$cc") ;; esac
+    [ "$fort" = yes ] && fw=$(fortran_wrappers "$cc")
     mkdir -p "$b"
     write_wrapper "$b/mpiexec-wrap" "$mx" "$@"
     if [ "$shim" = yes ]; then
@@ -295,19 +315,19 @@ configure_suite() {
         2) # other shim content: objects and programs built against the old one go
            if [ -f "$b/Makefile" ]; then
                say "$name: the harness shim changed ($(tr '\n' ' ' <"$b/loomshim/symbols")): relinking"
-               for d in util $ALL_DIRS $IOCXX_DIRS; do make -C "$b/$d" clean >/dev/null 2>&1; done
+               for d in util $ALL_DIRS $IOCXX_DIRS $FORT_DIRS; do make -C "$b/$d" clean >/dev/null 2>&1; done
            fi ;;
         *) say "$name: the harness shim does not compile (see $b/loomshim/build.log)"; return 1 ;;
         esac
         libs=$b/loomshim/libloomshim.a
         [ -s "$b/loomshim/symbols" ] && ucpp="-include $b/loomshim/shim.h"
     fi
-    local stamp="$tsrc $cc $CONF_FLAGS $libs${cxxarg:+ $cxxarg}"
+    local stamp="$tsrc $cc $CONF_FLAGS $libs${cxxarg:+ $cxxarg}${fw:+ $fw}"
     if [ "$(cat "$b/.loom-stamp" 2>/dev/null)" != "$stamp" ] || [ ! -x "$b/runtests" ]; then
         say "configure test/mpi for $name (MPICC=$cc) in $b"
         rm -f "$b/.loom-stamp"
         if ! (cd "$b" && "$tsrc/configure" MPICC="$cc" MPIEXEC="$b/mpiexec-wrap" ${libs:+LIBS="$libs"} ${cxxarg:+"$cxxarg"} \
-                $CONF_FLAGS >configure.log 2>&1 </dev/null); then
+                $fw $CONF_FLAGS >configure.log 2>&1 </dev/null); then
             say "$name: configure failed (see $b/configure.log)"; return 1
         fi
         echo "$stamp" >"$b/.loom-stamp"
