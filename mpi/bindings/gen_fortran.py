@@ -295,6 +295,19 @@ def c_wrapper(ret, name, params, kinds):
             pre.append('if (!t_%s && *%s > 0) { rc = MPI_ERR_NO_MEM; goto out; }' % (cname, n))
             callargs.append('t_' + cname)
             post.append('free(t_%s);' % cname)
+        elif k == 'index_out':
+            # Fortran counts requests from 1 (MPI-3.1 3.7.5); MPI_UNDEFINED stays
+            cparams.append('MPI_Fint *' + v)
+            decls.append('int t_%s = MPI_UNDEFINED;' % cname)
+            callargs.append('&t_' + cname)
+            post.append('if (rc == MPI_SUCCESS || t_%s != MPI_UNDEFINED) *%s = t_%s >= 0 ? t_%s + 1 : t_%s;'
+                        % (cname, v, cname, cname, cname))
+        elif k.startswith('indices_out:'):
+            n = 'a_' + k.split(':', 1)[1]
+            cparams.append('MPI_Fint *' + v)
+            callargs.append(v)
+            post.append('if ((rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) && *%s != MPI_UNDEFINED)' % n)
+            post.append('    for (MPI_Fint i_ = 0; i_ < *%s; i_++) %s[i_]++;' % (n, v))
         elif k == 'file':
             cparams.append('MPI_Fint *' + v)
             callargs.append('MPI_File_f2c(*%s)' % v)
@@ -485,12 +498,19 @@ static MPI_Aint *xf_aints(const MPI_Fint *a, MPI_Fint n)
     return t;
 }
 
-/* attribute value for Fortran: predefined attributes are ints behind a pointer */
+/* attribute value for Fortran: a predefined keyval (MPI_TAG_UB's kind, not a dynamic
+ * one: the 0x00800000 bit marks keyvals made by MPI_*_create_keyval) points to an int,
+ * MPI_WIN_SIZE to an MPI_Aint, MPI_WIN_BASE is the address itself; a user attribute
+ * set from Fortran is stored as the pointer itself */
 static MPI_Aint xf_attrval(MPI_Fint *keyval, void *p)
 {
-    if ((*keyval & 0x7f000000) == (MPI_TAG_UB & 0x7f000000))
-        return p ? *(int *)p : 0;
-    return (MPI_Aint)p;
+    if (((unsigned)*keyval & 0xff800000u) != ((unsigned)MPI_TAG_UB & 0xff800000u))
+        return (MPI_Aint)p;
+    if (*keyval == MPI_WIN_BASE)
+        return (MPI_Aint)p;
+    if (*keyval == MPI_WIN_SIZE)
+        return p ? *(MPI_Aint *)p : 0;
+    return p ? *(int *)p : 0;
 }
 
 /* MPI_PCONTROL(LEVEL): the C function is variadic, Fortran passes the level only */
@@ -516,8 +536,10 @@ def fdecl(kind, ctype, fname, style):
     """Declaration of one dummy argument. style: 'f77' (module mpi interfaces),
     'f08' (user-facing mpi_f08), 'f08c' (mpi_f08's interface to loomf_x_)."""
     h = style in ('f08', 'f08c')
-    if kind in ('int', 'int_out'):
+    if kind in ('int', 'int_out', 'index_out'):
         return ['INTEGER :: ' + fname]
+    if kind.startswith('indices_out:'):
+        return ['INTEGER :: %s(*)' % fname]
     if kind == 'int_array':
         return ['INTEGER :: %s(*)' % fname]
     if kind == 'int_range3':
