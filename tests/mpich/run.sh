@@ -93,8 +93,9 @@ if [ "$quick" = yes ]; then
     out=${out:-$bdir/mpich-suite-quick}
     # the directories named in the quick list, in the order of the full list (when no
     # --dirs: io too, whose quick tests make the run use the io/cxx configuration, and
-    # the Fortran ones)
-    [ "$dirs" = "$ALL_DIRS" ] && dirs="$ALL_DIRS io $FORT_DIRS"
+    # the Fortran ones if Loom was built with its Fortran wrappers)
+    [ "$dirs" = "$ALL_DIRS" ] && dirs="$ALL_DIRS io"
+    [ "$dirs" = "$ALL_DIRS io" ] && [ -x "$bdir/mpi/mpifort" ] && dirs="$dirs $FORT_DIRS"
     dirs=$(for d in $dirs; do grep -q "^$d/" "$here/quick" && echo "$d"; done | tr '\n' ' ')
 else
     out=${out:-$bdir/mpich-suite}
@@ -336,6 +337,14 @@ configure_suite() {
     if ! (cd "$b" && make -C dtpools -j2 && make -C util -j2 ${ucpp:+CPPFLAGS="$ucpp"}) \
             >"$b/support.log" 2>&1 </dev/null; then
         say "$name: the suite's support libraries (util, dtpools) do not build (see $b/support.log)"
+        return 1
+    fi
+    # test/mpi configured on its own (not from MPICH's configure: FROM_MPICH unset) leaves
+    # util's f08 library empty (HAS_F08 off) and every f08 test fails to link
+    # (mtest_init_ undefined, MPICH's own too): build it with its one source
+    if [ "$fort" = yes ] && ! (cd "$b/util" && make libmtest_f08.la am_libmtest_f08_la_OBJECTS=mtest_f08.lo) \
+            >>"$b/support.log" 2>&1 </dev/null; then
+        say "$name: util's libmtest_f08 does not build (see $b/support.log)"
         return 1
     fi
     return 0
