@@ -1,9 +1,15 @@
-! f_usempi.f90 - Fortran bindings through USE mpi (INTEGER handles, INTEGER status
-!   arrays, explicit interfaces): the checks of f_f08.f90.  f_mpifh.f90 is this file with
-!   INCLUDE 'mpif.h' instead of USE mpi (keep the two alike).
-program f_usempi
+! f_mpi.F90 - Fortran bindings with INTEGER handles and INTEGER status arrays, the checks
+!   of f_f08.f90, built twice from this one source: f_usempi (USE mpi: explicit
+!   interfaces) and f_mpifh (-DLOOM_MPIFH: INCLUDE 'mpif.h', no interfaces, the compiler
+!   checks nothing).
+program f_mpi
+#ifdef LOOM_MPIFH
+  implicit none
+  include 'mpif.h'
+#else
   use mpi
   implicit none
+#endif
   integer :: rank, nprocs, errs, ierr, i, n, cnt, total
   integer :: sbuf(4), rbuf(4), vec(6), got(3)
   double precision :: d
