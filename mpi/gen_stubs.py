@@ -28,7 +28,7 @@ for ret, name, args in decls:
                % (name, name, args, name))
 open('api/stubs.c', 'w').write(''.join(out))
 print('stubs: %d of %d functions' % (len(out) - 1, len(decls)))
-# threads area: the PMPI_ wrappers of MPI_THREAD_MULTIPLE follow mpi.h too (gen_mt.py)
+# the PMPI_ wrappers of MPI_THREAD_MULTIPLE follow mpi.h too (gen_mt.py)
 import os, subprocess
 subprocess.check_call([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                     'gen_mt.py')])

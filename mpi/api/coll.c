@@ -73,7 +73,7 @@ static int done(struct xm_comm *c, int rc, struct xm_req **rp, MPI_Request *req,
 
 #define RP (req ? &r : NULL)
 
-/* ---- intercommunicators (topo area): roots and the w-form ----------------------------
+/* ---- intercommunicators: roots and the w-form ----------------------------
  * On an intercommunicator a root argument is MPI_ROOT (the root itself), MPI_PROC_NULL
  * (the root's group mates) or the root's rank in the remote group (c->size is the
  * remote group's size, see core/xm.h). */

@@ -34,13 +34,13 @@ int xm_capi_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, int
 int xm_capi_scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
                  int exclusive, MPI_Comm comm, MPI_Request *req, const char *fn);
 
-/* topo area: Alltoallw and Ialltoallw (intra- and intercommunicators) */
+/* Alltoallw and Ialltoallw (intra- and intercommunicators) */
 int xm_capi_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
                       const MPI_Datatype *sdts, void *rbuf, const int *rcounts,
                       const int *rdispls, const MPI_Datatype *rdts, MPI_Comm comm,
                       MPI_Request *req, const char *fn);
 
-/* topo area: neighbor collectives (api/topo.c), also behind the persistent forms.
+/* neighbor collectives (api/topo.c), also behind the persistent forms.
  * scounts == NULL: (scount, sdt) to every out-neighbour, at i*scount*extent when
  * sblocks (alltoall) else at 0 (allgather); sdispls_i: v-form displacements in extents;
  * sdispls_b/sdts: the w-form.  The receive side likewise (blocks always i*rcount). */

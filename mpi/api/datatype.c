@@ -636,7 +636,7 @@ int PMPI_Type_get_name(MPI_Datatype dt, char *name, int *resultlen)
 int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *dt)
 {
     static const MPI_Datatype reals[] = {MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE};
-    /* a 16-byte integer has no C type: the Fortran kind (objects/environment area) */
+    /* a 16-byte integer has no C type: the Fortran kind */
     static const MPI_Datatype ints[] = {MPI_INT8_T, MPI_INT16_T, MPI_INT32_T,
                                         MPI_INT64_T, MPI_INTEGER16};
     static const MPI_Datatype cplx[] = {MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX,
@@ -781,7 +781,7 @@ static size_t ext32_size(MPI_Datatype h, size_t *unit)
     case MPI_C_DOUBLE_COMPLEX:
     case MPI_COMPLEX:
     case MPI_DOUBLE_COMPLEX:
-    case MPI_CXX_FLOAT_COMPLEX: /* objects/environment area (issue 21): the optional */
+    case MPI_CXX_FLOAT_COMPLEX: /* (issue 21) the optional */
     case MPI_CXX_DOUBLE_COMPLEX: /* complex types; REAL16/COMPLEX32 are IEEE quad */
     case MPI_COMPLEX8:            /* already, so they swap like the others */
     case MPI_COMPLEX16:
@@ -907,7 +907,7 @@ int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insiz
     return MPI_SUCCESS;
 }
 
-/* ---- objects/environment area (issue 21): MPI_Type_create_f90_real/complex/integer --
+/* ---- (issue 21) MPI_Type_create_f90_real/complex/integer --
  * MPI-3.1 §17.1.9: the result is a predefined type (it cannot be freed; the same
  * (p, r) gives the same handle) whose envelope is MPI_COMBINER_F90_* with the
  * arguments as given.  It is a DUP of the named type of the smallest kind that holds

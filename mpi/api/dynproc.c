@@ -3,7 +3,7 @@
  *             Comm_join, Comm_disconnect, Publish/Unpublish/Lookup_name, and
  *             Comm_spawn/Comm_spawn_multiple/Comm_get_parent.
  *
- * Owns (dynamic-process area): the port table of this process, the accept/connect
+ * Owns: the port table of this process, the accept/connect
  * handshake, the join hello.  Wire formats and their bounds: core/dynwire.h.
  *
  * Scope today: the processes that connect are processes of this job (two halves of

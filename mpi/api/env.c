@@ -97,7 +97,7 @@ int xm_errno_to_class(int e)
     }
 }
 
-/* User error handlers (communicator area): a table of functions, handle kind ERRH with
+/* User error handlers: a table of functions, handle kind ERRH with
  * the dynamic bit.  Slots are never reused, so a handle stays valid for communicators
  * that still use it after Errhandler_free (the standard allows that use). */
 static MPI_Comm_errhandler_function **user_eh;
@@ -162,7 +162,7 @@ static int init_common(void)
         _exit(1);
     }
     xm_g.initialized = 1;
-    xm_mt_main_set(); /* MPI_Is_thread_main (threads area) */
+    xm_mt_main_set(); /* MPI_Is_thread_main */
     int have_map = xm_boot_have_map();
     const char *nm = getenv("LOOM_MPI_NETMOD");
     int force_tcp = nm && strcmp(nm, "tcp") == 0;
@@ -230,7 +230,7 @@ int PMPI_Init(int *argc, char ***argv)
 
 int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-    /* threads area: MULTIPLE turns the global lock on (core/mt.h) before anything
+    /* MULTIPLE turns the global lock on (core/mt.h) before anything
      * else can run; the transports see xm_mt.on from their first block() */
     int level = required > MPI_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE
                 : required < MPI_THREAD_SINGLE ? MPI_THREAD_SINGLE

@@ -132,7 +132,6 @@ int PMPI_Iexscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_O
     return xm_capi_scan(sbuf, rbuf, count, dt, op, 1, comm, req, "MPI_Iexscan");
 }
 
-/* topo area */
 XM_WEAK(MPI_Ialltoallw)
 int PMPI_Ialltoallw(const void *sbuf, const int scounts[], const int sdispls[],
                     const MPI_Datatype sdts[], void *rbuf, const int rcounts[],

@@ -223,7 +223,7 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info)
     return PMPI_Info_create(info);
 }
 
-/* ---- objects/environment area (issue 21): MPI-4's Info_get_string ----------------
+/* ---- (issue 21) MPI-4's Info_get_string ----------------
  * *buflen in: bytes of value (0: value may be NULL); out: the value's length + 1.
  * The value is cut to *buflen - 1 characters and always terminated. */
 XM_WEAK(MPI_Info_get_string)

@@ -1,5 +1,5 @@
 /*
- * rma.c - MPI-3.1 chapter 11 (one-sided communication) entry points (RMA area):
+ * rma.c - MPI-3.1 chapter 11 (one-sided communication) entry points:
  *         argument checks, rank/group translation, the window's error handler; the
  *         work is done by mpi/rma/.
  * One piece (about 870 lines): the checked entry points of one chapter, each a few

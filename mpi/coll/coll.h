@@ -1,5 +1,5 @@
 /*
- * coll.h - collectives and reduction operators (comm/group/collectives area).
+ * coll.h - collectives and reduction operators.
  *
  * Owns: algorithms for every collective (blocking and I-variants), algorithm selection,
  * the reduction op table (predefined + user ops).
@@ -31,7 +31,7 @@ int xm_coll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, 
 int xm_op_apply(MPI_Op op, const void *in, void *inout, int count, MPI_Datatype dt);
 int xm_op_valid(MPI_Op op);
 
-/* ---- additions (collectives area) -------------------------------------------------
+/* ---- additions -------------------------------------------------
  * Ops: xm_op_apply_any() also takes user ops (MPI_Op_create) and derived types whose
  * elements are all one predefined type; xm_op_commutative() is 1 for predefined ops. */
 int xm_op_apply_any(MPI_Op op, const void *in, void *inout, int count, MPI_Datatype dt);
@@ -124,7 +124,7 @@ int xm_shmcoll_fits(int count, MPI_Datatype dt);
 /* 1 if a reduction of (count, dt, op) can run in shared memory (slots permitting) */
 int xm_shmcoll_reducible(int count, MPI_Datatype dt, MPI_Op op);
 
-/* ---- intercommunicators and neighbor collectives (topo area) -------------------------
+/* ---- intercommunicators and neighbor collectives -------------------------
  * In a schedule on an intercommunicator, peer ranks address the REMOTE group; a peer
  * of (r | XM_SCHED_LOCAL) is rank r of the local group (same context, so one schedule
  * mixes both: tags come from coll_seq, which both groups advance in step).

@@ -188,7 +188,7 @@ int xm_op_apply(MPI_Op op, const void *in, void *inout, int count, MPI_Datatype 
     case MPI_FLOAT: case MPI_REAL: FLT_T(float);
     case MPI_DOUBLE: case MPI_DOUBLE_PRECISION: FLT_T(double);
     case MPI_LONG_DOUBLE: FLT_T(long double);
-    /* objects/environment area (issue 21): the optional named types of MPI-3.1 */
+    /* (issue 21) the optional named types of MPI-3.1 */
     case MPI_CXX_FLOAT_COMPLEX: case MPI_COMPLEX8: CPLX(float complex);
     case MPI_CXX_DOUBLE_COMPLEX: case MPI_COMPLEX16: CPLX(double complex);
     case MPI_CXX_LONG_DOUBLE_COMPLEX: CPLX(long double complex);

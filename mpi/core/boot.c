@@ -358,7 +358,7 @@ void xm_boot_abort(int code, const char *msg)
     pmi->abort(code, msg);
 }
 
-/* ---- name service (dynamic-process area: api/dynproc.c) ---- */
+/* ---- name service (api/dynproc.c) ---- */
 int xm_boot_publish(const char *service, const char *port)
 {
     return pmi->publish ? pmi->publish(service, port) : -ENOSYS;

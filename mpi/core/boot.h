@@ -1,7 +1,7 @@
 /*
  * boot.h - bootstrap: who am I, who is on my node, one fence.
  *
- * Owns (core area): libmpi's use of the process manager (PMI-2, PMIx or none, chosen
+ * Owns: libmpi's use of the process manager (PMI-2, PMIx or none, chosen
  * from the launcher's environment by boot_launch.c; the interfaces in boot_pmi.h).
  * Contract:
  *   - xm_boot_init(why, len): picks the interface and wires up -> xm_g.rank/size/
@@ -40,7 +40,7 @@ int xm_boot_have_map(void);
 void xm_boot_set_node_cpus(int n);
 int xm_boot_finalize(void);
 void xm_boot_abort(int code, const char *msg) __attribute__((noreturn));
-/* Name service of the process manager (dynamic-process area): 0, -ENOSYS when the
+/* Name service of the process manager: 0, -ENOSYS when the
  * interface has none, else the interface's answer (boot_pmi.h). */
 int xm_boot_publish(const char *service, const char *port);
 int xm_boot_lookup(const char *service, char *port, int len);

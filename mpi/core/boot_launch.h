@@ -2,7 +2,7 @@
  * boot_launch.h - which process-manager interface to wire up through, read from what
  * the launcher left in the environment; and the refusal of a silent singleton.
  *
- * Owns (core area): the decision between PMI-2, PMIx and a singleton, and every
+ * Owns: the decision between PMI-2, PMIx and a singleton, and every
  * message that names a launcher.  Pure: it reads variables through a callback and
  * writes no state, so the unit test and the fuzz target drive it with made-up
  * environments.

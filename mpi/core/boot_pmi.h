@@ -2,7 +2,7 @@
  * boot_pmi.h - the process-manager interfaces boot.c wires up through: one table of
  * operations per interface (PMI-2, PMIx, a lone singleton).
  *
- * Owns (core area): the contract between boot.c (node view, key names, fallbacks) and
+ * Owns: the contract between boot.c (node view, key names, fallbacks) and
  * the code that speaks to a process manager.
  * Contract:
  *   - init(job, why, len): connect, fill *job; on failure <0 and a sentence in why
@@ -36,7 +36,7 @@ struct xm_pmi {
     int (*get)(int rank, const char *key, char *buf, int len);
     int (*finalize)(void);
     void (*abort)(int code, const char *msg) __attribute__((noreturn));
-    /* dynamic-process area: the process manager's name service (MPI_Publish_name &c.);
+    /* the process manager's name service (MPI_Publish_name &c.);
      * NULL where the interface has none.  0, -ENOENT (lookup/unpublish: no such name),
      * -EEXIST (publish: taken, where the server says so) or -EIO. */
     int (*publish)(const char *service, const char *port);

@@ -27,7 +27,7 @@ static uint32_t ctx_used[XM_NCTX_WORDS] = {7u, [XM_NCTX_WORDS - 1] = 1u << 31};
 int xm_ctx_alloc(struct xm_comm *parent, uint32_t *ctx)
 {
     if (__builtin_expect(xm_mt.on, 0))
-        return xm_ctx_agree(parent, ctx); /* threads area: core/idup.c */
+        return xm_ctx_agree(parent, ctx); /* core/idup.c */
     uint32_t mask[XM_NCTX_WORDS];
     xm_ctx_offer(mask);
     int rc = xm_icoll_allreduce(MPI_IN_PLACE, mask, XM_NCTX_WORDS, MPI_UINT32_T, MPI_BAND,
@@ -75,7 +75,7 @@ int xm_comm_rank_of(struct xm_comm *c, int wrank)
                 return i;
         return -1;
     }
-    struct inv *v = c->coll_priv; /* coll_priv is owned by this area: the inverse map */
+    struct inv *v = c->coll_priv; /* coll_priv is this file's: the inverse map */
     if (!v) {
         v = malloc(sizeof(*v));
         if (!v)
@@ -140,7 +140,7 @@ void xm_comm_release(struct xm_comm *c)
         free(v->pair);
     free(v);
     free(c->w);
-    free(c->local_w); /* intercommunicator's local group (topo area) */
+    free(c->local_w); /* intercommunicator's local group */
     xm_topo_free(c->topo);
     free(c);
 }
@@ -210,7 +210,7 @@ void xm_group_unref(struct xm_group *g)
     free(g);
 }
 
-/* ---- context ids agreed between two groups (topo area: intercommunicators) ------------
+/* ---- context ids agreed between two groups (intercommunicators) ------------
  * xm_ctx_free_mask() gives this process's free-id mask; the groups AND their masks
  * together (api/intercomm.c) and xm_ctx_take() claims the lowest id free in both. */
 void xm_ctx_free_mask(uint32_t *mask)

@@ -1,5 +1,5 @@
 /*
- * comm.h - communicator and group internals (communicator/group area): context-id
+ * comm.h - communicator and group internals: context-id
  *          allocation, communicator construction/destruction, the group table.
  * Contract:
  *   - xm_ctx_alloc(parent, &ctx) is collective over `parent`: every rank of parent
@@ -30,7 +30,7 @@ extern uint32_t xm_ctx_reserved[XM_CTX_MASK_WORDS];
 void xm_ctx_offer(uint32_t *mask);
 /* MPI_Comm_idup: start duplicating c; *newcomm is written when *rp completes */
 int xm_comm_idup(struct xm_comm *c, MPI_Comm *newcomm, struct xm_req **rp);
-/* threads area: xm_ctx_alloc under MPI_THREAD_MULTIPLE (an agreement, as idup's) */
+/* xm_ctx_alloc under MPI_THREAD_MULTIPLE (an agreement, as idup's) */
 int xm_ctx_agree(struct xm_comm *c, uint32_t *ctx);
 struct xm_comm *xm_comm_new(int size, int *w, uint32_t ctx, struct xm_comm *parent);
 void xm_comm_release(struct xm_comm *c);
@@ -50,12 +50,12 @@ int xm_map_compare(int n1, const int *w1, int n2, const int *w2);
 int xm_attr_copy_all(struct xm_comm *from, struct xm_comm *to);
 int xm_attr_delete_all(struct xm_comm *c);
 
-/* topo area: context ids agreed between the two groups of an intercommunicator */
+/* context ids agreed between the two groups of an intercommunicator */
 #define XM_CTX_MASK_WORDS 64
 void xm_ctx_free_mask(uint32_t *mask);                 /* XM_CTX_MASK_WORDS words */
 int xm_ctx_take(const uint32_t *mask, uint32_t *ctx);  /* 0 or -ENOSPC */
 
-/* dynamic-process area: the context of accept/connect/join control messages (the last
+/* the context of accept/connect/join control messages (the last
  * id, never handed to a communicator; api/dynproc.c) */
 #define XM_DYN_CTX (2u * (XM_CTX_MASK_WORDS * 32u - 1u))
 

@@ -5,7 +5,7 @@
  *             socket the user hands us.  Pure parsers (core/dynwire.c), no engine
  *             state, so that tests/fuzz/fuzz_mpi_dyn.c links them alone.
  *
- * Owns (dynamic-process area): the formats, and every bound on them.
+ * Owns: the formats, and every bound on them.
  * Contract:
  *   - A port name is "loom-port:1:<world rank>:<tag>:<job id>" (decimal, no signs or
  *     spaces, tag odd and in (0, XM_DYN_TAG_MAX), job id 1..63 printable bytes, whole

@@ -43,7 +43,7 @@ struct agree {
     int holder;              /* this round offered the real mask */
     uint32_t mask[XM_CTX_MASK_WORDS];
     uint32_t offer[XM_CTX_MASK_WORDS];
-    uint32_t *ctx_out;       /* threads area: only an id is wanted (xm_ctx_agree) */
+    uint32_t *ctx_out;       /* only an id is wanted (xm_ctx_agree) */
 };
 
 static struct agree *pending;
@@ -200,7 +200,7 @@ int xm_comm_idup(struct xm_comm *c, MPI_Comm *newcomm, struct xm_req **rp)
     return agree_start(c, newcomm, NULL, rp);
 }
 
-/* threads area (MPI_THREAD_MULTIPLE): the blocking constructors' id, agreed the way
+/* MPI_THREAD_MULTIPLE: the blocking constructors' id, agreed the way
  * an idup agrees (xm_ctx_alloc calls it when the lock is on).  A plain allreduce of
  * free masks is not enough there: two threads constructing on different parents at
  * once would both offer the same free ids, and overlapping members would then take

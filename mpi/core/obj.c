@@ -17,7 +17,7 @@
 #include "xm.h"
 
 struct xm_state xm_g;
-struct xm_mt xm_mt; /* threads area: core/mt.h */
+struct xm_mt xm_mt; /* core/mt.h */
 
 struct table {
     void **slot;
@@ -130,7 +130,7 @@ struct xm_req *xm_req_get(MPI_Request h)
 }
 
 /* api/greq.c defines it in libmpi; the unit tests that link this file without it see
- * NULL and never have a generalized request (objects/environment area) */
+ * NULL and never have a generalized request */
 #pragma weak xm_greq_release
 
 void xm_req_free(struct xm_req *r)

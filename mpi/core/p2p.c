@@ -209,7 +209,7 @@ void xm_p2p_finalize(void)
     pass_mark = NULL;
 }
 
-/* Datatype area hook: a send/recv request holds a reference on its datatype from
+/* a send/recv request holds a reference on its datatype from
  * xm_isend/xm_irecv until it completes, so MPI_Type_free of a derived type in use is
  * safe.  Every completion of such a request goes through here exactly once. */
 static void complete(struct xm_req *r)
@@ -441,7 +441,7 @@ int xm_isend(const void *buf, int count, MPI_Datatype dtype, int dest, int tag,
     r->buf = (void *)buf;
     r->count = count;
     r->dt = dtype;
-    xm_dt_ref(dt); /* datatype area: released by complete() */
+    xm_dt_ref(dt); /* released by complete() */
     r->total = r->bytes = dt->size * (size_t)count;
     r->flags = flags & 0xff;
     *rp = r;
@@ -915,7 +915,7 @@ int xm_irecv(void *buf, int count, MPI_Datatype dtype, int src, int tag, uint32_
     r->buf = buf;
     r->count = count;
     r->dt = dtype;
-    xm_dt_ref(dt); /* datatype area: released by complete() */
+    xm_dt_ref(dt); /* released by complete() */
     r->bytes = dt->size * (size_t)count;
     *rp = r;
     for (struct xm_req *u = unexp.head; u; u = u->next) {
@@ -1064,7 +1064,7 @@ int xm_mrecv(struct xm_req *u, void *buf, int count, MPI_Datatype dtype,
     r->buf = buf;
     r->count = count;
     r->dt = dtype;
-    xm_dt_ref(dt); /* datatype area: released by complete() */
+    xm_dt_ref(dt); /* released by complete() */
     r->bytes = dt->size * (size_t)count;
     r->peer = u->peer;
     r->tag = u->tag;
@@ -1245,7 +1245,7 @@ void xm_peer_lost(int peer, const char *why)
 /* ---- progress and waiting ----------------------------------------------------- */
 
 int (*xm_progress_hook)(void);
-int (*xm_rma_progress_hook)(void); /* RMA area: set by the first window (mpi/rma/rma.c) */
+int (*xm_rma_progress_hook)(void); /* set by the first window (mpi/rma/rma.c) */
 
 int xm_progress(void)
 {
@@ -1266,7 +1266,7 @@ int xm_progress(void)
         n += xm_progress_hook();
         in_hook = 0;
     }
-    /* one-sided communication (RMA area): targets service window requests here */
+    /* one-sided communication: targets service window requests here */
     {
         static int in_rma;
         if (xm_rma_progress_hook && !in_rma) {

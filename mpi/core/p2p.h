@@ -1,7 +1,7 @@
 /*
  * p2p.h - the point-to-point engine: what api/ and coll/ call to move messages.
  *
- * Owns (core area): matching (posted + unexpected queues), send queues per destination,
+ * Owns: matching (posted + unexpected queues), send queues per destination,
  * fragmenting through the transports, the one packet funnel xm_handle_pkt(), progress
  * and the idle/wait policy.
  * Contract:

@@ -59,7 +59,7 @@ struct xm_transport {
     /* alloc_n(want <= one_max) always yields cap >= want: such a payload fits in one
      * packet (0: no such promise). */
     size_t one_max;
-    /* threads area (MPI_THREAD_MULTIPLE, core/mt.h): wake a thread of this process
+    /* MPI_THREAD_MULTIPLE, core/mt.h: wake a thread of this process
      * asleep in block(), from another thread.  May be NULL. */
     void (*wake)(struct xm_transport *t);
 };

@@ -16,10 +16,9 @@
  *     or receive request made with a communicator holds a reference on it until then,
  *     so MPI_Comm_free before MPI_Wait leaves the status translation a live comm.
  *     A request is complete when ->done is non-zero; ->status is then filled.
- * Ownership by area (see mpi/DESIGN.md):
- *   core (p2p/progress): struct xm_req, xm_state, xm_req_* ;
- *   comm+group+coll area: struct xm_comm, xm_group, keyvals/attributes, context ids;
- *   datatype area: struct xm_dtype (mpi/dt/dtype.h), ops (mpi/coll/op.c).
+ * Where the types live: struct xm_req, xm_state and xm_req_* (p2p engine, core/p2p.c,
+ *   core/obj.c); struct xm_comm, xm_group, keyvals/attributes, context ids (core/comm.c,
+ *   api/attr.c); struct xm_dtype (mpi/dt/dtype.h) and ops (mpi/coll/op.c).
  * Caveats: no locks of its own: under MPI_THREAD_MULTIPLE one global lock (core/mt.h)
  *   serializes every MPI call, so the engine still sees one thread at a time.
  */
@@ -36,7 +35,7 @@
  *   XM_WEAK(MPI_Send)  then  int PMPI_Send(...) { ... }  in an api/ file. */
 #define XM_WEAK(name) \
     extern __typeof__(P##name) name __attribute__((weak, alias("P" #name)));
-/* threads area (MPI_THREAD_MULTIPLE, core/mt.h): in libmpi the exported PMPI_X and
+/* MPI_THREAD_MULTIPLE, core/mt.h: in libmpi the exported PMPI_X and
  * MPI_X are generated wrappers (gen_mt.py, api/mt_wrap.c) that take the global lock;
  * mt_names.h renames the definition above to the hidden xmi_PMPI_X, which internal
  * calls of PMPI_X reach directly.  (Files built outside libmpi keep the alias.) */
@@ -62,7 +61,7 @@ enum xm_kind {
 #define XM_DT_SIZE(h) (((unsigned)(h) >> 8) & 0xff)
 #define XM_DT_IDX(h) ((unsigned)(h) & 0xff)
 
-/* ---- groups (comm/group area) ---------------------------------------------- */
+/* ---- groups ---------------------------------------------- */
 struct xm_group {
     int handle;
     int refs;
@@ -71,7 +70,7 @@ struct xm_group {
     int *w;     /* group rank -> world rank (size entries) */
 };
 
-/* ---- attributes and keyvals (comm/group area) ------------------------------- */
+/* ---- attributes and keyvals ------------------------------- */
 struct xm_attr {
     struct xm_attr *next;
     int keyval;
@@ -85,7 +84,7 @@ struct xm_errh {
     MPI_Comm_errhandler_function *fn; /* NULL for the predefined ones */
 };
 
-/* ---- communicators (comm/group area) ---------------------------------------- */
+/* ---- communicators ---------------------------------------- */
 struct xm_comm {
     int handle;
     int refs;
@@ -97,7 +96,7 @@ struct xm_comm {
     uint32_t coll_seq;  /* collective sequence number (for nonblocking collectives' tags) */
     char name[MPI_MAX_OBJECT_NAME];
     void *coll_priv;    /* owned by mpi/coll/: cached trees, node maps */
-    /* intercommunicators and topologies (topo area: api/intercomm.c, api/topo.c).
+    /* intercommunicators and topologies (api/intercomm.c, api/topo.c).
      * An intercommunicator keeps the REMOTE group in size/w, so point-to-point
      * addresses remote ranks and status sources translate back unchanged; rank is my
      * rank in the local group, local_size/local_w describe the local group. */
@@ -131,7 +130,7 @@ static inline int xm_comm_world_rank(const struct xm_comm *c, int r)
     return c->w ? c->w[r] : r;
 }
 
-/* ---- requests (core area) ---------------------------------------------------- */
+/* ---- requests ---------------------------------------------------- */
 enum xm_req_kind {
     XM_REQ_SEND, XM_REQ_RECV, XM_REQ_UNEXP, /* unexpected message held by the matcher */
     XM_REQ_COLL,  /* nonblocking collective: ->coll_step() drives it */
@@ -167,12 +166,12 @@ struct xm_req {
     /* nonblocking collectives (coll area) */
     int (*coll_step)(struct xm_req *r);  /* 1 = finished, 0 = pending, <0 = -errno */
     void *coll_state;
-    /* core area additions: rendezvous and persistent requests */
+    /* rendezvous and persistent requests */
     uint64_t rdv_pid, rdv_addr;  /* UNEXP from an RTS: where the sender's bytes are */
     struct xm_req *inner;        /* persistent request: the active send/recv, or NULL */
     int pkind;                   /* persistent: XM_REQ_SEND or XM_REQ_RECV */
     unsigned pflags;             /* persistent send: XM_PKT_F_* (plus API-level flags) */
-    /* objects/environment area (issue 21): a generalized request's callbacks
+    /* (issue 21) a generalized request's callbacks
      * (api/greq.c), NULL for every other request */
     void *greq;
     /* the rendezvous sends' helper list (core/p2p.c lmtq): links of their own, since
@@ -188,7 +187,7 @@ struct xm_req {
     void (*kid_done)(struct xm_req *p, struct xm_req *c);
 };
 
-/* ---- process-wide state (core area) ------------------------------------------- */
+/* ---- process-wide state ------------------------------------------- */
 struct xm_transport;
 struct xm_state {
     int initialized, finalized;
@@ -253,7 +252,7 @@ int xm_err(struct xm_comm *c, int errclass, const char *fn); /* runs the error h
 int xm_errno_to_class(int neg_errno);
 void xm_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 int xm_env_int(const char *name, int dflt);         /* LOOM_MPI_* tunables */
-/* objects/environment area (issue 21): the largest error class/code in use
+/* (issue 21) the largest error class/code in use
  * (MPI_LASTUSEDCODE; api/env.c) */
 int xm_err_last_used(void);
 /* generalized requests (api/greq.c): hooks for requests whose ->greq is set */

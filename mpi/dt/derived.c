@@ -1,5 +1,5 @@
 /*
- * derived.c - derived datatype table (datatype area: constructors go here or beside).
+ * derived.c - derived datatype table (constructors go here or beside).
  *
  * Contract: xm_dt_get_derived(h) returns the object of a dynamic datatype handle or
  *   NULL; xm_dt_register() gives a new object its handle; xm_dt_destroy() frees an

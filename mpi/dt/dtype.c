@@ -2,7 +2,7 @@
  * dtype.c - datatype objects and the generic pack/unpack engine (contract in dtype.h).
  *
  * Notes: predefined types are built lazily into a static table indexed by the low byte
- *   of their handle.  Derived types (datatype area, next step) fill struct xm_dtype
+ *   of their handle.  Derived types (next step) fill struct xm_dtype
  *   with a flattened block list; xm_dt_pack/unpack already handle any block list, so the
  *   p2p engine needs no change when they arrive.
  */
@@ -66,7 +66,7 @@ static const struct {
     N_(MPI_UB), N_(MPI_INTEGER), N_(MPI_REAL), N_(MPI_DOUBLE_PRECISION), N_(MPI_LOGICAL),
     N_(MPI_CHARACTER), N_(MPI_2INTEGER), N_(MPI_2REAL), N_(MPI_2DOUBLE_PRECISION),
     N_(MPI_COMPLEX), N_(MPI_DOUBLE_COMPLEX), N_(MPI_CXX_BOOL),
-    /* objects/environment area (issue 21) */
+    /* (issue 21) */
     N_(MPI_CXX_FLOAT_COMPLEX), N_(MPI_CXX_DOUBLE_COMPLEX), N_(MPI_CXX_LONG_DOUBLE_COMPLEX),
     N_(MPI_REAL4), N_(MPI_REAL8), N_(MPI_REAL16), N_(MPI_INTEGER1), N_(MPI_INTEGER2),
     N_(MPI_INTEGER4), N_(MPI_INTEGER8), N_(MPI_INTEGER16), N_(MPI_COMPLEX8),

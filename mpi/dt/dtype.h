@@ -1,5 +1,5 @@
 /*
- * dtype.h - datatype objects and the pack/unpack engine (datatype area).
+ * dtype.h - datatype objects and the pack/unpack engine.
  *
  * Owns: struct xm_dtype, the type constructors behind MPI_Type_*, Pack/Unpack, and the
  * byte-stream view the p2p engine uses.
@@ -26,7 +26,7 @@
 struct xm_dt_block {     /* flattened representation: a list of byte blocks per element */
     MPI_Aint disp;       /* from the element's origin */
     size_t len;
-    size_t count;        /* datatype area: count pieces of len bytes ... */
+    size_t count;        /* count pieces of len bytes ... */
     MPI_Aint stride;     /* ... at disp + k * stride, k = 0..count-1 (count >= 1) */
 };
 
@@ -38,7 +38,7 @@ struct xm_dtype {
     MPI_Aint lb, extent, true_lb, true_extent;
     int contig;
     MPI_Datatype basic;   /* for reductions, or MPI_DATATYPE_NULL */
-    int nblocks;          /* flattened blocks of one element (datatype area) */
+    int nblocks;          /* flattened blocks of one element */
     struct xm_dt_block *blocks;
     int combiner;         /* MPI_COMBINER_* and the constructor arguments */
     int *ints;
@@ -47,7 +47,7 @@ struct xm_dtype {
     int nints, naints, ntypes;
     struct xm_attr *attrs;
     char name[MPI_MAX_OBJECT_NAME];
-    /* datatype area (flatten.c) */
+    /* flatten.c */
     size_t *bpos;         /* bpos[b]: packed offset of block b in one element (nblocks+1) */
     int lb_marked, ub_marked; /* bounds set explicitly (resized, MPI_LB/MPI_UB markers) */
     MPI_Aint align;       /* alignment of the strictest basic type (struct padding) */

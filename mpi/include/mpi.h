@@ -159,7 +159,7 @@ typedef struct MPI_Status {
 #define MPI_COMPLEX           XM_DT_(8, 0x32)
 #define MPI_DOUBLE_COMPLEX    XM_DT_(16, 0x33)
 #define MPI_CXX_BOOL          XM_DT_(1, 0x34)
-/* objects/environment area (issue 21): the remaining optional named types of
+/* (issue 21) the remaining optional named types of
  * MPI-3.1 §3.2.2 and §17.2.6.  REAL16/COMPLEX32 are IEEE quad (gfortran's REAL*16),
  * INTEGER16 a 128-bit integer. */
 #define MPI_CXX_FLOAT_COMPLEX       XM_DT_(8, 0x35)
@@ -326,7 +326,7 @@ typedef struct MPI_Status {
 #define MPI_TYPECLASS_INTEGER 2
 #define MPI_TYPECLASS_COMPLEX 3
 
-/* ---- objects/environment area (issue 21): error classes of the tool interface,
+/* ---- (issue 21) error classes of the tool interface,
  * Fortran status size, generalized requests, MPI_T constants -------------------- */
 #define MPI_T_ERR_MEMORY 59
 #define MPI_T_ERR_NOT_INITIALIZED 60
@@ -412,7 +412,7 @@ typedef int MPI_Delete_function(MPI_Comm comm, int keyval, void *attr, void *ext
 typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *err, ...);
 typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn;
 typedef void MPI_Handler_function(MPI_Comm *comm, int *err, ...);
-/* objects/environment area (issue 21) */
+/* (issue 21) */
 typedef int MPI_Grequest_query_function(void *extra_state, MPI_Status *status);
 typedef int MPI_Grequest_free_function(void *extra_state);
 typedef int MPI_Grequest_cancel_function(void *extra_state, int complete);
@@ -890,7 +890,7 @@ XM_API_(int, Comm_idup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newco
                                    MPI_Request *req))
 
 
-/* ---- intercommunicators, process topologies, neighbor collectives (topo area) ---- */
+/* ---- intercommunicators, process topologies, neighbor collectives ---- */
 XM_API_(int, Intercomm_create, (MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
                                 int remote_leader, int tag, MPI_Comm *newintercomm))
 XM_API_(int, Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm *newintracomm))
@@ -966,7 +966,7 @@ XM_API_(int, Ialltoallw, (const void *sendbuf, const int sendcounts[], const int
                           const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                           const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                           MPI_Request *req))
-/* MPI-4 persistent collectives and persistent neighbor collectives (topo area) */
+/* MPI-4 persistent collectives and persistent neighbor collectives */
 XM_API_(int, Barrier_init, (MPI_Comm comm, MPI_Info info, MPI_Request *req))
 XM_API_(int, Bcast_init, (void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
                           MPI_Info info, MPI_Request *req))
@@ -1042,7 +1042,7 @@ XM_API_(int, Neighbor_alltoallw_init, (const void *sendbuf, const int sendcounts
                                        const int recvcounts[], const MPI_Aint rdispls[],
                                        const MPI_Datatype recvtypes[], MPI_Comm comm,
                                        MPI_Info info, MPI_Request *req))
-/* ---- one-sided communication (RMA area, MPI-3.1 chapter 11; mpi/rma/) ------------- */
+/* ---- one-sided communication (MPI-3.1 chapter 11; mpi/rma/) ------------- */
 #define MPI_WIN_BASE          0x49000011
 #define MPI_WIN_SIZE          0x49000012
 #define MPI_WIN_DISP_UNIT     0x49000013
@@ -1140,7 +1140,7 @@ XM_API_(int, Win_sync, (MPI_Win win))
 XM_API_(MPI_Fint, Win_c2f, (MPI_Win win))
 XM_API_(MPI_Win, Win_f2c, (MPI_Fint win))
 /* ---- end of one-sided communication ------------------------------------------------ */
-/* ---- objects/environment area (issue 21): error classes, handle
+/* ---- (issue 21) error classes, handle
  * conversion, generalized requests, Info_get_string, Fortran 90 types, MPI_T ---- */
 XM_API_(int, Add_error_class, (int *errorclass))
 XM_API_(int, Add_error_code, (int errorclass, int *errorcode))
@@ -1200,12 +1200,12 @@ XM_API_(int, T_category_get_pvars, (int cat_index, int len, int indices[]))
 XM_API_(int, T_category_get_categories, (int cat_index, int len, int indices[]))
 XM_API_(int, T_category_changed, (int *stamp))
 
-/* ---- Fortran interoperability (langs area: api/fint.c, bindings/, mpi/README.md) ----
+/* ---- Fortran interoperability (api/fint.c, bindings/, mpi/README.md) ----
  * The sized Fortran datatypes are the C datatypes of the same size and kind (the same
  * handle: MPI_Type_get_name gives the C name).  MPI_F_STATUS_IGNORE and
  * MPI_F_STATUSES_IGNORE are the addresses of Fortran's MPI_STATUS_IGNORE and
  * MPI_STATUSES_IGNORE: common blocks whose storage libmpi owns (api/fint.c). */
-#ifndef MPI_INTEGER1 /* (the objects area may define them as types of their own) */
+#ifndef MPI_INTEGER1 /* (unless mpi.h defines them as types of their own above) */
 #define MPI_INTEGER1          MPI_INT8_T
 #define MPI_INTEGER2          MPI_INT16_T
 #define MPI_INTEGER4          MPI_INTEGER
@@ -1594,7 +1594,7 @@ XM_API_(int, Win_create_c, (void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_I
 XM_API_(int, Win_shared_query_c, (MPI_Win win, int rank, MPI_Aint *size,
         MPI_Aint *disp_unit, void *baseptr))
 
-/* ---- dynamic processes (dynamic-process area: api/dynproc.c, mpi/README.md) ----
+/* ---- dynamic processes (api/dynproc.c, mpi/README.md) ----
  * Ports, accept/connect, join and the name service work between processes of one job;
  * a port of another job is MPI_ERR_PORT and Comm_spawn(_multiple) MPI_ERR_SPAWN. */
 XM_API_(int, Open_port, (MPI_Info info, char *port_name))
@@ -1617,7 +1617,7 @@ XM_API_(int, Comm_spawn_multiple, (int count, char *array_of_commands[],
                                    const MPI_Info array_of_info[], int root, MPI_Comm comm,
                                    MPI_Comm *intercomm, int array_of_errcodes[]))
 XM_API_(int, Comm_get_parent, (MPI_Comm *parent))
-/* ---- MPICH-suite fixes (mpichc area, issue 21): window keyvals and attributes
+/* ---- MPICH-suite fixes (issue 21): window keyvals and attributes
  * (api/winattr.c; MPI-3.1 6.7.3).  Windows are never duplicated: the copy callback is
  * kept and never called. */
 typedef int MPI_Win_copy_attr_function(MPI_Win oldwin, int win_keyval, void *extra_state,
@@ -1634,7 +1634,7 @@ XM_API_(int, Win_create_keyval, (MPI_Win_copy_attr_function *win_copy_attr_fn,
 XM_API_(int, Win_free_keyval, (int *win_keyval))
 XM_API_(int, Win_set_attr, (MPI_Win win, int win_keyval, void *attr_val))
 XM_API_(int, Win_delete_attr, (MPI_Win win, int win_keyval))
-/* ---- end of the mpichc area ---------------------------------------------------------- */
+/* ---- end of the MPICH-suite fixes --------------------------------------------------- */
 
 #undef XM_API_
 

@@ -1,5 +1,5 @@
 /*
- * rma.c - one-sided communication engine (RMA area): windows, the active-message
+ * rma.c - one-sided communication engine: windows, the active-message
  *         service a target runs inside progress, origin-side operations and every
  *         synchronization (fence, lock/unlock/flush, PSCW).
  *

@@ -1,5 +1,5 @@
 /*
- * rma.h - one-sided communication engine (RMA area): window objects and the calls
+ * rma.h - one-sided communication engine: window objects and the calls
  *         api/rma.c makes after checking arguments.
  *
  * Owns: struct xm_win, the window table (handles of kind XM_K_WIN), the active-message

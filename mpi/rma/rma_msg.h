@@ -1,6 +1,6 @@
 /*
  * rma_msg.h - the wire format of one-sided communication's active messages and its
- *             checked decoder (RMA area).
+ *             checked decoder.
  *
  * Owns: the layout of every message a window's ranks exchange on the window's hidden
  * context (tag 0: requests to a target; tags >= 1: a target's replies, raw bytes).

@@ -1,5 +1,5 @@
 /*
- * shmwin.c - node-shared memory of windows (RMA area): the mapping behind
+ * shmwin.c - node-shared memory of windows: the mapping behind
  *            MPI_Win_allocate_shared (and MPI_Win_allocate inside one node).
  *
  * Owns: xm_shmwin_map()/xm_shmwin_unmap(), and the operations that work straight on

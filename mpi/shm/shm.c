@@ -597,7 +597,7 @@ static int t_block(struct xm_transport *t, int timeout_ms)
     return 0;
 }
 
-/* threads area: another thread of ours sleeps in t_block() (core/mt.c) */
+/* another thread of ours sleeps in t_block() (core/mt.c) */
 static void t_wake(struct xm_transport *t)
 {
     if (S.ra)

@@ -1407,7 +1407,7 @@ static int t_block(struct xm_transport *t, int timeout_ms)
     return 0;
 }
 
-/* threads area: wake another thread of ours asleep in t_block() (core/mt.c) */
+/* wake another thread of ours asleep in t_block() (core/mt.c) */
 static void t_wake(struct xm_transport *t)
 {
     uint64_t one = 1;

@@ -1,4 +1,4 @@
-# tests/unit/clients.mk - unit tests of this area (included by Makefile.am).
+# tests/unit/clients.mk - unit tests (included by Makefile.am).
 # The client libraries against a scripted fake server (clients_fake.c), the
 # PMI_process_mapping parser, and the ABI comparison with Debian's Slurm
 # libpmi2 (abi-libpmi2.sh, which needs the abi_* helper programs below).

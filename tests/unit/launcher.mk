@@ -1,4 +1,4 @@
-# tests/unit/launcher.mk - unit tests of this area (included by Makefile.am).
+# tests/unit/launcher.mk - unit tests (included by Makefile.am).
 #   check_loop:  common/loop.c (timers, fd readiness, removal, stop, wake-up)
 #   check_fdio:  common/fdio.c (full read/write, flags, errors)
 #   check_log:   common/log.c (levels, sinks, truncation)

@@ -1,4 +1,4 @@
-# tests/unit/mpi.mk - unit tests of the MPI area (included by Makefile.am inside
+# tests/unit/mpi.mk - unit tests of libmpi (included by Makefile.am inside
 # "if HAVE_CHECK").
 #   check_shm_queue:  mpi/shm/shm_queue.h (MPSC queue: many producers, one consumer,
 #                     FIFO per producer, no loss, no duplicate)

@@ -1,4 +1,4 @@
-# tests/unit/wire.mk - unit tests of the common/ codec area and its CPU helpers (included by Makefile.am).
+# tests/unit/wire.mk - unit tests of the common/ codec and its CPU helpers (included by Makefile.am).
 check_PROGRAMS += check_pmi_wire check_pack check_ktree check_cpus check_mac
 TESTS += check_pmi_wire check_pack check_ktree check_cpus check_mac
 
