@@ -539,7 +539,8 @@ int PMPI_Type_dup(MPI_Datatype dt, MPI_Datatype *newtype)
     if (rc == MPI_SUCCESS) {
         struct xm_dtype *o = get(dt), *t = xm_dt_get(*newtype);
         t->committed = o->committed;
-        memcpy(t->name, o->name, sizeof(t->name));
+        /* the name stays with the original (as a communicator's with Comm_dup): a new
+         * type starts without one, as MPICH's datatype tests expect */
         if ((rc = tattr_copy_all(o, t)) != MPI_SUCCESS) {
             while (t->attrs)
                 tattr_del(t, &t->attrs);

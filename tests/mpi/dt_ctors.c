@@ -167,6 +167,13 @@ int main(int argc, char **argv)
     MPI_Type_set_name(st, "gappy");
     MPI_Type_get_name(st, name, &len);
     CHECK(strcmp(name, "gappy") == 0 && len == 5);
+    /* a duplicate starts without a name (as MPICH's typesname tests check) */
+    MPI_Datatype st_dup;
+    MPI_Type_dup(st, &st_dup);
+    len = -1;
+    MPI_Type_get_name(st_dup, name, &len);
+    CHECK(name[0] == 0 && len == 0);
+    MPI_Type_free(&st_dup);
 
     /* Pack / Unpack: a column of a 6x6 matrix, then an array of gappy structs */
     int m[36], col[6], back[36];
