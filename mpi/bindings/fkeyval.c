@@ -1,7 +1,7 @@
 /*
  * fkeyval.c - attribute keyvals created from Fortran (part of libmpifort, written by
  * hand beside the generated mpi_fortran.c): MPI_COMM_CREATE_KEYVAL,
- * MPI_TYPE_CREATE_KEYVAL and MPI-1's MPI_KEYVAL_CREATE, and the predefined Fortran
+ * MPI_TYPE_CREATE_KEYVAL, MPI_WIN_CREATE_KEYVAL and MPI-1's MPI_KEYVAL_CREATE, and the predefined Fortran
  * callbacks MPI_COMM_DUP_FN, MPI_COMM_NULL_COPY_FN, ... (MPI-3.1 6.7.2, 6.7.4).
  *
  * A Fortran copy or delete callback takes every argument by reference and sees the
@@ -85,6 +85,16 @@ static int xf_type_delete(MPI_Datatype t, int keyval, void *val, void *extra)
     return xf_delete((MPI_Fint)t, keyval, extra, val);
 }
 
+static int xf_win_copy(MPI_Win w, int keyval, void *extra, void *in, void *out, int *flag)
+{
+    return xf_copy((MPI_Fint)w, keyval, extra, in, out, flag);
+}
+
+static int xf_win_delete(MPI_Win w, int keyval, void *val, void *extra)
+{
+    return xf_delete((MPI_Fint)w, keyval, extra, val);
+}
+
 static struct xf_keyval *xf_record(void (*copy)(void), void (*del)(void), MPI_Aint extra,
                                    int mpi1)
 {
@@ -98,7 +108,7 @@ static struct xf_keyval *xf_record(void (*copy)(void), void (*del)(void), MPI_Ai
     return k;
 }
 
-enum { XF_COMM, XF_TYPE, XF_MPI1 };
+enum { XF_COMM, XF_TYPE, XF_WIN, XF_MPI1 };
 
 static void xf_create(int what, int pmpi, void (*copy)(void), void (*del)(void),
                       MPI_Fint *keyval, MPI_Aint extra, MPI_Fint *ierror)
@@ -111,12 +121,17 @@ static void xf_create(int what, int pmpi, void (*copy)(void), void (*del)(void),
         k = NULL;
         rc = what == XF_TYPE
                  ? (pmpi ? PMPI_Type_create_keyval : MPI_Type_create_keyval)(NULL, NULL, &kv, NULL)
+             : what == XF_WIN
+                 ? (pmpi ? PMPI_Win_create_keyval : MPI_Win_create_keyval)(NULL, NULL, &kv, NULL)
                  : (pmpi ? PMPI_Comm_create_keyval : MPI_Comm_create_keyval)(NULL, NULL, &kv, NULL);
     } else if (!k) {
         rc = MPI_ERR_NO_MEM;
     } else if (what == XF_TYPE) {
         rc = (pmpi ? PMPI_Type_create_keyval : MPI_Type_create_keyval)(xf_type_copy,
                                                                        xf_type_delete, &kv, k);
+    } else if (what == XF_WIN) {
+        rc = (pmpi ? PMPI_Win_create_keyval : MPI_Win_create_keyval)(xf_win_copy,
+                                                                     xf_win_delete, &kv, k);
     } else {
         /* MPI_KEYVAL_CREATE: the MPI-2 communicator keyval, with INTEGER values */
         rc = (pmpi ? PMPI_Comm_create_keyval : MPI_Comm_create_keyval)(xf_comm_copy,
@@ -151,6 +166,7 @@ static void xf_create(int what, int pmpi, void (*copy)(void), void (*del)(void),
 
 XF_CREATE(comm_create_keyval, XF_COMM, XF_COMM, MPI_Aint)
 XF_CREATE(type_create_keyval, XF_TYPE, XF_TYPE, MPI_Aint)
+XF_CREATE(win_create_keyval, XF_WIN, XF_WIN, MPI_Aint)
 XF_CREATE(keyval_create, XF_MPI1, XF_COMM, MPI_Fint)
 
 /* ---- the predefined Fortran callbacks (Fortran calling convention) ---------------- */

@@ -30,7 +30,7 @@ STRMAX = 'MPI_MAX_INFO_VAL'   # the largest fixed-size string out of the C API
 # the keyval constructors and the predefined callbacks, declared below in each style.
 #   (name, handle type of the object, value kind: 'aint' or MPI-1 'int')
 KEYVAL_FNS = [('Comm_create_keyval', 'Comm', 'aint'), ('Type_create_keyval', 'Datatype', 'aint'),
-              ('Keyval_create', 'Comm', 'int')]
+              ('Win_create_keyval', 'Win', 'aint'), ('Keyval_create', 'Comm', 'int')]
 PREDEF_CB = ['MPI_COMM_NULL_COPY_FN', 'MPI_COMM_NULL_DELETE_FN', 'MPI_COMM_DUP_FN',
              'MPI_TYPE_NULL_COPY_FN', 'MPI_TYPE_NULL_DELETE_FN', 'MPI_TYPE_DUP_FN',
              'MPI_WIN_NULL_COPY_FN', 'MPI_WIN_NULL_DELETE_FN', 'MPI_WIN_DUP_FN',
