@@ -1401,8 +1401,10 @@ static int t_block(struct xm_transport *t, int timeout_ms)
     int held = xm_mt_drop(); /* MPI_THREAD_MULTIPLE: others run while we sleep */
     int k = epoll_wait(T.ep, ev, 8, timeout_ms); /* level-triggered: poll() reads */
     xm_mt_take(held);
+    /* compare addresses only: under MPI_THREAD_MULTIPLE another thread may have
+     * closed and freed a connection reported here while we slept without the lock */
     for (int i = 0; i < k; i++)
-        if (*(int *)ev[i].data.ptr == K_EVENT)
+        if (ev[i].data.ptr == &H.kind_ev)
             drain_event();
     return 0;
 }
