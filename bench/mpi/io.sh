@@ -114,7 +114,11 @@ done
 load1=$(bench_load)
 secs=$(($(date +%s) - start))
 
-PYTHONPATH=$here python3 - "$raw" "$outdir/$name" "$reps" "$IO_DIR" "$load0 / $load1" \
+# the report names the directory without this machine's paths: relative to the build
+# directory (the real disk) or as given when elsewhere (/dev/shm)
+io_shown=$IO_DIR
+case $IO_DIR in "$bdir"/*) io_shown="the build directory's ${IO_DIR#"$bdir"/} (the real disk)" ;; esac
+PYTHONPATH=$here python3 - "$raw" "$outdir/$name" "$reps" "$io_shown" "$load0 / $load1" \
     "$secs" "$kinds" "$nps" "$mib" "$smib" "$block" "${hints[*]:-}" <<'PY' || exit 1
 import sys, datetime, benchlib as B
 raw, base, reps, iodir, load, secs, kinds, nps, mib, smib, block, hints = sys.argv[1:13]
