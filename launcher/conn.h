@@ -45,7 +45,7 @@
 /* Frame types: F_ front to proxy, P_ proxy to front. */
 enum mpx_frame_type {
     MPX_P_HELLO = 1, /* u32 version, str cookie, i32 node, str hostname */
-    MPX_F_JOB,       /* job description (see front.c / mpiexec.c proxy_job) */
+    MPX_F_JOB,       /* job description (see front.c send_job / proxy.c decode_job) */
     MPX_P_TREE,      /* i32 to, bytes: psrv tree message to relay */
     MPX_F_TREE,      /* i32 from, bytes: psrv tree message from another node */
     MPX_P_OUT,       /* i32 rank, u8 stream (1 out, 2 err), bytes */

@@ -19,7 +19,7 @@
  *   LOOM_SPAWN_* variables; mpx_spawned_report() writes the one report line.
  *
  *   The job ends when every rank and every nested mpiexec has ended; a nested
- *   mpiexec that fails makes the whole job fail (mpiexec.c judges it).
+ *   mpiexec that fails makes the whole job fail (node.c judges it).
  */
 #ifndef LOOM_LAUNCHER_SPAWN_H
 #define LOOM_LAUNCHER_SPAWN_H

@@ -5,8 +5,10 @@
 #   check_args:  launcher/args.c (mpiexec options, MPMD segments, errors)
 #   check_iofwd: launcher/iofwd.c (whole-line output assembly, tags)
 #   check_hosts: launcher/hosts.c (-hosts, host files, rank placement), conn.c frames
-check_PROGRAMS += check_loop check_fdio check_log check_args check_iofwd check_hosts
-TESTS += check_loop check_fdio check_log check_args check_iofwd check_hosts
+#   check_jobctl: launcher/jobctl.c and env.c (exit rule, signal self-pipe, rank environment)
+check_PROGRAMS += check_loop check_fdio check_log check_args check_iofwd check_hosts \
+	check_jobctl
+TESTS += check_loop check_fdio check_log check_args check_iofwd check_hosts check_jobctl
 
 check_loop_SOURCES = check_loop.c
 check_loop_LDADD = $(top_builddir)/common/libloomcommon.la $(CHECK_LIBS)
@@ -25,3 +27,7 @@ check_iofwd_LDADD = $(top_builddir)/launcher/libmpx.la $(CHECK_LIBS)
 
 check_hosts_SOURCES = check_hosts.c
 check_hosts_LDADD = $(top_builddir)/launcher/libmpx.la $(CHECK_LIBS)
+
+check_jobctl_SOURCES = check_jobctl.c
+check_jobctl_LDADD = $(top_builddir)/launcher/libmpx.la \
+	$(top_builddir)/common/libloomcommon.la $(CHECK_LIBS)

@@ -1,0 +1,181 @@
+/* node.h - one node's ranks under mpiexec: the state the local job and a
+ * proxy share (struct job, its ranks and their output streams) and the parts
+ * that work on it.  Internal to the mpiexec binary.
+ *
+ * The parts:
+ *   node.c     the job's life: start (node_run), "mpiexec: ..." messages and
+ *              failures, the kill sequence, reaping and judging exits,
+ *              signals, --timeout, the end of the job.
+ *   launch.c   fork/exec of the ranks: fds, environment, binding, exec errors.
+ *   output.c   the ranks' stdout/stderr pipes: lines to our console, or
+ *              frames to the front end in proxy mode.
+ *   pmihost.c  the PMI server core over the ranks' sockets (psrv_ops).
+ *   proxy.c    proxy mode: the connection to the front end (front.c).
+ *   srun.c     inside a Slurm allocation: the job handed to srun --mpi=loom.
+ *   mpiexec.c  main: picks the mode.
+ * Shared with the front end: jobctl.h (signals, console, exit rule), env.h.
+ *
+ * Design:
+ *   One thread, one struct loop.  Ranks are forked (the parent never waits
+ *   for an exec) and each leads a session of its own, as with hydra: killing
+ *   a rank's process group also reaches what it started, and with the
+ *   scheduler's autogroups each rank competes for CPU like hydra's do.
+ *   SIGCHLD and the terminating signals reach the loop through a self-pipe
+ *   (jobctl.h); children are reaped with waitpid(WNOHANG) and, before a
+ *   rank's exit is judged, its PMI socket and output pipes are drained so
+ *   that an abort message sent just before exit is seen first.  psrv_tick()
+ *   feeds the poll timeout through the loop's prepare hook; the same hook
+ *   flushes the output gathered during an iteration with one write per
+ *   stream.
+ */
+#ifndef LOOM_LAUNCHER_NODE_H
+#define LOOM_LAUNCHER_NODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "args.h"
+#include "bind.h"
+#include "conn.h"
+#include "flow.h"
+#include "iofwd.h"
+#include "jobctl.h"
+#include "log.h"
+#include "loop.h"
+#include "pack.h"
+#include "pmiserv.h"
+#include "spawn.h"
+
+#define DRAIN_GRACE_MS 1000 /* after the last rank exited, wait for pipe EOF */
+#define GONE_DELAY_MS 100   /* PMI hang-up: let the rank's exit be seen first */
+#define READ_CHUNK 65536
+/* Proxy mode: rank output queued for mpiexec that stops reading the ranks'
+ * pipes (they block on write) until it is down to UP_LOW again. */
+#define UP_HIGH (4u << 20)
+#define UP_LOW (1u << 20)
+
+struct job;
+
+struct stream {
+    struct job *job;
+    struct rank *r;
+    int fd;
+    int which; /* 1: stdout, 2: stderr */
+    struct loop_watch *w;
+    struct iofwd_stream fwd;
+    bool lost; /* output_lost() said so */
+};
+
+struct rank {
+    struct job *job;
+    int rank; /* global rank */
+    int idx;  /* psrv client index: position among this node's ranks */
+    int app;
+    pid_t pid;
+    bool exited;
+    int pmi_fd; /* our end of the socketpair, -1 when closed */
+    struct loop_watch *pmi_w;
+    int exec_err_fd; /* exec error pipe from the child, -1 when closed */
+    struct loop_watch *exec_err_w;
+    bool judging;      /* rank_exited() is draining its PMI socket */
+    bool gone_pending; /* PMI hang-up not yet told to psrv */
+    struct loop_timer *gone_timer;
+    struct flow pmi_flow; /* replies the socket did not take yet; input held meanwhile */
+    struct stream out[2];
+};
+
+struct job {
+    struct mpx_opts *o;
+    struct loop *lp;
+    struct psrv *srv;
+    struct loom_log log;
+    struct rank *ranks;
+    int n;    /* ranks started here */
+    int size; /* ranks in the job (== n unless proxy) */
+    int live;         /* spawned and not yet reaped */
+    int open_streams; /* output pipes not yet at EOF */
+    char jobid[64];
+    uint64_t t0;
+
+    struct mpx_console con; /* our stdout/stderr; con.log = &log */
+    bool out_lost;          /* rank output dropped for lack of memory: exit != 0 */
+
+    bool ending; /* kill sequence started */
+    bool sigkill_sent;
+    int exit_code; /* 0 until the first failure decides it */
+    int caught_signal;
+    struct loop_timer *kill_timer;
+    struct loop_timer *drain_timer;
+    struct loop_timer *timeout_timer;
+    struct loop_watch *sig_w;
+    int pmi_level; /* enum psrv_log_level */
+
+    /* Proxy mode (multi-host, see front.c): up is the connection to the
+     * mpiexec that started us; output, exits and failures go there. */
+    struct mpx_conn *up;
+    struct loop_watch *up_w;
+    bool up_lost;      /* connection to mpiexec closed or broken */
+    bool done_sent;    /* MPX_P_DONE sent: waiting for mpiexec to hang up */
+    bool fail_sent;    /* a failure was reported: the job is about to end */
+    bool out_paused;   /* rank pipes not read: too much output queued for mpiexec */
+    int nodeid;
+    const char *host;  /* our host name, for messages */
+    struct loop_timer *bye_timer;
+
+    /* Dynamic processes (spawn.h): the nested mpiexecs of the jobs our ranks
+     * spawned, and, when this mpiexec runs a spawned job, its identity and
+     * the report owed to the spawner once every rank started. */
+    struct mpx_spawner *spawner;
+    struct mpx_spawned spawned;
+    int exec_pending; /* ranks whose exec is not yet known to have worked */
+};
+
+/* node.c */
+/* Starts the ranks of node `nodeid` (those with rank_node[r] == nodeid; all
+ * of them when rank_node is NULL), serves them and returns the exit code.
+ * job->o, job->size, job->jobid and job->pmi_level are set. */
+int node_run(struct job *job, const int *rank_node, int nnodes, int nodeid,
+             struct mpx_bind *binder);
+void job_msg(struct job *job, const char *fmt, ...) LOOM_PRINTF(2, 3);
+void job_fail(struct job *job, int code, const char *fmt, ...) LOOM_PRINTF(3, 4);
+void job_kill(struct job *job);
+void job_kill_all(struct job *job, int sig);
+void job_check_done(struct job *job);
+void rank_exited(struct job *job, struct rank *r, int status);
+
+/* launch.c */
+int node_launch(struct job *job, struct mpx_bind *binder);
+void errpipe_read(struct rank *r);
+void close_errpipe(struct rank *r);
+const char *mpx_find_program(const char *argv0, char *buf, size_t len);
+
+/* output.c */
+bool stream_read(struct stream *s, bool drain);
+void stream_close(struct stream *s);
+void stream_cb(struct loop *lp, struct loop_watch *w, int fd, int revents, void *arg);
+void streams_pause(struct job *job, bool pause);
+size_t up_queued(const struct job *job);
+
+/* pmihost.c */
+struct psrv *node_server_start(struct job *job, const struct psrv_config *cfg);
+void node_pmi_log(void *arg, enum psrv_log_level level, const char *text);
+void pmi_read(struct rank *r, bool drain);
+void pmi_close(struct rank *r);
+void pmi_cb(struct loop *lp, struct loop_watch *w, int fd, int revents, void *arg);
+void tell_gone(struct rank *r);
+
+/* proxy.c */
+int mpx_proxy_main(int argc, char **argv);
+void up_send(struct job *job, uint8_t type, struct pack *pk);
+void up_process(struct job *job);
+void up_cb(struct loop *lp, struct loop_watch *w, int fd, int revents, void *arg);
+void proxy_bye_cb(struct loop *lp, struct loop_timer *t, void *arg);
+
+/* srun.c */
+const char *mpx_getenv_cb(void *arg, const char *name);
+const char *mpx_srun_find(char *buf, size_t len);
+int mpx_srun_run(struct mpx_opts *o, const char *srun);
+
+#endif /* LOOM_LAUNCHER_NODE_H */

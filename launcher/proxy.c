@@ -1,0 +1,384 @@
+/* proxy.c - proxy mode ("mpiexec --proxy", started by front.c for each host
+ * of a multi-host job): read the cookie, connect back and prove it
+ * (mpx_proxy_connect), take the job description, then run this node's ranks
+ * with node_run().  Output, exits, failures and log lines go to the front
+ * end as frames (conn.h), tree messages are relayed through it, and it
+ * decides the exit status; a lost connection ends the node's ranks. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include "front.h"
+#include "node.h"
+
+/* Proxy mode: one frame to mpiexec (pk is freed).  A failed send shows up
+ * as EOF or an error on the connection, handled in up_cb(). */
+void up_send(struct job *job, uint8_t type, struct pack *pk)
+{
+    if (job->up && !job->up_lost && pack_error(pk) == 0) {
+        mpx_conn_send(job->up, type, pk->buf, pk->len);
+        if (job->up_w && mpx_conn_pending(job->up))
+            loop_watch_set(job->up_w, LOOP_READ | LOOP_WRITE);
+    }
+    pack_free(pk);
+}
+
+/* The uplink's log sink: lines go to mpiexec, which prints them. */
+static void up_sink(void *arg, enum loom_log_level level, const char *ident,
+                    const char *line)
+{
+    struct job *job = arg;
+    struct pack pk;
+
+    if (!job->up || job->up_lost) {
+        loom_log_stderr_sink(NULL, level, ident, line);
+        return;
+    }
+    pack_init(&pk);
+    pack_str(&pk, line);
+    up_send(job, MPX_P_LOG, &pk);
+}
+
+void proxy_bye_cb(struct loop *lp, struct loop_timer *t, void *arg)
+{
+    struct job *job = arg;
+
+    job->bye_timer = NULL;
+    loop_stop(lp, 0);
+}
+
+/* The connection to mpiexec reached EOF or broke. */
+static void up_gone(struct job *job, const char *why)
+{
+    if (job->up_lost)
+        return;
+    job->up_lost = true;
+    streams_pause(job, false); /* nothing queues for mpiexec any more */
+    if (job->up_w) {
+        loop_watch_remove(job->lp, job->up_w);
+        job->up_w = NULL;
+    }
+    if (job->done_sent) {
+        loop_stop(job->lp, 0);
+        return;
+    }
+    loom_logf(&job->log, LOOM_LOG_ERROR, "lost the connection to mpiexec (%s): "
+              "killing %d rank%s", why, job->live, mpx_plural(job->live));
+    job->exit_code = 1;
+    job_kill(job);
+    job_check_done(job);
+}
+
+static void up_frame(struct job *job, uint8_t type, const uint8_t *body, size_t len)
+{
+    struct unpack u;
+
+    unpack_init(&u, body, len);
+    switch (type) {
+    case MPX_F_TREE: {
+        int from = unpack_i32(&u);
+        size_t n;
+        const void *b = unpack_bytes(&u, &n);
+        if (b && !unpack_error(&u))
+            psrv_tree_input(job->srv, from, b, n);
+        break;
+    }
+    case MPX_F_KILL: {
+        int sig = unpack_i32(&u);
+        if (sig == SIGKILL) {
+            job->ending = true;
+            job->sigkill_sent = true;
+            job_kill_all(job, SIGKILL);
+        } else {
+            job_kill(job);
+        }
+        break;
+    }
+    default:
+        break; /* unknown frames from a newer mpiexec are ignored */
+    }
+}
+
+/* Handle the whole frames buffered from mpiexec. */
+void up_process(struct job *job)
+{
+    uint8_t type;
+    const uint8_t *body;
+    size_t len;
+    int rc;
+
+    while (!job->up_lost && (rc = mpx_conn_next(job->up, &type, &body, &len)) == 1)
+        up_frame(job, type, body, len);
+    if (!job->up_lost && rc < 0)
+        up_gone(job, "bad frame");
+}
+
+void up_cb(struct loop *lp, struct loop_watch *w, int fd, int revents, void *arg)
+{
+    struct job *job = arg;
+
+    if (revents & LOOP_WRITE) {
+        if (mpx_conn_flush(job->up) < 0) {
+            up_gone(job, "write failed");
+            return;
+        }
+        loop_watch_set(w, LOOP_READ | (mpx_conn_pending(job->up) ? LOOP_WRITE : 0));
+        if (job->out_paused && up_queued(job) <= UP_LOW)
+            streams_pause(job, false);
+    }
+    if (!(revents & (LOOP_READ | LOOP_ERROR)))
+        return;
+    long n = mpx_conn_read(job->up);
+    if (n == -EAGAIN)
+        return;
+    if (n <= 0) {
+        up_gone(job, n == 0 ? "closed" : strerror((int)-n));
+        return;
+    }
+    up_process(job);
+}
+
+/* First line of stdin (the cookie), waiting at most ms. */
+static int read_cookie(char *buf, size_t len, int ms)
+{
+    size_t got = 0;
+    uint64_t end = loop_now_ms() + (uint64_t)ms;
+
+    while (got + 1 < len) {
+        struct pollfd pfd = {.fd = 0, .events = POLLIN};
+        int64_t left = (int64_t)(end - loop_now_ms());
+        if (left <= 0)
+            return -ETIMEDOUT;
+        int prc = poll(&pfd, 1, (int)left);
+        if (prc < 0 && errno == EINTR)
+            continue;
+        if (prc <= 0)
+            return prc == 0 ? -ETIMEDOUT : -errno;
+        ssize_t n = read(0, buf + got, 1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n == 0 ? -ENODATA : -errno;
+        if (buf[got] == '\n') {
+            buf[got] = '\0';
+            return 0;
+        }
+        got++;
+    }
+    return -EMSGSIZE;
+}
+
+/* Wait (bounded) for one frame on a blocking-style exchange. */
+static int wait_frame(struct mpx_conn *c, int ms, uint8_t *type, const uint8_t **body,
+                      size_t *len)
+{
+    uint64_t end = loop_now_ms() + (uint64_t)ms;
+
+    for (;;) {
+        int rc = mpx_conn_next(c, type, body, len);
+        if (rc != 0)
+            return rc < 0 ? rc : 0;
+        struct pollfd pfd = {.fd = c->fd,
+                             .events = POLLIN | (mpx_conn_pending(c) ? POLLOUT : 0)};
+        int64_t left = (int64_t)(end - loop_now_ms());
+        if (left <= 0)
+            return -ETIMEDOUT;
+        int prc = poll(&pfd, 1, (int)left);
+        if (prc < 0 && errno == EINTR)
+            continue;
+        if (prc < 0)
+            return -errno;
+        if (pfd.revents & POLLOUT && mpx_conn_flush(c) < 0)
+            return -EPIPE;
+        if (pfd.revents & (POLLIN | POLLERR | POLLHUP)) {
+            long n = mpx_conn_read(c);
+            if (n == 0)
+                return -ECONNRESET;
+            if (n < 0 && n != -EAGAIN)
+                return (int)n;
+        }
+    }
+}
+
+/* Decode MPX_F_JOB into job and o; rank_node is malloc'd. */
+static int decode_job(struct job *job, struct mpx_opts *o, const uint8_t *body, size_t len,
+                      int **rank_node, int *nnodes)
+{
+    struct unpack u;
+
+    unpack_init(&u, body, len);
+    memset(o, 0, sizeof(*o));
+    if (unpack_u32(&u) != MPX_PROTO_VERSION)
+        return -EPROTO;
+    char *jobid = unpack_strdup(&u);
+    job->size = unpack_i32(&u);
+    *nnodes = unpack_i32(&u);
+    int nodeid = unpack_i32(&u);
+    o->fence_timeout_s = unpack_i32(&u);
+    job->pmi_level = unpack_i32(&u);
+    o->bind = unpack_i32(&u) ? MPX_BIND_CORE : MPX_BIND_NONE;
+    o->report_bindings = unpack_i32(&u);
+    o->verbose = unpack_i32(&u);
+    char *hname = unpack_strdup(&u);
+    if (hname) /* the name mpiexec knows this node by (-hosts) */
+        job->host = hname;
+    if (!jobid || unpack_error(&u) || job->size < 1 || job->size > 65536 ||
+        *nnodes < 1 || nodeid != job->nodeid || strlen(jobid) >= sizeof(job->jobid)) {
+        free(jobid);
+        return -EPROTO;
+    }
+    snprintf(job->jobid, sizeof(job->jobid), "%s", jobid);
+    free(jobid);
+    *rank_node = malloc(sizeof(int) * (size_t)job->size);
+    if (!*rank_node)
+        return -ENOMEM;
+    for (int r = 0; r < job->size; r++) {
+        (*rank_node)[r] = unpack_i32(&u);
+        if ((*rank_node)[r] < 0 || (*rank_node)[r] >= *nnodes)
+            return -EPROTO;
+    }
+    o->napps = unpack_i32(&u);
+    if (unpack_error(&u) || o->napps < 1 || o->napps > job->size)
+        return -EPROTO;
+    o->apps = calloc((size_t)o->napps, sizeof(*o->apps));
+    if (!o->apps)
+        return -ENOMEM;
+    for (int a = 0; a < o->napps; a++) {
+        struct mpx_app *app = &o->apps[a];
+        app->np = unpack_i32(&u);
+        app->argc = unpack_i32(&u);
+        if (unpack_error(&u) || app->np < 1 || app->argc < 1 || app->argc > (1 << 20))
+            return -EPROTO;
+        o->nranks += app->np;
+        app->argv = calloc((size_t)app->argc + 1, sizeof(char *));
+        if (!app->argv)
+            return -ENOMEM;
+        for (int i = 0; i < app->argc; i++)
+            if (!(app->argv[i] = unpack_strdup(&u)))
+                return -EPROTO;
+        int nenv = unpack_i32(&u);
+        if (unpack_error(&u) || nenv < 0 || nenv > (1 << 20))
+            return -EPROTO;
+        app->env.v = calloc((size_t)nenv + 1, sizeof(char *));
+        if (!app->env.v)
+            return -ENOMEM;
+        for (int i = 0; i < nenv; i++) {
+            if (!(app->env.v[i] = unpack_strdup(&u)) || !strchr(app->env.v[i], '='))
+                return -EPROTO;
+            app->env.n++;
+        }
+        char *wdir = unpack_strdup(&u);
+        int soft = unpack_u8(&u);
+        struct stat st;
+        if (!wdir)
+            return -EPROTO;
+        /* mpiexec's own directory is only a default: a host that lacks it
+         * runs the ranks where the proxy started, as hydra does */
+        if (!*wdir || (soft && (stat(wdir, &st) < 0 || !S_ISDIR(st.st_mode))))
+            free(wdir);
+        else
+            app->wdir = wdir;
+    }
+    if (unpack_error(&u) || o->nranks != job->size)
+        return -EPROTO;
+    /* the program is searched in the PATH the ranks will have */
+    for (int i = 0; i < o->apps[0].env.n; i++)
+        if (strncmp(o->apps[0].env.v[i], "PATH=", 5) == 0)
+            setenv("PATH", o->apps[0].env.v[i] + 5, 1);
+    return 0;
+}
+
+/* mpiexec --proxy NODE --connect A1,A2,...:PORT [--connect-timeout S]
+ * The cookie is the first line of stdin. */
+int mpx_proxy_main(int argc, char **argv)
+{
+    struct job job;
+    struct mpx_opts o;
+    struct mpx_conn up;
+    char host[256] = "?", ident[300], err[512], cookie[256];
+    const char *spec = NULL;
+    int timeout_s = 30, rc, nodeid = -1;
+
+    memset(&job, 0, sizeof(job));
+    gethostname(host, sizeof(host) - 1);
+    snprintf(ident, sizeof(ident), "mpiexec (proxy on %s)", host);
+    loom_log_init(&job.log, ident, LOOM_LOG_INFO);
+    job.con.log = &job.log;
+    job.t0 = loop_now_ms();
+    job.host = host;
+    mpx_sane_stdio();
+    for (int i = 2; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--node") == 0)
+            nodeid = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--connect") == 0)
+            spec = argv[i + 1];
+        else if (strcmp(argv[i], "--connect-timeout") == 0)
+            timeout_s = atoi(argv[i + 1]);
+    }
+    if (nodeid < 0 || !spec || timeout_s < 1) {
+        job_msg(&job, "usage: mpiexec --proxy --node N --connect ADDR[,ADDR...]:PORT "
+                  "[--connect-timeout S] (started by mpiexec, cookie on stdin)");
+        return MPX_EXIT_USAGE;
+    }
+    job.nodeid = nodeid;
+    rc = read_cookie(cookie, sizeof(cookie), timeout_s * 1000);
+    if (rc < 0) {
+        job_msg(&job, "cannot read the job cookie from stdin: %s", strerror(-rc));
+        return 1;
+    }
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) {
+        dup2(devnull, 0);
+        if (devnull != 0)
+            close(devnull);
+    }
+    /* mutual proof of the cookie (front.c); the cookie never travels */
+    rc = mpx_proxy_connect(spec, cookie, nodeid, host, timeout_s * 1000, &up, err,
+                           sizeof(err));
+    memset(cookie, 0, sizeof(cookie));
+    if (rc < 0) {
+        job_msg(&job, "%s", err);
+        return 1;
+    }
+    uint8_t type = 0;
+    const uint8_t *body = NULL;
+    size_t len = 0;
+    if (rc == 0)
+        rc = wait_frame(&up, timeout_s * 1000, &type, &body, &len);
+    if (rc == 0 && type != MPX_F_JOB)
+        rc = -EPROTO;
+    int *rank_node = NULL, nnodes = 0;
+    job.o = &o;
+    if (rc == 0)
+        rc = decode_job(&job, &o, body, len, &rank_node, &nnodes);
+    if (rc < 0) {
+        job_msg(&job, "no job from mpiexec: %s", strerror(-rc));
+        return 1;
+    }
+    job.up = &up;
+    loom_log_set_sink(&job.log, up_sink, &job);
+    if (job.pmi_level > PSRV_LOG_TRACE)
+        job.pmi_level = PSRV_LOG_TRACE;
+    mpx_raise_nofile();
+
+    struct mpx_bind *binder = NULL;
+    if (o.bind == MPX_BIND_CORE) {
+        binder = mpx_bind_open(err, sizeof(err));
+        if (!binder)
+            job_msg(&job, "warning: -bind-to core on host %s: %s", host, err);
+    }
+    rc = node_run(&job, rank_node, nnodes, nodeid, binder);
+    mpx_bind_close(binder);
+    free(rank_node);
+    mpx_conn_free(&up, 1);
+    return rc;
+}
