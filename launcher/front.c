@@ -1,7 +1,8 @@
 /* front.c - multi-host mpiexec: start one proxy per host, relay, end the job.
  *
  * Contract: see front.h; the user-visible rules (exit status, messages,
- * kill sequence) are those of the single-host launcher in mpiexec.c, with
+ * kill sequence) are those of the single-host launcher (node.c), and the
+ * job control (signals, console, exit rule) is the same code (jobctl.h), with
  * the host named in messages about ranks and proxies.
  *
  * Design:
@@ -39,7 +40,7 @@
  *
  *   Every wait is bounded: the connect-back (LOOM_PROXY_TIMEOUT, default
  *   30 s), an unauthenticated connection (3 s), a proxy's answer to the
- *   kill (KILL_GRACE_MS + GIVEUP_MS), and the launchers' exit after the job.
+ *   kill (MPX_KILL_GRACE_MS + GIVEUP_MS), and the launchers' exit after the job.
  *
  * Caveats:
  *   - Rank 0's stdin is /dev/null in multi-host mode (not forwarded).
@@ -70,16 +71,16 @@
 #include <unistd.h>
 
 #include "conn.h"
+#include "env.h"
 #include "front.h"
 #include "hosts.h"
 #include "iofwd.h"
+#include "jobctl.h"
 #include "loop.h"
 #include "mac.h"
 #include "pack.h"
 
-extern char **environ;
 
-#define KILL_GRACE_MS 500
 #define GIVEUP_MS 5000     /* after the kill: a proxy that stays silent is given up */
 #define PENDING_MS 3000    /* default: a connection must finish its handshake */
 #define MAX_PENDING 256    /* unauthenticated connections; more evict the oldest */
@@ -89,11 +90,7 @@ extern char **environ;
 #define DIR_FRONT 'F'         /* tag directions */
 #define DIR_PROXY 'P'
 #define LAUNCHER_WAIT_MS 3000 /* after the job: launchers (ssh) get this to exit */
-#define FLUSH_THRESHOLD (256 * 1024)
 
-#define EXIT_USAGE 2
-#define EXIT_LAUNCH 127
-#define EXIT_TIMEOUT 255
 #define EXIT_LOST 1
 
 struct front;
@@ -163,8 +160,7 @@ struct front {
     struct iofwd_stream *fwd; /* [size * 2] */
     bool *exited;
     int live;
-    struct iobuf obuf[3];
-    bool out_broken[3];
+    struct mpx_console con; /* our stdout/stderr (jobctl.h) */
 
     bool ending;
     int exit_code;
@@ -173,88 +169,17 @@ struct front {
     struct loop_watch *sig_w;
 };
 
-/* ---- signals (same scheme as mpiexec.c: flags plus a self-pipe) --------- */
+/* ---- messages ------------------------------------------------------------ */
 
-static int fsig_pipe[2] = {-1, -1};
-static volatile sig_atomic_t fsig_pending[NSIG];
-
-static void on_signal(int sig)
-{
-    int saved = errno;
-    char c = 0;
-
-    if (sig > 0 && sig < NSIG)
-        fsig_pending[sig] = 1;
-    if (write(fsig_pipe[1], &c, 1) < 0) {
-        /* full: a wake-up is pending */
-    }
-    errno = saved;
-}
-
-static int install_signals(void)
-{
-    static const int sigs[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP};
-    struct sigaction sa, old;
-
-    if (pipe2(fsig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
-        return -errno;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
-    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
-        if (sigs[i] == SIGHUP && sigaction(SIGHUP, NULL, &old) == 0 &&
-            old.sa_handler == SIG_IGN)
-            continue;
-        if (sigaction(sigs[i], &sa, NULL) < 0)
-            return -errno;
-    }
-    signal(SIGPIPE, SIG_IGN);
-    return 0;
-}
-
-/* ---- messages and output ------------------------------------------------- */
-
-static void flush_out(struct front *f)
-{
-    for (int fd = 1; fd <= 2; fd++) {
-        struct iobuf *b = &f->obuf[fd];
-        if (b->len == 0)
-            continue;
-        size_t off = 0;
-        while (!f->out_broken[fd] && off < b->len) {
-            ssize_t n = write(fd, b->p + off, b->len - off);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n < 0 && errno == EAGAIN) {
-                struct timespec ts = {0, 1000000};
-                nanosleep(&ts, NULL);
-                continue;
-            }
-            if (n <= 0) {
-                f->out_broken[fd] = true;
-                break;
-            }
-            off += (size_t)n;
-        }
-        b->len = 0;
-    }
-}
-
+/* One "mpiexec: ..." line on stderr, after the rank output gathered so far. */
 static void msg(struct front *f, const char *fmt, ...) LOOM_PRINTF(2, 3);
 static void msg(struct front *f, const char *fmt, ...)
 {
     va_list ap;
 
-    flush_out(f);
     va_start(ap, fmt);
-    loom_vlogf(f->log, LOOM_LOG_ERROR, fmt, ap);
+    mpx_console_vmsg(&f->con, fmt, ap);
     va_end(ap);
-}
-
-static const char *plural(int n)
-{
-    return n == 1 ? "" : "s";
 }
 
 /* ---- job end ------------------------------------------------------------- */
@@ -287,10 +212,8 @@ static void node_finished(struct fnode *nd)
 
 static void kill_launcher(struct fnode *nd, int sig)
 {
-    if (nd->pid > 0 && !nd->reaped) {
-        kill(-nd->pid, sig);
-        kill(nd->pid, sig);
-    }
+    if (nd->pid > 0 && !nd->reaped)
+        mpx_kill_group(nd->pid, sig); /* it leads its own process group */
 }
 
 static void giveup_cb(struct loop *lp, struct loop_timer *t, void *arg)
@@ -316,7 +239,7 @@ static void begin_kill(struct front *f)
         return;
     f->ending = true;
     if (f->live > 0)
-        msg(f, "killing %d remaining rank%s", f->live, plural(f->live));
+        msg(f, "killing %d remaining rank%s", f->live, mpx_plural(f->live));
     for (int i = 0; i < f->nnodes; i++) {
         struct fnode *nd = &f->nodes[i];
         if (nd->done)
@@ -333,7 +256,7 @@ static void begin_kill(struct front *f)
         }
     }
     if (!f->giveup_timer && f->ndone < f->nnodes)
-        f->giveup_timer = loop_timer_add(f->lp, KILL_GRACE_MS + GIVEUP_MS, giveup_cb, f);
+        f->giveup_timer = loop_timer_add(f->lp, MPX_KILL_GRACE_MS + GIVEUP_MS, giveup_cb, f);
 }
 
 static void fail(struct front *f, int code, const char *fmt, ...) LOOM_PRINTF(3, 4);
@@ -343,9 +266,8 @@ static void fail(struct front *f, int code, const char *fmt, ...)
 
     if (f->ending && !f->o->verbose)
         return;
-    flush_out(f);
     va_start(ap, fmt);
-    loom_vlogf(f->log, LOOM_LOG_ERROR, fmt, ap);
+    mpx_console_vmsg(&f->con, fmt, ap);
     va_end(ap);
     if (!f->ending) {
         f->exit_code = code ? code : 1;
@@ -405,7 +327,7 @@ static void node_lost(struct fnode *nd, const char *why)
         snprintf(st, sizeof(st), ", it exited with code %d", WEXITSTATUS(nd->wstatus));
     node_finished(nd); /* its ranks are gone: not counted among those to kill */
     fail(f, EXIT_LOST, "lost the proxy on host %s (node %d, %d rank%s): %s%s", nd->host,
-         nd->id, nd->nranks, plural(nd->nranks), why, st);
+         nd->id, nd->nranks, mpx_plural(nd->nranks), why, st);
 }
 
 static bool rank_of_node(struct front *f, struct fnode *nd, int rank)
@@ -423,19 +345,9 @@ static void rank_exit(struct front *f, struct fnode *nd, int rank, int status)
         return;
     if (f->ending)
         return;
-    if (WIFEXITED(status)) {
-        msg(f, "rank %d on host %s exited with code %d", rank, nd->host,
-            WEXITSTATUS(status));
-        f->exit_code = WEXITSTATUS(status);
-    } else if (WIFSIGNALED(status)) {
-        int sig = WTERMSIG(status);
-        msg(f, "rank %d on host %s killed by signal %d (%s)", rank, nd->host, sig,
-            strsignal(sig));
-        f->exit_code = sig; /* as the single-host launcher (hydra's convention) */
-    } else {
-        msg(f, "rank %d on host %s ended with wait status 0x%x", rank, nd->host, status);
-        f->exit_code = 1;
-    }
+    char what[96];
+    f->exit_code = mpx_exit_rule(status, what, sizeof(what)); /* as the local job */
+    msg(f, "rank %d on host %s %s", rank, nd->host, what);
     begin_kill(f);
 }
 
@@ -468,9 +380,9 @@ static bool node_frame(struct fnode *nd, uint8_t type, const uint8_t *body, size
         if (!b || unpack_error(&u) || !rank_of_node(f, nd, rank) || which < 1 || which > 2)
             return false;
         iofwd_feed(&f->fwd[rank * 2 + which - 1], b, n, f->o->tag_output,
-                   &f->obuf[which]);
-        if (f->obuf[which].len >= FLUSH_THRESHOLD)
-            flush_out(f);
+                   &f->con.obuf[which]);
+        if (f->con.obuf[which].len >= MPX_FLUSH_THRESHOLD)
+            mpx_console_flush(&f->con);
         return true;
     }
     case MPX_P_EOF: {
@@ -478,7 +390,7 @@ static bool node_frame(struct fnode *nd, uint8_t type, const uint8_t *body, size
         int which = unpack_u8(&u);
         if (unpack_error(&u) || !rank_of_node(f, nd, rank) || which < 1 || which > 2)
             return false;
-        iofwd_eof(&f->fwd[rank * 2 + which - 1], f->o->tag_output, &f->obuf[which]);
+        iofwd_eof(&f->fwd[rank * 2 + which - 1], f->o->tag_output, &f->con.obuf[which]);
         return true;
     }
     case MPX_P_EXIT: {
@@ -552,56 +464,28 @@ static void node_cb(struct loop *lp, struct loop_watch *w, int fd, int revents, 
 
 /* ---- the job description sent to each proxy ----------------------------- */
 
-static bool our_var(const char *kv)
-{
-    static const char *const ours[] = {
-        "PMI_FD=", "PMI_RANK=",    "PMI_SIZE=",        "PMI_JOBID=",       "PMI_PORT=",
-        "PMI_ID=", "PMI_SPAWNED=", "MPI_LOCALRANKID=", "MPI_LOCALNRANKS=",
-    };
-
-    for (size_t i = 0; i < sizeof(ours) / sizeof(ours[0]); i++)
-        if (strncmp(kv, ours[i], strlen(ours[i])) == 0)
-            return true;
-    return false;
-}
-
-/* "K" (from -x K / -genvlist) -> "K=<mpiexec's value>", or NULL if unset. */
-static const char *resolve(const char *s)
-{
-    if (strchr(s, '='))
-        return s;
-    for (char **p = environ; *p; p++) {
-        size_t kl = strlen(s);
-        if (strncmp(*p, s, kl) == 0 && (*p)[kl] == '=')
-            return *p;
-    }
-    return NULL;
-}
-
 /* Environment entries of one application, later ones win on the proxy:
  * mpiexec's environment (hydra's -genvall, unless -genvnone), -genv/-x,
  * then the segment's -env. */
+static int env_count(void *arg, const char *kv)
+{
+    (*(int *)arg)++;
+    return 0;
+}
+
+static int env_pack(void *arg, const char *kv)
+{
+    pack_str(arg, kv);
+    return 0;
+}
+
 static void pack_env(struct front *f, struct mpx_app *a, struct pack *pk)
 {
-    struct mpx_opts *o = f->o;
     int n = 0;
 
-    for (char **p = environ; *p && !o->genv_none; p++)
-        n += !our_var(*p);
-    for (int i = 0; i < o->genv.n; i++)
-        n += resolve(o->genv.v[i]) != NULL;
-    for (int i = 0; i < a->env.n; i++)
-        n += resolve(a->env.v[i]) != NULL;
+    (void)mpx_app_env_each(f->o, a, env_count, &n);
     pack_i32(pk, n);
-    for (char **p = environ; *p && !o->genv_none; p++)
-        if (!our_var(*p))
-            pack_str(pk, *p);
-    for (int i = 0; i < o->genv.n; i++)
-        if (resolve(o->genv.v[i]))
-            pack_str(pk, resolve(o->genv.v[i]));
-    for (int i = 0; i < a->env.n; i++)
-        if (resolve(a->env.v[i]))
-            pack_str(pk, resolve(a->env.v[i]));
+    (void)mpx_app_env_each(f->o, a, env_pack, pk);
 }
 
 static int send_job(struct fnode *nd)
@@ -745,7 +629,7 @@ static void refused(struct front *f, const char *peer, const char *why)
         f->refuse_quiet = 0;
     }
     if (f->refuse_n++ < REFUSE_LOG_BURST) {
-        flush_out(f);
+        mpx_console_flush(&f->con);
         loom_logf(f->log, LOOM_LOG_WARN,
                   "warning: refused a connection from %s to port %d: %s", peer, f->port,
                   why);
@@ -1019,10 +903,10 @@ static void connect_timeout_cb(struct loop *lp, struct loop_timer *t, void *arg)
                                    nd->host);
     }
     if (missing)
-        fail(f, EXIT_LAUNCH,
+        fail(f, MPX_EXIT_LAUNCH,
              "the proxy on host%s %s did not connect back within %d s (firewall? see "
              "LOOM_MPIEXEC_ADDRS and MPIEXEC_PORT_RANGE in mpiexec(1))",
-             plural(missing), hosts, f->timeout_ms / 1000);
+             mpx_plural(missing), hosts, f->timeout_ms / 1000);
 }
 
 /* ---- starting the proxies ------------------------------------------------ */
@@ -1178,10 +1062,10 @@ static int start_proxy(struct front *f, struct fnode *nd, char *err, size_t errl
         /* its own process group: a Ctrl-C reaches mpiexec, which ends the job */
         setpgid(0, 0);
         if (dup2(p[0], 0) < 0)
-            _exit(EXIT_LAUNCH);
+            _exit(MPX_EXIT_LAUNCH);
         execvp(argv[0], argv);
         dprintf(2, "mpiexec: cannot run %s: %s\n", argv[0], strerror(errno));
-        _exit(EXIT_LAUNCH);
+        _exit(MPX_EXIT_LAUNCH);
     }
     int fork_errno = errno;
     sigprocmask(SIG_SETMASK, &saved, NULL);
@@ -1219,11 +1103,11 @@ static void reap(struct front *f)
             if (nd->connected || nd->done)
                 break; /* the connection tells the rest */
             if (WIFEXITED(status))
-                fail(f, EXIT_LAUNCH,
+                fail(f, MPX_EXIT_LAUNCH,
                      "cannot start the proxy on host %s: the launcher exited with code %d",
                      nd->host, WEXITSTATUS(status));
             else
-                fail(f, EXIT_LAUNCH,
+                fail(f, MPX_EXIT_LAUNCH,
                      "cannot start the proxy on host %s: the launcher was killed by "
                      "signal %d",
                      nd->host, WTERMSIG(status));
@@ -1233,39 +1117,35 @@ static void reap(struct front *f)
     }
 }
 
+static void on_term(void *arg, int sig)
+{
+    struct front *f = arg;
+
+    if (f->caught_signal) {
+        /* second signal: no more grace anywhere */
+        for (int k = 0; k < f->nnodes; k++) {
+            struct pack pk;
+            pack_init(&pk);
+            pack_i32(&pk, SIGKILL);
+            node_send(&f->nodes[k], MPX_F_KILL, &pk);
+        }
+        return;
+    }
+    f->caught_signal = sig;
+    msg(f, "caught signal %d (%s)", sig, strsignal(sig));
+    if (!f->ending)
+        f->exit_code = 128 + sig;
+    begin_kill(f);
+}
+
+static void on_child(void *arg)
+{
+    reap(arg);
+}
+
 static void sig_cb(struct loop *lp, struct loop_watch *w, int fd, int revents, void *arg)
 {
-    static const int terms[] = {SIGINT, SIGTERM, SIGHUP};
-    struct front *f = arg;
-    char buf[256];
-
-    while (read(fd, buf, sizeof(buf)) > 0)
-        ;
-    for (size_t i = 0; i < sizeof(terms) / sizeof(terms[0]); i++) {
-        int sig = terms[i];
-        if (!fsig_pending[sig])
-            continue;
-        fsig_pending[sig] = 0;
-        if (f->caught_signal) {
-            /* second signal: no more grace anywhere */
-            for (int k = 0; k < f->nnodes; k++) {
-                struct pack pk;
-                pack_init(&pk);
-                pack_i32(&pk, SIGKILL);
-                node_send(&f->nodes[k], MPX_F_KILL, &pk);
-            }
-            continue;
-        }
-        f->caught_signal = sig;
-        msg(f, "caught signal %d (%s)", sig, strsignal(sig));
-        if (!f->ending)
-            f->exit_code = 128 + sig;
-        begin_kill(f);
-    }
-    if (fsig_pending[SIGCHLD]) {
-        fsig_pending[SIGCHLD] = 0;
-        reap(f);
-    }
+    mpx_signals_dispatch(fd, on_term, on_child, arg);
 }
 
 static void timeout_cb(struct loop *lp, struct loop_timer *t, void *arg)
@@ -1276,13 +1156,15 @@ static void timeout_cb(struct loop *lp, struct loop_timer *t, void *arg)
     if (f->ending)
         return;
     msg(f, "timeout: the job did not finish within %d s", f->o->timeout_s);
-    f->exit_code = EXIT_TIMEOUT;
+    f->exit_code = MPX_EXIT_TIMEOUT;
     begin_kill(f);
 }
 
 static int prepare_cb(struct loop *lp, void *arg)
 {
-    flush_out(arg);
+    struct front *f = arg;
+
+    mpx_console_flush(&f->con);
     return -1;
 }
 
@@ -1377,6 +1259,7 @@ int mpx_front_main(struct mpx_opts *o, int pmi_level, struct loom_log *log)
     memset(&f, 0, sizeof(f));
     f.o = o;
     f.log = log;
+    f.con.log = log;
     f.pmi_level = pmi_level;
     f.lfd = -1;
     f.spare_fd = -1;
@@ -1387,7 +1270,7 @@ int mpx_front_main(struct mpx_opts *o, int pmi_level, struct loom_log *log)
     if (rc < 0) {
         msg(&f, "%s", rc == -ENOMEM ? "out of memory" : err);
         mpx_hosts_free(&hl);
-        return EXIT_USAGE;
+        return MPX_EXIT_USAGE;
     }
     /* no -n with a host list: one rank per slot, as hydra */
     if (o->napps == 1 && !o->apps[0].np_set) {
@@ -1399,13 +1282,13 @@ int mpx_front_main(struct mpx_opts *o, int pmi_level, struct loom_log *log)
     if (f.kind == MPX_LAUNCHER_SLURM) {
         msg(&f, "-launcher slurm needs srun (not found)");
         mpx_hosts_free(&hl);
-        return EXIT_LAUNCH;
+        return MPX_EXIT_LAUNCH;
     }
     rc = mpx_hosts_layout(&hl, o->nranks, o->ppn, &f.ly);
     mpx_hosts_free(&hl);
     if (rc < 0) {
         msg(&f, "cannot place %d ranks on the hosts: %s", o->nranks, strerror(-rc));
-        return EXIT_USAGE;
+        return MPX_EXIT_USAGE;
     }
     gethostname(myname, sizeof(myname) - 1);
     if (f.ly.nnodes == 1 &&
@@ -1421,7 +1304,7 @@ int mpx_front_main(struct mpx_opts *o, int pmi_level, struct loom_log *log)
         snprintf(f.self, sizeof(f.self), "%s", px);
     else if (sl <= 0) {
         msg(&f, "cannot find my own executable: %s", strerror(errno));
-        return EXIT_LAUNCH;
+        return MPX_EXIT_LAUNCH;
     }
     if (!getcwd(f.cwd, sizeof(f.cwd)))
         f.cwd[0] = '\0';
@@ -1454,7 +1337,7 @@ int mpx_front_main(struct mpx_opts *o, int pmi_level, struct loom_log *log)
         if (!nd->local && strpbrk(f.self, " \t\n'\"\\$`;&|<>*?()[]{}~!#")) {
             msg(&f, "the proxy path '%s' cannot go through a remote shell (set "
                     "LOOM_MPIEXEC_PROXY)", f.self);
-            return EXIT_LAUNCH;
+            return MPX_EXIT_LAUNCH;
         }
     }
     struct rlimit rl;
@@ -1465,14 +1348,14 @@ int mpx_front_main(struct mpx_opts *o, int pmi_level, struct loom_log *log)
     rc = open_listener(&f, err, sizeof(err));
     if (rc < 0) {
         msg(&f, "%s", err);
-        return rc == -EINVAL ? EXIT_USAGE : EXIT_LAUNCH;
+        return rc == -EINVAL ? MPX_EXIT_USAGE : MPX_EXIT_LAUNCH;
     }
-    rc = install_signals();
+    rc = mpx_signals_install();
     if (rc < 0) {
         msg(&f, "cannot install signal handlers: %s", strerror(-rc));
         return 1;
     }
-    f.sig_w = loop_watch_add(f.lp, fsig_pipe[0], LOOP_READ, sig_cb, &f);
+    f.sig_w = loop_watch_add(f.lp, rc, LOOP_READ, sig_cb, &f);
     f.lw = loop_watch_add(f.lp, f.lfd, LOOP_READ, listen_cb, &f);
     loop_set_prepare(f.lp, prepare_cb, &f);
     if (o->timeout_s > 0)
@@ -1485,7 +1368,7 @@ int mpx_front_main(struct mpx_opts *o, int pmi_level, struct loom_log *log)
     for (int i = 0; i < f.nnodes && !f.ending; i++) {
         rc = start_proxy(&f, &f.nodes[i], err, sizeof(err));
         if (rc < 0) {
-            fail(&f, EXIT_LAUNCH, "cannot start the proxy on host %s: %s", f.nodes[i].host,
+            fail(&f, MPX_EXIT_LAUNCH, "cannot start the proxy on host %s: %s", f.nodes[i].host,
                  err);
             node_finished(&f.nodes[i]);
         }
@@ -1497,8 +1380,8 @@ int mpx_front_main(struct mpx_opts *o, int pmi_level, struct loom_log *log)
         msg(&f, "event loop failed: %s", strerror(-rc));
     for (int r = 0; r < f.ly.size; r++)
         for (int k = 0; k < 2; k++)
-            iofwd_eof(&f.fwd[2 * r + k], o->tag_output, &f.obuf[k + 1]);
-    flush_out(&f);
+            iofwd_eof(&f.fwd[2 * r + k], o->tag_output, &f.con.obuf[k + 1]);
+    mpx_console_flush(&f.con);
     wait_launchers(&f);
     if (o->verbose) {
         struct rusage ru;
@@ -1515,8 +1398,7 @@ int mpx_front_main(struct mpx_opts *o, int pmi_level, struct loom_log *log)
         pend_free(&f, f.pending);
     for (int r = 0; r < f.ly.size * 2; r++)
         iobuf_free(&f.fwd[r].part);
-    for (int k = 0; k < 3; k++)
-        iobuf_free(&f.obuf[k]);
+    mpx_console_free(&f.con);
     loop_destroy(f.lp);
     if (f.lfd >= 0)
         close(f.lfd);
