@@ -80,7 +80,6 @@
 #include "mac.h"
 #include "pack.h"
 
-
 #define GIVEUP_MS 5000     /* after the kill: a proxy that stays silent is given up */
 #define PENDING_MS 3000    /* default: a connection must finish its handshake */
 #define MAX_PENDING 256    /* unauthenticated connections; more evict the oldest */
@@ -256,7 +255,8 @@ static void begin_kill(struct front *f)
         }
     }
     if (!f->giveup_timer && f->ndone < f->nnodes)
-        f->giveup_timer = loop_timer_add(f->lp, MPX_KILL_GRACE_MS + GIVEUP_MS, giveup_cb, f);
+        f->giveup_timer =
+            loop_timer_add(f->lp, MPX_KILL_GRACE_MS + GIVEUP_MS, giveup_cb, f);
 }
 
 static void fail(struct front *f, int code, const char *fmt, ...) LOOM_PRINTF(3, 4);
@@ -1103,9 +1103,10 @@ static void reap(struct front *f)
             if (nd->connected || nd->done)
                 break; /* the connection tells the rest */
             if (WIFEXITED(status))
-                fail(f, MPX_EXIT_LAUNCH,
-                     "cannot start the proxy on host %s: the launcher exited with code %d",
-                     nd->host, WEXITSTATUS(status));
+                fail(
+                    f, MPX_EXIT_LAUNCH,
+                    "cannot start the proxy on host %s: the launcher exited with code %d",
+                    nd->host, WEXITSTATUS(status));
             else
                 fail(f, MPX_EXIT_LAUNCH,
                      "cannot start the proxy on host %s: the launcher was killed by "
@@ -1368,8 +1369,8 @@ int mpx_front_main(struct mpx_opts *o, int pmi_level, struct loom_log *log)
     for (int i = 0; i < f.nnodes && !f.ending; i++) {
         rc = start_proxy(&f, &f.nodes[i], err, sizeof(err));
         if (rc < 0) {
-            fail(&f, MPX_EXIT_LAUNCH, "cannot start the proxy on host %s: %s", f.nodes[i].host,
-                 err);
+            fail(&f, MPX_EXIT_LAUNCH, "cannot start the proxy on host %s: %s",
+                 f.nodes[i].host, err);
             node_finished(&f.nodes[i]);
         }
     }

@@ -33,7 +33,7 @@
 #define MPX_KILL_GRACE_MS 500 /* SIGTERM -> SIGKILL */
 #define MPX_EXIT_USAGE 2
 #define MPX_EXIT_LAUNCH 127
-#define MPX_EXIT_TIMEOUT 255 /* as hydra */
+#define MPX_EXIT_TIMEOUT 255             /* as hydra */
 #define MPX_FLUSH_THRESHOLD (256 * 1024) /* console bytes gathered before a write */
 
 /* ---- signals ---- */

@@ -16,17 +16,17 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "cpus.h"
 #include "env.h"
@@ -52,7 +52,7 @@ struct child {
     int out_fd, err_fd, pmi_fd, pmi_target, errpipe;
     const int *defsigs;
     int ndefsigs;
-    pid_t parent; /* > 0: die with the parent (proxy mode) */
+    pid_t parent;        /* > 0: die with the parent (proxy mode) */
     long timer_slack_us; /* > 0: set it (a node with more ranks than CPUs) */
 };
 
@@ -238,8 +238,9 @@ int node_launch(struct job *job, struct mpx_bind *binder)
             errno = 0;
             long us = strtol(v, &end, 10);
             if (errno || *end || us < 0 || us > CPUS_MAX_TIMER_SLACK_US)
-                job_msg(job, "warning: ignoring LOOM_TIMER_SLACK=%s (want 0..%d microseconds)", v,
-                    CPUS_MAX_TIMER_SLACK_US);
+                job_msg(job,
+                        "warning: ignoring LOOM_TIMER_SLACK=%s (want 0..%d microseconds)",
+                        v, CPUS_MAX_TIMER_SLACK_US);
             else
                 slack = us;
         }
@@ -260,7 +261,8 @@ int node_launch(struct job *job, struct mpx_bind *binder)
             break;
         }
         if (mpx_envv_app(&env, o, app) < 0) {
-            job_msg(job, "cannot build the environment of %s: out of memory", app->argv[0]);
+            job_msg(job, "cannot build the environment of %s: out of memory",
+                    app->argv[0]);
             rc = -ENOMEM;
             break;
         }
@@ -268,7 +270,8 @@ int node_launch(struct job *job, struct mpx_bind *binder)
             if (mpx_envv_set_default(&env, *d) < 0)
                 rc = -ENOMEM;
         if (rc < 0) {
-            job_msg(job, "cannot build the environment of %s: out of memory", app->argv[0]);
+            job_msg(job, "cannot build the environment of %s: out of memory",
+                    app->argv[0]);
             break;
         }
         const char *path = mpx_find_program(app->argv[0], pathbuf, sizeof(pathbuf));
@@ -279,23 +282,26 @@ int node_launch(struct job *job, struct mpx_bind *binder)
 
             if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
                 rc = -errno;
-                job_msg(job,
+                job_msg(
+                    job,
                     "cannot start rank %d: socketpair: %s (raise the open file limit?)",
                     r->rank, strerror(errno));
                 break;
             }
             if (make_pipe(po) < 0) {
                 rc = -errno;
-                job_msg(job, "cannot start rank %d: pipe: %s (raise the open file limit?)",
-                    r->rank, strerror(errno));
+                job_msg(job,
+                        "cannot start rank %d: pipe: %s (raise the open file limit?)",
+                        r->rank, strerror(errno));
                 close(sv[0]);
                 close(sv[1]);
                 break;
             }
             if (make_pipe(pe) < 0 || make_pipe(ep) < 0) {
                 rc = -errno;
-                job_msg(job, "cannot start rank %d: pipe: %s (raise the open file limit?)",
-                    r->rank, strerror(errno));
+                job_msg(job,
+                        "cannot start rank %d: pipe: %s (raise the open file limit?)",
+                        r->rank, strerror(errno));
                 close(sv[0]);
                 close(sv[1]);
                 close(po[0]);
@@ -334,7 +340,7 @@ int node_launch(struct job *job, struct mpx_bind *binder)
                 int brc = mpx_bind_self(binder, r->idx, desc, sizeof(desc));
                 if (brc < 0)
                     job_msg(job, "warning: cannot bind rank %d to %s: %s", r->rank, desc,
-                        strerror(-brc));
+                            strerror(-brc));
                 else if (o->report_bindings)
                     job_msg(job, "rank %d bound to %s", r->rank, desc);
             } else if (o->report_bindings) {
@@ -369,7 +375,7 @@ int node_launch(struct job *job, struct mpx_bind *binder)
             close(ep[1]);
             if (pid < 0) {
                 job_msg(job, "cannot start rank %d (%s): fork: %s", r->rank, app->argv[0],
-                    strerror(fork_errno));
+                        strerror(fork_errno));
                 close(sv[0]);
                 close(po[0]);
                 close(pe[0]);

@@ -96,9 +96,9 @@ int main(int argc, char **argv)
         int l = loom_log_level_parse(lvl);
         if (l < 0) {
             job_msg(&job,
-                "LOOM_PMI_LOGLEVEL='%s' is not one of error, warn, info, debug, "
-                "trace",
-                lvl);
+                    "LOOM_PMI_LOGLEVEL='%s' is not one of error, warn, info, debug, "
+                    "trace",
+                    lvl);
             mpx_args_free(&o);
             return MPX_EXIT_USAGE;
         }
@@ -145,4 +145,3 @@ int main(int argc, char **argv)
     mpx_args_free(&o);
     return rc;
 }
-

@@ -213,11 +213,12 @@ static void spawned_job_exited(struct job *job, const char *what, int status)
     if (job->ending)
         return;
     if (WIFEXITED(status)) {
-        job_msg(job, "%s failed (its mpiexec exited with code %d)", what, WEXITSTATUS(status));
+        job_msg(job, "%s failed (its mpiexec exited with code %d)", what,
+                WEXITSTATUS(status));
         job->exit_code = WEXITSTATUS(status);
     } else {
         job_msg(job, "%s failed (its mpiexec was killed by signal %d)", what,
-            WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+                WIFSIGNALED(status) ? WTERMSIG(status) : 0);
         job->exit_code = 1;
     }
     mpx_console_flush(&job->con);
@@ -236,7 +237,8 @@ static void reap(struct job *job)
         if (r && !r->exited)
             rank_exited(job, r, status);
         else if (!r &&
-                 mpx_spawner_reaped(job->spawner, pid, status, what, sizeof(what), &judge) &&
+                 mpx_spawner_reaped(job->spawner, pid, status, what, sizeof(what),
+                                    &judge) &&
                  judge)
             spawned_job_exited(job, what, status);
     }
@@ -306,7 +308,7 @@ static int prepare_cb(struct loop *lp, void *arg)
  * of them when rank_node is NULL), serves them and returns the exit code.
  * job->o, job->size, job->jobid and job->pmi_level are set. */
 int node_run(struct job *job, const int *rank_node, int nnodes, int nodeid,
-                     struct mpx_bind *binder)
+             struct mpx_bind *binder)
 {
     struct mpx_opts *o = job->o;
     int rc;
@@ -385,7 +387,7 @@ int node_run(struct job *job, const int *rank_node, int nnodes, int nodeid,
         /* spawn budget: what our spawner left us, else LOOM_MPIEXEC_MAX_SPAWN_PROCS */
         int max = job->spawned.on ? job->spawned.budget
                                   : mpx_env_int("LOOM_MPIEXEC_MAX_SPAWN_PROCS",
-                                            MPX_SPAWN_DEF_MAX_PROCS);
+                                                MPX_SPAWN_DEF_MAX_PROCS);
         job->spawner = mpx_spawner_create(job->lp, &job->srv, job->jobid,
                                           o->fence_timeout_s, max < 0 ? 0 : max);
     }
@@ -409,9 +411,9 @@ int node_run(struct job *job, const int *rank_node, int nnodes, int nodeid,
         return 1;
     }
     if (job->up) {
-        job->up_w = loop_watch_add(job->lp, job->up->fd,
-                                   LOOP_READ | (mpx_conn_pending(job->up) ? LOOP_WRITE : 0),
-                                   up_cb, job);
+        job->up_w = loop_watch_add(
+            job->lp, job->up->fd,
+            LOOP_READ | (mpx_conn_pending(job->up) ? LOOP_WRITE : 0), up_cb, job);
         if (!job->up_w) {
             job_msg(job, "out of memory");
             return 1;
@@ -432,11 +434,13 @@ int node_run(struct job *job, const int *rank_node, int nnodes, int nodeid,
         up_process(job);
     rc = node_launch(job, binder);
     if (job->spawned.on && rc < 0)
-        mpx_spawned_report(&job->spawned, 1, "the mpiexec of the spawned job could not "
-                                             "start its ranks (see its messages)");
+        mpx_spawned_report(&job->spawned, 1,
+                           "the mpiexec of the spawned job could not "
+                           "start its ranks (see its messages)");
     if (o->verbose)
-        job_msg(job, "started %d rank%s in %llu ms (jobid %s)", job->live, mpx_plural(job->live),
-            (unsigned long long)(loop_now_ms() - job->t0), job->jobid);
+        job_msg(job, "started %d rank%s in %llu ms (jobid %s)", job->live,
+                mpx_plural(job->live), (unsigned long long)(loop_now_ms() - job->t0),
+                job->jobid);
     if (rc < 0 && job->up) {
         job_fail(job, MPX_EXIT_LAUNCH, "cannot start the ranks on host %s", job->host);
         job_kill(job);
@@ -458,11 +462,11 @@ int node_run(struct job *job, const int *rank_node, int nnodes, int nodeid,
         struct rusage ru;
         getrusage(RUSAGE_SELF, &ru);
         job_msg(job,
-            "job ended after %llu ms, exit code %d (mpiexec cpu: %ld.%03ld s user, "
-            "%ld.%03ld s sys)",
-            (unsigned long long)(loop_now_ms() - job->t0), job->exit_code,
-            (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec / 1000,
-            (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec / 1000);
+                "job ended after %llu ms, exit code %d (mpiexec cpu: %ld.%03ld s user, "
+                "%ld.%03ld s sys)",
+                (unsigned long long)(loop_now_ms() - job->t0), job->exit_code,
+                (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec / 1000,
+                (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec / 1000);
     }
 
     for (int i = 0; i < job->n; i++) {

@@ -92,8 +92,8 @@ struct job {
     struct psrv *srv;
     struct loom_log log;
     struct rank *ranks;
-    int n;    /* ranks started here */
-    int size; /* ranks in the job (== n unless proxy) */
+    int n;            /* ranks started here */
+    int size;         /* ranks in the job (== n unless proxy) */
     int live;         /* spawned and not yet reaped */
     int open_streams; /* output pipes not yet at EOF */
     char jobid[64];
@@ -116,12 +116,12 @@ struct job {
      * mpiexec that started us; output, exits and failures go there. */
     struct mpx_conn *up;
     struct loop_watch *up_w;
-    bool up_lost;      /* connection to mpiexec closed or broken */
-    bool done_sent;    /* MPX_P_DONE sent: waiting for mpiexec to hang up */
-    bool fail_sent;    /* a failure was reported: the job is about to end */
-    bool out_paused;   /* rank pipes not read: too much output queued for mpiexec */
+    bool up_lost;    /* connection to mpiexec closed or broken */
+    bool done_sent;  /* MPX_P_DONE sent: waiting for mpiexec to hang up */
+    bool fail_sent;  /* a failure was reported: the job is about to end */
+    bool out_paused; /* rank pipes not read: too much output queued for mpiexec */
     int nodeid;
-    const char *host;  /* our host name, for messages */
+    const char *host; /* our host name, for messages */
     struct loop_timer *bye_timer;
 
     /* Dynamic processes (spawn.h): the nested mpiexecs of the jobs our ranks

@@ -22,7 +22,7 @@ static void output_lost(struct stream *s)
 
     if (!s->lost)
         job_msg(job, "rank %d: out of memory: some of its %s was lost", s->r->rank,
-            s->which == 1 ? "stdout" : "stderr");
+                s->which == 1 ? "stdout" : "stderr");
     s->lost = true;
     job->out_lost = true;
 }
@@ -108,8 +108,7 @@ bool stream_read(struct stream *s, bool drain)
     return s->fd >= 0;
 }
 
-void stream_cb(struct loop *lp, struct loop_watch *w, int fd, int revents,
-                      void *arg)
+void stream_cb(struct loop *lp, struct loop_watch *w, int fd, int revents, void *arg)
 {
     struct stream *s = arg;
 

@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "fdio.h"
 #include "lpmix.h"
@@ -228,8 +228,9 @@ static int op_spawn(void *arg, uint64_t id, const struct psrv_spawn *req, char *
     struct job *job = arg;
 
     if (job->up) {
-        snprintf(err, errlen, "spawn is not supported in a multi-host mpiexec job yet "
-                              "(-hosts/-f); run on one host");
+        snprintf(err, errlen,
+                 "spawn is not supported in a multi-host mpiexec job yet "
+                 "(-hosts/-f); run on one host");
         return -ENOTSUP;
     }
     if (job->ending) {
@@ -237,8 +238,9 @@ static int op_spawn(void *arg, uint64_t id, const struct psrv_spawn *req, char *
         return -ECANCELED;
     }
     if (!job->spawner) {
-        snprintf(err, errlen, "spawn: mpiexec could not set up spawning (out of memory "
-                              "or /proc/self/exe unreadable)");
+        snprintf(err, errlen,
+                 "spawn: mpiexec could not set up spawning (out of memory "
+                 "or /proc/self/exe unreadable)");
         return -ENOTSUP;
     }
     return mpx_spawn_start(job->spawner, id, req, err, errlen);

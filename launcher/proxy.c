@@ -7,15 +7,15 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "front.h"
 #include "node.h"
@@ -71,8 +71,10 @@ static void up_gone(struct job *job, const char *why)
         loop_stop(job->lp, 0);
         return;
     }
-    loom_logf(&job->log, LOOM_LOG_ERROR, "lost the connection to mpiexec (%s): "
-              "killing %d rank%s", why, job->live, mpx_plural(job->live));
+    loom_logf(&job->log, LOOM_LOG_ERROR,
+              "lost the connection to mpiexec (%s): "
+              "killing %d rank%s",
+              why, job->live, mpx_plural(job->live));
     job->exit_code = 1;
     job_kill(job);
     job_check_done(job);
@@ -210,8 +212,8 @@ static int wait_frame(struct mpx_conn *c, int ms, uint8_t *type, const uint8_t *
 }
 
 /* Decode MPX_F_JOB into job and o; rank_node is malloc'd. */
-static int decode_job(struct job *job, struct mpx_opts *o, const uint8_t *body, size_t len,
-                      int **rank_node, int *nnodes)
+static int decode_job(struct job *job, struct mpx_opts *o, const uint8_t *body,
+                      size_t len, int **rank_node, int *nnodes)
 {
     struct unpack u;
 
@@ -231,8 +233,8 @@ static int decode_job(struct job *job, struct mpx_opts *o, const uint8_t *body, 
     char *hname = unpack_strdup(&u);
     if (hname) /* the name mpiexec knows this node by (-hosts) */
         job->host = hname;
-    if (!jobid || unpack_error(&u) || job->size < 1 || job->size > 65536 ||
-        *nnodes < 1 || nodeid != job->nodeid || strlen(jobid) >= sizeof(job->jobid)) {
+    if (!jobid || unpack_error(&u) || job->size < 1 || job->size > 65536 || *nnodes < 1 ||
+        nodeid != job->nodeid || strlen(jobid) >= sizeof(job->jobid)) {
         free(jobid);
         return -EPROTO;
     }
@@ -326,7 +328,7 @@ int mpx_proxy_main(int argc, char **argv)
     }
     if (nodeid < 0 || !spec || timeout_s < 1) {
         job_msg(&job, "usage: mpiexec --proxy --node N --connect ADDR[,ADDR...]:PORT "
-                  "[--connect-timeout S] (started by mpiexec, cookie on stdin)");
+                      "[--connect-timeout S] (started by mpiexec, cookie on stdin)");
         return MPX_EXIT_USAGE;
     }
     job.nodeid = nodeid;

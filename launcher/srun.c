@@ -5,13 +5,13 @@
 #include "config.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "fdio.h"
 #include "node.h"
