@@ -68,6 +68,8 @@
 #include "loom_plugin.h"
 #include "loop.h"
 #include "pmiserv.h"
+#include "spawnlink.h"
+#include "spawnwire.h"
 #ifdef LOOM_WITH_PMIX
 #include "pmixsrv.h"
 #endif
@@ -84,8 +86,21 @@ struct client {
     struct flow flow;      /* replies not yet taken by the socket; input held */
 };
 
+/* A spawn handed to srun (op_spawn): its connection, until the answer. */
+struct spawn_call {
+    struct agent *a;
+    uint64_t id;
+    int fd;
+    int total;
+    struct loop_watch *w;
+    struct loop_timer *t;
+    size_t have;
+    char buf[LSPAWN_ANSWER_MAX + 4];
+};
+
 struct agent {
     struct loom_step *st;
+    struct spawn_call *spawns; /* [local_count]: a task has one spawn at a time */
     struct loop *lp;
     struct psrv *srv;
 #ifndef LOOM_PLUGIN_NO_TREENET
@@ -523,6 +538,126 @@ static int start_pmix(struct agent *a)
 }
 #endif
 
+#ifndef LOOM_PLUGIN_NO_TREENET
+/* ---- spawn (spawnlink.h) --------------------------------------------------- */
+
+#define SPAWN_CONNECT_MS 5000 /* reaching srun and handing it the request */
+#define SPAWN_ANSWER_SLACK_MS 10000 /* beyond the step's start timeout */
+
+static void spawn_call_end(struct agent *a, struct spawn_call *sc, int rc,
+                           const char *jobid, const char *msg)
+{
+    uint64_t id = sc->id;
+    int total = sc->total;
+
+    if (sc->w)
+        loop_watch_remove(a->lp, sc->w);
+    if (sc->t)
+        loop_timer_cancel(a->lp, sc->t);
+    if (sc->fd >= 0)
+        close(sc->fd);
+    memset(sc, 0, sizeof(*sc));
+    sc->fd = -1;
+    if (rc != 0)
+        loom_plog(LOOM_PLOG_QUIET, "%s: step %s node %d: spawn failed: %s",
+                  loom_plugin_tag, a->st->jobid, a->st->nodeid, msg);
+    a->in_psrv = 1;
+    (void)psrv_spawn_done(a->srv, id, rc, jobid, NULL, total, msg);
+    a->in_psrv = 0;
+}
+
+static void on_spawn_answer(struct loop *lp, struct loop_watch *w, int fd, int revents,
+                            void *arg)
+{
+    struct spawn_call *sc = arg;
+    char text[LSPAWN_ANSWER_MAX];
+    int rc = -1;
+
+    int r = lspawn_answer_read(fd, sc->buf, &sc->have, &rc, text, sizeof(text));
+    if (r == 0)
+        return;
+    if (r < 0) {
+        spawn_call_end(sc->a, sc, -1, NULL,
+                       r == -EPIPE ? "spawn: srun closed the spawn connection without "
+                                     "an answer"
+                                   : "spawn: bad answer from srun");
+        return;
+    }
+    if (rc == 0 && !text[0])
+        spawn_call_end(sc->a, sc, -1, NULL, "spawn: srun answered no job id");
+    else
+        spawn_call_end(sc->a, sc, rc, rc == 0 ? text : NULL, rc == 0 ? NULL : text);
+}
+
+static void on_spawn_timeout(struct loop *lp, struct loop_timer *t, void *arg)
+{
+    struct spawn_call *sc = arg;
+
+    sc->t = NULL; /* fired */
+    spawn_call_end(sc->a, sc, -1, NULL, "spawn: no answer from srun in time");
+}
+
+static int op_spawn(void *arg, uint64_t id, const struct psrv_spawn *req, char *err,
+                    size_t errlen)
+{
+    struct agent *a = arg;
+    struct loom_step *st = a->st;
+    struct spawn_call *sc = NULL;
+    char *body = NULL;
+    size_t len = 0;
+    int rc;
+
+    if (st->conf.spawn_max_procs && (uint32_t)req->total > st->conf.spawn_max_procs) {
+        snprintf(err, errlen, "spawn: %d processes asked, at most %u in one spawn "
+                 "(LoomSpawnMaxProcs)", req->total, st->conf.spawn_max_procs);
+        return -E2BIG;
+    }
+    if (!st->spawn_server) {
+        snprintf(err, errlen, "spawn: srun published no spawn server (%s unset: was srun "
+                 "started with the same --mpi plugin?)", LSPAWN_ENV_PORT);
+        return -ENOTSUP;
+    }
+    for (int i = 0; i < st->local_count && !sc; i++)
+        if (a->spawns[i].id == 0 && a->spawns[i].fd < 0)
+            sc = &a->spawns[i];
+    if (!sc) {
+        snprintf(err, errlen, "spawn: too many spawns in flight on this node");
+        return -EAGAIN;
+    }
+    if ((rc = lspawn_encode(req, (int)st->conf.spawn_max_inflight,
+                            (int)st->conf.spawn_timeout_s, &body, &len)) < 0) {
+        snprintf(err, errlen, "spawn: request too large to forward to srun");
+        return rc;
+    }
+    rc = lspawn_call_start(st->spawn_server, st->jobid, st->uid, TREENET_AUTH_MUNGE, body,
+                           len, SPAWN_CONNECT_MS, err, errlen);
+    free(body);
+    if (rc < 0)
+        return rc;
+    sc->a = a;
+    sc->id = id;
+    sc->fd = rc;
+    sc->total = req->total;
+    sc->have = 0;
+    sc->w = loop_watch_add(a->lp, sc->fd, LOOP_READ, on_spawn_answer, sc);
+    sc->t = loop_timer_add(a->lp,
+                           (uint64_t)st->conf.spawn_timeout_s * 1000 + SPAWN_ANSWER_SLACK_MS,
+                           on_spawn_timeout, sc);
+    if (!sc->w || !sc->t) {
+        if (sc->w)
+            loop_watch_remove(a->lp, sc->w);
+        if (sc->t)
+            loop_timer_cancel(a->lp, sc->t);
+        close(sc->fd);
+        memset(sc, 0, sizeof(*sc));
+        sc->fd = -1;
+        snprintf(err, errlen, "spawn: out of memory");
+        return -ENOMEM;
+    }
+    return 0;
+}
+#endif
+
 /* ---- loop callbacks ------------------------------------------------------ */
 
 static void on_client(struct loop *lp, struct loop_watch *w, int fd, int revents,
@@ -752,6 +887,16 @@ static void agent_free(struct agent *a)
     for (i = 0; a->cl && i < a->st->local_count; i++)
         if (a->cl[i].w || a->cl[i].fd >= 0)
             client_close(&a->cl[i]);
+    for (i = 0; a->spawns && i < a->st->local_count; i++) {
+        struct spawn_call *sc = &a->spawns[i];
+        if (sc->w)
+            loop_watch_remove(a->lp, sc->w);
+        if (sc->t)
+            loop_timer_cancel(a->lp, sc->t);
+        if (sc->fd >= 0)
+            close(sc->fd);
+    }
+    free(a->spawns);
 #ifdef LOOM_WITH_PMIX
     if (a->pxw)
         loop_watch_remove(a->lp, a->pxw);
@@ -786,6 +931,9 @@ int loom_agent_start(struct loom_step *st)
         .dmdx_done = op_dmdx_done,
         .ns_done = op_ns_done,
 #endif
+#ifndef LOOM_PLUGIN_NO_TREENET
+        .spawn = op_spawn,
+#endif
     };
     int i, rc;
 
@@ -810,7 +958,10 @@ int loom_agent_start(struct loom_step *st)
     a->cl = calloc((size_t)st->local_count, sizeof(*a->cl));
     for (i = 0; a->cl && i < st->local_count; i++)
         a->cl[i].fd = -1;
-    if (!a->cl || !(a->lp = loop_create())) {
+    a->spawns = calloc((size_t)st->local_count, sizeof(*a->spawns));
+    for (i = 0; a->spawns && i < st->local_count; i++)
+        a->spawns[i].fd = -1;
+    if (!a->cl || !a->spawns || !(a->lp = loop_create())) {
         rc = -ENOMEM;
         goto fail;
     }
@@ -834,12 +985,11 @@ int loom_agent_start(struct loom_step *st)
         extern struct psrv_limits loom_limits; /* conf.c: mpi.conf LoomMax* quotas */
         cfg.limits = loom_limits;
     }
-    /* Spawn would need this stepd (node 0) to run "srun --mpi=loom" for a new
-     * step and that step's stepds to take the preput pairs and spawner id;
-     * not built yet: the task gets this reason instead of a bare failure. */
-    cfg.spawn_unsupported_msg =
-        "spawn is not supported under srun --mpi=loom yet (the plugin does not start "
-        "the new step); use Loom's mpiexec outside Slurm (mpiexec --no-slurm) to spawn";
+    /* a step started by a spawn: PMI says so, and the preput pairs are in its KVS */
+    cfg.spawner_jobid = st->spawner_jobid;
+    cfg.npreput = st->npreput;
+    cfg.preput = st->preput;
+    cfg.spawn_unsupported_msg = "spawn needs a plugin built with tree links (treenet)";
     if (!(a->srv = psrv_create(&cfg, &ops, a))) {
         rc = errno ? -errno : -EINVAL;
         goto fail;

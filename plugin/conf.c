@@ -16,6 +16,11 @@
  *     LoomTimerSlack=US      timer slack in microseconds (0..1000000) of the tasks
  *                            on a node where they outnumber the step's CPUs;
  *                            0 leaves what they inherit (default 1000, cpus.h)
+ *     LoomSpawnMaxProcs=N    processes one spawn (PMI2_Job_Spawn, PMI_Spawn_multiple)
+ *                            may start, 0: no limit (default 256)
+ *     LoomSpawnMaxInFlight=N spawns of a step whose new step is still starting,
+ *                            0: no limit (default 4)
+ *     LoomSpawnTimeout=S     seconds srun waits for a spawned step to start (60)
  *     LoomMaxKvsKeysPerRank=N, LoomMaxKvsBytesPerRank=N, LoomMaxKvsKeysPerJob=N,
  *     LoomMaxKvsBytesPerJob=N, LoomMaxNodeAttrs=N, LoomMaxNodeAttrBytes=N,
  *     LoomMaxNames=N, LoomMaxNameBytes=N, LoomMaxTraceLines=N
@@ -55,6 +60,9 @@ static s_p_options_t loom_options[] = {
     {"LoomPMIx", S_P_BOOLEAN},
     {"LoomAgentNice", S_P_LONG},
     {"LoomTimerSlack", S_P_UINT32},
+    {"LoomSpawnMaxProcs", S_P_UINT32},
+    {"LoomSpawnMaxInFlight", S_P_UINT32},
+    {"LoomSpawnTimeout", S_P_UINT32},
     /* the names of psrv_limit_knobs (pmiserv/limits.c) */
     {"LoomMaxKvsKeysPerRank", S_P_UINT64},
     {"LoomMaxKvsBytesPerRank", S_P_UINT64},
@@ -78,6 +86,9 @@ void loom_conf_reset(void)
     loom_conf.pmix = LOOM_DEFAULT_PMIX;
     loom_conf.agent_nice = LOOM_DEFAULT_AGENT_NICE;
     loom_conf.timer_slack_us = CPUS_DEFAULT_TIMER_SLACK_US;
+    loom_conf.spawn_max_procs = LOOM_DEFAULT_SPAWN_MAX_PROCS;
+    loom_conf.spawn_max_inflight = LOOM_DEFAULT_SPAWN_MAX_INFLIGHT;
+    loom_conf.spawn_timeout_s = LOOM_DEFAULT_SPAWN_TIMEOUT;
     memset(&loom_limits, 0, sizeof(loom_limits));
 }
 
@@ -159,6 +170,17 @@ LOOM_EXPORT void mpi_p_conf_set(s_p_hashtbl_t *tbl)
             error("%s: mpi.conf: %s=%" PRIu64 " out of range 0..2^62, using %" PRId64,
                   loom_plugin_tag, k->conf, v, k->def);
     }
+    if (s_p_get_uint32(&u, "LoomSpawnMaxProcs", tbl))
+        loom_conf.spawn_max_procs = u;
+    if (s_p_get_uint32(&u, "LoomSpawnMaxInFlight", tbl))
+        loom_conf.spawn_max_inflight = u;
+    if (s_p_get_uint32(&u, "LoomSpawnTimeout", tbl)) {
+        if (u >= 1 && u <= 86400)
+            loom_conf.spawn_timeout_s = u;
+        else
+            error("%s: mpi.conf: LoomSpawnTimeout=%u out of range 1..86400, using %u",
+                  loom_plugin_tag, u, loom_conf.spawn_timeout_s);
+    }
     if (s_p_get_uint32(&u, "LoomTimerSlack", tbl)) {
         if (u <= CPUS_MAX_TIMER_SLACK_US)
             loom_conf.timer_slack_us = u;
@@ -188,6 +210,9 @@ LOOM_EXPORT s_p_hashtbl_t *mpi_p_conf_get(void)
     s_p_parse_pair(tbl, "LoomPMIx", loom_conf.pmix ? "yes" : "no");
     parse_num(tbl, "LoomAgentNice", loom_conf.agent_nice);
     parse_num(tbl, "LoomTimerSlack", loom_conf.timer_slack_us);
+    parse_num(tbl, "LoomSpawnMaxProcs", loom_conf.spawn_max_procs);
+    parse_num(tbl, "LoomSpawnMaxInFlight", loom_conf.spawn_max_inflight);
+    parse_num(tbl, "LoomSpawnTimeout", loom_conf.spawn_timeout_s);
     for (const struct psrv_limit_knob *k = psrv_limit_knobs; k->conf; k++)
         parse_num(tbl, k->conf, (long)limit_value(k));
     return tbl;
@@ -210,6 +235,9 @@ LOOM_EXPORT list_t *mpi_p_conf_get_printable(void)
     add_pair(l, "LoomDebug", xstrdup(loom_log_level_name(loom_conf.debug)));
     add_pair(l, "LoomFenceTimeout", xstrdup_printf("%u", loom_conf.fence_timeout_s));
     add_pair(l, "LoomPMIx", xstrdup(loom_conf.pmix ? "yes" : "no"));
+    add_pair(l, "LoomSpawnMaxInFlight", xstrdup_printf("%u", loom_conf.spawn_max_inflight));
+    add_pair(l, "LoomSpawnMaxProcs", xstrdup_printf("%u", loom_conf.spawn_max_procs));
+    add_pair(l, "LoomSpawnTimeout", xstrdup_printf("%u", loom_conf.spawn_timeout_s));
     add_pair(l, "LoomTimerSlack", xstrdup_printf("%u", loom_conf.timer_slack_us));
     add_pair(l, "LoomTrace", xstrdup(loom_conf.trace ? "yes" : "no"));
     add_pair(l, "LoomTreeWidth", xstrdup_printf("%u", loom_conf.tree_width));

@@ -44,6 +44,8 @@
 #define LOOM_ENV_PMIX "LOOM_PMIX"                   /* 0: no PMIx server for this job */
 #define LOOM_ENV_AGENT_NICE "LOOM_AGENT_NICE"   /* 0..19, only above mpi.conf's value */
 #define LOOM_ENV_TIMER_SLACK "LOOM_TIMER_SLACK" /* us, 0..1000000, overrides mpi.conf */
+#define LOOM_ENV_SPAWN_MAX_PROCS "LOOM_SPAWN_MAX_PROCS" /* only below mpi.conf's */
+#define LOOM_ENV_SPAWN_TIMEOUT "LOOM_SPAWN_TIMEOUT"     /* s, only below mpi.conf's */
 
 /* Settings from mpi.conf (conf.c), overridable per job through the env. */
 struct loom_conf {
@@ -55,6 +57,9 @@ struct loom_conf {
     int pmix;                   /* LoomPMIx (bool): serve PMIx too (--with-pmix builds) */
     int agent_nice;             /* LoomAgentNice: nice of the agent thread, -20..19 */
     uint32_t timer_slack_us;    /* LoomTimerSlack: the tasks' on an oversubscribed node */
+    uint32_t spawn_max_procs;   /* LoomSpawnMaxProcs: processes of one spawn, 0: no limit */
+    uint32_t spawn_max_inflight; /* LoomSpawnMaxInFlight: spawns starting at once, per step */
+    uint32_t spawn_timeout_s;   /* LoomSpawnTimeout: the new step must start within */
 };
 
 #define LOOM_DEFAULT_TREE_WIDTH 16
@@ -62,6 +67,9 @@ struct loom_conf {
 #define LOOM_DEFAULT_CONNECT_TIMEOUT 60
 #define LOOM_DEFAULT_DEBUG PSRV_LOG_WARN
 #define LOOM_DEFAULT_AGENT_NICE (-10)
+#define LOOM_DEFAULT_SPAWN_MAX_PROCS 256
+#define LOOM_DEFAULT_SPAWN_MAX_INFLIGHT 4
+#define LOOM_DEFAULT_SPAWN_TIMEOUT 60
 #ifdef LOOM_WITH_PMIX
 #define LOOM_DEFAULT_PMIX 1
 #else
@@ -102,6 +110,10 @@ struct loom_step {
     int *task_fd;        /* [local_count] task end of each socketpair */
     int *stepd_fd;       /* [local_count] stepd end */
     char *rdv_server;    /* "host:port" or NULL (single node) */
+    char *spawn_server;  /* srun's spawn server "host:port" (spawnlink.h), or NULL */
+    char *spawner_jobid; /* a spawned step: the spawner's "<job>.<step>", else NULL */
+    int npreput;         /* ... and the preput pairs for its KVS */
+    struct psrv_kv *preput;
     char **node_names;   /* [nnodes] host names of the step's nodes (PMIx, messages) */
     struct loom_conf conf;
     int log_admin; /* psrv log level for slurmd's log: mpi.conf's LoomDebug/LoomTrace */

@@ -42,7 +42,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -51,6 +53,7 @@
 #include "layout.h"
 #include "log.h"
 #include "loom_plugin.h"
+#include "spawnlink.h"
 
 /* Descriptors slurmstepd holds per local task while it starts them. */
 #define LOOM_STEPD_FDS_PER_TASK 9
@@ -122,6 +125,64 @@ static void apply_env_overrides(struct loom_conf *c, char **env)
         c->agent_nice = n;
     if (env_int(env, LOOM_ENV_TIMER_SLACK, 0, CPUS_MAX_TIMER_SLACK_US, &n))
         c->timer_slack_us = (uint32_t)n;
+    /* a job may lower its spawn limits, never raise them */
+    if (env_int(env, LOOM_ENV_SPAWN_MAX_PROCS, 1, PSRV_SPAWN_MAX_PROCS, &n) &&
+        (c->spawn_max_procs == 0 || (uint32_t)n < c->spawn_max_procs))
+        c->spawn_max_procs = (uint32_t)n;
+    if (env_int(env, LOOM_ENV_SPAWN_TIMEOUT, 1, 86400, &n) &&
+        (uint32_t)n < c->spawn_timeout_s)
+        c->spawn_timeout_s = (uint32_t)n;
+}
+
+/* Spawn: where srun's spawn server listens (every step), and for a step that a
+ * spawn started, the spawner's id and the preput pairs (spawnlink.h).  The job's
+ * env is the user's: every count and string is bounded as a PMI request is. */
+static void spawn_env(struct loom_step *st, char **env)
+{
+    const char *port = getenvp(env, LSPAWN_ENV_PORT);
+    const char *host = getenvp(env, "SLURM_SRUN_COMM_HOST");
+    const char *sp = getenvp(env, LSPAWN_ENV_SPAWNER);
+    int n = 0;
+
+    if (!host || !*host)
+        host = getenvp(env, LOOM_ENV_RDV_HOST);
+    if (port && *port && loom_env_uint(port, 1, 65535) > 0 && host && *host &&
+        strlen(host) < 256)
+        st->spawn_server = strchr(host, ':') && host[0] != '['
+                               ? xstrdup_printf("[%s]:%s", host, port)
+                               : xstrdup_printf("%s:%s", host, port);
+    if (!sp || !*sp)
+        return;
+    if (strlen(sp) > 200) {
+        loom_plog(LOOM_PLOG_LOUD, "%s: step %s: ignoring %s (longer than 200 bytes)",
+                  loom_plugin_tag, st->jobid, LSPAWN_ENV_SPAWNER);
+        return;
+    }
+    if (!env_int(env, LSPAWN_ENV_NPREPUT, 0, PSRV_SPAWN_MAX_PREPUT, &n))
+        n = 0;
+    st->preput = xcalloc(n + 1, sizeof(*st->preput));
+    for (int i = 0; i < n; i++) {
+        char k[64], v[64];
+        snprintf(k, sizeof(k), "%s%d", LSPAWN_ENV_PPKEY, i);
+        snprintf(v, sizeof(v), "%s%d", LSPAWN_ENV_PPVAL, i);
+        const char *kk = getenvp(env, k), *vv = getenvp(env, v);
+        if (!kk || !vv || !*kk || strlen(kk) > PSRV_SPAWN_MAX_STR ||
+            strlen(vv) > PSRV_SPAWN_MAX_STR) {
+            loom_plog(LOOM_PLOG_LOUD, "%s: step %s: preput pair %d missing or too long; "
+                      "%d of %d kept", loom_plugin_tag, st->jobid, i, i, n);
+            break;
+        }
+        st->preput[i].key = strdup(kk);
+        st->preput[i].val = strdup(vv);
+        if (!st->preput[i].key || !st->preput[i].val) {
+            free((char *)st->preput[i].key);
+            free((char *)st->preput[i].val);
+            st->preput[i].key = st->preput[i].val = NULL;
+            break;
+        }
+        st->npreput = i + 1;
+    }
+    st->spawner_jobid = xstrdup(sp);
 }
 
 /* Host names of the step's nodes, in node index order (PMIx node map and
@@ -244,9 +305,22 @@ int loom_setup_stepd(struct loom_step *st, const void *jobv, char ***env)
         else
             st->rdv_server = xstrdup_printf("%s:%s", host, port);
     }
+    spawn_env(st, *env);
     /* Not for the tasks' eyes. */
     unsetenvp(*env, LOOM_ENV_RDV_PORT);
     unsetenvp(*env, LOOM_ENV_RDV_HOST);
+    unsetenvp(*env, LSPAWN_ENV_PORT);
+    unsetenvp(*env, LSPAWN_ENV_SPAWNER);
+    unsetenvp(*env, LSPAWN_ENV_NPREPUT);
+    for (i = 0; i < st->npreput; i++) {
+        char k[64];
+        snprintf(k, sizeof(k), "%s%d", LSPAWN_ENV_PPKEY, i);
+        unsetenvp(*env, k);
+        snprintf(k, sizeof(k), "%s%d", LSPAWN_ENV_PPVAL, i);
+        unsetenvp(*env, k);
+    }
+    if (st->spawner_jobid) /* PMI-1 clients learn it here (doc/wire.md section 7) */
+        env_array_overwrite(env, "PMI_SPAWNED", "1");
 
     /* One growth of the fd table for the whole launch: our two ends per
      * task, the six of Slurm's stdio pipes per task that slurmstepd opens
@@ -350,6 +424,13 @@ void loom_step_free(struct loom_step *st)
     xfree(st->task_fd);
     xfree(st->stepd_fd);
     xfree(st->rdv_server);
+    xfree(st->spawn_server);
+    xfree(st->spawner_jobid);
+    for (i = 0; st->preput && i < st->npreput; i++) {
+        free((char *)st->preput[i].key);
+        free((char *)st->preput[i].val);
+    }
+    xfree(st->preput);
     for (i = 0; st->node_names && i < st->nnodes; i++)
         xfree(st->node_names[i]);
     xfree(st->node_names);

@@ -36,6 +36,7 @@
 
 #include "log.h"
 #include "loom_plugin.h"
+#include "spawnlink.h"
 #ifndef LOOM_PLUGIN_NO_TREENET
 #include "treenet.h"
 #endif
@@ -45,6 +46,7 @@ struct loom_srun {
     int het; /* shares het_rdv below */
 #ifndef LOOM_PLUGIN_NO_TREENET
     struct rdv_server *rdv;
+    struct lspawn_srv *spawn; /* the step's spawn server (spawnlink.h) */
 #endif
     char jobid[64];
 };
@@ -174,6 +176,78 @@ static void het_detach(struct loom_srun *s)
 }
 #endif
 
+#ifndef LOOM_PLUGIN_NO_TREENET
+/* The spawn server's log lines: refusals on srun's stderr, the rest with srun -v. */
+static void spawn_log(void *arg, int err, const char *msg)
+{
+    char line[LOOM_LOG_LINE_MAX];
+
+    (void)arg;
+    loom_log_escape(line, sizeof line, msg);
+    if (err)
+        error("%s: %s", loom_plugin_tag, line);
+    else
+        verbose("%s: %s", loom_plugin_tag, line);
+}
+
+/* Every step gets a spawn server (a het step: its first component only); a
+ * step that cannot have one still runs, its spawns are refused with the reason. */
+static void spawn_start(struct loom_srun *s, uint32_t job_id, char ***env)
+{
+    unsigned short ports[2];
+    struct lspawn_srv_cfg cfg = {
+        .jobkey = s->jobid,
+        .uid = getuid(),
+        .job_id = job_id,
+#ifdef LOOM_PLUGIN_PMI2
+        .mpi_type = "pmi2",
+#else
+        .mpi_type = "loom",
+#endif
+        .auth = TREENET_AUTH_MUNGE,
+        .log = spawn_log,
+    };
+    char host[256];
+
+    loom_port_range(ports);
+    cfg.port_lo = ports[0];
+    cfg.port_hi = ports[1];
+    if (!(s->spawn = lspawn_srv_start(&cfg))) {
+        verbose("%s: step %s: no spawn server: %m", loom_plugin_tag, s->jobid);
+        return;
+    }
+    env_array_overwrite_fmt(env, LSPAWN_ENV_PORT, "%d", lspawn_srv_port(s->spawn));
+    if (gethostname(host, sizeof(host)) == 0) {
+        host[sizeof(host) - 1] = '\0';
+        env_array_overwrite_fmt(env, LOOM_ENV_RDV_HOST, "%s", host);
+    }
+}
+
+/* A child srun started by a spawn: the spawner's id and preput pairs must reach
+ * the new step's stepds even when the job's env is not exported (--export). */
+static void spawn_child_env(char ***env)
+{
+    const char *v = getenv(LSPAWN_ENV_SPAWNER);
+    char k[64];
+
+    if (!v)
+        return;
+    env_array_overwrite(env, LSPAWN_ENV_SPAWNER, v);
+    if ((v = getenv(LSPAWN_ENV_NPREPUT))) {
+        int n = atoi(v);
+        env_array_overwrite(env, LSPAWN_ENV_NPREPUT, v);
+        for (int i = 0; i < n && i < PSRV_SPAWN_MAX_PREPUT; i++) {
+            snprintf(k, sizeof(k), "%s%d", LSPAWN_ENV_PPKEY, i);
+            if ((v = getenv(k)))
+                env_array_overwrite(env, k, v);
+            snprintf(k, sizeof(k), "%s%d", LSPAWN_ENV_PPVAL, i);
+            if ((v = getenv(k)))
+                env_array_overwrite(env, k, v);
+        }
+    }
+}
+#endif
+
 void *loom_srun_prelaunch(const void *jobv, char ***env)
 {
     const mpi_step_info_t *job = jobv;
@@ -185,6 +259,14 @@ void *loom_srun_prelaunch(const void *jobv, char ***env)
     s = xmalloc(sizeof(*s));
     s->nnodes = layout ? (int)layout->node_cnt : 1;
     snprintf(s->jobid, sizeof(s->jobid), "%u.%u", job_id, job->step_id.step_id);
+#ifndef LOOM_PLUGIN_NO_TREENET
+    /* a spawned step: tell the spawner's srun its id (the step exists now) */
+    spawn_child_env(env);
+    lspawn_child_report(s->jobid, NULL);
+    unsetenvp(*env, LSPAWN_ENV_REPORT);
+    if (!het || job->het_job_task_offset == 0)
+        spawn_start(s, job->step_id.job_id, env);
+#endif
     if (s->nnodes <= 1)
         return s;
 #ifdef LOOM_PLUGIN_NO_TREENET
@@ -198,11 +280,13 @@ void *loom_srun_prelaunch(const void *jobv, char ***env)
 
         if (het) {
             if (het_attach(s, job->het_job_task_offset == 0) < 0) {
+                lspawn_srv_stop(s->spawn, 0);
                 xfree(s);
                 return NULL;
             }
         } else if (!(s->rdv =
                          start_rdv(s->nnodes, s->jobid))) { /* stopped before s dies */
+            lspawn_srv_stop(s->spawn, 0);
             xfree(s);
             return NULL;
         }
@@ -223,6 +307,10 @@ int loom_srun_fini(void *state)
     if (!s)
         return 0;
 #ifndef LOOM_PLUGIN_NO_TREENET
+    /* the spawned steps may outlive this one: they get LoomSpawnTimeout's default
+     * to end before their sruns are stopped */
+    lspawn_srv_stop(s->spawn, LOOM_DEFAULT_SPAWN_TIMEOUT);
+    s->spawn = NULL;
     if (s->het) {
         het_detach(s);
     } else if (s->rdv) {

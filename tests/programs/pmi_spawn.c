@@ -7,6 +7,10 @@
  *                (N >= 2), with preput PARENT_ROOT_PORT_NAME=port-of-<jobid> and
  *                loom-test=42; every error code must be 0 (PMI-2: a job id comes
  *                back).  Prints "pmi_spawn: parent spawned N OK".
+ *   single N     rank 0 spawns ONE command of this program, N processes (1..64), with
+ *                the same preput pairs (what srun --mpi=loom runs as one new step);
+ *                prints "pmi_spawn: parent spawned N OK" (PMI-2 also the job id) or
+ *                "pmi_spawn: rank 0: spawn failed with rc R" and exits 1.
  *   child A S P  (what the parent passes) must see spawned=1, size S, appnum A, the
  *                preput pairs in its own KVS (P: the port value), and a working KVS of
  *                its own (put, fence, get of a neighbour).  Rank 0 of appnum A prints
@@ -218,8 +222,42 @@ int main(int argc, char **argv)
         return 0;
     }
 
+    if (argc > 2 && strcmp(argv[1], "single") == 0) {
+        int n = atoi(argv[2]);
+        if (n < 1 || n > 64)
+            fail("N must be 1..64");
+        if (rank == 0) {
+            char s0[16];
+            snprintf(port, sizeof(port), "port-of-%s", g_kvs);
+            snprintf(s0, sizeof(s0), "%d", n);
+            const char *a0[] = {"child", "0", s0, port, NULL};
+            const char **args[] = {a0};
+            const char *ppk[] = {"PARENT_ROOT_PORT_NAME", "loom-test"};
+            const char *ppv[] = {port, "42"};
+            int maxprocs[] = {n};
+            int errs[64];
+            memset(errs, 0xff, sizeof(errs));
+            int rc =
+                spawn(1, argv[0], args, maxprocs, 2, ppk, ppv, errs, jobid, sizeof(jobid));
+            if (rc != 0) {
+                char m[64];
+                snprintf(m, sizeof(m), "spawn failed with rc %d", rc);
+                fail(m);
+            }
+            for (int i = 0; i < n; i++)
+                if (errs[i] != 0)
+                    fail("an error code is not 0");
+            if (!*jobid || strcmp(jobid, g_kvs) == 0)
+                fail("no new job id");
+            printf("pmi_spawn: parent spawned %d OK (new job %s)\n", n, jobid);
+            fflush(stdout);
+        }
+        fence();
+        finalize();
+        return 0;
+    }
     if (argc < 3 || strcmp(argv[1], "parent") != 0)
-        fail("usage: pmi_spawn parent N | hostile | child A S P");
+        fail("usage: pmi_spawn parent N | single N | hostile | child A S P");
     int n = atoi(argv[2]);
     if (n < 2 || n > 64)
         fail("N must be 2..64");

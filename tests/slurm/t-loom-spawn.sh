@@ -2,26 +2,38 @@
 # t-loom-spawn.sh - spawn under real srun --mpi=loom, one node.
 #
 # Usage: t-loom-spawn.sh [BUILDDIR]      (environment: see lib.sh)
-# The plugin does not start a new step for a spawn yet (doc/plugin.md, "Spawn"): a task's
-# PMI2_Job_Spawn (libpmi2) or PMI_Spawn_multiple (libpmi, MPICH's PMI-1 wire) must get
-# rc != 0 with the reason at once, never a hang, and the step fails cleanly through the
-# program's own exit (the reply's text is seen in the job's PMI trace,
-# LOOM_PMI_TRACE=1).  Hostile spawn requests (counts past the wire's bounds) are refused
-# by the server core with the same answer path and the step goes on to finalize.
-# Skips (77) without root, Slurm or the plugin.
+# A task's PMI2_Job_Spawn (libpmi2) or PMI_Spawn_multiple (libpmi, MPICH's PMI-1 wire)
+# goes from its stepd to srun's spawn server (munge-authenticated), which runs a new
+# step with srun (doc/plugin.md, "Spawn"): the children see spawned=1, the preput pairs
+# in their KVS and a KVS of their own; the spawner gets rc 0 and the new step's id.
+# Refusals come back as rc != 0 with the reason, at once, never a hang: past
+# LoomSpawnMaxProcs (here the job's LOOM_SPAWN_MAX_PROCS), a command that does not
+# exist, hostile counts past the wire's bounds (the server core); the reason is seen in
+# the job's PMI trace (LOOM_PMI_TRACE=1).  Skips (77) without root, Slurm or the plugin.
 me=t-loom-spawn
 . "$(dirname "$0")/lib.sh"
 need_plugin
 start_cluster -N 1
 
 for p in pmi2_spawn pmi1_spawn; do
-    case_fail "$p parent under --mpi=$mpi: spawn refused with the reason, no hang" \
-        "spawn[ _]is[ _]not[ _]supported[ _]under[ _]srun[ _]--mpi=loom[ _]yet" --mpi="$mpi" -N 1 -n 2 \
-        --export=ALL,LOOM_PMI_TRACE=1 "$prog/$p" parent 2
+    case_ok "$p under --mpi=$mpi: 3 children spawned as a new step, spawned flag and preput seen" \
+        "pmi_spawn: child appnum 0 of 3 OK" --mpi="$mpi" -N 1 -n 2 "$prog/$p" single 3
+    grep -q "^pmi_spawn: parent spawned 3 OK (new job [0-9]*\.[0-9]*)" "$out.stdout" ||
+        grep -q "^pmi_spawn: parent spawned 3 OK (new job (PMI-1 has none))" "$out.stdout"
+    assert_last "$p: the spawner got rc 0 (and, PMI-2, the new step's id)" \
+        "$p: no success line from the spawner"
+
+    case_fail "$p past LoomSpawnMaxProcs (LOOM_SPAWN_MAX_PROCS=2): refused with the reason" \
+        "at[ _]most[ _]2[ _]in[ _]one[ _]spawn[ _]\\(LoomSpawnMaxProcs\\)" --mpi="$mpi" -N 1 -n 2 \
+        --export=ALL,LOOM_PMI_TRACE=1,LOOM_SPAWN_MAX_PROCS=2 "$prog/$p" single 3
     grep -q "pmi_spawn: rank 0: spawn failed" "$out.stderr"
     assert_last "$p: the task got rc != 0 (its own message)" "$p: no failure from the task"
 
-    case_ok "$p hostile under --mpi=$mpi: refused, the step finalizes" \
-        "pmi_spawn: hostile requests refused OK" --mpi="$mpi" -N 1 -n 2 "$prog/$p" hostile
+    case_ok "$p hostile under --mpi=$mpi: refused (core bounds, limit, missing command), the step finalizes" \
+        "pmi_spawn: hostile requests refused OK" --mpi="$mpi" -N 1 -n 2 \
+        --export=ALL,LOOM_PMI_TRACE=1 "$prog/$p" hostile
+    grep -q "loom-spawn-test' not found or not executable" "$out.stderr"
+    assert_last "$p: the missing command is named in the answer" \
+        "$p: no 'not found' answer in the trace"
 done
 finish
