@@ -9,11 +9,13 @@
 # Refusals come back as rc != 0 with the reason, at once, never a hang: past
 # LoomSpawnMaxProcs (here the job's LOOM_SPAWN_MAX_PROCS), a command that does not
 # exist, hostile counts past the wire's bounds (the server core); the reason is seen in
-# the job's PMI trace (LOOM_PMI_TRACE=1).  Skips (77) without root, Slurm or the plugin.
+# the job's PMI trace (LOOM_PMI_TRACE=1).  The cluster has 2 nodes: all cases run in a
+# 1-node step but the last, whose spawner (rank 0) runs on the step's second node
+# (-m arbitrary), so its stepd is not node 0.  Skips (77) without root, Slurm or the plugin.
 me=t-loom-spawn
 . "$(dirname "$0")/lib.sh"
 need_plugin
-start_cluster -N 1
+start_cluster -N 2
 
 for p in pmi2_spawn pmi1_spawn; do
     case_ok "$p under --mpi=$mpi: 3 children spawned as a new step, spawned flag and preput seen" \
@@ -36,4 +38,12 @@ for p in pmi2_spawn pmi1_spawn; do
     assert_last "$p: the missing command is named in the answer" \
         "$p: no 'not found' answer in the trace"
 done
+
+printf 'loom2\nloom1\n' >"$cdir/hosts"
+SLURM_HOSTFILE=$cdir/hosts case_ok "pmi2_spawn from rank 0 on node 1 of a 2-node step: children spawned" \
+    "pmi_spawn: child appnum 0 of 2 OK" --mpi="$mpi" -N 2 -n 2 -m arbitrary \
+    "$prog/pmi2_spawn" single 2
+grep -q "^pmi_spawn: parent spawned 2 OK (new job [0-9]*\.[0-9]*)" "$out.stdout"
+assert_last "pmi2_spawn on node 1: the spawner got rc 0 and the new step's id" \
+    "pmi2_spawn on node 1: no success line from the spawner"
 finish
