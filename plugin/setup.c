@@ -183,6 +183,31 @@ static void spawn_env(struct loom_step *st, char **env)
         st->npreput = i + 1;
     }
     st->spawner_jobid = xstrdup(sp);
+
+    /* several commands (srun --multi-prog): "n0,n1,..." processes per command, in
+     * rank order; appnum is the command's index.  Must add up to the step's size. */
+    const char *ap = getenvp(env, LSPAWN_ENV_APPNUM);
+    if (!ap || !*ap || st->rank_appnum)
+        return;
+    int *an = xcalloc(st->size, sizeof(int)), r = 0, cmd = 0;
+    const char *q = ap;
+    while (*q && r <= st->size && cmd < PSRV_SPAWN_MAX_CMDS) {
+        char *end;
+        long cnt = strtol(q, &end, 10);
+        if (end == q || cnt < 1 || cnt > st->size - r || (*end && *end != ','))
+            break;
+        for (long j = 0; j < cnt; j++)
+            an[r++] = cmd;
+        cmd++;
+        q = *end ? end + 1 : end;
+    }
+    if (*q || r != st->size) {
+        loom_plog(LOOM_PLOG_LOUD, "%s: step %s: ignoring %s=%.64s (not %d ranks in all)",
+                  loom_plugin_tag, st->jobid, LSPAWN_ENV_APPNUM, ap, st->size);
+        xfree(an);
+        return;
+    }
+    st->rank_appnum = an;
 }
 
 /* Host names of the step's nodes, in node index order (PMIx node map and
@@ -312,6 +337,7 @@ int loom_setup_stepd(struct loom_step *st, const void *jobv, char ***env)
     unsetenvp(*env, LSPAWN_ENV_PORT);
     unsetenvp(*env, LSPAWN_ENV_SPAWNER);
     unsetenvp(*env, LSPAWN_ENV_NPREPUT);
+    unsetenvp(*env, LSPAWN_ENV_APPNUM);
     for (i = 0; i < st->npreput; i++) {
         char k[64];
         snprintf(k, sizeof(k), "%s%d", LSPAWN_ENV_PPKEY, i);

@@ -12,6 +12,8 @@
  *     never anything but srun; its argv is built here from the request: options
  *     in --opt=value form (a value cannot become an option), the command after
  *     "--".  A command or argument starting with '-' is fine after "--".
+ *   - Several commands are one step: srun --multi-prog with a private file of quoted
+ *     words (mp_write), removed when the child srun is reaped or the server stops.
  *   - The child srun is forked from this thread with an empty signal mask and
  *     default dispositions, so it handles signals as a srun started by hand.
  */
@@ -62,6 +64,7 @@ struct skid {
     uint64_t deadline;
     char rep[256];
     size_t rlen;
+    char mpfile[64]; /* --multi-prog file of several commands, removed at the end */
 };
 
 struct lspawn_srv {
@@ -183,6 +186,85 @@ static int env_drop(const char *e)
     return 0;
 }
 
+/* Several commands become one step: srun --multi-prog with a file of "ranks program
+ * args" lines, every word single-quoted (slurmstepd's reader keeps quoted bytes as they
+ * are; a quote itself is written \' outside them).  Newlines cannot be written there,
+ * and slurmstepd keeps at most 128 words of a line. */
+#define MP_MAX_ARGS 100
+static int mp_check(const struct psrv_spawn_cmd *x, char *err, size_t errlen)
+{
+    if (x->argc > MP_MAX_ARGS) {
+        snprintf(err, errlen, "spawn: %d arguments for %.200s, at most %d with several "
+                 "commands (srun --multi-prog)", x->argc, x->cmd, MP_MAX_ARGS);
+        return -1;
+    }
+    for (int j = -1; j < x->argc; j++) {
+        const char *a = j < 0 ? x->cmd : x->argv[j];
+        if (strpbrk(a, "\n\r")) {
+            snprintf(err, errlen, "spawn: a line break in a command or argument of "
+                     "%.200s cannot go through srun --multi-prog", x->cmd);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void mp_word(FILE *f, const char *w)
+{
+    fputc(' ', f);
+    fputc('\'', f);
+    for (const char *p = w; *p; p++) {
+        if (*p == '\'')
+            fputs("'\\''", f); /* close, escaped quote, reopen */
+        else
+            fputc(*p, f);
+    }
+    fputc('\'', f);
+}
+
+static int mp_write(struct lspawn_srv *s, const struct psrv_spawn *q, struct skid *kd,
+                    char *err, size_t errlen)
+{
+    const char *tmp = getenv("TMPDIR");
+    int first = 0;
+
+    if (!tmp || !*tmp || strlen(tmp) > 32)
+        tmp = "/tmp";
+    snprintf(kd->mpfile, sizeof(kd->mpfile), "%s/loom-spawn.XXXXXX", tmp);
+    int fd = mkostemp(kd->mpfile, O_CLOEXEC);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        snprintf(err, errlen, "spawn: cannot write the --multi-prog file in %s: %s", tmp,
+                 strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(kd->mpfile);
+        }
+        kd->mpfile[0] = '\0';
+        return -1;
+    }
+    for (int i = 0; i < q->ncmds; i++) {
+        const struct psrv_spawn_cmd *x = &q->cmds[i];
+        if (x->maxprocs == 0)
+            continue;
+        fprintf(f, "%d-%d", first, first + x->maxprocs - 1);
+        first += x->maxprocs;
+        mp_word(f, x->cmd);
+        for (int j = 0; j < x->argc; j++)
+            mp_word(f, x->argv[j]);
+        fputc('\n', f);
+    }
+    if (fclose(f) != 0) {
+        snprintf(err, errlen, "spawn: cannot write the --multi-prog file: %s",
+                 strerror(errno));
+        unlink(kd->mpfile);
+        kd->mpfile[0] = '\0';
+        return -1;
+    }
+    (void)s;
+    return 0;
+}
+
 /* Run the child srun for request r of connection ci.  0, or -1 with err. */
 static int run_child(struct lspawn_srv *s, int ci, const struct lspawn_req *r, char *err,
                      size_t errlen)
@@ -193,15 +275,14 @@ static int run_child(struct lspawn_srv *s, int ci, const struct lspawn_req *r, c
     char **argv = NULL, **envp = NULL, **own = NULL;
     int nown = 0, k = -1, p[2] = {-1, -1}, rc = -1;
 
+    int nstart = 0, total = 0;
     for (int i = 0; i < q->ncmds; i++) {
         if (q->cmds[i].maxprocs == 0)
             continue;
-        if (c) {
-            snprintf(err, errlen, "spawn: several commands (MPI_Comm_spawn_multiple) are "
-                                  "not supported under srun yet");
-            return -1;
-        }
-        c = &q->cmds[i];
+        if (!c)
+            c = &q->cmds[i]; /* its info hints are the step's */
+        nstart++;
+        total += q->cmds[i].maxprocs;
     }
     for (int i = 0; i < c->ninfo; i++) {
         if (strcmp(c->info[i].key, "wdir") == 0)
@@ -222,11 +303,21 @@ static int run_child(struct lspawn_srv *s, int ci, const struct lspawn_req *r, c
                  LSPAWN_MAX_CHILDREN);
         return -1;
     }
-    if (lspawn_cmd_check(c->cmd, wdir, getenv("PATH")) < 0) {
-        snprintf(err, errlen, "spawn: command '%.200s' not found or not executable%s%.200s",
-                 c->cmd, wdir ? " in " : "", wdir ? wdir : "");
-        return -1;
+    for (int i = 0; i < q->ncmds; i++) {
+        const struct psrv_spawn_cmd *x = &q->cmds[i];
+        if (x->maxprocs == 0)
+            continue;
+        if (lspawn_cmd_check(x->cmd, wdir, getenv("PATH")) < 0) {
+            snprintf(err, errlen,
+                     "spawn: command '%.200s' not found or not executable%s%.200s", x->cmd,
+                     wdir ? " in " : "", wdir ? wdir : "");
+            return -1;
+        }
+        if (nstart > 1 && mp_check(x, err, errlen) < 0)
+            return -1;
     }
+    if (nstart > 1 && mp_write(s, q, &s->kids[k], err, errlen) < 0)
+        return -1;
     size_t ne = 0;
     while (environ[ne])
         ne++;
@@ -254,8 +345,10 @@ static int run_child(struct lspawn_srv *s, int ci, const struct lspawn_req *r, c
     argv[na++] = own[nown - 1];
     argv[na++] = "--overlap";
     argv[na++] = "--overcommit"; /* the spawner's allocation may have fewer CPUs */
-    OWN("--ntasks=%d", c->maxprocs);
+    OWN("--ntasks=%d", total);
     argv[na++] = own[nown - 1];
+    if (nstart > 1)
+        argv[na++] = "--multi-prog";
     if (wdir) {
         OWN("--chdir=%s", wdir);
         argv[na++] = own[nown - 1];
@@ -265,9 +358,13 @@ static int run_child(struct lspawn_srv *s, int ci, const struct lspawn_req *r, c
         argv[na++] = own[nown - 1];
     }
     argv[na++] = "--";
-    argv[na++] = (char *)c->cmd;
-    for (int j = 0; j < c->argc; j++)
-        argv[na++] = (char *)c->argv[j];
+    if (nstart > 1) {
+        argv[na++] = s->kids[k].mpfile;
+    } else {
+        argv[na++] = (char *)c->cmd;
+        for (int j = 0; j < c->argc; j++)
+            argv[na++] = (char *)c->argv[j];
+    }
     argv[na] = NULL;
 
     if (pipe2(p, O_CLOEXEC) < 0) {
@@ -284,6 +381,27 @@ static int run_child(struct lspawn_srv *s, int ci, const struct lspawn_req *r, c
     envp[nv++] = own[nown - 1];
     OWN("%s=%d", LSPAWN_ENV_NPREPUT, q->npreput);
     envp[nv++] = own[nown - 1];
+    if (nstart > 1) { /* appnum = the command's index among the ones started */
+        size_t al = 0, acap = 16 + (size_t)q->ncmds * 12;
+        char *ap = malloc(acap);
+        if (!ap) {
+            snprintf(err, errlen, "spawn: out of memory");
+            goto out;
+        }
+        for (int i = 0; i < q->ncmds; i++)
+            if (q->cmds[i].maxprocs > 0)
+                al += (size_t)snprintf(ap + al, acap - al, "%s%d", al ? "," : "",
+                                       q->cmds[i].maxprocs);
+        own[nown] = NULL;
+        if (asprintf(&own[nown], "%s=%s", LSPAWN_ENV_APPNUM, ap) < 0)
+            own[nown] = NULL;
+        free(ap);
+        if (!own[nown]) {
+            snprintf(err, errlen, "spawn: out of memory");
+            goto out;
+        }
+        envp[nv++] = own[nown++];
+    }
     for (int i = 0; i < q->npreput; i++) {
         OWN("%s%d=%s", LSPAWN_ENV_PPKEY, i, q->preput[i].key);
         envp[nv++] = own[nown - 1];
@@ -313,17 +431,25 @@ static int run_child(struct lspawn_srv *s, int ci, const struct lspawn_req *r, c
     p[1] = -1;
     fcntl(p[0], F_SETFL, O_NONBLOCK);
     struct skid *kd = &s->kids[k];
+    char mpkeep[sizeof(kd->mpfile)];
+    memcpy(mpkeep, kd->mpfile, sizeof(mpkeep));
     memset(kd, 0, sizeof(*kd));
+    memcpy(kd->mpfile, mpkeep, sizeof(mpkeep));
     kd->pid = pid;
     kd->rfd = p[0];
     p[0] = -1;
     kd->conn = ci;
     kd->deadline = now_ms() + (uint64_t)r->timeout_s * 1000;
     s->conns[ci].kid = k;
-    slog(s, 0, "step %s: %s spawns %d process%s: srun --ntasks=%d %.200s", s->jobkey,
-         s->conns[ci].from, c->maxprocs, c->maxprocs == 1 ? "" : "es", c->maxprocs, c->cmd);
+    slog(s, 0, "step %s: %s spawns %d process%s: srun --ntasks=%d %.200s%s", s->jobkey,
+         s->conns[ci].from, total, total == 1 ? "" : "es", total, c->cmd,
+         nstart > 1 ? " ... (--multi-prog)" : "");
     rc = 0;
 out:
+    if (rc < 0 && s->kids[k].pid == 0 && s->kids[k].mpfile[0]) {
+        unlink(s->kids[k].mpfile);
+        s->kids[k].mpfile[0] = '\0';
+    }
     if (p[0] >= 0)
         close(p[0]);
     if (p[1] >= 0)
@@ -484,6 +610,9 @@ static void kid_reap(struct lspawn_srv *s, struct skid *k)
                      "before the step started", WIFSIGNALED(st) ? WTERMSIG(st) : 0);
         answer(s, ci, -1, why);
     }
+    if (k->mpfile[0])
+        unlink(k->mpfile);
+    k->mpfile[0] = '\0';
     k->pid = 0; /* slot free */
 }
 
@@ -659,6 +788,8 @@ void lspawn_srv_stop(struct lspawn_srv *s, int wait_s)
             if (waitpid(k->pid, &st, WNOHANG) == k->pid || (errno == ECHILD)) {
                 if (k->rfd >= 0)
                     close(k->rfd);
+                if (k->mpfile[0])
+                    unlink(k->mpfile);
                 k->pid = 0;
                 continue;
             }

@@ -10,7 +10,8 @@
  *   "spawn" -> "srun" for jobkey <job>.<step>), and only then is its request frame
  *   (spawnwire.h) read and parsed.  The server checks it (commands, limits), runs
  *   `srun --mpi=<type> --jobid=<job> --overlap --overcommit --ntasks=N [--chdir=D] [--nodelist=H]
- *   -- CMD ARGS` (the srun binary that runs the server, as the job's user, with the
+ *   -- CMD ARGS` (several commands: --multi-prog FILE and the processes per command in
+ *   SLURM_LOOM_SPAWN_APPNUM for the appnum) (the srun binary that runs the server, as the job's user, with the
  *   spawner's id and the preput pairs in its environment), and answers the stepd
  *   once: rc 0 and the new step's "<job>.<step>" when the child srun's prelaunch
  *   reported it (lspawn_child_report, through an inherited pipe), else rc != 0
@@ -31,6 +32,8 @@
 #define LSPAWN_ENV_PPKEY "SLURM_LOOM_SPAWN_PPKEY_"  /* ... and the pairs, from 0 */
 #define LSPAWN_ENV_PPVAL "SLURM_LOOM_SPAWN_PPVAL_"
 #define LSPAWN_ENV_REPORT "SLURM_LOOM_SPAWN_REPORT" /* child srun: its report pipe */
+#define LSPAWN_ENV_APPNUM "SLURM_LOOM_SPAWN_APPNUM" /* child step of several commands:
+                                                     * processes per command, "1,2" */
 
 #define LSPAWN_MAX_CHILDREN 64 /* child sruns a spawn server runs at once */
 #define LSPAWN_HS_MS 3000      /* handshake + request of one stepd connection */

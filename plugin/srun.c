@@ -233,6 +233,8 @@ static void spawn_child_env(char ***env)
     if (!v)
         return;
     env_array_overwrite(env, LSPAWN_ENV_SPAWNER, v);
+    if ((v = getenv(LSPAWN_ENV_APPNUM)))
+        env_array_overwrite(env, LSPAWN_ENV_APPNUM, v);
     if ((v = getenv(LSPAWN_ENV_NPREPUT))) {
         int n = atoi(v);
         env_array_overwrite(env, LSPAWN_ENV_NPREPUT, v);

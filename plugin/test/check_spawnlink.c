@@ -25,8 +25,36 @@
 
 /* ---- the fake child srun --------------------------------------------------------- */
 
+/* Several commands: --ntasks=4 --multi-prog -- FILE, the file quoting every word. */
+static int fake_srun_mp(int argc, char **argv)
+{
+    char why[300] = "", buf[512] = "";
+    const char *want = "0-2 '/bin/true' 'mp'\\''q'\n3-3 '/bin/true' 'mp'\\''q'\n";
+    if (argc != 9 || strcmp(argv[5], "--ntasks=4") || strcmp(argv[6], "--multi-prog") ||
+        strcmp(argv[7], "--"))
+        snprintf(why, sizeof(why), "argv wrong (%d words)", argc);
+    FILE *f = why[0] ? NULL : fopen(argv[8], "r");
+    if (f) {
+        size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+        buf[n] = '\0';
+        fclose(f);
+        if (strcmp(buf, want) != 0)
+            snprintf(why, sizeof(why), "multi-prog file is [%.200s]", buf);
+    } else if (!why[0]) {
+        snprintf(why, sizeof(why), "cannot read the multi-prog file");
+    }
+    const char *ap = getenv(LSPAWN_ENV_APPNUM);
+    if (!why[0] && (!ap || strcmp(ap, "3,1") != 0))
+        snprintf(why, sizeof(why), "appnum counts %s", ap ? ap : "missing");
+    lspawn_child_report(why[0] ? NULL : "77.6", why);
+    return 0;
+}
+
 static int fake_srun(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--multi-prog") == 0)
+            return fake_srun_mp(argc, argv);
     const char *want[] = {"--mpi=loom", "--jobid=77", "--overlap", "--overcommit",
                           "--ntasks=3", "--", "/bin/true"};
     char why[200] = "";
@@ -184,7 +212,14 @@ START_TEST(refusals)
 {
     start();
     expect("ok", "/nonexistent/prog", 1, 10, -1, "not found or not executable");
-    expect("ok", "/bin/true", 2, 10, -1, "several commands");
+    stop();
+}
+END_TEST
+
+START_TEST(two_commands_multi_prog)
+{
+    start();
+    expect("mp'q", "/bin/true", 2, 10, 0, "77.6");
     stop();
 }
 END_TEST
@@ -255,6 +290,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, child_srun_hangs_timeout);
     tcase_add_test(tc, inflight_limit);
     tcase_add_test(tc, refusals);
+    tcase_add_test(tc, two_commands_multi_prog);
     tcase_add_test(tc, wrong_step_credential);
     tcase_add_test(tc, garbage_before_credential);
     suite_add_tcase(s, tc);

@@ -6,6 +6,7 @@
 # goes from its stepd to srun's spawn server (munge-authenticated), which runs a new
 # step with srun (doc/plugin.md, "Spawn"): the children see spawned=1, the preput pairs
 # in their KVS and a KVS of their own; the spawner gets rc 0 and the new step's id.
+# Two commands become one step (srun --multi-prog) whose ranks see appnum 0 and 1.
 # Refusals come back as rc != 0 with the reason, at once, never a hang: past
 # LoomSpawnMaxProcs (here the job's LOOM_SPAWN_MAX_PROCS), a command that does not
 # exist, hostile counts past the wire's bounds (the server core); the reason is seen in
@@ -24,6 +25,13 @@ for p in pmi2_spawn pmi1_spawn; do
         grep -q "^pmi_spawn: parent spawned 3 OK (new job (PMI-1 has none))" "$out.stdout"
     assert_last "$p: the spawner got rc 0 (and, PMI-2, the new step's id)" \
         "$p: no success line from the spawner"
+
+    case_ok "$p under --mpi=$mpi: two commands (1 + 2 processes) as one new step (--multi-prog)" \
+        "pmi_spawn: parent spawned 3 OK" --mpi="$mpi" -N 1 -n 2 "$prog/$p" parent 3
+    grep -qx "pmi_spawn: child appnum 0 of 3 OK" "$out.stdout" &&
+        grep -qx "pmi_spawn: child appnum 1 of 3 OK" "$out.stdout"
+    assert_last "$p: both commands' children saw their appnum (0, 1), spawned flag and preput" \
+        "$p: a command's children did not report"
 
     case_fail "$p past LoomSpawnMaxProcs (LOOM_SPAWN_MAX_PROCS=2): refused with the reason" \
         "at[ _]most[ _]2[ _]in[ _]one[ _]spawn[ _]\\(LoomSpawnMaxProcs\\)" --mpi="$mpi" -N 1 -n 2 \
