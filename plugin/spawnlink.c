@@ -590,8 +590,13 @@ static void kid_report(struct lspawn_srv *s, struct skid *k)
 
 static void kid_reap(struct lspawn_srv *s, struct skid *k)
 {
-    int st;
-    if (k->exited || waitpid(k->pid, &st, WNOHANG) != k->pid)
+    int st = 0;
+    if (k->exited)
+        return;
+    pid_t w = waitpid(k->pid, &st, WNOHANG);
+    if (w == -1 && errno == ECHILD) /* reaped by someone else: status unknown */
+        st = 0xff00;                /* read as "exited with status 255" */
+    else if (w != k->pid)
         return;
     k->exited = 1;
     if (k->rfd >= 0)
