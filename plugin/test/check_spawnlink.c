@@ -187,7 +187,7 @@ START_TEST(child_srun_hangs_timeout)
     ck_assert_int_eq(answer(fd, &rc, text, sizeof(text), &ms), 1);
     ck_assert_int_eq(rc, -1);
     ck_assert_msg(strstr(text, "did not start in time"), "%s", text);
-    ck_assert_msg(ms >= 900 && ms < 3000, "answered after %d ms", ms);
+    ck_assert_msg(ms >= 900 && ms < 10000, "answered after %d ms", ms); /* a loaded CI box */
     stop(); /* reaps the SIGTERMed fake srun */
 }
 END_TEST
