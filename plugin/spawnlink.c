@@ -2,6 +2,12 @@
  * authenticate, check, run the child srun, answer), the child srun's report and the
  * stepd's side of the call.  Contract: see spawnlink.h.  No Slurm inside.
  *
+ * One file of about 1000 lines on purpose: the three ends of the one exchange (srun's
+ * server thread, the child srun's report, the stepd's call) share the frame layout and
+ * the handshake order, and a change to one side must be read next to the others; the
+ * server part alone is one state machine over struct lspawn_srv.  The bounded wire
+ * codec, the part a peer controls, is apart in spawnwire.c (and fuzzed).
+ *
  * Notes:
  *   - Nothing of a connection is parsed before its credential checked out: the
  *     first frame must be the credential (at most TN_CRED_MAX bytes), the request
