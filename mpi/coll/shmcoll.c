@@ -204,12 +204,25 @@ static void wait_reach(const _Atomic uint32_t *w, uint32_t target)
     double t0 = now_us(), next_yield = t0 + L.yield_every;
     unsigned yields = 0;
     int spinning = 1;
+    unsigned long served = xm_rma_served;
+    unsigned poll = 63; /* progress every poll + 1 pauses */
     for (unsigned i = 1;; i++) {
+        if (served != xm_rma_served) {
+            /* (issue 21) we served one-sided requests: an origin is working on our
+             * window and waits for each answer (a fetch_and_op, a flush), so start the
+             * wait's spin and yield budgets over instead of sleeping between its
+             * requests.  Bounded: once requests stop coming, the wait sleeps as before. */
+            served = xm_rma_served;
+            poll = 3; /* the next request's latency is our poll interval */
+            spinning = 1;
+            t0 = now_us();
+            yields = 0;
+        }
         if (spinning) {
 #if defined(__x86_64__) || defined(__i386__)
             __builtin_ia32_pause();
 #endif
-            if ((i & 63) == 0) {
+            if ((i & poll) == 0) {
                 xm_progress();
                 int others = 0;
                 if (__builtin_expect(xm_mt.on, 0)) {

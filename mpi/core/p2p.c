@@ -1246,6 +1246,7 @@ void xm_peer_lost(int peer, const char *why)
 
 int (*xm_progress_hook)(void);
 int (*xm_rma_progress_hook)(void); /* set by the first window (mpi/rma/rma.c) */
+unsigned long xm_rma_served;
 
 int xm_progress(void)
 {
@@ -1271,8 +1272,10 @@ int xm_progress(void)
         static int in_rma;
         if (xm_rma_progress_hook && !in_rma) {
             in_rma = 1;
-            n += xm_rma_progress_hook();
+            int k = xm_rma_progress_hook();
             in_rma = 0;
+            n += k;
+            xm_rma_served += (unsigned long)k;
         }
     }
     if (__builtin_expect(xm_mt.on, 0) && n)

@@ -78,6 +78,10 @@ int xm_progress(void);
 extern int (*xm_progress_hook)(void);
 /* The same for one-sided communication (mpi/rma/rma.c sets it with its first window). */
 extern int (*xm_rma_progress_hook)(void);
+/* (issue 21) RMA requests this process has served as a target, counted by xm_progress():
+ * a waiter that sees it move keeps serving promptly (spins again) instead of sleeping,
+ * for as long as requests keep coming (coll/shmcoll.c wait_reach). */
+extern unsigned long xm_rma_served;
 void xm_wait(struct xm_req *r);
 /* One step of the idle policy (callers that poll by hand, e.g. Probe); *spins = 0 first. */
 void xm_idle(int *spins);
