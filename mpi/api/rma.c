@@ -468,12 +468,23 @@ static int check_acc(MPI_Op op, MPI_Datatype odt, MPI_Datatype tdt, int need_ori
     return MPI_SUCCESS;
 }
 
+/* (issue 21) the same predefined type and count at both ends, a valid rank in an open
+ * epoch, on a node-shared window: the engine's fast paths may take it whole */
+#define FAST_OK(w, ocount, odt, tcount, tdt, trank)                                    \
+    ((w)->offs && (odt) == (tdt) && (ocount) == (tcount) && XM_DT_IS_PREDEF(tdt) &&    \
+     (trank) >= 0 && (trank) < (w)->comm->size && in_epoch((w), (trank)))
+
 int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
              int target_rank, MPI_Aint target_disp, int target_count,
              MPI_Datatype target_datatype, MPI_Win win)
 {
     static const char fn[] = "MPI_Put";
     GETWIN(win, fn);
+    if (FAST_OK(w, origin_count, origin_datatype, target_count, target_datatype,
+                target_rank) &&
+        xm_rma_copy_fast(w, (void *)origin_addr, origin_count, origin_datatype, target_rank,
+                         target_disp, 1))
+        return MPI_SUCCESS;
     int rc = check_op(w, origin_count, origin_datatype, target_rank, target_count,
                       target_datatype, 1);
     if (rc < 0)
@@ -490,6 +501,11 @@ int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
 {
     static const char fn[] = "MPI_Get";
     GETWIN(win, fn);
+    if (FAST_OK(w, origin_count, origin_datatype, target_count, target_datatype,
+                target_rank) &&
+        xm_rma_copy_fast(w, origin_addr, origin_count, origin_datatype, target_rank,
+                         target_disp, 0))
+        return MPI_SUCCESS;
     int rc = check_op(w, origin_count, origin_datatype, target_rank, target_count,
                       target_datatype, 1);
     if (rc < 0)
@@ -506,6 +522,11 @@ int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype orig
 {
     static const char fn[] = "MPI_Accumulate";
     GETWIN(win, fn);
+    if (FAST_OK(w, origin_count, origin_datatype, target_count, target_datatype,
+                target_rank) &&
+        xm_rma_acc_fast(w, origin_addr, NULL, origin_count, origin_datatype, target_rank,
+                        target_disp, op))
+        return MPI_SUCCESS;
     int rc = check_op(w, origin_count, origin_datatype, target_rank, target_count,
                       target_datatype, 1);
     if (rc < 0)
@@ -565,6 +586,10 @@ int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype d
     GETWIN(win, fn);
     if (!XM_DT_IS_PREDEF(datatype))
         return werr(w, MPI_ERR_TYPE, fn);
+    if (FAST_OK(w, 1, datatype, 1, datatype, target_rank) &&
+        xm_rma_acc_fast(w, origin_addr, result_addr, 1, datatype, target_rank, target_disp,
+                        op))
+        return MPI_SUCCESS;
     int rc = get_acc(w, origin_addr, 1, datatype, result_addr, 1, datatype, target_rank,
                      target_disp, 1, datatype, op);
     return rc < 0 ? MPI_SUCCESS : werr(w, rc, fn);

@@ -46,6 +46,11 @@
 #define SEGSZ sizeof(struct xm_rma_seg)
 #define MAXSEG ((AM_MAX - HDR) / SEGSZ)
 #define REPLY_MAX ((uint64_t)16 << 20)   /* bytes one get request may ask for */
+/* w->dirty[r]: 0 nothing unflushed at r; 1 requests sent whose completion needs a FLUSH
+ * round trip; DIRTY_REPLY the last request to r expects a reply, which the target sends
+ * after applying it and (FIFO) everything I sent it before: once pend_wait() has that
+ * reply, r is flushed without another round trip (a fetch_and_op + flush costs one). */
+#define DIRTY_REPLY 2
 
 struct xm_rma_pend {   /* a reply we wait for */
     struct xm_req *r;
@@ -265,7 +270,11 @@ static void service(struct xm_win *w, int src, const void *buf, size_t len)
     case XM_RMA_PUT:
     case XM_RMA_ACC:
         base = seg_ptr(w, &m, src);
+        if (h->type == XM_RMA_ACC && w->lkmap)
+            xm_shmwin_lock(w, w->comm->rank); /* against origins' cma_acc */
         apply(&m, base, m.data, src);
+        if (h->type == XM_RMA_ACC && w->lkmap)
+            xm_shmwin_unlock(w, w->comm->rank);
         break;
     case XM_RMA_GET:
         if (m.total > REPLY_MAX)
@@ -286,8 +295,12 @@ static void service(struct xm_win *w, int src, const void *buf, size_t len)
         tmp = malloc(m.total ? m.total : 1);
         if (!tmp)
             xm_die("out of memory answering an RMA get_accumulate");
+        if (w->lkmap)
+            xm_shmwin_lock(w, w->comm->rank);
         gather(&m, base, tmp);
         apply(&m, base, m.data, src);
+        if (w->lkmap)
+            xm_shmwin_unlock(w, w->comm->rank);
         send_msg(w, src, tag, tmp, m.total, 1);
         break;
     case XM_RMA_CAS: {
@@ -296,9 +309,13 @@ static void service(struct xm_win *w, int src, const void *buf, size_t len)
         tmp = malloc(m.esize);
         if (!tmp)
             xm_die("out of memory answering an RMA compare_and_swap");
+        if (w->lkmap)
+            xm_shmwin_lock(w, w->comm->rank);
         memcpy(tmp, p, m.esize);
         if (memcmp(p, m.data + m.esize, m.esize) == 0)
             memcpy(p, m.data, m.esize);
+        if (w->lkmap)
+            xm_shmwin_unlock(w, w->comm->rank);
         send_msg(w, src, tag, tmp, m.esize, 1);
         break;
     }
@@ -571,10 +588,158 @@ static int issue(struct xm_win *w, int trank, uint64_t tbase, int tcount,
         int rc = send_msg(w, wrank(w, trank), 0, msg, mlen, 1);
         if (rc)
             return rc;
-        w->dirty[trank] = 1;
+        w->dirty[trank] = reply ? DIRTY_REPLY : 1;
         pos += sum;
     }
     return 0;
+}
+
+/* Can trank's Win_create window be reached by CMA (or is it mine: *self)?  The pid
+ * comes from the KVS (xm_peer_pid); the first try per rank reads one byte. */
+static int cma_peer(struct xm_win *w, int trank, pid_t *pid, int *self)
+{
+    if (!w->cma_ok || w->cma_ok[trank] == 2 || w->sizes[trank] == 0)
+        return 0;
+    int wr = wrank(w, trank);
+    *self = wr == xm_g.rank;
+    /* as the p2p engine: CMA only towards ranks the shm transport reaches */
+    if (!*self && (!xm_g.shm || !xm_g.local_index || xm_g.local_index[wr] < 0))
+        return 0;
+    *pid = *self ? 0 : xm_peer_pid(wr);
+    if (!*self && *pid <= 0) {
+        w->cma_ok[trank] = 2;
+        return 0;
+    }
+    if (!*self && w->cma_ok[trank] == 0) {
+        char c;
+        struct iovec l = {&c, 1}, r = {(void *)(uintptr_t)w->raddr[trank], 1};
+        w->cma_ok[trank] = process_vm_readv(*pid, &l, 1, &r, 1, 0) == 1 ? 1 : 2;
+        if (w->cma_ok[trank] == 2)
+            return 0;
+    }
+    return 1;
+}
+
+/* n bytes between local and the target's remote (a CMA peer, or my own window) */
+static int cma_xfer(pid_t pid, int self, char *remote, char *local, size_t n, int put)
+{
+    if (self) {
+        if (put)
+            memcpy(remote, local, n);
+        else
+            memcpy(local, remote, n);
+        return 0;
+    }
+    while (n) {
+        struct iovec l = {local, n}, r = {remote, n};
+        ssize_t k = put ? process_vm_writev(pid, &l, 1, &r, 1, 0)
+                        : process_vm_readv(pid, &l, 1, &r, 1, 0);
+        if (k <= 0)
+            return -1;
+        local += k;
+        remote += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+/* (issue 21) The accumulate family at the origin on a Win_create window of this node
+ * (w->lkmap): read the target's bytes by CMA, combine, write them back, all under the
+ * target's lock word, which the target's own service of accumulate requests takes too,
+ * so accumulates stay element-wise atomic against each other whichever way they went,
+ * and the target need not be inside MPI.  rbuf set: fetch (the old bytes).  1 done,
+ * 0 not possible (requests), or an error class. */
+#define CMA_ACC_CHUNK 65536
+static int cma_acc(struct xm_win *w, const void *obuf, int ocount, const struct xm_dtype *odt,
+                   void *rbuf, int rcount, const struct xm_dtype *rdt, int trank,
+                   uint64_t tbase, int tcount, const struct xm_dtype *tdt, MPI_Op op)
+{
+    pid_t pid;
+    int self;
+    if (!w->lkmap || !cma_peer(w, trank, &pid, &self))
+        return 0;
+    size_t es = XM_DT_SIZE(tdt->basic), chunk = CMA_ACC_CHUNK / es * es;
+    size_t total = (size_t)tcount * tdt->size;
+    int combine = op != MPI_REPLACE && op != MPI_NO_OP;
+    int ocontig = odt && odt->contig && (MPI_Aint)odt->size == odt->extent;
+    long double small[2][32]; /* 512 bytes each, aligned for every basic type */
+    char *tb = (char *)small[0], *ob = (char *)small[1];
+    if (total > sizeof(small[0])) {
+        size_t m = total < chunk ? total : chunk;
+        tb = malloc(m);
+        ob = ocontig ? NULL : malloc(m);
+        if (!tb || (!ocontig && !ob)) {
+            free(tb);
+            free(ob);
+            return MPI_ERR_NO_MEM;
+        }
+    }
+    struct xm_rma_segit it;
+    uint64_t off, len;
+    size_t pos = 0;
+    int rc = 0;
+    char *rbase = self ? (char *)w->base : (char *)(uintptr_t)w->raddr[trank];
+    xm_rma_segit_init(&it, tbase, tcount, tdt);
+    xm_shmwin_lock(w, trank);
+    while (!rc && xm_rma_segit_next(&it, &off, &len)) {
+        for (size_t done = 0; done < len && !rc; done += chunk) {
+            size_t n = len - done < chunk ? len - done : chunk;
+            char *remote = rbase + off + done;
+            if ((rbuf || combine) && cma_xfer(pid, self, remote, tb, n, 0) < 0) {
+                rc = MPI_ERR_OTHER;
+                break;
+            }
+            if (rbuf)
+                xm_dt_unpack(rbuf, rcount, rdt, pos + done, tb, n);
+            if (op == MPI_NO_OP)
+                continue;
+            const char *src;
+            if (ocontig) {
+                src = (const char *)obuf + odt->true_lb + pos + done;
+            } else {
+                xm_dt_pack(obuf, ocount, odt, pos + done, ob, n);
+                src = ob;
+            }
+            char *out = (char *)src;
+            if (combine) {
+                if (xm_op_apply(op, src, tb, (int)(n / es), tdt->basic) < 0) {
+                    rc = MPI_ERR_OP;
+                    break;
+                }
+                out = tb;
+            }
+            if (cma_xfer(pid, self, remote, out, n, 1) < 0)
+                rc = MPI_ERR_OTHER;
+        }
+        pos += len;
+    }
+    xm_shmwin_unlock(w, trank);
+    if (tb != (char *)small[0]) {
+        free(tb);
+        free(ob);
+    }
+    return rc ? rc : 1;
+}
+
+static int cma_cas(struct xm_win *w, const void *obuf, const void *cbuf, void *rbuf,
+                   size_t es, int trank, uint64_t tbase)
+{
+    pid_t pid;
+    int self;
+    if (!w->lkmap || !cma_peer(w, trank, &pid, &self))
+        return 0;
+    char *remote = (self ? (char *)w->base : (char *)(uintptr_t)w->raddr[trank]) + tbase;
+    long double old[2];
+    int rc = 0;
+    xm_shmwin_lock(w, trank);
+    if (cma_xfer(pid, self, remote, (char *)old, es, 0) < 0)
+        rc = MPI_ERR_OTHER;
+    else if (memcmp(old, cbuf, es) == 0 && cma_xfer(pid, self, remote, (char *)obuf, es, 1) < 0)
+        rc = MPI_ERR_OTHER;
+    xm_shmwin_unlock(w, trank);
+    if (!rc)
+        memcpy(rbuf, old, es);
+    return rc ? rc : 1;
 }
 
 /* Put/get by CMA into a Win_create window of another rank of this node (or a copy for
@@ -587,24 +752,10 @@ static int rma_cma(struct xm_win *w, int trank, uint64_t tbase, int tcount,
                    const struct xm_dtype *tdt, void *obuf, int ocount,
                    const struct xm_dtype *odt, int put)
 {
-    if (!w->cma_ok || w->cma_ok[trank] == 2 || w->sizes[trank] == 0)
+    pid_t pid;
+    int self;
+    if (!cma_peer(w, trank, &pid, &self))
         return 0;
-    int wr = wrank(w, trank), self = wr == xm_g.rank;
-    /* as the p2p engine: CMA only towards ranks the shm transport reaches */
-    if (!self && (!xm_g.shm || !xm_g.local_index || xm_g.local_index[wr] < 0))
-        return 0;
-    pid_t pid = self ? 0 : xm_peer_pid(wr);
-    if (!self && pid <= 0) {
-        w->cma_ok[trank] = 2;
-        return 0;
-    }
-    if (!self && w->cma_ok[trank] == 0) {
-        char c;
-        struct iovec l = {&c, 1}, r = {(void *)(uintptr_t)w->raddr[trank], 1};
-        w->cma_ok[trank] = process_vm_readv(pid, &l, 1, &r, 1, 0) == 1 ? 1 : 2;
-        if (w->cma_ok[trank] == 2)
-            return 0;
-    }
     int ocontig = odt->contig && (MPI_Aint)odt->size == odt->extent;
     char *tmp = NULL;
     struct xm_rma_segit it;
@@ -650,6 +801,65 @@ static int rma_cma(struct xm_win *w, int trank, uint64_t tbase, int tcount,
         pos += len;
     }
     free(tmp);
+    return 1;
+}
+
+/* ---- (issue 21) fast paths on node-shared windows --------------------------------
+ * The common case of passive-target loops: origin (and result) and target are count
+ * elements of one predefined basic type, on a window in a node-shared mapping.  The
+ * caller (api/rma.c) checked rank and epoch; anything else unusual (a range error, an
+ * op the type does not take) returns 0 and the general path reports it. */
+static char *fast_target(struct xm_win *w, int trank, MPI_Aint tdisp, int count,
+                         MPI_Datatype dt, size_t *n)
+{
+    if (!w->offs || w->flavor == MPI_WIN_FLAVOR_DYNAMIC || count <= 0)
+        return NULL;
+    struct xm_dtype *t = xm_dt_get(dt);
+    if (!t || t->basic != dt || !t->size || !t->contig || (MPI_Aint)t->size != t->extent ||
+        t->true_lb)
+        return NULL;
+    __int128 b = (__int128)tdisp * w->units[trank];
+    size_t len = (size_t)count * t->size;
+    if (b < 0 || b + (__int128)len > w->sizes[trank])
+        return NULL;
+    *n = len;
+    return w->map + w->offs[trank] + (size_t)b;
+}
+
+int xm_rma_copy_fast(struct xm_win *w, void *addr, int count, MPI_Datatype dt, int trank,
+                     MPI_Aint tdisp, int put)
+{
+    size_t n;
+    char *p = fast_target(w, trank, tdisp, count, dt, &n);
+    if (!p)
+        return 0;
+    if (put)
+        memcpy(p, addr, n);
+    else
+        memcpy(addr, p, n);
+    return 1;
+}
+
+int xm_rma_acc_fast(struct xm_win *w, const void *oaddr, void *raddr, int count,
+                    MPI_Datatype dt, int trank, MPI_Aint tdisp, MPI_Op op)
+{
+    size_t n;
+    if (op < MPI_MAX || op > MPI_NO_OP || op == MPI_MINLOC || op == MPI_MAXLOC)
+        return 0;
+    int combine = op != MPI_REPLACE && op != MPI_NO_OP;
+    if (combine && xm_op_apply(op, NULL, NULL, 0, dt) < 0)
+        return 0;
+    char *p = fast_target(w, trank, tdisp, count, dt, &n);
+    if (!p)
+        return 0;
+    xm_shmwin_lock(w, trank);
+    if (raddr)
+        memcpy(raddr, p, n);
+    if (op == MPI_REPLACE)
+        memcpy(p, oaddr, n);
+    else if (combine)
+        xm_op_apply(op, oaddr, p, count, dt);
+    xm_shmwin_unlock(w, trank);
     return 1;
 }
 
@@ -704,6 +914,13 @@ int xm_rma_acc(struct xm_win *w, const void *oaddr, int ocount, MPI_Datatype odt
     if (w->offs && w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
         return xm_shmwin_acc(w, oaddr, ocount, xm_dt_get(odt), fetch ? raddr : NULL, rcount,
                              fetch ? xm_dt_get(rdt) : NULL, trank, base, tcount, t, op);
+    if (w->lkmap) {
+        rc = cma_acc(w, oaddr, ocount, op == MPI_NO_OP ? NULL : xm_dt_get(odt),
+                     fetch ? raddr : NULL, rcount, fetch ? xm_dt_get(rdt) : NULL, trank, base,
+                     tcount, t, op);
+        if (rc)
+            return rc == 1 ? 0 : rc;
+    }
     struct opdesc d = {.type = fetch ? XM_RMA_GACC : XM_RMA_ACC, .op = op,
                        .basic = t->basic, .esize = XM_DT_SIZE(t->basic)};
     if (op == MPI_NO_OP) { /* nothing carried: the same bytes as a get would fetch */
@@ -745,6 +962,11 @@ int xm_rma_cas(struct xm_win *w, const void *oaddr, const void *caddr, void *rad
     if (w->offs && w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
         return xm_shmwin_cas(w, oaddr, caddr, raddr, XM_DT_SIZE(dt), trank, base);
     size_t es = XM_DT_SIZE(dt);
+    if (w->lkmap) {
+        rc = cma_cas(w, oaddr, caddr, raddr, es, trank, base);
+        if (rc)
+            return rc == 1 ? 0 : rc;
+    }
     size_t mlen = HDR + SEGSZ + 2 * es;
     char *msg = calloc(1, mlen);
     if (!msg)
@@ -767,7 +989,7 @@ int xm_rma_cas(struct xm_win *w, const void *oaddr, const void *caddr, void *rad
         return rc;
     }
     rc = send_msg(w, wrank(w, trank), 0, msg, mlen, 1);
-    w->dirty[trank] = 1;
+    w->dirty[trank] = DIRTY_REPLY;
     return rc;
 }
 
@@ -807,6 +1029,22 @@ static void mem_sync(void)
 int xm_rma_flush(struct xm_win *w, int trank)
 {
     pend_wait(w);
+    for (int i = 0; i < w->comm->size; i++)
+        if (w->dirty[i] == DIRTY_REPLY)
+            w->dirty[i] = 0; /* its answer came after all my earlier requests applied */
+    /* (issue 21) nothing sent to the target(s) since their last flush (node-shared
+     * and CMA operations complete when issued): only the memory barrier; a flush per
+     * operation is the common passive-target pattern, keep it free of allocations */
+    int any = 0;
+    if (trank >= 0)
+        any = w->dirty[trank];
+    else
+        for (int i = 0; i < w->comm->size && !any; i++)
+            any = w->dirty[i];
+    if (!any) {
+        mem_sync();
+        return 0;
+    }
     int n = 0, rc = 0;
     int *ranks = malloc(sizeof(int) * (size_t)w->comm->size);
     if (!ranks)
@@ -1026,6 +1264,8 @@ static void win_destroy(struct xm_win *w)
     }
     if (w->map)
         xm_shmwin_unmap(w->map, w->maplen);
+    if (w->lkmap)
+        xm_shmwin_unmap(w->lkmap, w->lklen);
     if (w->own_base)
         free(w->base);
     if (w->handle)
@@ -1167,6 +1407,17 @@ int xm_win_create(void *base, MPI_Aint size, int disp_unit, struct xm_comm *c, i
         if (flavor == MPI_WIN_FLAVOR_CREATE && xm_env_int("LOOM_MPI_RMA_CMA", 1) &&
             !(cma && *cma == '0') && !(lmt && strcmp(lmt, "copy") == 0))
             w->cma_ok = calloc((size_t)n, 1); /* per rank: 0 untried, 1 works, 2 not */
+    }
+    if (flavor == MPI_WIN_FLAVOR_CREATE) {
+        /* (issue 21) lock words for the accumulate family by CMA (cma_acc), when every
+         * rank is on this node and CMA is on; agreed, since the mapping is collective */
+        int want = !rc && w->cma_ok && all_on_my_node(w->comm) &&
+                   xm_env_int("LOOM_MPI_RMA_CMA_ACC", 1), every = 0;
+        if (xm_coll_allreduce(&want, &every, 1, MPI_INT, MPI_MIN, w->comm) == 0 && every &&
+            xm_shmwin_map(w->comm, (size_t)n * 64, &w->lkmap) == 0)
+            w->lklen = (size_t)n * 64;
+        else
+            w->lkmap = NULL;
     }
     for (int i = 0; i < XM_RMA_RING && !rc; i++)
         if (ring_post(w, i) < 0)

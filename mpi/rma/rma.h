@@ -46,6 +46,11 @@ struct xm_win {
     int own_base;    /* ALLOCATE from malloc: free at Win_free */
     uint64_t *raddr;        /* per rank: its base address (Win_create: CMA target) */
     unsigned char *cma_ok;  /* per rank: 0 untried, 1 CMA works, 2 not; NULL = off */
+    /* (issue 21) Win_create inside one node with CMA: a node-shared page of lock words
+     * (one per rank, 64 bytes apart) so the accumulate family runs at the origin by
+     * CMA under the target's word, and the target's service takes the same word */
+    char *lkmap;
+    size_t lklen;
     MPI_Errhandler errh;
     char name[MPI_MAX_OBJECT_NAME];
     /* dynamic windows */
@@ -98,6 +103,12 @@ int xm_rma_acc(struct xm_win *w, const void *oaddr, int ocount, MPI_Datatype odt
                int tcount, MPI_Datatype tdt, MPI_Op op, int fetch);
 int xm_rma_cas(struct xm_win *w, const void *oaddr, const void *caddr, void *raddr,
                MPI_Datatype dt, int trank, MPI_Aint tdisp);
+/* (issue 21) node-shared windows, count elements of one predefined basic type at both
+ * ends, rank and epoch checked by the caller: 1 done, 0 take the general path */
+int xm_rma_copy_fast(struct xm_win *w, void *addr, int count, MPI_Datatype dt, int trank,
+                     MPI_Aint tdisp, int put);
+int xm_rma_acc_fast(struct xm_win *w, const void *oaddr, void *raddr, int count,
+                    MPI_Datatype dt, int trank, MPI_Aint tdisp, MPI_Op op);
 
 /* synchronization */
 int xm_rma_fence(struct xm_win *w, int assert);
@@ -141,6 +152,9 @@ int xm_shmwin_acc(struct xm_win *w, const void *obuf, int ocount, const struct x
                   uint64_t tbase, int tcount, const struct xm_dtype *tdt, MPI_Op op);
 int xm_shmwin_cas(struct xm_win *w, const void *obuf, const void *cbuf, void *rbuf,
                   size_t es, int trank, uint64_t tbase);
+/* rank r's accumulate lock word (w->map's or w->lkmap's); holders never wait inside */
+void xm_shmwin_lock(struct xm_win *w, int r);
+void xm_shmwin_unlock(struct xm_win *w, int r);
 
 /* shmwin.c: one mapping of total bytes shared by every rank of c (all on one node),
  * made by rank 0 (O_EXCL|O_NOFOLLOW, random name, 0600), checked and unlinked once all

@@ -109,9 +109,15 @@ void xm_shmwin_copy(struct xm_win *w, int trank, uint64_t tbase, int tcount,
  * and unlock (never wait, never call MPI), so a waiter spins briefly, then yields its
  * CPU to whoever holds it (64 ranks on 2 cores: the holder may be descheduled).  A
  * holder that dies ends the job through the launcher, as any dead rank does. */
+static uint32_t *lock_word(struct xm_win *w, int r)
+{
+    return (uint32_t *)(w->lkmap ? w->lkmap + (size_t)r * 64
+                                 : w->map + w->lock_off + (size_t)r * 64);
+}
+
 static void part_lock(struct xm_win *w, int r)
 {
-    uint32_t *l = (uint32_t *)(w->map + w->lock_off + (size_t)r * 64);
+    uint32_t *l = lock_word(w, r);
     for (int spins = 0;; spins++) {
         uint32_t z = 0;
         if (__atomic_load_n(l, __ATOMIC_RELAXED) == 0 &&
@@ -129,8 +135,17 @@ static void part_lock(struct xm_win *w, int r)
 
 static void part_unlock(struct xm_win *w, int r)
 {
-    uint32_t *l = (uint32_t *)(w->map + w->lock_off + (size_t)r * 64);
-    __atomic_store_n(l, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(lock_word(w, r), 0, __ATOMIC_RELEASE);
+}
+
+void xm_shmwin_lock(struct xm_win *w, int r)
+{
+    part_lock(w, r);
+}
+
+void xm_shmwin_unlock(struct xm_win *w, int r)
+{
+    part_unlock(w, r);
 }
 
 #define ACC_CHUNK 65536
