@@ -24,7 +24,8 @@
  *     put/get as copies, the accumulate family under the target part's lock word, so
  *     they stay atomic against each other and need no progress of the target.
  *     Win_create windows of ranks the shm transport reaches take put/get by CMA
- *     (rma_cma); their accumulates use requests.
+ *     (rma_cma); when all ranks are on this node their accumulate family goes by CMA
+ *     too, under lock words in a small shared page (cma_acc, w->lkmap).
  *   - Every wait goes through xm_wait()/xm_idle() (the engine's idle policy); a dead
  *     peer ends the job there as for p2p.
  */
