@@ -199,7 +199,8 @@ int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
         return werr(w, MPI_ERR_RANK, fn);
     *size = w->sizes[rank];
     *disp_unit = w->units[rank];
-    *(void **)baseptr = xm_win_shared_base(w, rank);
+    /* a rank without memory has no base (as MPICH and Open MPI answer) */
+    *(void **)baseptr = w->sizes[rank] ? xm_win_shared_base(w, rank) : NULL;
     return MPI_SUCCESS;
 }
 

@@ -183,9 +183,12 @@ static void child_outcome(struct xm_req *p, const struct xm_req *c)
     }
 }
 
+unsigned long xm_req_completions;
+
 void xm_req_complete(struct xm_req *r)
 {
     r->done = 1;
+    xm_req_completions++;
     xm_mt.dirty = 1; /* threads: the waiting thread may be asleep (core/mt.h) */
     struct xm_req *p = r->parent;
     if (p && p->kid_done) {

@@ -224,6 +224,9 @@ struct xm_req *xm_req_new(enum xm_req_kind kind);   /* NULL + errno */
 struct xm_req *xm_req_get(MPI_Request h);
 void xm_req_free(struct xm_req *r);
 void xm_req_complete(struct xm_req *r);             /* done = 1, after status is set */
+/* (issue 21) completions so far: lets rma.c skip its scan of every window's posted
+ * receives when nothing completed since the last one (1000 live windows) */
+extern unsigned long xm_req_completions;
 /* Compound requests: p waits for c too (p->kids_due counts it, unless c is complete
  * already: then its outcome is taken now); own = p frees c.  A child's completion
  * hands the parent its status if it is a receive, its error if it has one, its

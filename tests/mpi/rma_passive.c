@@ -14,6 +14,8 @@
  *   3. Allocated window (node-shared): Put/Get/Accumulate/Fetch_and_op of predefined
  *      types take the fast path; results, MPI_REPLACE, MPI_NO_OP, and the error
  *      classes of a range error and of an op the type does not take.
+ *   4. Win_shared_query of a rank with no memory: size 0, base NULL (MPICH's
+ *      rma/win_shared_noncontig_put asserts it).
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -106,6 +108,8 @@ static void passive(int rank, int size)
             MPI_Win_flush(0, win);
             MPI_Send(&v, 1, MPI_LONG, 0, 1, MPI_COMM_WORLD);
             MPI_Win_unlock(0, win);
+            /* rank 0 checked this round before the next put */
+            MPI_Recv(NULL, 0, MPI_BYTE, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         }
         if (rank == 0) {
             long v;
@@ -115,6 +119,7 @@ static void passive(int rank, int size)
             TEST_ASSERT_MSG(mem[8] == v, "after put + fetch_and_op + flush: %ld, want %ld",
                             mem[8], v);
             MPI_Win_unlock(0, win);
+            MPI_Send(NULL, 0, MPI_BYTE, size - 1, 2, MPI_COMM_WORLD);
         }
     }
     MPI_Win_free(&win);
@@ -170,6 +175,26 @@ static void fast(int rank, int size)
     MPI_Win_free(&win);
 }
 
+/* 4. Win_shared_query of a rank that gave no memory answers size 0 and base NULL */
+static void shared_empty(int rank, int size)
+{
+    int *base;
+    MPI_Win win;
+    MPI_Win_allocate_shared(rank % 2 ? 0 : 4 * sizeof(int), sizeof(int), MPI_INFO_NULL,
+                            MPI_COMM_WORLD, &base, &win);
+    for (int i = 0; i < size; i++) {
+        MPI_Aint sz = -1;
+        int du = 0, *b = (int *)&sz;
+        MPI_Win_shared_query(win, i, &sz, &du, &b);
+        if (i % 2)
+            TEST_ASSERT_MSG(sz == 0 && b == NULL, "rank %d: size %ld base %p", i, (long)sz,
+                            (void *)b);
+        else
+            TEST_ASSERT_MSG(sz == 4 * (MPI_Aint)sizeof(int) && b != NULL, "rank %d", i);
+    }
+    MPI_Win_free(&win);
+}
+
 int main(int argc, char **argv)
 {
     int rank, size;
@@ -179,5 +204,14 @@ int main(int argc, char **argv)
     if (size >= 2)
         passive(rank, size);
     fast(rank, size);
+    int node = 0; /* Win_allocate_shared needs every rank on one node */
+    MPI_Comm shm;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shm);
+    int ssize;
+    MPI_Comm_size(shm, &ssize);
+    node = ssize == size;
+    MPI_Comm_free(&shm);
+    if (node)
+        shared_empty(rank, size);
     return test_finish();
 }
