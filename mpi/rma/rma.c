@@ -671,10 +671,15 @@ static int cma_acc(struct xm_win *w, const void *obuf, int ocount, const struct 
 {
     pid_t pid;
     int self;
+    size_t total = (size_t)tcount * tdt->size;
+    if (total == 0)
+        return 1; /* nothing moves (a zero-size type may have no basic type) */
     if (!w->lkmap || !cma_peer(w, trank, &pid, &self))
         return 0;
-    size_t es = XM_DT_SIZE(tdt->basic), chunk = CMA_ACC_CHUNK / es * es;
-    size_t total = (size_t)tcount * tdt->size;
+    size_t es = XM_DT_SIZE(tdt->basic), chunk;
+    if (es == 0)
+        return 0;
+    chunk = CMA_ACC_CHUNK / es * es;
     int combine = op != MPI_REPLACE && op != MPI_NO_OP;
     int ocontig = odt && odt->contig && (MPI_Aint)odt->size == odt->extent;
     long double small[2][32]; /* 512 bytes each, aligned for every basic type */

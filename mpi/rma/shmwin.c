@@ -154,6 +154,8 @@ int xm_shmwin_acc(struct xm_win *w, const void *obuf, int ocount, const struct x
                   void *rbuf, int rcount, const struct xm_dtype *rdt, int trank,
                   uint64_t tbase, int tcount, const struct xm_dtype *tdt, MPI_Op op)
 {
+    if (tcount == 0 || tdt->size == 0)
+        return 0; /* nothing moves (a zero-size type may have no basic type) */
     size_t es = XM_DT_SIZE(tdt->basic), chunk = ACC_CHUNK / es * es;
     int combine = op != MPI_REPLACE && op != MPI_NO_OP;
     int ocontig = odt && odt->contig && (MPI_Aint)odt->size == odt->extent;

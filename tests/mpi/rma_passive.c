@@ -97,6 +97,18 @@ static void passive(int rank, int size)
         MPI_Win_unlock(0, win);
     }
     MPI_Win_fence(0, win);
+    /* a zero-size type: nothing moves, nothing crashes */
+    {
+        MPI_Datatype z;
+        MPI_Type_contiguous(0, MPI_LONG, &z);
+        MPI_Type_commit(&z);
+        long one = 1;
+        MPI_Win_lock(MPI_LOCK_SHARED, (rank + 1) % size, 0, win);
+        MPI_Accumulate(&one, 1, z, (rank + 1) % size, 0, 1, z, MPI_SUM, win);
+        MPI_Win_unlock((rank + 1) % size, win);
+        MPI_Type_free(&z);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
 
     /* 2. put, then a fetching op, one flush: the put is applied at the target */
     for (int round = 0; round < 10; round++) {
