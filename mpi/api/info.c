@@ -247,3 +247,114 @@ int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *valu
     *buflen = (int)n + 1;
     return MPI_SUCCESS;
 }
+
+/* ---- (issue 22, Fortran info) MPI-4.0's MPI_Info_create_env ----------------------------
+ * The keys MPI-4.0 names for the environment of this process, those Loom knows:
+ *   command   argv[0] (argc/argv as given; when argv is NULL, as from Fortran, the
+ *             process' own command line from /proc/self/cmdline)
+ *   argv      the arguments after the command, separated by single blanks
+ *   maxprocs  the size of MPI_COMM_WORLD as the launcher announced it (PMI_SIZE,
+ *             OMPI_COMM_WORLD_SIZE or SLURM_NTASKS; 1 for a singleton)
+ *   host      the host name;  arch  uname's machine;  wdir  the working directory
+ * soft, file and thread_level are not set (nothing in a Loom launch gives them).
+ * Everything is read from the process' environment, never from libmpi's state, so the
+ * object is the same before MPI_Init, in between and after MPI_Finalize (MPI-4.0 lets
+ * it be called at any time).  Values longer than MPI_MAX_INFO_VAL are cut. */
+#include <stdio.h>
+#include <unistd.h>
+#include <sys/utsname.h>
+
+XM_WEAK(MPI_Info_create_env)
+
+/* set key to at most MPI_MAX_INFO_VAL characters of v */
+static int env_set(MPI_Info info, const char *key, const char *v)
+{
+    char cut[MPI_MAX_INFO_VAL + 1];
+    size_t n = strlen(v);
+    if (n > MPI_MAX_INFO_VAL)
+        n = MPI_MAX_INFO_VAL;
+    memcpy(cut, v, n);
+    cut[n] = '\0';
+    return PMPI_Info_set(info, key, cut);
+}
+
+/* the words of argv (or of /proc/self/cmdline) from index 1 on, blank-separated */
+static int env_args(MPI_Info info, int argc, char *argv[])
+{
+    char buf[MPI_MAX_INFO_VAL + 1], cmd[MPI_MAX_INFO_VAL + 1];
+    size_t len = 0;
+    int rc = MPI_SUCCESS;
+    buf[0] = cmd[0] = '\0';
+    if (argv && argc > 0) {
+        if (argv[0])
+            snprintf(cmd, sizeof cmd, "%s", argv[0]);
+        for (int i = 1; i < argc && argv[i] && len < MPI_MAX_INFO_VAL; i++)
+            len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s", i > 1 ? " " : "",
+                                    argv[i]);
+    } else {
+        FILE *f = fopen("/proc/self/cmdline", "r");
+        if (f) {
+            int c, word = 0;
+            size_t clen = 0;
+            while ((c = getc(f)) != EOF) {
+                if (word == 0) {
+                    if (c == '\0')
+                        word = 1;
+                    else if (clen < MPI_MAX_INFO_VAL)
+                        cmd[clen++] = (char)c, cmd[clen] = '\0';
+                } else if (len < MPI_MAX_INFO_VAL) {
+                    buf[len++] = c == '\0' ? ' ' : (char)c;
+                    buf[len] = '\0';
+                }
+            }
+            fclose(f);
+            while (len > 0 && buf[len - 1] == ' ') /* the last word's terminator */
+                buf[--len] = '\0';
+        }
+    }
+    if (len >= sizeof buf)
+        len = sizeof buf - 1;
+    buf[len] = '\0';
+    if (cmd[0])
+        rc = env_set(info, "command", cmd);
+    if (rc == MPI_SUCCESS && buf[0])
+        rc = env_set(info, "argv", buf);
+    return rc;
+}
+
+int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
+{
+    if (!info)
+        return xm_err(NULL, MPI_ERR_ARG, "MPI_Info_create_env");
+    int rc = make(info);
+    if (rc)
+        return xm_err(NULL, rc, "MPI_Info_create_env");
+    rc = env_args(*info, argc, argv);
+    const char *np = NULL;
+    static const char *const sizes[] = {"PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS"};
+    for (size_t i = 0; !np && i < sizeof sizes / sizeof *sizes; i++) {
+        const char *v = getenv(sizes[i]);
+        if (v && *v && strspn(v, "0123456789") == strlen(v) && strlen(v) < 10)
+            np = v;
+    }
+    if (rc == MPI_SUCCESS)
+        rc = env_set(*info, "maxprocs", np ? np : "1");
+    char host[256];
+    if (rc == MPI_SUCCESS && gethostname(host, sizeof host) == 0) {
+        host[sizeof host - 1] = '\0';
+        rc = env_set(*info, "host", host);
+    }
+    struct utsname u;
+    if (rc == MPI_SUCCESS && uname(&u) == 0)
+        rc = env_set(*info, "arch", u.machine);
+    char *wd = rc == MPI_SUCCESS ? getcwd(NULL, 0) : NULL;
+    if (wd) {
+        rc = env_set(*info, "wdir", wd);
+        free(wd);
+    }
+    if (rc != MPI_SUCCESS) {
+        PMPI_Info_free(info);
+        return rc; /* PMPI_Info_set has reported it */
+    }
+    return MPI_SUCCESS;
+}

@@ -1134,4 +1134,6 @@ int xmi_PMPI_Win_free_keyval(int *win_keyval) __attribute__((visibility("hidden"
 int xmi_PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attr_val) __attribute__((visibility("hidden")));
 #define PMPI_Win_delete_attr xmi_PMPI_Win_delete_attr
 int xmi_PMPI_Win_delete_attr(MPI_Win win, int win_keyval) __attribute__((visibility("hidden")));
+#define PMPI_Info_create_env xmi_PMPI_Info_create_env
+int xmi_PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info) __attribute__((visibility("hidden")));
 #endif

@@ -7297,3 +7297,16 @@ int PMPI_Win_delete_attr(MPI_Win win, int win_keyval)
     return xmi_PMPI_Win_delete_attr(win, win_keyval);
 }
 extern __typeof__(PMPI_Win_delete_attr) MPI_Win_delete_attr __attribute__((weak, alias("PMPI_Win_delete_attr")));
+
+XMI_HIDDEN int xmi_PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info);
+int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
+{
+    if (__builtin_expect(xm_mt.on, 0)) {
+        xm_mt_enter();
+        int xm_mt_r = xmi_PMPI_Info_create_env(argc, argv, info);
+        xm_mt_exit();
+        return xm_mt_r;
+    }
+    return xmi_PMPI_Info_create_env(argc, argv, info);
+}
+extern __typeof__(PMPI_Info_create_env) MPI_Info_create_env __attribute__((weak, alias("PMPI_Info_create_env")));

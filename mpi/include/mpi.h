@@ -1635,6 +1635,10 @@ XM_API_(int, Win_free_keyval, (int *win_keyval))
 XM_API_(int, Win_set_attr, (MPI_Win win, int win_keyval, void *attr_val))
 XM_API_(int, Win_delete_attr, (MPI_Win win, int win_keyval))
 /* ---- end of the MPICH-suite fixes --------------------------------------------------- */
+/* ---- (issue 22) Fortran info and generalized requests: MPI-4.0 Info_create_env
+ * (api/info.c) ---- */
+XM_API_(int, Info_create_env, (int argc, char *argv[], MPI_Info *info))
+/* ---- end of Fortran info ------------------------------------------------------------ */
 
 #undef XM_API_
 
