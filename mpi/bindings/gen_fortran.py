@@ -256,7 +256,7 @@ def c_wrapper(ret, name, params, kinds):
     for (ctype, cname, _), k in zip(params, kinds):
         v = 'a_' + cname
         if k == 'drop':
-            callargs.append('NULL')
+            callargs.append('0' if ctype == 'int' else 'NULL')   # (Info_create_env's argc)
             continue
         if k in ('int', 'logical'):
             cparams.append('MPI_Fint *' + v)
@@ -345,6 +345,28 @@ def c_wrapper(ret, name, params, kinds):
             pre.append('if (!s_%s) { rc = MPI_ERR_NO_MEM; goto out; }' % cname)
             callargs.append('s_' + cname)
             post.append('free(s_%s);' % cname)
+        elif k == 'info_str':
+            # (issue 22, Fortran info) an info key or value: leading and trailing blanks
+            # go (MPI-3.1 17.1.5 / MPI-4.0 10), blanks inside stay
+            cparams.append('char *' + v)
+            strlens.append('size_t l_' + cname)
+            decls.append('char *s_%s = NULL;' % cname)
+            pre.append('s_%s = xf_cstr_info(%s, l_%s);' % (cname, v, cname))
+            pre.append('if (!s_%s) { rc = MPI_ERR_NO_MEM; goto out; }' % cname)
+            callargs.append('s_' + cname)
+            post.append('free(s_%s);' % cname)
+        elif k.startswith('fbuflen:'):
+            # (issue 22, Fortran info) MPI_INFO_GET_STRING's buflen counts characters
+            # without C's nul, in and out; 0 (or less) leaves the value alone.  C gets
+            # room for the Fortran variable at most.
+            sv = k.split(':', 1)[1]
+            cparams.append('MPI_Fint *' + v)
+            decls.append('MPI_Fint i_%s = *%s;' % (cname, v))
+            decls.append('int t_%s = i_%s <= 0 ? (int)i_%s : (int)((size_t)i_%s < l_%s ? '
+                         '(size_t)i_%s : l_%s) + 1;' % ((cname,) * 4 + (sv, cname, sv)))
+            callargs.append('&t_' + cname)
+            post.append('if (rc == MPI_SUCCESS && *a_flag) *%s = (MPI_Fint)t_%s - 1;'
+                        % (v, cname))
         elif k == 'string_out':
             cparams.append('char *' + v)
             strlens.append('size_t l_' + cname)
@@ -356,6 +378,9 @@ def c_wrapper(ret, name, params, kinds):
             # leaves the Fortran variable alone when it did not
             found = ' && *a_flag' if any(p[1] == 'flag' and kk == 'logical_out' for p, kk
                                          in zip(params, kinds)) else ''
+            # (issue 22, Fortran info) nor when a Fortran buflen of 0 asked for no value
+            found += ''.join(' && i_%s > 0' % p[1] for p, kk in zip(params, kinds)
+                             if kk == 'fbuflen:' + cname)
             post.append('if (rc == MPI_SUCCESS%s) xf_fstr(%s, l_%s, s_%s);' % (found, v, cname, cname))
             post.append('free(s_%s);' % cname)
         elif k == 'user_fn':
@@ -538,6 +563,60 @@ XF_EXPORT void loomf_pcontrol_(MPI_Fint *level, MPI_Fint *ierror)
 '''
 
 
+# ---- (issue 22, Fortran info and generalized requests) -------------------------------
+C_FINFO = r'''
+/* an info key or value from Fortran: without leading and trailing blanks */
+static char *xf_cstr_info(const char *f, size_t len)
+{
+    while (len > 0 && f[0] == ' ')
+        f++, len--;
+    return xf_cstr(f, len);
+}
+'''
+
+
+def greq_interface(style, procname):
+    """MPI_GREQUEST_START, bound by hand in bindings/fgreq.c (its Fortran callbacks take
+    their arguments by reference): the interface in module mpi (style 'f77'), in
+    mpi_f08's interface to the C layer ('f08c') or mpi_f08's procedure ('f08')."""
+    lines = ['SUBROUTINE %s(query_fn, free_fn, cancel_fn, extra_state, request, ierror)'
+             % procname]
+    if style == 'f77':
+        lines += ['  IMPORT', '  IMPLICIT NONE', '  EXTERNAL :: query_fn, free_fn, cancel_fn']
+    else:
+        if style == 'f08c':
+            lines += ['  IMPORT', '  IMPLICIT NONE']
+        lines += ['  PROCEDURE(MPI_Grequest_query_function) :: query_fn',
+                  '  PROCEDURE(MPI_Grequest_free_function) :: free_fn',
+                  '  PROCEDURE(MPI_Grequest_cancel_function) :: cancel_fn']
+    lines.append('  INTEGER(KIND=MPI_ADDRESS_KIND) :: extra_state')
+    if style == 'f08':
+        lines += ['  TYPE(MPI_Request) :: request',
+                  '  INTEGER, OPTIONAL, INTENT(OUT) :: ierror', '  INTEGER :: ierr_',
+                  '  CALL loomf_grequest_start(query_fn, free_fn, cancel_fn, extra_state, '
+                  'request, ierr_)',
+                  '  IF (PRESENT(ierror)) ierror = ierr_']
+    else:
+        lines += ['  %s :: request' % ('TYPE(MPI_Request)' if style == 'f08c' else 'INTEGER'),
+                  '  INTEGER :: ierror']
+    return lines + ['END SUBROUTINE']
+
+
+def f08_greq_callbacks():
+    """mpi_f08's abstract interfaces of the generalized request callbacks."""
+    return ['    SUBROUTINE MPI_Grequest_query_function(extra_state, status, ierror)',
+            '      IMPORT', '      INTEGER(KIND=MPI_ADDRESS_KIND) :: extra_state',
+            '      TYPE(MPI_Status) :: status', '      INTEGER :: ierror',
+            '    END SUBROUTINE',
+            '    SUBROUTINE MPI_Grequest_free_function(extra_state, ierror)',
+            '      IMPORT', '      INTEGER(KIND=MPI_ADDRESS_KIND) :: extra_state',
+            '      INTEGER :: ierror', '    END SUBROUTINE',
+            '    SUBROUTINE MPI_Grequest_cancel_function(extra_state, complete, ierror)',
+            '      IMPORT', '      INTEGER(KIND=MPI_ADDRESS_KIND) :: extra_state',
+            '      LOGICAL :: complete', '      INTEGER :: ierror', '    END SUBROUTINE']
+# ---- end of Fortran info and generalized requests --------------------------------------
+
+
 # ---- Fortran declarations --------------------------------------------------------------
 def fdecl(kind, ctype, fname, style):
     """Declaration of one dummy argument. style: 'f77' (module mpi interfaces),
@@ -589,7 +668,9 @@ def fdecl(kind, ctype, fname, style):
             return ['TYPE(C_PTR), VALUE :: ' + fname]
         return ['!GCC$ ATTRIBUTES NO_ARG_CHECK :: ' + fname,
                 'TYPE(*), DIMENSION(*) :: ' + fname]
-    if kind in ('string_in', 'string_out'):
+    if kind.startswith('fbuflen:'):   # (issue 22, Fortran info)
+        return ['INTEGER :: ' + fname]
+    if kind in ('string_in', 'string_out', 'info_str'):
         return ['CHARACTER(LEN=*) :: ' + fname]
     if kind == 'user_fn':
         return ['PROCEDURE(MPI_User_function) :: ' + fname if h else 'EXTERNAL :: ' + fname]
@@ -707,7 +788,7 @@ def main():
         bound.append((ret, name, params, kinds))
 
     # ---- C layer
-    c = [C_PROLOGUE % {'strmax': STRMAX}]
+    c = [C_PROLOGUE % {'strmax': STRMAX}, C_FINFO]
     for ret, name, params, kinds in bound:
         c.append('\n/* MPI_%s */\n' % name)
         c.append(c_wrapper(ret, name, params, kinds))
@@ -778,6 +859,7 @@ def main():
           '    END SUBROUTINE']
     for name, obj, val in KEYVAL_FNS:
         m += ['    ' + ln for ln in keyval_interface(name, obj, val, 'f77', 'MPI_' + name.upper())]
+    m += ['    ' + ln for ln in greq_interface('f77', 'MPI_GREQUEST_START')]  # (issue 22)
     for ret, name, params, kinds in bound:
         for ln in f_interface(ret, name, params, kinds, 'f77', 'MPI_' + name.upper()):
             m += wrap_free(ln, '    ')
@@ -841,8 +923,10 @@ def main():
           '    SUBROUTINE MPI_Win_errhandler_function(win, error_code)',
           '      IMPORT', '      TYPE(MPI_Win) :: win', '      INTEGER :: error_code',
           '    END SUBROUTINE',
-          ] + f08_callback_interfaces() + [
+          ] + f08_callback_interfaces() + f08_greq_callbacks() + [
           '  END INTERFACE',
+          '  PUBLIC :: MPI_Grequest_query_function, MPI_Grequest_free_function',
+          '  PUBLIC :: MPI_Grequest_cancel_function',
           '  PUBLIC :: MPI_User_function, MPI_Comm_errhandler_function',
           '  PUBLIC :: MPI_Win_errhandler_function',
           '  PUBLIC :: MPI_Comm_copy_attr_function, MPI_Comm_delete_attr_function',
@@ -866,6 +950,7 @@ def main():
           '    END SUBROUTINE']
     for name, obj, val in KEYVAL_FNS:
         g += ['    ' + ln for ln in keyval_interface(name, obj, val, 'f08c', 'loomf_' + name.lower())]
+    g += ['    ' + ln for ln in greq_interface('f08c', 'loomf_grequest_start')]  # (issue 22)
     g.append('  END INTERFACE')
     for ret, name, params, kinds in bound + [('int', 'Pcontrol', [('int', 'level', '')],
                                                ['int'])]:
@@ -876,7 +961,10 @@ def main():
     for name, obj, val in KEYVAL_FNS:
         g += ['  INTERFACE MPI_%s' % name, '    MODULE PROCEDURE MPI_%s_f08' % name,
               '  END INTERFACE', '  PUBLIC :: MPI_%s, MPI_%s_f08' % (name, name)]
+    g += ['  INTERFACE MPI_Grequest_start', '    MODULE PROCEDURE MPI_Grequest_start_f08',
+          '  END INTERFACE', '  PUBLIC :: MPI_Grequest_start, MPI_Grequest_start_f08']
     g.append('CONTAINS')
+    g += ['  ' + ln for ln in greq_interface('f08', 'MPI_Grequest_start_f08')]  # (issue 22)
     for name, obj, val in KEYVAL_FNS:
         g += ['  ' + ln for ln in keyval_interface(name, obj, val, 'f08', 'MPI_%s_f08' % name)]
     g += sizeof_procs(True)
