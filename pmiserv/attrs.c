@@ -258,7 +258,7 @@ int nodeattrs_put(struct psrv *s, struct client *c, const char *key, const char 
         free(w->na_key);
         w->na_key = NULL;
         if (!w->gone)
-            proto_nodeattr_done(s, w, 0, v, NULL);
+            w->proto->nodeattr_done(s, w, w->na_thrid, 0, v, NULL);
         free(w->na_thrid);
         w->na_thrid = NULL;
     }
@@ -291,8 +291,8 @@ int nodeattrs_tick(struct psrv *s, uint64_t now)
             free(c->na_key);
             c->na_key = NULL;
             if (!c->gone)
-                proto_nodeattr_done(s, c, -1, NULL,
-                                    "timed out waiting for the node attribute");
+                c->proto->nodeattr_done(s, c, c->na_thrid, -1, NULL,
+                                        "timed out waiting for the node attribute");
             free(c->na_thrid);
             c->na_thrid = NULL;
             continue;

@@ -63,7 +63,7 @@ static void answer_all(struct psrv *s, int rc, const char *text)
             continue;
         c->in_fence = false;
         if (!c->gone)
-            proto_fence_done(s, c, rc, text);
+            c->proto->fence_done(s, c, c->fence_thrid, rc, text);
         free(c->fence_thrid);
         c->fence_thrid = NULL;
     }
@@ -198,11 +198,13 @@ void fence_enter(struct psrv *s, struct client *c, const char *thrid)
     struct fence *f = s->fence;
 
     if (tc_failed(f->tc) || s->aborted) {
-        proto_fence_done(s, c, -1, "the job is aborting: an earlier fence failed");
+        c->proto->fence_done(s, c, c->fence_thrid, -1,
+                             "the job is aborting: an earlier fence failed");
         return;
     }
     if (c->in_fence) {
-        proto_fence_done(s, c, -1, "this rank is already in the fence");
+        c->proto->fence_done(s, c, c->fence_thrid, -1,
+                             "this rank is already in the fence");
         return;
     }
     c->in_fence = true;

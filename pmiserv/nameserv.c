@@ -12,6 +12,7 @@
  * NS_MAX_HOST_REQS.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -136,9 +137,24 @@ static void finish(struct psrv *s, struct client *c, int op, int rc, const char 
     rc = over_quota(s, c, rc, &msg);
     c->ns_wait = false;
     if (!c->gone)
-        proto_ns_done(s, c, op, rc, port, msg ? msg : ns_errtext(op, rc));
+        c->proto->ns_done(s, c, c->ns_thrid, op, rc, port,
+                          msg ? msg : ns_errtext(op, rc));
     free(c->ns_thrid);
     c->ns_thrid = NULL;
+}
+
+int ns_check(int op, const char *name, const char *port, const char *noun, char *out,
+             size_t outlen)
+{
+    if (!name || !*name)
+        snprintf(out, outlen, "missing %s", noun);
+    else if (op == NS_PUBLISH && !port)
+        snprintf(out, outlen, "missing port");
+    else if (strlen(name) > PMI_MAX_VALLEN || (port && strlen(port) > PMI_MAX_VALLEN))
+        snprintf(out, outlen, "%s or port longer than 1024 bytes", noun);
+    else
+        return 0;
+    return -1;
 }
 
 static int route(struct psrv *s, int dest, const struct msg *m)

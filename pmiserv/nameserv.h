@@ -13,6 +13,7 @@
 #ifndef LOOM_PMISERV_NAMESERV_H
 #define LOOM_PMISERV_NAMESERV_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct psrv;
@@ -23,6 +24,12 @@ enum ns_op { NS_PUBLISH = 1, NS_UNPUBLISH = 2, NS_LOOKUP = 3 };
 
 struct nameserv *ns_create(struct psrv *s);
 void ns_destroy(struct nameserv *ns);
+/* The checks of a task's request, whatever its protocol: a name (the
+ * protocol's word for it: noun), a port for a publish, both at most
+ * PMI_MAX_VALLEN.  Returns 0, or -1 with the reason (the request gets rc 3)
+ * in out. */
+int ns_check(int op, const char *name, const char *port, const char *noun, char *out,
+             size_t outlen);
 /* Start a request for client c; the reply comes through proto_ns_done(). */
 void ns_request(struct psrv *s, struct client *c, int op, const char *name,
                 const char *port, const char *thrid);

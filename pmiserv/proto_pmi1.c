@@ -31,16 +31,7 @@
 
 typedef int (*pmi1_fn)(struct psrv *s, struct client *c, const struct pmi_msg *m);
 
-static void simple(struct psrv *s, struct client *c, const char *cmd, int rc,
-                   const char *msg)
-{
-    struct pmi_out o;
-    reply_begin(s, c, &o, cmd, s->cur_thrid);
-    pmi_out_addint(&o, "rc", rc);
-    if (rc != 0 && msg)
-        pmi_out_add(&o, "msg", msg);
-    reply_send(s, c, &o);
-}
+#define simple reply_simple /* rc=, and msg= on failure */
 
 static int h_init(struct psrv *s, struct client *c, const struct pmi_msg *m)
 {
@@ -159,10 +150,11 @@ static int h_barrier(struct psrv *s, struct client *c, const struct pmi_msg *m)
     return 0;
 }
 
-void pmi1_fence_done(struct psrv *s, struct client *c, int rc, const char *msg)
+static void fence_done(struct psrv *s, struct client *c, const char *thrid, int rc,
+                       const char *msg)
 {
     struct pmi_out o;
-    reply_begin(s, c, &o, "barrier_out", c->fence_thrid);
+    reply_begin(s, c, &o, "barrier_out", thrid);
     pmi_out_addint(&o, "rc", rc);
     if (rc != 0)
         pmi_out_add(&o, "msg", msg ? msg : "barrier failed");
@@ -176,11 +168,11 @@ static const char *ns_reply_name(int op)
                                 : "lookup_result";
 }
 
-void pmi1_ns_done(struct psrv *s, struct client *c, int op, int rc, const char *port,
-                  const char *msg)
+static void ns_done(struct psrv *s, struct client *c, const char *thrid, int op, int rc,
+                    const char *port, const char *msg)
 {
     struct pmi_out o;
-    reply_begin(s, c, &o, ns_reply_name(op), c->ns_thrid);
+    reply_begin(s, c, &o, ns_reply_name(op), thrid);
     pmi_out_addint(&o, "rc", rc);
     pmi_out_add(&o, "info", rc == 0 ? "ok" : "fail");
     if (rc == 0 && op == NS_LOOKUP)
@@ -194,15 +186,9 @@ static int ns_common(struct psrv *s, struct client *c, const struct pmi_msg *m, 
 {
     const char *name = pmi_msg_get(m, "service");
     const char *port = pmi_msg_get(m, "port");
-    const char *bad = NULL;
+    char bad[96];
 
-    if (!name || !*name)
-        bad = "missing service";
-    else if (op == NS_PUBLISH && !port)
-        bad = "missing port";
-    else if (strlen(name) > PMI_MAX_VALLEN || (port && strlen(port) > PMI_MAX_VALLEN))
-        bad = "service or port longer than 1024 bytes";
-    if (bad) {
+    if (ns_check(op, name, port, "service", bad, sizeof(bad))) {
         struct pmi_out o;
         reply_begin(s, c, &o, ns_reply_name(op), s->cur_thrid);
         pmi_out_add(&o, "rc", "3");
@@ -232,13 +218,13 @@ static int h_lookup(struct psrv *s, struct client *c, const struct pmi_msg *m)
 
 static int h_create_kvs(struct psrv *s, struct client *c, const struct pmi_msg *m)
 {
-    simple(s, c, "newkvs", -1, "create_kvs is not supported by this server");
+    reply_unsupported(s, c, "newkvs", "create_kvs");
     return 0;
 }
 
 static int h_destroy_kvs(struct psrv *s, struct client *c, const struct pmi_msg *m)
 {
-    simple(s, c, "kvs_destroyed", -1, "destroy_kvs is not supported by this server");
+    reply_unsupported(s, c, "kvs_destroyed", "destroy_kvs");
     return 0;
 }
 
@@ -320,7 +306,7 @@ static const struct {
     {"finalize", h_finalize},
 };
 
-int pmi1_dispatch(struct psrv *s, struct client *c, const struct pmi_msg *m)
+static int dispatch(struct psrv *s, struct client *c, const struct pmi_msg *m)
 {
     const char *cmd = pmi_msg_cmd(m);
     bool mcmd = strcmp(m->kv[0].key, "mcmd") == 0;
@@ -340,3 +326,14 @@ int pmi1_dispatch(struct psrv *s, struct client *c, const struct pmi_msg *m)
     reply_send(s, c, &o);
     return 0;
 }
+
+const struct proto_ops proto_pmi1 = {
+    .v = PMI_V1,
+    .errkey = "msg",
+    .framing = " (PMI-1 line)",
+    .parse = pmi_msg_parse_v1,
+    .dispatch = dispatch,
+    .fence_done = fence_done,
+    .ns_done = ns_done,
+    /* no node attributes, no ring in PMI-1 */
+};

@@ -35,16 +35,7 @@
 
 typedef int (*pmi2_fn)(struct psrv *s, struct client *c, const struct pmi_msg *m);
 
-static void simple(struct psrv *s, struct client *c, const char *cmd, int rc,
-                   const char *msg)
-{
-    struct pmi_out o;
-    reply_begin(s, c, &o, cmd, s->cur_thrid);
-    pmi_out_addint(&o, "rc", rc);
-    if (rc != 0 && msg)
-        pmi_out_add(&o, "errmsg", msg);
-    reply_send(s, c, &o);
-}
+#define simple reply_simple /* rc=, and errmsg= on failure */
 
 static void found_reply(struct psrv *s, struct client *c, const char *cmd,
                         const char *thrid, const char *val)
@@ -108,8 +99,7 @@ static int h_connect(struct psrv *s, struct client *c, const struct pmi_msg *m)
 
 static int h_disconnect(struct psrv *s, struct client *c, const struct pmi_msg *m)
 {
-    simple(s, c, "job-disconnect-response", -1,
-           "job-disconnect is not supported by this server");
+    reply_unsupported(s, c, "job-disconnect-response", "job-disconnect");
     return 0;
 }
 
@@ -129,10 +119,11 @@ static int h_fence(struct psrv *s, struct client *c, const struct pmi_msg *m)
     return 0;
 }
 
-void pmi2_fence_done(struct psrv *s, struct client *c, int rc, const char *msg)
+static void fence_done(struct psrv *s, struct client *c, const char *thrid, int rc,
+                       const char *msg)
 {
     struct pmi_out o;
-    reply_begin(s, c, &o, "kvs-fence-response", c->fence_thrid);
+    reply_begin(s, c, &o, "kvs-fence-response", thrid);
     pmi_out_addint(&o, "rc", rc);
     if (rc != 0)
         pmi_out_add(&o, "errmsg", msg ? msg : "fence failed");
@@ -200,15 +191,15 @@ static int h_getnodeattr(struct psrv *s, struct client *c, const struct pmi_msg 
     return 0;
 }
 
-void pmi2_nodeattr_done(struct psrv *s, struct client *c, int rc, const char *val,
-                        const char *msg)
+static void nodeattr_done(struct psrv *s, struct client *c, const char *thrid, int rc,
+                          const char *val, const char *msg)
 {
     if (rc == 0) {
-        found_reply(s, c, "info-getnodeattr-response", c->na_thrid, val);
+        found_reply(s, c, "info-getnodeattr-response", thrid, val);
         return;
     }
     struct pmi_out o;
-    reply_begin(s, c, &o, "info-getnodeattr-response", c->na_thrid);
+    reply_begin(s, c, &o, "info-getnodeattr-response", thrid);
     pmi_out_addint(&o, "rc", rc);
     pmi_out_add(&o, "found", "FALSE");
     pmi_out_add(&o, "errmsg", msg ? msg : "failed");
@@ -233,11 +224,11 @@ static const char *ns_reply_name(int op)
                                 : "name-lookup-response";
 }
 
-void pmi2_ns_done(struct psrv *s, struct client *c, int op, int rc, const char *port,
-                  const char *msg)
+static void ns_done(struct psrv *s, struct client *c, const char *thrid, int op, int rc,
+                    const char *port, const char *msg)
 {
     struct pmi_out o;
-    reply_begin(s, c, &o, ns_reply_name(op), c->ns_thrid);
+    reply_begin(s, c, &o, ns_reply_name(op), thrid);
     pmi_out_addint(&o, "rc", rc);
     if (rc == 0 && op == NS_LOOKUP) {
         pmi_out_add(&o, "value", port ? port : "");
@@ -252,15 +243,9 @@ static int ns_common(struct psrv *s, struct client *c, const struct pmi_msg *m, 
 {
     const char *name = pmi_msg_get(m, "name");
     const char *port = pmi_msg_get(m, "port");
-    const char *bad = NULL;
+    char bad[96];
 
-    if (!name || !*name)
-        bad = "missing name";
-    else if (op == NS_PUBLISH && !port)
-        bad = "missing port";
-    else if (strlen(name) > PMI_MAX_VALLEN || (port && strlen(port) > PMI_MAX_VALLEN))
-        bad = "name or port longer than 1024 bytes";
-    if (bad) {
+    if (ns_check(op, name, port, "name", bad, sizeof(bad))) {
         simple(s, c, ns_reply_name(op), 3, bad);
         return 0;
     }
@@ -318,11 +303,11 @@ static int h_ring(struct psrv *s, struct client *c, const struct pmi_msg *m)
     return 0;
 }
 
-void pmi2_ring_done(struct psrv *s, struct client *c, int rc, int count, const char *left,
-                    const char *right, const char *msg)
+static void ring_done(struct psrv *s, struct client *c, const char *thrid, int rc,
+                      int count, const char *left, const char *right, const char *msg)
 {
     struct pmi_out o;
-    reply_begin(s, c, &o, "ring-response", c->ring_thrid);
+    reply_begin(s, c, &o, "ring-response", thrid);
     pmi_out_addint(&o, "rc", rc);
     if (rc == 0) {
         pmi_out_addint(&o, "ring-count", count);
@@ -382,7 +367,7 @@ static const struct {
     {"finalize", h_finalize},
 };
 
-int pmi2_dispatch(struct psrv *s, struct client *c, const struct pmi_msg *m)
+static int dispatch(struct psrv *s, struct client *c, const struct pmi_msg *m)
 {
     const char *cmd = pmi_msg_cmd(m);
 
@@ -399,3 +384,15 @@ int pmi2_dispatch(struct psrv *s, struct client *c, const struct pmi_msg *m)
     reply_send(s, c, &o);
     return 0;
 }
+
+const struct proto_ops proto_pmi2 = {
+    .v = PMI_V2,
+    .errkey = "errmsg",
+    .framing = " (PMI-2 length field)",
+    .parse = pmi_msg_parse_v2,
+    .dispatch = dispatch,
+    .fence_done = fence_done,
+    .nodeattr_done = nodeattr_done,
+    .ns_done = ns_done,
+    .ring_done = ring_done,
+};

@@ -5,9 +5,17 @@
  *   files and the collective modules (fence, ring, name service, attrs).
  *   Everything here runs on the host's one thread; no callback re-enters.
  *
+ *   Each wire protocol a task may speak over its socket (PMI-1, PMI-2) is
+ *   one struct proto_ops (proto_pmi1.c, proto_pmi2.c), chosen once per
+ *   client when its init names the version (server.c); the core never asks
+ *   which protocol a client speaks, it calls c->proto.  PMIx is not one of
+ *   them: the host serves it itself (pmixsrv/) and uses the core only
+ *   through the host-side services of pmiserv.h (blob collectives, direct
+ *   modex, name service, abort, psrv_client_finalized).
+ *
  *   Deferred replies (fence, ring, name service, node attribute wait) are
  *   recorded on the client with a copy of the request's thrid and answered
- *   later through the proto_*_done() formatters, in the client's protocol.
+ *   later through the *_done operations of c->proto.
  */
 #ifndef LOOM_PMISERV_INT_H
 #define LOOM_PMISERV_INT_H
@@ -52,10 +60,38 @@ enum srv_limit {
     SRV_L_NAMES_BYTES,
 };
 
+struct client;
+struct psrv;
+
+/* One wire protocol: how a request is parsed and dispatched, and how each
+ * kind of deferred answer is worded.  thrid: the request's thread id to
+ * echo (may be NULL).  msg may be NULL when rc == 0.  An operation is NULL
+ * when the protocol has no request that waits for it (PMI-1: node
+ * attributes, ring); the services only park clients whose request asked. */
+struct proto_ops {
+    enum pmi_version v;  /* framing and reply syntax */
+    const char *errkey;  /* reply key of an error text: "msg" or "errmsg" */
+    const char *framing; /* for a framing error: " (PMI-1 line)" */
+    int (*parse)(struct pmi_msg *m, const char *body, size_t len);
+    /* Handle one parsed request: 0, 1 (finalized) or -EPROTO. */
+    int (*dispatch)(struct psrv *s, struct client *c, const struct pmi_msg *m);
+    void (*fence_done)(struct psrv *s, struct client *c, const char *thrid, int rc,
+                       const char *msg);
+    void (*nodeattr_done)(struct psrv *s, struct client *c, const char *thrid, int rc,
+                          const char *val, const char *msg);
+    void (*ns_done)(struct psrv *s, struct client *c, const char *thrid, int op, int rc,
+                    const char *port, const char *msg);
+    void (*ring_done)(struct psrv *s, struct client *c, const char *thrid, int rc,
+                      int count, const char *left, const char *right, const char *msg);
+};
+extern const struct proto_ops proto_pmi1; /* proto_pmi1.c */
+extern const struct proto_ops proto_pmi2; /* proto_pmi2.c */
+
 struct client {
     int idx;
     int rank;
-    enum pmi_version v; /* PMI_V_UNKNOWN until init */
+    enum pmi_version v;            /* PMI_V_UNKNOWN until init: frames as PMI-1 */
+    const struct proto_ops *proto; /* NULL until init (or a first request) */
     bool inited;
     bool finalized;
     bool gone;
@@ -168,16 +204,14 @@ char *srv_escape(char *dst, size_t dstlen, const char *src, size_t srclen);
 void reply_begin(struct psrv *s, struct client *c, struct pmi_out *o, const char *cmd,
                  const char *thrid);
 void reply_send(struct psrv *s, struct client *c, struct pmi_out *o);
-
-/* Deferred completions, formatted in c's protocol (server.c dispatches to
- * proto_pmi1.c / proto_pmi2.c).  msg may be NULL when rc == 0. */
-void proto_fence_done(struct psrv *s, struct client *c, int rc, const char *msg);
-void proto_nodeattr_done(struct psrv *s, struct client *c, int rc, const char *val,
-                         const char *msg);
-void proto_ns_done(struct psrv *s, struct client *c, int op, int rc, const char *port,
-                   const char *msg);
-void proto_ring_done(struct psrv *s, struct client *c, int rc, int count,
-                     const char *left, const char *right, const char *msg);
+/* A reply of cmd with rc, and on failure msg under the protocol's error key
+ * (c->proto->errkey); the thrid echoed is the current request's. */
+void reply_simple(struct psrv *s, struct client *c, const char *cmd, int rc,
+                  const char *msg);
+/* rc=-1 and "<what> is not supported by this server": requests the core
+ * knows but no host serves. */
+void reply_unsupported(struct psrv *s, struct client *c, const char *cmd,
+                       const char *what);
 
 /* Validate and record a put of client c (server.c).  Returns the protocol
  * rc (0 ok) and sets *err to a message for rc != 0.  Limits: key 1..64 B,
@@ -187,20 +221,5 @@ int srv_put(struct psrv *s, struct client *c, const char *key, const char *val, 
             const char **err);
 /* Job attribute value, or NULL when unknown (attrs.c). */
 const char *attrs_job_get(struct psrv *s, const char *key);
-
-/* proto_pmi1.c / proto_pmi2.c: handle one parsed request.
- * Return 0, 1 (finalized) or -EPROTO. */
-int pmi1_dispatch(struct psrv *s, struct client *c, const struct pmi_msg *m);
-int pmi2_dispatch(struct psrv *s, struct client *c, const struct pmi_msg *m);
-void pmi1_fence_done(struct psrv *s, struct client *c, int rc, const char *msg);
-void pmi2_fence_done(struct psrv *s, struct client *c, int rc, const char *msg);
-void pmi1_ns_done(struct psrv *s, struct client *c, int op, int rc, const char *port,
-                  const char *msg);
-void pmi2_ns_done(struct psrv *s, struct client *c, int op, int rc, const char *port,
-                  const char *msg);
-void pmi2_nodeattr_done(struct psrv *s, struct client *c, int rc, const char *val,
-                        const char *msg);
-void pmi2_ring_done(struct psrv *s, struct client *c, int rc, int count, const char *left,
-                    const char *right, const char *msg);
 
 #endif /* LOOM_PMISERV_INT_H */

@@ -90,7 +90,7 @@ void ring_fail(struct psrv *s, int rank, const char *text)
     for (int i = 0; i < s->cfg.local_count; i++) {
         struct client *c = &s->cl[i];
         if (c->in_ring && !c->gone)
-            proto_ring_done(s, c, -1, 0, NULL, NULL, text);
+            c->proto->ring_done(s, c, c->ring_thrid, -1, 0, NULL, NULL, text);
     }
     reset(s);
     srv_abort(s, rank, 1, "%s", text);
@@ -153,7 +153,8 @@ static void down(struct psrv *s, uint32_t offset, const char *left, const char *
         if (i < s->cfg.local_count) {
             struct client *c = &s->cl[i];
             if (!c->gone)
-                proto_ring_done(s, c, 0, (int)acc, myleft, myright, NULL);
+                c->proto->ring_done(s, c, c->ring_thrid, 0, (int)acc, myleft, myright,
+                                    NULL);
         } else if (send_ring(s, MSG_RING_DOWN, s->children[i - s->cfg.local_count], acc,
                              myleft, myright) < 0) {
             char text[128];
@@ -220,11 +221,13 @@ void ring_enter(struct psrv *s, struct client *c, const char *left, const char *
 {
     struct ring *r = s->ring;
     if (r->failed || s->aborted) {
-        proto_ring_done(s, c, -1, 0, NULL, NULL, "the job is aborting");
+        c->proto->ring_done(s, c, c->ring_thrid, -1, 0, NULL, NULL,
+                            "the job is aborting");
         return;
     }
     if (c->in_ring) {
-        proto_ring_done(s, c, -1, 0, NULL, NULL, "this rank is already in the ring");
+        c->proto->ring_done(s, c, c->ring_thrid, -1, 0, NULL, NULL,
+                            "this rank is already in the ring");
         return;
     }
     c->ring_left = srv_strdup(left);

@@ -1,11 +1,12 @@
-/* server.c - the pmiserv facade: client table, framing, protocol detection,
- * dispatch, tracing, client loss, tree message routing, timeouts, abort.
+/* server.c - the pmiserv facade: client table, framing, protocol choice,
+ * tracing, replies, client loss, tree message routing, timeouts, abort,
+ * logging and quotas: what every protocol and every service shares.
  *
  * Contract: see pmiserv.h.  Per client, bytes are buffered until
  * pmi_frame_next() finds a whole request; the first request must be the
- * PMI-1 "cmd=init" line, whose pmi_version (1 or 2) fixes the protocol of
- * that connection.  Requests are then handed to proto_pmi1.c or
- * proto_pmi2.c.
+ * PMI-1 "cmd=init" line, whose pmi_version (1 or 2) picks the client's
+ * protocol table (struct proto_ops: proto_pmi1.c or proto_pmi2.c) once;
+ * every later request and deferred answer of that client goes through it.
  *
  * Notes:
  *   - The server's own allocation failure while taking a request in (buffer,
@@ -301,7 +302,7 @@ void reply_begin(struct psrv *s, struct client *c, struct pmi_out *o, const char
                  const char *thrid)
 {
     (void)s;
-    pmi_out_begin(o, c->v == PMI_V2 ? PMI_V2 : PMI_V1, cmd);
+    pmi_out_begin(o, c->proto ? c->proto->v : PMI_V1, cmd);
     if (thrid)
         pmi_out_add(o, "thrid", thrid);
 }
@@ -349,35 +350,23 @@ void reply_send(struct psrv *s, struct client *c, struct pmi_out *o)
     pmi_out_free(o);
 }
 
-/* ---- deferred completions -------------------------------------------- */
-
-void proto_fence_done(struct psrv *s, struct client *c, int rc, const char *msg)
+void reply_simple(struct psrv *s, struct client *c, const char *cmd, int rc,
+                  const char *msg)
 {
-    if (c->v == PMI_V2)
-        pmi2_fence_done(s, c, rc, msg);
-    else
-        pmi1_fence_done(s, c, rc, msg);
+    struct pmi_out o;
+    reply_begin(s, c, &o, cmd, s->cur_thrid);
+    pmi_out_addint(&o, "rc", rc);
+    if (rc != 0 && msg)
+        pmi_out_add(&o, c->proto ? c->proto->errkey : "msg", msg);
+    reply_send(s, c, &o);
 }
 
-void proto_nodeattr_done(struct psrv *s, struct client *c, int rc, const char *val,
-                         const char *msg)
+void reply_unsupported(struct psrv *s, struct client *c, const char *cmd,
+                       const char *what)
 {
-    pmi2_nodeattr_done(s, c, rc, val, msg);
-}
-
-void proto_ns_done(struct psrv *s, struct client *c, int op, int rc, const char *port,
-                   const char *msg)
-{
-    if (c->v == PMI_V2)
-        pmi2_ns_done(s, c, op, rc, port, msg);
-    else
-        pmi1_ns_done(s, c, op, rc, port, msg);
-}
-
-void proto_ring_done(struct psrv *s, struct client *c, int rc, int count,
-                     const char *left, const char *right, const char *msg)
-{
-    pmi2_ring_done(s, c, rc, count, left, right, msg);
+    char text[128];
+    snprintf(text, sizeof(text), "%s is not supported by this server", what);
+    reply_simple(s, c, cmd, -1, text);
 }
 
 /* ---- shared semantics ------------------------------------------------ */
@@ -644,7 +633,7 @@ static int malformed(struct psrv *s, struct client *c, const char *what)
 
     reply_begin(s, c, &o, "error", NULL);
     pmi_out_add(&o, "rc", "-1");
-    pmi_out_addf(&o, c->v == PMI_V2 ? "errmsg" : "msg", "malformed request: %s", what);
+    pmi_out_addf(&o, c->proto ? c->proto->errkey : "msg", "malformed request: %s", what);
     reply_send(s, c, &o);
     c->bad = true;
     free(c->in);
@@ -670,7 +659,8 @@ static int handle_init(struct psrv *s, struct client *c, const struct pmi_msg *m
         pmi_out_add(&o, "pmi_version", ver == 1 ? "1" : "2");
         pmi_out_add(&o, "pmi_subversion", ver == 1 ? "1" : "0");
         reply_send(s, c, &o); /* the init reply is always a PMI-1 line */
-        c->v = ver == 1 ? PMI_V1 : PMI_V2;
+        c->proto = ver == 1 ? &proto_pmi1 : &proto_pmi2;
+        c->v = c->proto->v;
         c->inited = true;
         srv_log(s, PSRV_LOG_DEBUG, "rank %d speaks PMI-%d", c->rank, ver);
         return 0;
@@ -690,10 +680,7 @@ static int handle_one(struct psrv *s, struct client *c, const char *body, size_t
     int rc;
 
     trace(s, c, "->", body, blen);
-    if (c->v == PMI_V2)
-        rc = pmi_msg_parse_v2(&m, body, blen);
-    else
-        rc = pmi_msg_parse_v1(&m, body, blen);
+    rc = c->proto ? c->proto->parse(&m, body, blen) : pmi_msg_parse_v1(&m, body, blen);
     if (rc == -ENOMEM) { /* the server's failure, not the rank's */
         srv_client_oom(s, c, "is out of memory reading its request");
         return -EPROTO;
@@ -710,16 +697,17 @@ static int handle_one(struct psrv *s, struct client *c, const char *body, size_t
         return malformed(s, c, "empty request");
     }
     s->cur_thrid = pmi_msg_get(&m, "thrid");
-    if (c->v == PMI_V_UNKNOWN) {
+    if (!c->proto) {
         if (strcmp(pmi_msg_cmd(&m), "init") == 0) {
             rc = handle_init(s, c, &m);
             goto out;
         }
         srv_warn(s, c, SRV_W_INIT, "rank %d sent %s before init: assuming PMI-1", c->rank,
                  pmi_msg_cmd(&m));
-        c->v = PMI_V1;
+        c->proto = &proto_pmi1;
+        c->v = c->proto->v;
     }
-    rc = c->v == PMI_V2 ? pmi2_dispatch(s, c, &m) : pmi1_dispatch(s, c, &m);
+    rc = c->proto->dispatch(s, c, &m);
 out:
     s->cur_thrid = NULL;
     pmi_msg_free(&m);
@@ -773,7 +761,7 @@ int psrv_client_input(struct psrv *s, int client, const char *buf, size_t len)
             show[n] = '\0';
             snprintf(what, sizeof(what), "%s%s at \"%s\"",
                      r == -EMSGSIZE ? "request too long" : "bad framing",
-                     c->v == PMI_V2 ? " (PMI-2 length field)" : " (PMI-1 line)", show);
+                     c->proto ? c->proto->framing : proto_pmi1.framing, show);
             return malformed(s, c, what);
         }
         rc = handle_one(s, c, body, blen);
