@@ -172,10 +172,19 @@ const char *attrs_job_get(struct psrv *s, const char *key)
 
 /* ---- node attributes ------------------------------------------------- */
 
+/* A local client parked in info-getnodeattr wait=TRUE. */
+struct na_wait {
+    char *key;         /* the attribute it waits for; NULL: not waiting */
+    char *thrid;       /* its request's thrid, echoed in the answer */
+    uint64_t deadline; /* 0: none */
+};
+
 struct nodeattrs {
     struct strmap *map; /* hash: a task may put thousands */
     char count[16];
-    char *ranks; /* localRanks */
+    char *ranks;       /* localRanks */
+    int nwait;         /* entries of w: cfg.local_count */
+    struct na_wait *w; /* [client index] */
 };
 
 struct nodeattrs *nodeattrs_create(struct psrv *s)
@@ -183,13 +192,17 @@ struct nodeattrs *nodeattrs_create(struct psrv *s)
     struct nodeattrs *na = calloc(1, sizeof(*na));
     size_t cap = (size_t)s->cfg.local_count * 12 + 1;
 
-    if (!na || !(na->ranks = malloc(cap)) || !(na->map = strmap_create())) {
-        if (na)
+    if (!na || !(na->ranks = malloc(cap)) || !(na->map = strmap_create()) ||
+        !(na->w = calloc((size_t)s->cfg.local_count, sizeof(*na->w)))) {
+        if (na) {
             free(na->ranks);
+            strmap_destroy(na->map);
+        }
         free(na);
         errno = ENOMEM;
         return NULL;
     }
+    na->nwait = s->cfg.local_count;
     snprintf(na->count, sizeof(na->count), "%d", s->cfg.local_count);
     size_t len = 0;
     na->ranks[0] = '\0';
@@ -205,6 +218,11 @@ void nodeattrs_destroy(struct nodeattrs *na)
         return;
     strmap_destroy(na->map);
     free(na->ranks);
+    for (int i = 0; i < na->nwait; i++) {
+        free(na->w[i].key);
+        free(na->w[i].thrid);
+    }
+    free(na->w);
     free(na);
 }
 
@@ -252,28 +270,42 @@ int nodeattrs_put(struct psrv *s, struct client *c, const char *key, const char 
     }
     const char *v = strmap_get(na->map, key);
     for (int i = 0; i < s->cfg.local_count; i++) {
-        struct client *w = &s->cl[i];
-        if (!w->na_key || strcmp(w->na_key, key) != 0)
+        struct client *wc = &s->cl[i];
+        struct na_wait *w = &na->w[i];
+        if (!w->key || strcmp(w->key, key) != 0)
             continue;
-        free(w->na_key);
-        w->na_key = NULL;
-        if (!w->gone)
-            w->proto->nodeattr_done(s, w, w->na_thrid, 0, v, NULL);
-        free(w->na_thrid);
-        w->na_thrid = NULL;
+        free(w->key);
+        w->key = NULL;
+        if (!wc->gone)
+            wc->proto->nodeattr_done(s, wc, w->thrid, 0, v, NULL);
+        free(w->thrid);
+        w->thrid = NULL;
     }
     return 0;
 }
 
+bool nodeattrs_waiting(const struct psrv *s, const struct client *c)
+{
+    return s->na->w[c->idx].key != NULL;
+}
+
+void nodeattrs_client_lost(struct psrv *s, struct client *c)
+{
+    struct na_wait *w = &s->na->w[c->idx];
+    free(w->key);
+    w->key = NULL;
+}
+
 int nodeattrs_wait(struct psrv *s, struct client *c, const char *key, const char *thrid)
 {
-    free(c->na_key);
-    free(c->na_thrid);
-    c->na_key = strdup(key);
-    c->na_thrid = srv_strdup(thrid);
-    if (!c->na_key)
+    struct na_wait *w = &s->na->w[c->idx];
+    free(w->key);
+    free(w->thrid);
+    w->key = strdup(key);
+    w->thrid = srv_strdup(thrid);
+    if (!w->key)
         return -ENOMEM;
-    c->na_deadline =
+    w->deadline =
         s->cfg.fence_timeout_ms > 0 ? srv_now(s) + (uint64_t)s->cfg.fence_timeout_ms : 0;
     return 0;
 }
@@ -283,21 +315,22 @@ int nodeattrs_tick(struct psrv *s, uint64_t now)
     int next = -1;
     for (int i = 0; i < s->cfg.local_count; i++) {
         struct client *c = &s->cl[i];
-        if (!c->na_key || c->na_deadline == 0)
+        struct na_wait *w = &s->na->w[i];
+        if (!w->key || w->deadline == 0)
             continue;
-        if (now >= c->na_deadline) {
+        if (now >= w->deadline) {
             srv_warn(s, c, SRV_W_WAIT, "rank %d: gave up waiting for node attribute %s",
-                     c->rank, c->na_key);
-            free(c->na_key);
-            c->na_key = NULL;
+                     c->rank, w->key);
+            free(w->key);
+            w->key = NULL;
             if (!c->gone)
-                c->proto->nodeattr_done(s, c, c->na_thrid, -1, NULL,
+                c->proto->nodeattr_done(s, c, w->thrid, -1, NULL,
                                         "timed out waiting for the node attribute");
-            free(c->na_thrid);
-            c->na_thrid = NULL;
+            free(w->thrid);
+            w->thrid = NULL;
             continue;
         }
-        uint64_t d = c->na_deadline - now;
+        uint64_t d = w->deadline - now;
         int di = d > 0x7fffffff ? 0x7fffffff : (int)d;
         if (next < 0 || di < next)
             next = di;

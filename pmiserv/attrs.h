@@ -31,8 +31,13 @@ int nodeattrs_put(struct psrv *s, struct client *c, const char *key, const char 
 void nodeattrs_usage(const struct psrv *s, int64_t *count, int64_t *bytes);
 /* Value or NULL. */
 const char *nodeattrs_get(struct psrv *s, const char *key);
-/* Park client c until key is put.  0 or -ENOMEM. */
+/* Park client c until key is put (its earlier wait, if any, is dropped).
+ * 0 or -ENOMEM.  The waiters are this file's: one per client index. */
 int nodeattrs_wait(struct psrv *s, struct client *c, const char *key, const char *thrid);
+/* Client c is parked in a wait. */
+bool nodeattrs_waiting(const struct psrv *s, const struct client *c);
+/* Client c hung up: its wait is dropped, never answered. */
+void nodeattrs_client_lost(struct psrv *s, struct client *c);
 /* Expire waits: ms until the next deadline or -1. */
 int nodeattrs_tick(struct psrv *s, uint64_t now);
 

@@ -29,9 +29,17 @@
 #include "psrv_int.h"
 #include "treecoll.h"
 
+/* A local client's part in the current fence. */
+struct fence_wait {
+    bool in;     /* entered, not answered yet */
+    char *thrid; /* its request's thrid, echoed in the answer */
+};
+
 struct fence {
     struct tcoll *tc;
-    int nlocal; /* local ranks in the current fence */
+    int nlocal;           /* local ranks in the current fence */
+    int nwait;            /* entries of w: cfg.local_count */
+    struct fence_wait *w; /* [client index] */
 };
 
 const char *fence_state2str(enum fence_state st)
@@ -59,13 +67,14 @@ static void answer_all(struct psrv *s, int rc, const char *text)
 {
     for (int i = 0; i < s->cfg.local_count; i++) {
         struct client *c = &s->cl[i];
-        if (!c->in_fence)
+        struct fence_wait *w = &s->fence->w[i];
+        if (!w->in)
             continue;
-        c->in_fence = false;
+        w->in = false;
         if (!c->gone)
-            c->proto->fence_done(s, c, c->fence_thrid, rc, text);
-        free(c->fence_thrid);
-        c->fence_thrid = NULL;
+            c->proto->fence_done(s, c, w->thrid, rc, text);
+        free(w->thrid);
+        w->thrid = NULL;
     }
 }
 
@@ -86,7 +95,7 @@ static void describe_local(struct psrv *s, FILE *fp)
     int n = 0;
 
     for (int i = 0; i < s->cfg.local_count; i++) {
-        if (s->cl[i].in_fence)
+        if (s->fence->w[i].in)
             continue;
         if (n == 0)
             fprintf(fp, "; ranks not entered:");
@@ -159,7 +168,10 @@ struct fence *fence_create(struct psrv *s)
 
     if (!f)
         return NULL;
-    if (!(f->tc = tc_create(s, "fence", MSG_FENCE_UP, MSG_FENCE_DOWN, &ops))) {
+    f->nwait = s->cfg.local_count;
+    if (!(f->w = calloc((size_t)f->nwait, sizeof(*f->w))) ||
+        !(f->tc = tc_create(s, "fence", MSG_FENCE_UP, MSG_FENCE_DOWN, &ops))) {
+        free(f->w);
         free(f);
         return NULL;
     }
@@ -171,6 +183,9 @@ void fence_destroy(struct fence *f)
     if (!f)
         return;
     tc_destroy(f->tc);
+    for (int i = 0; i < f->nwait; i++)
+        free(f->w[i].thrid);
+    free(f->w);
     free(f);
 }
 
@@ -196,20 +211,20 @@ void fence_fail(struct psrv *s, int rank, int from_node, const char *text)
 void fence_enter(struct psrv *s, struct client *c, const char *thrid)
 {
     struct fence *f = s->fence;
+    struct fence_wait *w = &f->w[c->idx];
 
     if (tc_failed(f->tc) || s->aborted) {
-        c->proto->fence_done(s, c, c->fence_thrid, -1,
+        c->proto->fence_done(s, c, w->thrid, -1,
                              "the job is aborting: an earlier fence failed");
         return;
     }
-    if (c->in_fence) {
-        c->proto->fence_done(s, c, c->fence_thrid, -1,
-                             "this rank is already in the fence");
+    if (w->in) {
+        c->proto->fence_done(s, c, w->thrid, -1, "this rank is already in the fence");
         return;
     }
-    c->in_fence = true;
-    free(c->fence_thrid);
-    c->fence_thrid = srv_strdup(thrid);
+    w->in = true;
+    free(w->thrid);
+    w->thrid = srv_strdup(thrid);
     f->nlocal++;
     if (!tc_begin(s, f->tc) || f->nlocal < s->cfg.local_count)
         return;
@@ -222,7 +237,7 @@ void fence_client_lost(struct psrv *s, struct client *c)
 {
     char text[160];
 
-    if (fence_state(s->fence) != FENCE_COLLECT || c->in_fence)
+    if (fence_state(s->fence) != FENCE_COLLECT || s->fence->w[c->idx].in)
         return;
     snprintf(text, sizeof(text), "fence %u: rank %d %s before entering it",
              tc_epoch(s->fence->tc), c->rank,

@@ -35,7 +35,18 @@ struct hreq { /* a request of the host (psrv_ns_request) in flight */
     struct hreq *next;
 };
 
+/* A local client's request in flight (at most one per client). */
+struct ns_wait {
+    bool on;           /* waiting for an answer */
+    int op;            /* enum ns_op */
+    uint32_t seq;      /* matches the answer to the request */
+    char *thrid;       /* its request's thrid, echoed in the answer */
+    uint64_t deadline; /* 0: none */
+};
+
 struct nameserv {
+    int nwait;          /* entries of w: cfg.local_count */
+    struct ns_wait *w;  /* [client index] */
     struct strmap *map; /* node 0 only */
     struct hreq *host;  /* host requests waiting for node 0 */
     int nhost;
@@ -48,7 +59,10 @@ struct nameserv *ns_create(struct psrv *s)
     struct nameserv *ns = calloc(1, sizeof(struct nameserv));
     if (!ns)
         return NULL;
-    if (s->cfg.nodeid == 0 && !(ns->map = strmap_create())) {
+    ns->nwait = s->cfg.local_count;
+    if (!(ns->w = calloc((size_t)ns->nwait, sizeof(*ns->w))) ||
+        (s->cfg.nodeid == 0 && !(ns->map = strmap_create()))) {
+        free(ns->w);
         free(ns);
         return NULL;
     }
@@ -69,6 +83,9 @@ void ns_destroy(struct nameserv *ns)
     if (!ns)
         return;
     strmap_destroy(ns->map);
+    for (int i = 0; i < ns->nwait; i++)
+        free(ns->w[i].thrid);
+    free(ns->w);
     while (ns->host) {
         struct hreq *h = ns->host;
         ns->host = h->next;
@@ -134,13 +151,13 @@ static int over_quota(struct psrv *s, struct client *c, int rc, const char **msg
 static void finish(struct psrv *s, struct client *c, int op, int rc, const char *port,
                    const char *msg)
 {
+    struct ns_wait *w = &s->ns->w[c->idx];
     rc = over_quota(s, c, rc, &msg);
-    c->ns_wait = false;
+    w->on = false;
     if (!c->gone)
-        c->proto->ns_done(s, c, c->ns_thrid, op, rc, port,
-                          msg ? msg : ns_errtext(op, rc));
-    free(c->ns_thrid);
-    c->ns_thrid = NULL;
+        c->proto->ns_done(s, c, w->thrid, op, rc, port, msg ? msg : ns_errtext(op, rc));
+    free(w->thrid);
+    w->thrid = NULL;
 }
 
 int ns_check(int op, const char *name, const char *port, const char *noun, char *out,
@@ -168,11 +185,12 @@ static int route(struct psrv *s, int dest, const struct msg *m)
 void ns_request(struct psrv *s, struct client *c, int op, const char *name,
                 const char *port, const char *thrid)
 {
-    free(c->ns_thrid);
-    c->ns_thrid = srv_strdup(thrid);
-    c->ns_wait = true;
-    c->ns_op = op;
-    c->ns_seq++;
+    struct ns_wait *w = &s->ns->w[c->idx];
+    free(w->thrid);
+    w->thrid = srv_strdup(thrid);
+    w->on = true;
+    w->op = op;
+    w->seq++;
     if (s->cfg.nodeid == 0) {
         const char *out;
         int rc = ns_apply(s->ns, op, name, port ? port : "", &out);
@@ -183,7 +201,7 @@ void ns_request(struct psrv *s, struct client *c, int op, const char *name,
     pack_init(&p);
     pack_u8(&p, (uint8_t)op);
     pack_i32(&p, c->idx);
-    pack_u32(&p, c->ns_seq);
+    pack_u32(&p, w->seq);
     pack_str(&p, name);
     pack_str(&p, port ? port : "");
     struct msg m = {.type = MSG_NS_REQ,
@@ -198,7 +216,7 @@ void ns_request(struct psrv *s, struct client *c, int op, const char *name,
         finish(s, c, op, 14, NULL, "cannot reach the name service on node 0");
         return;
     }
-    c->ns_deadline =
+    w->deadline =
         s->cfg.fence_timeout_ms > 0 ? srv_now(s) + (uint64_t)s->cfg.fence_timeout_ms : 0;
 }
 
@@ -276,7 +294,8 @@ static int on_resp(struct psrv *s, const struct msg *m)
         return 0;
     }
     struct client *c = &s->cl[client];
-    if (c->ns_wait && c->ns_seq == seq && c->ns_op == op)
+    struct ns_wait *w = &s->ns->w[client];
+    if (w->on && w->seq == seq && w->op == op)
         finish(s, c, op, prc, prc == 0 && op == NS_LOOKUP ? port : NULL, NULL);
     else
         srv_log(s, PSRV_LOG_DEBUG, "name service: late answer for client %d dropped",
@@ -352,6 +371,11 @@ int psrv_ns_request(struct psrv *s, uint64_t id, int op, const char *name,
     return 0;
 }
 
+void ns_client_lost(struct psrv *s, struct client *c)
+{
+    s->ns->w[c->idx].on = false;
+}
+
 int ns_tick(struct psrv *s, uint64_t now)
 {
     int next = -1;
@@ -375,13 +399,14 @@ int ns_tick(struct psrv *s, uint64_t now)
     }
     for (int i = 0; i < s->cfg.local_count; i++) {
         struct client *c = &s->cl[i];
-        if (!c->ns_wait || c->ns_deadline == 0)
+        struct ns_wait *w = &s->ns->w[i];
+        if (!w->on || w->deadline == 0)
             continue;
-        if (now >= c->ns_deadline) {
-            finish(s, c, c->ns_op, 14, NULL, "name service request timed out");
+        if (now >= w->deadline) {
+            finish(s, c, w->op, 14, NULL, "name service request timed out");
             continue;
         }
-        uint64_t d = c->ns_deadline - now;
+        uint64_t d = w->deadline - now;
         int di = d > 0x7fffffff ? 0x7fffffff : (int)d;
         if (next < 0 || di < next)
             next = di;

@@ -33,6 +33,9 @@ int ns_check(int op, const char *name, const char *port, const char *noun, char 
 /* Start a request for client c; the reply comes through proto_ns_done(). */
 void ns_request(struct psrv *s, struct client *c, int op, const char *name,
                 const char *port, const char *thrid);
+/* Client c hung up: its request in flight is never answered (a late
+ * answer from node 0 is dropped). */
+void ns_client_lost(struct psrv *s, struct client *c);
 /* MSG_NS_REQ / MSG_NS_RESP: 0 or -EPROTO. */
 int ns_tree_input(struct psrv *s, const struct msg *m);
 int ns_tick(struct psrv *s, uint64_t now);

@@ -181,7 +181,7 @@ static int h_getnodeattr(struct psrv *s, struct client *c, const struct pmi_msg 
         found_reply(s, c, "info-getnodeattr-response", s->cur_thrid, val);
         return 0;
     }
-    if (c->na_key) {
+    if (nodeattrs_waiting(s, c)) {
         simple(s, c, "info-getnodeattr-response", -1,
                "this rank is already waiting for a node attribute");
         return 0;

@@ -14,8 +14,11 @@
  *   modex, name service, abort, psrv_client_finalized).
  *
  *   Deferred replies (fence, ring, name service, node attribute wait) are
- *   recorded on the client with a copy of the request's thrid and answered
- *   later through the *_done operations of c->proto.
+ *   recorded by their service, in its own per-client table (indexed by
+ *   client->idx) with a copy of the request's thrid, and answered later
+ *   through the *_done operations of c->proto.  struct client keeps what
+ *   every request needs: identity, protocol, lifecycle, input buffer,
+ *   quotas and warning counts.
  */
 #ifndef LOOM_PMISERV_INT_H
 #define LOOM_PMISERV_INT_H
@@ -96,25 +99,12 @@ struct client {
     bool finalized;
     bool gone;
     bool dead; /* gone without finalize */
+    bool bad;  /* sent a malformed request: ignored from now on */
     char *in;  /* bytes not yet framed */
     size_t inlen, incap;
 
-    bool in_fence; /* waiting in the current fence */
-    char *fence_thrid;
-
-    char *na_key; /* info-getnodeattr wait=TRUE outstanding */
-    char *na_thrid;
-    uint64_t na_deadline;
-
-    bool ns_wait; /* name service request outstanding */
-    int ns_op;
-    uint32_t ns_seq;
-    char *ns_thrid;
-    uint64_t ns_deadline;
-
-    bool in_ring; /* PMIX_Ring request outstanding */
-    char *ring_left, *ring_right;
-    char *ring_thrid;
+    /* Waiting state lives in each service, indexed by idx (fence.c,
+     * attrs.c, nameserv.c, ring.c, blob.c); only spawn's is still here. */
 
     struct spawn_req *spawn_build; /* PMI-1 mcmd=spawn blocks so far */
     bool spawn_wait;               /* spawn handed to the host, unanswered */
@@ -122,7 +112,6 @@ struct client {
     char *spawn_thrid;
     int spawn_skip;      /* PMI-1 blocks of a refused request still to come */
     char spawn_err[256]; /* ... and the reason they get after the last */
-    bool bad;         /* sent a malformed request: ignored from now on */
 
     int64_t kvs_keys, kvs_bytes; /* this rank's KVS charge (quotas) */
     int64_t warns[SRV_W_KINDS];  /* warnings of each kind (rate limit) */

@@ -18,7 +18,16 @@ struct contrib {
     char *left, *right;
 };
 
+/* A local client's contribution to the current ring. */
+struct ring_wait {
+    bool in; /* entered, not answered yet */
+    char *left, *right;
+    char *thrid; /* its request's thrid, echoed in the answer */
+};
+
 struct ring {
+    int nwait;           /* entries of w: cfg.local_count */
+    struct ring_wait *w; /* [client index] */
     uint32_t epoch;
     bool active, up_sent, failed;
     int nlocal;
@@ -35,12 +44,16 @@ struct ring *ring_create(struct psrv *s)
     if (!r)
         return NULL;
     r->child = calloc(s->nchildren ? s->nchildren : 1, sizeof(*r->child));
-    if (!r->child) {
+    r->w = calloc((size_t)s->cfg.local_count, sizeof(*r->w));
+    if (!r->child || !r->w) {
+        free(r->child);
+        free(r->w);
         free(r);
         errno = ENOMEM;
         return NULL;
     }
     r->nchildren = s->nchildren;
+    r->nwait = s->cfg.local_count;
     return r;
 }
 
@@ -51,13 +64,24 @@ static void clear_child(struct contrib *c)
     memset(c, 0, sizeof(*c));
 }
 
+static void clear_wait(struct ring_wait *w)
+{
+    free(w->left);
+    free(w->right);
+    free(w->thrid);
+    memset(w, 0, sizeof(*w));
+}
+
 void ring_destroy(struct ring *r)
 {
     if (!r)
         return;
     for (int i = 0; i < r->nchildren; i++)
         clear_child(&r->child[i]);
+    for (int i = 0; i < r->nwait; i++)
+        clear_wait(&r->w[i]);
     free(r->child);
+    free(r->w);
     free(r);
 }
 
@@ -66,14 +90,8 @@ static void reset(struct psrv *s)
     struct ring *r = s->ring;
     for (int i = 0; i < s->nchildren; i++)
         clear_child(&r->child[i]);
-    for (int i = 0; i < s->cfg.local_count; i++) {
-        struct client *c = &s->cl[i];
-        c->in_ring = false;
-        free(c->ring_left);
-        free(c->ring_right);
-        free(c->ring_thrid);
-        c->ring_left = c->ring_right = c->ring_thrid = NULL;
-    }
+    for (int i = 0; i < s->cfg.local_count; i++)
+        clear_wait(&r->w[i]);
     r->active = r->up_sent = r->armed = false;
     r->nlocal = r->nchild_in = 0;
 }
@@ -89,8 +107,8 @@ void ring_fail(struct psrv *s, int rank, const char *text)
     srv_log(s, PSRV_LOG_DEBUG, "ring failed: %s", text);
     for (int i = 0; i < s->cfg.local_count; i++) {
         struct client *c = &s->cl[i];
-        if (c->in_ring && !c->gone)
-            c->proto->ring_done(s, c, c->ring_thrid, -1, 0, NULL, NULL, text);
+        if (r->w[i].in && !c->gone)
+            c->proto->ring_done(s, c, r->w[i].thrid, -1, 0, NULL, NULL, text);
     }
     reset(s);
     srv_abort(s, rank, 1, "%s", text);
@@ -122,8 +140,8 @@ static void contrib_at(struct psrv *s, int i, uint32_t *count, const char **l,
 {
     if (i < s->cfg.local_count) {
         *count = 1;
-        *l = s->cl[i].ring_left;
-        *rt = s->cl[i].ring_right;
+        *l = s->ring->w[i].left;
+        *rt = s->ring->w[i].right;
     } else {
         struct contrib *c = &s->ring->child[i - s->cfg.local_count];
         *count = c->count;
@@ -153,8 +171,8 @@ static void down(struct psrv *s, uint32_t offset, const char *left, const char *
         if (i < s->cfg.local_count) {
             struct client *c = &s->cl[i];
             if (!c->gone)
-                c->proto->ring_done(s, c, c->ring_thrid, 0, (int)acc, myleft, myright,
-                                    NULL);
+                c->proto->ring_done(s, c, s->ring->w[i].thrid, 0, (int)acc, myleft,
+                                    myright, NULL);
         } else if (send_ring(s, MSG_RING_DOWN, s->children[i - s->cfg.local_count], acc,
                              myleft, myright) < 0) {
             char text[128];
@@ -220,20 +238,20 @@ void ring_enter(struct psrv *s, struct client *c, const char *left, const char *
                 const char *thrid)
 {
     struct ring *r = s->ring;
+    struct ring_wait *w = &r->w[c->idx];
     if (r->failed || s->aborted) {
-        c->proto->ring_done(s, c, c->ring_thrid, -1, 0, NULL, NULL,
-                            "the job is aborting");
+        c->proto->ring_done(s, c, w->thrid, -1, 0, NULL, NULL, "the job is aborting");
         return;
     }
-    if (c->in_ring) {
-        c->proto->ring_done(s, c, c->ring_thrid, -1, 0, NULL, NULL,
+    if (w->in) {
+        c->proto->ring_done(s, c, w->thrid, -1, 0, NULL, NULL,
                             "this rank is already in the ring");
         return;
     }
-    c->ring_left = srv_strdup(left);
-    c->ring_right = srv_strdup(right);
-    c->ring_thrid = srv_strdup(thrid);
-    c->in_ring = true;
+    w->left = srv_strdup(left);
+    w->right = srv_strdup(right);
+    w->thrid = srv_strdup(thrid);
+    w->in = true;
     r->nlocal++;
     if (!start(s))
         return;
@@ -243,7 +261,7 @@ void ring_enter(struct psrv *s, struct client *c, const char *left, const char *
 void ring_client_lost(struct psrv *s, struct client *c)
 {
     char text[128];
-    if (!s->ring->active || c->in_ring)
+    if (!s->ring->active || s->ring->w[c->idx].in)
         return;
     snprintf(text, sizeof(text), "ring %u: rank %d %s before entering it", s->ring->epoch,
              c->rank, c->finalized ? "already finalized" : "exited without finalize");

@@ -7,6 +7,9 @@
  * PMI-1 "cmd=init" line, whose pmi_version (1 or 2) picks the client's
  * protocol table (struct proto_ops: proto_pmi1.c or proto_pmi2.c) once;
  * every later request and deferred answer of that client goes through it.
+ * A request that must wait (fence, ring, name service, node attribute,
+ * blob collective) waits in its service's own table, indexed by client;
+ * this file only tells the services when a client is lost.
  *
  * Notes:
  *   - The server's own allocation failure while taking a request in (buffer,
@@ -594,13 +597,6 @@ void psrv_destroy(struct psrv *s)
         for (int i = 0; i < s->cfg.local_count; i++) {
             struct client *c = &s->cl[i];
             free(c->in);
-            free(c->fence_thrid);
-            free(c->na_key);
-            free(c->na_thrid);
-            free(c->ns_thrid);
-            free(c->ring_left);
-            free(c->ring_right);
-            free(c->ring_thrid);
             free(c->spawn_thrid);
             spawn_req_free(c->spawn_build);
         }
@@ -793,9 +789,8 @@ static void client_lost(struct psrv *s, struct client *c)
         srv_log(s, c->inited ? PSRV_LOG_WARN : PSRV_LOG_INFO,
                 "rank %d hung up without PMI finalize", c->rank);
     }
-    free(c->na_key);
-    c->na_key = NULL;
-    c->ns_wait = false;
+    nodeattrs_client_lost(s, c);
+    ns_client_lost(s, c);
     spawn_client_lost(s, c);
     if (c->dead) {
         fence_client_lost(s, c);
