@@ -1,5 +1,6 @@
 /* attrs.c - job attributes (PMI_process_mapping in MPICH's grammar,
- * universeSize, PMI_hwloc_xmlfile) and node attributes with waiters.
+ * universeSize, PMI_hwloc_xmlfile) and node attributes with their waiters
+ * (struct na_wait, one per client).
  *
  * Contract: see attrs.h and psrv_process_mapping() in pmiserv.h.
  *

@@ -1,6 +1,7 @@
 /* fence.c - the KVS fence: local ranks enter, their puts go around the tree
  * as one blob per node (treecoll.c), the concatenation is committed on every
- * node and the ranks are answered.
+ * node and the ranks are answered.  Owns the table of local ranks waiting
+ * in the fence (struct fence_wait, one per client).
  *
  * Contract: see fence.h.
  *

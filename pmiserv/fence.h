@@ -39,7 +39,7 @@ struct fence *fence_create(struct psrv *s);
 void fence_destroy(struct fence *f);
 
 /* Client c entered the fence (thrid to echo may be NULL).  The reply comes
- * later, through proto_fence_done(), or at once on failure. */
+ * later, through c->proto->fence_done, or at once on failure. */
 void fence_enter(struct psrv *s, struct client *c, const char *thrid);
 /* Client c is gone without finalize (or finalized): fails a fence that
  * still needs it. */

@@ -1,4 +1,6 @@
-/* nameserv.c - the job's name service (see nameserv.h).
+/* nameserv.c - the job's name service (see nameserv.h), the checks of a
+ * task's request for both protocols (ns_check), and the local ranks'
+ * requests in flight (struct ns_wait, one per client).
  *
  * Payloads: NS_REQ = u8 op, i32 client, u32 seq, str name, str port;
  *           NS_RESP = u8 op, i32 client, u32 seq, i32 rc, str port.

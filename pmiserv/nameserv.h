@@ -30,7 +30,7 @@ void ns_destroy(struct nameserv *ns);
  * in out. */
 int ns_check(int op, const char *name, const char *port, const char *noun, char *out,
              size_t outlen);
-/* Start a request for client c; the reply comes through proto_ns_done(). */
+/* Start a request for client c; the reply comes through c->proto->ns_done. */
 void ns_request(struct psrv *s, struct client *c, int op, const char *name,
                 const char *port, const char *thrid);
 /* Client c hung up: its request in flight is never answered (a late

@@ -1,4 +1,5 @@
-/* proto_pmi1.c - PMI-1 ("simple PMI" 1.1) request handlers.
+/* proto_pmi1.c - PMI-1 ("simple PMI" 1.1): struct proto_ops proto_pmi1,
+ * its request handlers and the wording of its deferred answers.
  *
  * Contract: a table of {command, handler}; every request gets exactly one
  * reply line (abort: none; barrier_in and the name service: later), with

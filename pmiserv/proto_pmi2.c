@@ -1,4 +1,5 @@
-/* proto_pmi2.c - PMI-2 (2.0) request handlers.
+/* proto_pmi2.c - PMI-2 (2.0): struct proto_ops proto_pmi2, its request
+ * handlers and the wording of its deferred answers.
  *
  * Contract: a table of {command, handler}; every request gets one
  * "<cmd>-response" record with rc= (abort: none; kvs-fence, ring, name

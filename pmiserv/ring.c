@@ -1,4 +1,5 @@
-/* ring.c - PMIX_Ring scan over the k-ary node tree (see ring.h).
+/* ring.c - PMIX_Ring scan over the k-ary node tree (see ring.h), and the
+ * table of local ranks waiting in it (struct ring_wait, one per client).
  *
  * Payload of RING_UP and RING_DOWN: u32 count, str left, str right.
  */
