@@ -234,13 +234,14 @@ static int h_spawn(struct psrv *s, struct client *c, const struct pmi_msg *m)
 {
     char err[256];
     int tot, sofar;
+    struct spawn_wait *w = spawn_wait_of(s, c);
 
-    if (c->spawn_skip > 0) { /* the rest of a refused request: one reply at its end */
-        if (--c->spawn_skip == 0)
-            spawn_reply_error(s, c, NULL, -1, c->spawn_err);
+    if (w->skip > 0) { /* the rest of a refused request: one reply at its end */
+        if (--w->skip == 0)
+            spawn_reply_error(s, c, NULL, -1, w->err);
         return 0;
     }
-    int rc = spawn_add_v1_block(&c->spawn_build, m, err, sizeof(err));
+    int rc = spawn_add_v1_block(&w->build, m, err, sizeof(err));
     if (rc == 0)
         return 0; /* more blocks follow */
     if (rc < 0) {
@@ -250,15 +251,15 @@ static int h_spawn(struct psrv *s, struct client *c, const struct pmi_msg *m)
         if (pmi_msg_get_int(m, "totspawns", &tot) == 0 &&
             pmi_msg_get_int(m, "spawnssofar", &sofar) == 0 && tot <= PSRV_SPAWN_MAX_CMDS &&
             sofar >= 1 && sofar < tot) {
-            snprintf(c->spawn_err, sizeof(c->spawn_err), "%s", err);
-            c->spawn_skip = tot - sofar;
+            snprintf(w->err, sizeof(w->err), "%s", err);
+            w->skip = tot - sofar;
             return 0;
         }
         spawn_reply_error(s, c, NULL, -1, err);
         return 0;
     }
-    struct spawn_req *r = c->spawn_build;
-    c->spawn_build = NULL;
+    struct spawn_req *r = w->build;
+    w->build = NULL;
     spawn_handle(s, c, r);
     return 0;
 }

@@ -37,7 +37,7 @@ struct kvs;
 struct nodeattrs;
 struct msg;
 struct blobsvc;
-struct spawn_req;
+struct spawnsvc;
 
 /* Kinds of warnings a task can provoke at will: each is rate-limited per
  * client (srv_warn). */
@@ -104,14 +104,7 @@ struct client {
     size_t inlen, incap;
 
     /* Waiting state lives in each service, indexed by idx (fence.c,
-     * attrs.c, nameserv.c, ring.c, blob.c); only spawn's is still here. */
-
-    struct spawn_req *spawn_build; /* PMI-1 mcmd=spawn blocks so far */
-    bool spawn_wait;               /* spawn handed to the host, unanswered */
-    uint64_t spawn_id;
-    char *spawn_thrid;
-    int spawn_skip;      /* PMI-1 blocks of a refused request still to come */
-    char spawn_err[256]; /* ... and the reason they get after the last */
+     * attrs.c, nameserv.c, ring.c, spawn.c). */
 
     int64_t kvs_keys, kvs_bytes; /* this rank's KVS charge (quotas) */
     int64_t warns[SRV_W_KINDS];  /* warnings of each kind (rate limit) */
@@ -147,6 +140,7 @@ struct psrv {
     struct ring *ring;
     struct nameserv *ns;
     struct blobsvc *blob;
+    struct spawnsvc *spawn;
 
     uint64_t spawn_seq; /* ids of spawn requests given to the host */
     const char *cur_thrid; /* thrid of the request being handled, or NULL */

@@ -8,7 +8,7 @@
  * protocol table (struct proto_ops: proto_pmi1.c or proto_pmi2.c) once;
  * every later request and deferred answer of that client goes through it.
  * A request that must wait (fence, ring, name service, node attribute,
- * blob collective) waits in its service's own table, indexed by client;
+ * spawn) waits in its service's own table, indexed by client;
  * this file only tells the services when a client is lost.
  *
  * Notes:
@@ -569,7 +569,8 @@ struct psrv *psrv_create(const struct psrv_config *cfg, const struct psrv_ops *o
     }
     if (!(s->kvs = kvs_create()) || !(s->na = nodeattrs_create(s)) ||
         !(s->fence = fence_create(s)) || !(s->ring = ring_create(s)) ||
-        !(s->ns = ns_create(s)) || !(s->blob = blob_create(s)))
+        !(s->ns = ns_create(s)) || !(s->blob = blob_create(s)) ||
+        !(s->spawn = spawn_create(s)))
         goto nomem;
     kvs_set_limits(s->kvs, s->lim.kvs_keys_per_job, s->lim.kvs_bytes_per_job);
     if (seed_preput(s, cfg) < 0)
@@ -597,8 +598,6 @@ void psrv_destroy(struct psrv *s)
         for (int i = 0; i < s->cfg.local_count; i++) {
             struct client *c = &s->cl[i];
             free(c->in);
-            free(c->spawn_thrid);
-            spawn_req_free(c->spawn_build);
         }
     }
     kvs_destroy(s->kvs);
@@ -607,6 +606,7 @@ void psrv_destroy(struct psrv *s)
     ring_destroy(s->ring);
     ns_destroy(s->ns);
     blob_destroy(s->blob);
+    spawn_destroy(s->spawn);
     free(s->cl);
     free(s->children);
     free(s->jobid);

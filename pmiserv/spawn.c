@@ -1,6 +1,7 @@
 /* spawn.c - dynamic process requests: the PMI-2 "spawn" record and the PMI-1
  * "mcmd=spawn" blocks parsed into one bounded struct spawn_req, handed to the host
- * (ops->spawn), and the one reply each spawning task gets.
+ * (ops->spawn), the one reply each spawning task gets, and the table of each
+ * client's spawn in progress (struct spawn_wait, one per client).
  *
  * Contract: see spawn.h.  Wire (doc/wire.md, "Spawn"):
  *   PMI-2: ncmds, preputcount, ppkeyI/ppvalI, then per command subcmd, maxprocs,
@@ -426,6 +427,41 @@ bad:
 
 /* ---- the server side ---------------------------------------------------- */
 
+struct spawnsvc {
+    int nwait;
+    struct spawn_wait *w; /* [client index] */
+};
+
+struct spawnsvc *spawn_create(struct psrv *s)
+{
+    struct spawnsvc *sp = calloc(1, sizeof(*sp));
+    if (!sp)
+        return NULL;
+    sp->nwait = s->cfg.local_count;
+    if (!(sp->w = calloc((size_t)sp->nwait, sizeof(*sp->w)))) {
+        free(sp);
+        return NULL;
+    }
+    return sp;
+}
+
+void spawn_destroy(struct spawnsvc *sp)
+{
+    if (!sp)
+        return;
+    for (int i = 0; i < sp->nwait; i++) {
+        free(sp->w[i].thrid);
+        spawn_req_free(sp->w[i].build);
+    }
+    free(sp->w);
+    free(sp);
+}
+
+struct spawn_wait *spawn_wait_of(struct psrv *s, struct client *c)
+{
+    return &s->spawn->w[c->idx];
+}
+
 void spawn_reply_error(struct psrv *s, struct client *c, const char *thrid, int rc,
                        const char *msg)
 {
@@ -442,8 +478,9 @@ void spawn_handle(struct psrv *s, struct client *c, struct spawn_req *r)
 {
     char err[256] = "";
     const char *thrid = s->cur_thrid;
+    struct spawn_wait *w = spawn_wait_of(s, c);
 
-    if (c->spawn_wait) {
+    if (w->on) {
         spawn_reply_error(s, c, thrid, -1, "spawn: this task already has a spawn in flight");
         spawn_req_free(r);
         return;
@@ -457,25 +494,25 @@ void spawn_handle(struct psrv *s, struct client *c, struct spawn_req *r)
         return;
     }
     r->pub.rank = c->rank;
-    free(c->spawn_thrid);
-    c->spawn_thrid = thrid ? strdup(thrid) : NULL;
-    if (thrid && !c->spawn_thrid) {
+    free(w->thrid);
+    w->thrid = thrid ? strdup(thrid) : NULL;
+    if (thrid && !w->thrid) {
         spawn_reply_error(s, c, thrid, 2, "spawn: out of memory");
         spawn_req_free(r);
         return;
     }
-    c->spawn_id = ++s->spawn_seq;
-    c->spawn_wait = true;
+    w->id = ++s->spawn_seq;
+    w->on = true;
     srv_log(s, PSRV_LOG_INFO, "rank %d spawns %d process%s (%d command%s, %d preput)",
             c->rank, r->pub.total, r->pub.total == 1 ? "" : "es", r->pub.ncmds,
             r->pub.ncmds == 1 ? "" : "s", r->pub.npreput);
-    int rc = s->ops.spawn(s->arg, c->spawn_id, &r->pub, err, sizeof(err));
+    int rc = s->ops.spawn(s->arg, w->id, &r->pub, err, sizeof(err));
     spawn_req_free(r);
-    if (rc < 0 && c->spawn_wait) {
-        c->spawn_wait = false;
+    if (rc < 0 && w->on) {
+        w->on = false;
         srv_warn(s, c, SRV_W_SPAWN, "rank %d: spawn refused: %s", c->rank,
                  *err ? err : strerror(-rc));
-        spawn_reply_error(s, c, c->spawn_thrid, -1, *err ? err : strerror(-rc));
+        spawn_reply_error(s, c, w->thrid, -1, *err ? err : strerror(-rc));
     }
 }
 
@@ -483,22 +520,25 @@ int psrv_spawn_done(struct psrv *s, uint64_t id, int rc, const char *jobid,
                     const int *errcodes, int n, const char *msg)
 {
     struct client *c = NULL;
+    struct spawn_wait *w = NULL;
     struct pmi_out o;
 
     if (!s)
         return -EINVAL;
     for (int i = 0; i < s->cfg.local_count; i++)
-        if (s->cl[i].spawn_wait && s->cl[i].spawn_id == id)
+        if (s->spawn->w[i].on && s->spawn->w[i].id == id) {
             c = &s->cl[i];
+            w = &s->spawn->w[i];
+        }
     if (!c)
         return -ENOENT;
-    c->spawn_wait = false;
+    w->on = false;
     if (c->gone)
         return -ENOENT;
     if (rc != 0) {
         srv_log(s, PSRV_LOG_WARN, "rank %d: spawn failed: %s", c->rank,
                 msg ? msg : "spawn failed");
-        spawn_reply_error(s, c, c->spawn_thrid, rc, msg);
+        spawn_reply_error(s, c, w->thrid, rc, msg);
         return 0;
     }
     bool v2 = c->v == PMI_V2;
@@ -506,7 +546,7 @@ int psrv_spawn_done(struct psrv *s, uint64_t id, int rc, const char *jobid,
     for (int i = 0; errcodes && i < n; i++)
         if (errcodes[i] != 0)
             zeros = false;
-    reply_begin(s, c, &o, v2 ? "spawn-response" : "spawn_result", c->spawn_thrid);
+    reply_begin(s, c, &o, v2 ? "spawn-response" : "spawn_result", w->thrid);
     pmi_out_add(&o, "rc", "0");
     pmi_out_add(&o, "jobid", jobid ? jobid : "");
     if (n > 0 && (!zeros || n <= ERRCODES_INLINE_MAX)) {
@@ -528,7 +568,7 @@ int psrv_spawn_done(struct psrv *s, uint64_t id, int rc, const char *jobid,
 
 void spawn_client_lost(struct psrv *s, struct client *c)
 {
-    (void)s;
-    spawn_req_free(c->spawn_build);
-    c->spawn_build = NULL;
+    struct spawn_wait *w = spawn_wait_of(s, c);
+    spawn_req_free(w->build);
+    w->build = NULL;
 }

@@ -14,7 +14,9 @@
 #ifndef LOOM_PMISERV_SPAWN_H
 #define LOOM_PMISERV_SPAWN_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "pmi_wire.h"
 #include "pmiserv.h"
@@ -34,6 +36,19 @@ const struct psrv_spawn *spawn_req_view(const struct spawn_req *r);
 void spawn_req_free(struct spawn_req *r);
 
 /* Server side (server.c and the protocol files). */
+/* A client's spawn in progress: spawn.c's table holds one per client. */
+struct spawn_wait {
+    struct spawn_req *build; /* PMI-1 mcmd=spawn blocks so far */
+    bool on;                 /* handed to the host, unanswered */
+    uint64_t id;             /* the host's request id (ops->spawn) */
+    char *thrid;             /* the request's thrid, echoed in the answer */
+    int skip;                /* PMI-1 blocks of a refused request still to come */
+    char err[256];           /* ... and the reason they get after the last */
+};
+struct spawnsvc *spawn_create(struct psrv *s);
+void spawn_destroy(struct spawnsvc *sp);
+/* Client c's entry. */
+struct spawn_wait *spawn_wait_of(struct psrv *s, struct client *c);
 /* Give complete request r (consumed) of client c to the host, or answer it. */
 void spawn_handle(struct psrv *s, struct client *c, struct spawn_req *r);
 /* Answer c's spawn now with an error (either protocol). */
