@@ -134,8 +134,8 @@ def read_header(path):
     decls = re.findall(r'XM_API_\((\w+),\s*(\w+),\s*\((.*?)\)\)\s*\n', nocomment, re.S)
     funcs = []
     for ret, name, args in decls:
-        if name.endswith('_c'):
-            continue  # MPI-4 large-count C bindings: Fortran has no such names
+        # MPI-4 large-count C bindings: no Fortran names of their own, mpi_f08 overloads
+        large = name.endswith('_c')
         args = ' '.join(args.split())
         params = []
         if args != 'void':
@@ -150,7 +150,7 @@ def read_header(path):
                 if dims:
                     ctype = ctype + ' ' + dims
                 params.append((ctype, m.group(2), a))
-        funcs.append((ret, name, args, params))
+        (LARGECOUNT if large else funcs).append((ret, name, args, params))
     defines = {}
     # the first definition wins: later ones in mpi.h sit behind #ifndef guards
     for m in re.finditer(r'^#define\s+(MPI_\w+|XM_\w+)\s+(.*?)\s*$', nocomment, re.M):
@@ -274,9 +274,9 @@ def c_wrapper(ret, name, params, kinds):
             t = {'aint': 'MPI_Aint', 'offset': 'MPI_Offset', 'count': 'MPI_Count'}[k]
             cparams.append('%s *%s' % (t, v))
             callargs.append('*' + v)
-        elif k in ('aint_out', 'offset_out', 'count_out', 'aint_array'):
+        elif k in ('aint_out', 'offset_out', 'count_out', 'aint_array', 'count_array'):
             t = {'aint_out': 'MPI_Aint', 'aint_array': 'MPI_Aint', 'offset_out': 'MPI_Offset',
-                 'count_out': 'MPI_Count'}[k]
+                 'count_out': 'MPI_Count', 'count_array': 'MPI_Count'}[k]
             cparams.append('%s *%s' % (t, v))
             callargs.append(v)
         elif k == 'aint_int':
@@ -433,7 +433,8 @@ def c_wrapper(ret, name, params, kinds):
                      for p in cparams)
     out = ['static %s xf_%s(int pmpi%s)' % (rtype, lname, (', ' + sig) if cparams else ''),
            '{'] + body + ['}']
-    for prefix, pm in (('mpi_', 0), ('pmpi_', 1), ('loomf_', 0)):
+    # loomfp_: mpi_f08's PMPI_X (the Fortran 2008 profiling interface) calls PMPI_X
+    for prefix, pm in (('mpi_', 0), ('pmpi_', 1), ('loomf_', 0), ('loomfp_', 1)):
         ret_kw = '' if rtype == 'void' else 'return '
         out.append('XF_EXPORT %s %s%s_(%s)' % (rtype, prefix, lname, sig))
         out.append('{')
@@ -642,6 +643,8 @@ def fdecl(kind, ctype, fname, style):
         return ['INTEGER(KIND=MPI_OFFSET_KIND) :: ' + fname]
     if kind in ('count', 'count_out'):
         return ['INTEGER(KIND=MPI_COUNT_KIND) :: ' + fname]
+    if kind == 'count_array':
+        return ['INTEGER(KIND=MPI_COUNT_KIND) :: %s(*)' % fname]
     if kind in ('aint_int', 'aint_int_out'):
         return ['INTEGER :: ' + fname]
     if kind.startswith('aint_int_array:'):
@@ -708,11 +711,14 @@ def f_interface(ret, name, params, kinds, style, procname):
     return lines
 
 
-def f08_procedure(ret, name, params, kinds):
+def f08_procedure(ret, name, params, kinds, prefix='MPI', cprefix='loomf'):
+    sect = f08_section_procedure(ret, name, params, kinds, prefix, cprefix)
+    if sect is not None:
+        return sect
     fkinds = [(p, k) for p, k in zip(params, kinds) if k != 'drop']
     names = [p[1] for p, k in fkinds]
     callargs = ['C_LOC(%s)' % p[1] if k == 'choice' else p[1] for p, k in fkinds]
-    pname = 'MPI_%s_f08' % name
+    pname = '%s_%s_f08' % (prefix, name)
     if ret == 'int':
         lines = ['SUBROUTINE %s(%s)' % (pname, ', '.join(names + ['ierror']))]
     else:
@@ -722,14 +728,245 @@ def f08_procedure(ret, name, params, kinds):
     if ret == 'int':
         lines.append('  INTEGER, OPTIONAL, INTENT(OUT) :: ierror')
         lines.append('  INTEGER :: ierr_')
-        lines.append('  CALL loomf_%s(%s)' % (name.lower(), ', '.join(callargs + ['ierr_'])))
+        lines.append('  CALL %s_%s(%s)' % (cprefix, name.lower(), ', '.join(callargs + ['ierr_'])))
         lines.append('  IF (PRESENT(ierror)) ierror = ierr_')
         lines.append('END SUBROUTINE')
     else:
         lines.append('  %s :: res' % FRET[ret])
-        lines.append('  res = loomf_%s(%s)' % (name.lower(), ', '.join(callargs)))
+        lines.append('  res = %s_%s(%s)' % (cprefix, name.lower(), ', '.join(callargs)))
         lines.append('END FUNCTION')
     return lines
+
+
+# ---- mpi_f08 noncontiguous sections (MPI_SUBARRAYS_SUPPORTED; issue 22, fort08) --------
+# A module procedure with choice buffers tests IS_CONTIGUOUS: contiguous buffers take the
+# old path unchanged (C_LOC of the buffer); a noncontiguous section goes to
+# bindings/fsection.c, which returns the first element's address and a derived datatype
+# describing the section in place (count becomes 1).  Which count and datatype describe
+# which buffer (the first pair present wins):
+SECTION_PAIRS = {'sendbuf': [('sendcount', 'sendtype')],
+                 'recvbuf': [('recvcount', 'recvtype')],
+                 'inbuf': [('incount', 'dt'), ('incount', 'datatype')],
+                 'outbuf': [('outcount', 'dt'), ('outcount', 'datatype')],
+                 'origin_addr': [('origin_count', 'origin_datatype')],
+                 'result_addr': [('result_count', 'result_datatype')]}
+# buffers whose count is one block of several (rank-indexed blocks): no single type can
+# describe block i of a section, so a noncontiguous one is MPI_ERR_BUFFER
+SECTION_MULTIBLOCK = re.compile(r'^(I?(Gather|Allgather|Neighbor_allgather)(_init)?:recvbuf|'
+                                r'I?Scatter(_init)?:sendbuf|'
+                                r'I?(Alltoall|Neighbor_alltoall)(_init)?:(send|recv)buf)$')
+# the address of the first element is the right answer (no data is accessed)
+SECTION_ADDR = {('Get_address', 'location')}
+# nonblocking calls whose pending request keeps its own reference on the datatype
+# (core/p2p.c), so the temporary type is freed as soon as the call returns; other
+# nonblocking calls (collectives, split/nonblocking I/O) keep it (see mpi/README.md)
+SECTION_P2P = {'Isend', 'Issend', 'Irsend', 'Ibsend', 'Irecv', 'Imrecv', 'Send_init',
+               'Ssend_init', 'Rsend_init', 'Bsend_init', 'Recv_init'}
+SECTION_ASYNC = re.compile(r'^(I[a-z]\w*|\w+_init|File_i\w+|File_\w+_(begin|end)|R?put|'
+                           r'R?get|R?accumulate|R?get_accumulate|Fetch_and_op|'
+                           r'Compare_and_swap)$', re.I)
+
+
+def section_modes(name, fkinds):
+    """{choice arg: ('map', count, datatype) | ('addr',) | ('bad',)}"""
+    kinds = {p[1]: (p[0], k) for p, k in fkinds}
+    modes, used = {}, {}
+    for (ctype, cname, _), k in fkinds:
+        if k != 'choice':
+            continue
+        if (name, cname) in SECTION_ADDR:
+            modes[cname] = ('addr',)
+            continue
+        modes[cname] = ('bad',)
+        if SECTION_MULTIBLOCK.match('%s:%s' % (name, cname)):
+            continue
+        for cnt, dt in SECTION_PAIRS.get(cname, []) + [('count', 'dt'),
+                                                         ('count', 'datatype')]:
+            if (kinds.get(cnt, ('', ''))[1] in ('int', 'count') and
+                    kinds.get(dt, ('', ''))[1] == 'handle' and 'Datatype' in kinds[dt][0]):
+                modes[cname] = ('map', cnt, dt)
+                used.setdefault(dt, []).append(cname)
+                used.setdefault(cnt, []).append(cname)
+                break
+    # a count or datatype shared by two buffers (reductions): one type cannot describe
+    # two layouts
+    for arg, bufs in used.items():
+        if len(bufs) > 1:
+            for b in bufs:
+                modes[b] = ('bad',)
+    return modes
+
+
+def f08_section_interfaces():
+    """mpi_f08's interfaces to bindings/fsection.c (descriptor-taking BIND(C) helpers)."""
+    return ['    SUBROUTINE loomf_section(buf, count, datatype, addr, newcount, newtype) &',
+            '        BIND(C, NAME="loomf_section_")',
+            '      IMPORT', '      TYPE(*), DIMENSION(..) :: buf',
+            '      INTEGER(KIND=C_LONG_LONG), VALUE :: count',
+            '      TYPE(MPI_Datatype) :: datatype, newtype', '      TYPE(C_PTR) :: addr',
+            '      INTEGER(KIND=C_LONG_LONG) :: newcount', '    END SUBROUTINE',
+            '    SUBROUTINE loomf_section_free(newtype, datatype) &',
+            '        BIND(C, NAME="loomf_section_free_")',
+            '      IMPORT', '      TYPE(MPI_Datatype) :: newtype, datatype', '    END SUBROUTINE',
+            '    SUBROUTINE loomf_section_addr(buf, addr) BIND(C, NAME="loomf_section_addr_")',
+            '      IMPORT', '      TYPE(*), DIMENSION(..) :: buf', '      TYPE(C_PTR) :: addr',
+            '    END SUBROUTINE',
+            '    SUBROUTINE loomf_section_bad(ierror) BIND(C, NAME="loomf_section_bad_")',
+            '      IMPORT', '      INTEGER :: ierror', '    END SUBROUTINE']
+
+
+def f08_section_procedure(ret, name, params, kinds, prefix, cprefix):
+    """The module procedure of a function with choice buffers; None if it has none."""
+    fkinds = [(p, k) for p, k in zip(params, kinds) if k != 'drop']
+    choices = [p[1] for p, k in fkinds if k == 'choice']
+    if not choices or ret != 'int':
+        return None
+    base = name[:-2] if name.endswith('_c') else name   # large-count overloads
+    modes = section_modes(base, fkinds)
+    asyn = bool(SECTION_ASYNC.match(base))
+    keep = asyn and base not in SECTION_P2P and any(
+        k == 'handle_out' and 'Request' in p[0] for p, k in fkinds)
+    keep = keep or base.endswith('_begin')
+    names = [p[1] for p, k in fkinds]
+    pname = '%s_%s_f08' % (prefix, name)
+    cname_ = '%s_%s' % (cprefix, name.lower())
+    lines = ['SUBROUTINE %s(%s)' % (pname, ', '.join(names + ['ierror']))]
+    for (ctype, cname, _), k in fkinds:
+        for d in fdecl(k, ctype, cname, 'f08'):
+            if k == 'choice' and asyn:
+                d = d.replace(', TARGET ::', ', TARGET, ASYNCHRONOUS ::')
+            lines.append('  ' + d)
+    lines += ['  INTEGER, OPTIONAL, INTENT(OUT) :: ierror', '  INTEGER :: ierr_']
+    fast = ['C_LOC(%s)' % n if n in choices else n for n in names]
+    cond = ' .AND. '.join('IS_CONTIGUOUS(%s)' % c for c in choices)
+    slow_args = dict((n, n) for n in names)
+    pre, post = [], []
+    for c in choices:
+        m = modes[c]
+        lines.append('  TYPE(C_PTR) :: p_%s' % c)
+        slow_args[c] = 'p_' + c
+        if m[0] == 'map':
+            cnt, dt = m[1], m[2]
+            ck = dict((p[1], k) for p, k in fkinds)[cnt]
+            lines += ['  INTEGER(KIND=MPI_COUNT_KIND) :: n_%s' % c,
+                      '  TYPE(MPI_Datatype) :: t_%s' % c,
+                      '  %s :: c_%s' % ('INTEGER(KIND=MPI_COUNT_KIND)' if ck == 'count'
+                                        else 'INTEGER', c)]
+            slow_args[cnt] = 'c_' + c
+            slow_args[dt] = 't_' + c
+            conv = ['CALL loomf_section(%s, INT(%s, C_LONG_LONG), %s, p_%s, n_%s, t_%s)'
+                    % (c, cnt, dt, c, c, c), 'c_%s = INT(n_%s, KIND(c_%s))' % (c, c, c)]
+            if len(choices) == 1:   # known to be noncontiguous here
+                pre += ['  ' + x for x in conv]
+                if not keep:
+                    post.append('  CALL loomf_section_free(t_%s, %s)' % (c, dt))
+                continue
+            pre += ['  IF (IS_CONTIGUOUS(%s)) THEN' % c,
+                    '    p_%s = C_LOC(%s)' % (c, c),
+                    '    c_%s = %s' % (c, cnt), '    t_%s = %s' % (c, dt),
+                    '  ELSE'] + ['    ' + x for x in conv] + ['  END IF']
+            if not keep:
+                post.append('  IF (.NOT. IS_CONTIGUOUS(%s)) CALL loomf_section_free(t_%s, %s)'
+                            % (c, c, dt))
+        elif m[0] == 'addr':
+            pre.append('  CALL loomf_section_addr(%s, p_%s)' % (c, c))
+        else:
+            pre += ['  IF (.NOT. IS_CONTIGUOUS(%s)) THEN' % c,
+                    '    CALL loomf_section_bad(ierr_)',
+                    '    IF (PRESENT(ierror)) ierror = ierr_', '    RETURN', '  END IF',
+                    '  p_%s = C_LOC(%s)' % (c, c)]
+    lines += ['  IF (%s) THEN' % cond,
+              '    CALL %s(%s)' % (cname_, ', '.join(fast + ['ierr_'])),
+              '  ELSE']
+    lines += ['  ' + x for x in pre]
+    lines.append('    CALL %s(%s)' % (cname_, ', '.join([slow_args[n] for n in names] +
+                                                      ['ierr_'])))
+    lines += ['  ' + x for x in post]
+    lines += ['  END IF', '  IF (PRESENT(ierror)) ierror = ierr_', 'END SUBROUTINE']
+    return lines
+
+
+# ---- mpi_f08 profiling names (PMPI_X; issue 22, fort08) --------------------------------
+# PMPI_X has MPI_X's generic interface; its module procedure PMPI_X_f08 calls loomfp_x_
+# (the C layer's entry calling PMPI_X), so a tool that defines its own MPI_X reaches the
+# library through PMPI_X.  MPI_PCONTROL has no PMPI_ form in Fortran 2008 here.
+def f08_pmpi_interfaces(bound):
+    g = []
+    for ret, name, params, kinds in bound:
+        for ln in f_interface(ret, name, params, kinds, 'f08c', 'loomfp_' + name.lower()):
+            g += wrap_free(ln, '    ')
+    return g
+
+
+def f08_pmpi_generics(bound):
+    g = []
+    for ret, name, params, kinds in bound:
+        g += ['  INTERFACE PMPI_%s' % name, '    MODULE PROCEDURE PMPI_%s_f08' % name,
+              '  END INTERFACE', '  PUBLIC :: PMPI_%s, PMPI_%s_f08' % (name, name)]
+    return g
+
+
+def f08_pmpi_procedures(bound):
+    g = []
+    for ret, name, params, kinds in bound:
+        for ln in f08_procedure(ret, name, params, kinds, 'PMPI', 'loomfp'):
+            g += wrap_free(ln, '  ')
+    return g
+
+
+# ---- mpi_f08 large-count overloads (MPI-4.0 19.2; issue 22, fort08) ------------------
+# The C functions MPI_X_c (api/largecount*.c) become module procedures MPI_X_f08c (and
+# PMPI_X_f08c) in the generic MPI_X (PMPI_X) of mpi_f08: counts and displacements are
+# INTEGER(KIND=MPI_COUNT_KIND).  The C layer gets mpi_x_c_ / loomf_x_c_ ... like any
+# function; mpif.h and module mpi are unchanged.  An overload whose Fortran arguments
+# would look like the base function's (MPI_COUNT_KIND = MPI_ADDRESS_KIND here) is left
+# out: the generic could not tell them apart.
+LARGECOUNT = []   # (ret, name, args, params) of the _c prototypes, filled by read_header
+LARGECOUNT_RULES = [(re.compile(r'^(const )?MPI_Count \[\]$'), re.compile(r'^\w+$'),
+                     'count_array')]
+
+
+def largecount_bound(bound, rules, argkinds):
+    base = dict((name, (params, kinds)) for ret, name, params, kinds in bound)
+    out, seen = [], set()
+
+    def sig(params, kinds):
+        return [' '.join(fdecl(k, p[0], 'x', 'f08')).replace('MPI_ADDRESS_KIND', 'K8')
+                .replace('MPI_COUNT_KIND', 'K8').replace('MPI_OFFSET_KIND', 'K8')
+                for p, k in zip(params, kinds) if k != 'drop']
+    for ret, name, cargs, params in LARGECOUNT:
+        b = name[:-2]
+        if name in seen or b not in base or params is None or ret != 'int':
+            continue
+        seen.add(name)
+        kinds, why = classify(name, params, LARGECOUNT_RULES + rules, argkinds)
+        if kinds is None or sig(params, kinds) == sig(*base[b]):
+            continue
+        out.append((ret, name, params, kinds))
+    return out
+
+
+def largecount_generics(large):
+    g = []
+    for ret, name, params, kinds in large:
+        b = name[:-2]
+        g += ['  INTERFACE MPI_%s' % b, '    MODULE PROCEDURE MPI_%s_f08c' % b, '  END INTERFACE',
+              '  INTERFACE PMPI_%s' % b, '    MODULE PROCEDURE PMPI_%s_f08c' % b,
+              '  END INTERFACE', '  PUBLIC :: MPI_%s_f08c, PMPI_%s_f08c' % (b, b)]
+    return g
+
+
+def largecount_procedures(large):
+    g = []
+    for ret, name, params, kinds in large:
+        b = name[:-2]
+        for prefix, cprefix in (('MPI', 'loomf'), ('PMPI', 'loomfp')):
+            lines = f08_procedure(ret, name, params, kinds, prefix, cprefix)
+            lines[0] = lines[0].replace('%s_%s_f08(' % (prefix, name),
+                                        '%s_%s_f08c(' % (prefix, b))
+            for ln in lines:
+                g += wrap_free(ln, '  ')
+    return g
 
 
 def wrap_free(line, indent=''):
@@ -787,9 +1024,11 @@ def main():
             continue
         bound.append((ret, name, params, kinds))
 
+    large = largecount_bound(bound, rules, argkinds)
+
     # ---- C layer
     c = [C_PROLOGUE % {'strmax': STRMAX}, C_FINFO]
-    for ret, name, params, kinds in bound:
+    for ret, name, params, kinds in bound + large:
         c.append('\n/* MPI_%s */\n' % name)
         c.append(c_wrapper(ret, name, params, kinds))
     c.append('\n/* no Fortran binding:\n')
@@ -871,7 +1110,7 @@ def main():
          '! ierror is optional, buffers are TYPE(*), DIMENSION(..) (contiguous only).',
          '! Each MPI_X_f08 calls loomf_x_, the C layer of libmpifort (mpi_fortran.c).',
          'MODULE mpi_f08',
-         '  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_LOC, C_INT',
+         '  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_LOC, C_INT, C_LONG_LONG',
          '  IMPLICIT NONE',
          '  PRIVATE',
          '  PUBLIC :: C_PTR']
@@ -891,8 +1130,10 @@ def main():
             g.append('  INTEGER, PARAMETER, PUBLIC :: %s = %d' % (n, v))
     for n, v in extra:
         g.append('  INTEGER, PARAMETER, PUBLIC :: %s = %d' % (n, v))
-    g += ['  LOGICAL, PARAMETER, PUBLIC :: MPI_SUBARRAYS_SUPPORTED = .FALSE.',
-          '  LOGICAL, PARAMETER, PUBLIC :: MPI_ASYNC_PROTECTS_NONBLOCKING = .FALSE.']
+    # noncontiguous sections are described in place (f08_section_procedure); the choice
+    # buffers of nonblocking calls are ASYNCHRONOUS, which gfortran honours (TS 29113)
+    g += ['  LOGICAL, PARAMETER, PUBLIC :: MPI_SUBARRAYS_SUPPORTED = .TRUE.',
+          '  LOGICAL, PARAMETER, PUBLIC :: MPI_ASYNC_PROTECTS_NONBLOCKING = .TRUE.']
     for n, blk, dims in commons:
         if n == 'MPI_STATUS_IGNORE':
             g += ['  TYPE(MPI_Status), PUBLIC, TARGET :: %s' % n]
@@ -943,11 +1184,13 @@ def main():
     g += sizeof_generic()
     # the C layer
     g.append('  INTERFACE')
-    for ret, name, params, kinds in bound:
+    for ret, name, params, kinds in bound + large:
         for ln in f_interface(ret, name, params, kinds, 'f08c', 'loomf_' + name.lower()):
             g += wrap_free(ln, '    ')
     g += ['    SUBROUTINE loomf_pcontrol(level, ierror)', '      INTEGER :: level, ierror',
           '    END SUBROUTINE']
+    g += f08_section_interfaces()
+    g += f08_pmpi_interfaces(bound + large)
     for name, obj, val in KEYVAL_FNS:
         g += ['    ' + ln for ln in keyval_interface(name, obj, val, 'f08c', 'loomf_' + name.lower())]
     g += ['    ' + ln for ln in greq_interface('f08c', 'loomf_grequest_start')]  # (issue 22)
@@ -963,6 +1206,8 @@ def main():
               '  END INTERFACE', '  PUBLIC :: MPI_%s, MPI_%s_f08' % (name, name)]
     g += ['  INTERFACE MPI_Grequest_start', '    MODULE PROCEDURE MPI_Grequest_start_f08',
           '  END INTERFACE', '  PUBLIC :: MPI_Grequest_start, MPI_Grequest_start_f08']
+    g += f08_pmpi_generics(bound)
+    g += largecount_generics(large)
     g.append('CONTAINS')
     g += ['  ' + ln for ln in greq_interface('f08', 'MPI_Grequest_start_f08')]  # (issue 22)
     for name, obj, val in KEYVAL_FNS:
@@ -978,6 +1223,8 @@ def main():
                                                ['int'])]:
         for ln in f08_procedure(ret, name, params, kinds):
             g += wrap_free(ln, '  ')
+    g += f08_pmpi_procedures(bound)
+    g += largecount_procedures(large)
     g.append('END MODULE mpi_f08')
 
     os.makedirs(outdir, exist_ok=True)
@@ -987,8 +1234,8 @@ def main():
         with open(tmp, 'w') as f:
             f.write(''.join(c) if lines is None else '\n'.join(lines) + '\n')
         os.replace(tmp, os.path.join(outdir, fname))
-    print('gen_fortran: %d functions bound, %d without a Fortran binding'
-          % (len(bound) + 1, len(skipped)))
+    print('gen_fortran: %d functions bound, %d without a Fortran binding, %d mpi_f08 '
+          'large-count overloads' % (len(bound) + 1, len(skipped), len(large)))
 
 
 if __name__ == '__main__':
