@@ -352,6 +352,16 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
             dims[k] = t->dims[d];
             per[k++] = t->periods[d];
         }
+    if (k == 0) {
+        /* MPI-3.1 7.5.7: keeping no dimension gives a zero-dimensional Cartesian
+         * topology, i.e. what Cart_create(comm, 0, ...) gives: a grid of one process
+         * (rank 0 of comm), MPI_COMM_NULL at the others (as MPICH does) */
+        int zero = 0;
+        struct xm_topo *sub = cart_new(0, dims, per, c->rank == 0 ? 0 : -1);
+        if (!sub)
+            return xm_err(c, MPI_ERR_NO_MEM, fn);
+        return make_comm(c, &zero, 1, c->rank == 0, sub, newcomm, fn);
+    }
     cart_coords(t, c->rank, mine);
     int *map = malloc((size_t)c->size * sizeof(int)), me = -1;
     if (!map)
