@@ -6,8 +6,7 @@
  *   so that all ranks of the parent stay in step.
  * Intercommunicators (api/intercomm.c) take their own path at the top of Comm_dup,
  *   Comm_split, Comm_create, Comm_group and Comm_size; Comm_dup copies a topology.
- * Comm_idup(_with_info) is nonblocking for intracommunicators (core/idup.c); of an
- *   intercommunicator it completes before it returns (its request is complete).
+ * Comm_idup(_with_info) is nonblocking for intra- and intercommunicators (core/idup.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -168,17 +167,6 @@ static int idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *req, const char *
     if (!newcomm || !req)
         return xm_err(c, MPI_ERR_ARG, fn);
     struct xm_req *r;
-    if (c->inter) { /* blocking, then a complete request */
-        int err = dup(c, newcomm, fn);
-        if (err != MPI_SUCCESS)
-            return err;
-        if (!(r = xm_req_new(XM_REQ_GREQ)))
-            return xm_err(c, MPI_ERR_NO_MEM, fn);
-        xm_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
-        xm_req_complete(r);
-        *req = r->handle;
-        return MPI_SUCCESS;
-    }
     int rc = xm_comm_idup(c, newcomm, &r);
     if (rc < 0)
         return xm_err(c, MPI_ERR_NO_MEM, fn);

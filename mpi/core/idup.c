@@ -19,6 +19,11 @@
  * offer only the upper half of the id space (1024..2047), so a blocking constructor
  * meanwhile always has ids to offer (the lower half), and 1024 communicators made by
  * idup may exist at once.
+ * Intercommunicator parents: the allreduce of an intercommunicator gives each group
+ * the other group's AND, so a round there is two of them: first my offer, then my
+ * offer ANDed with the other group's result; after the second every member of both
+ * groups holds the AND of all offers (zero if anyone offered nothing), and the round
+ * ends as above.  The idup of an intercommunicator is then as nonblocking as any.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -44,6 +49,8 @@ struct agree {
     uint32_t mask[XM_CTX_MASK_WORDS];
     uint32_t offer[XM_CTX_MASK_WORDS];
     uint32_t *ctx_out;       /* only an id is wanted (xm_ctx_agree) */
+    int phase;               /* intercommunicator rounds: 0 first, 1 second allreduce */
+    uint32_t mine[XM_CTX_MASK_WORDS]; /* intercommunicator rounds: what I contribute */
 };
 
 static struct agree *pending;
@@ -87,10 +94,23 @@ static void finish(struct agree *a, int rc, uint32_t ctx)
     *a->newcomm = MPI_COMM_NULL;
     if (rc == 0) {
         int *w = malloc((size_t)(c->size ? c->size : 1) * sizeof(int));
+        int *lw = c->inter ? malloc((size_t)c->local_size * sizeof(int)) : NULL;
         if (w)
             for (int i = 0; i < c->size; i++)
                 w[i] = xm_comm_world_rank(c, i);
-        struct xm_comm *n = w ? xm_comm_new(c->size, w, ctx, c) : NULL;
+        if (lw)
+            memcpy(lw, c->local_w, (size_t)c->local_size * sizeof(int));
+        struct xm_comm *n = w && (lw || !c->inter) ? xm_comm_new(c->size, w, ctx, c) : NULL;
+        if (!n && w && c->inter && !lw)
+            free(w);
+        if (n && c->inter) { /* the same two groups (api/intercomm.c's layout) */
+            n->inter = 1;
+            n->local_size = c->local_size;
+            n->local_w = lw;
+            n->rank = c->rank;
+        } else {
+            free(lw);
+        }
         if (!n) {
             xm_ctx_release(ctx);
             r->status.MPI_ERROR = MPI_ERR_NO_MEM;
@@ -134,16 +154,19 @@ static int round_result(struct agree *a, int err)
 }
 
 static void kid_done(struct xm_req *p, struct xm_req *c);
+static int second_half(struct agree *a);
 
 /* Start rounds until one is in flight or the agreement ended. */
 static void advance(struct agree *a)
 {
     for (;;) {
-        /* free the previous round's allreduce (not in its completion any more) */
-        if (a->req->kid[0]) {
-            xm_req_free(a->req->kid[0]);
-            a->req->kid[0] = NULL;
-        }
+        /* free the previous round's allreduce(s) (not in its completion any more) */
+        for (int i = 0; i < 2; i++)
+            if (a->req->kid[i]) {
+                xm_req_free(a->req->kid[i]);
+                a->req->kid[i] = NULL;
+            }
+        a->phase = 0;
         if (!mask_held && pending == a) {
             xm_ctx_offer(a->offer);
             /* the lower half stays for blocking constructors meanwhile */
@@ -167,8 +190,15 @@ static void advance(struct agree *a)
          * over TCP and failed the idup (MPI_ERR_INTERN). */
         c->coll_seq = a->seq_base + (a->round++ % SEQ_ROUNDS) * ROUND_STRIDE;
         struct xm_req *k = NULL;
-        int rc = xm_icoll_allreduce(MPI_IN_PLACE, a->mask, XM_CTX_MASK_WORDS, MPI_UINT32_T,
+        int rc;
+        if (c->inter) {
+            memcpy(a->mine, a->mask, sizeof(a->mine));
+            rc = xm_inter_allreduce(a->mine, a->mask, XM_CTX_MASK_WORDS, MPI_UINT32_T,
                                     MPI_BAND, c, &k);
+        } else {
+            rc = xm_icoll_allreduce(MPI_IN_PLACE, a->mask, XM_CTX_MASK_WORDS,
+                                    MPI_UINT32_T, MPI_BAND, c, &k);
+        }
         c->coll_seq = save;
         if (rc < 0) {
             round_result(a, 1);
@@ -179,15 +209,60 @@ static void advance(struct agree *a)
             k->parent = a->req; /* kid_done() goes on */
             return;
         }
+        if (c->inter && second_half(a))
+            return;
         if (round_result(a, k->status.MPI_ERROR != MPI_SUCCESS))
             return;
     }
 }
 
+/* An intercommunicator round's first allreduce (kid[0]) completed (a->mask = the
+ * other group's AND): start the second (kid[1]) with my offer ANDed with it.
+ * 1 = the round goes on (or failed and ended); 0 = the round's result is in a->mask
+ * (this was the second one, or it completed at once). */
+static int second_half(struct agree *a)
+{
+    struct xm_req *k = a->req->kid[0];
+    if (a->phase == 1)
+        return 0;
+    if (k->status.MPI_ERROR != MPI_SUCCESS) {
+        round_result(a, 1);
+        return 1;
+    }
+    a->phase = 1;
+    for (int i = 0; i < XM_CTX_MASK_WORDS; i++)
+        a->mine[i] &= a->mask[i];
+    struct xm_comm *c = a->parent;
+    uint32_t save = c->coll_seq;
+    c->coll_seq = a->seq_base + ((a->round - 1) % SEQ_ROUNDS) * ROUND_STRIDE + 1;
+    struct xm_req *k2 = NULL;
+    int rc = xm_inter_allreduce(a->mine, a->mask, XM_CTX_MASK_WORDS, MPI_UINT32_T,
+                                MPI_BAND, c, &k2);
+    c->coll_seq = save;
+    if (rc < 0) {
+        round_result(a, 1);
+        return 1;
+    }
+    a->req->kid[1] = k2;
+    if (!k2->done) {
+        k2->parent = a->req; /* kid_done() goes on */
+        return 1;
+    }
+    if (k2->status.MPI_ERROR != MPI_SUCCESS) {
+        round_result(a, 1);
+        return 1;
+    }
+    return 0;
+}
+
 static void kid_done(struct xm_req *p, struct xm_req *k)
 {
     struct agree *a = p->coll_state;
-    if (!a || round_result(a, k->status.MPI_ERROR != MPI_SUCCESS))
+    if (!a)
+        return;
+    if (a->parent->inter && second_half(a))
+        return;
+    if (round_result(a, k->status.MPI_ERROR != MPI_SUCCESS))
         return;
     advance(a);
 }
@@ -250,7 +325,7 @@ static int agree_start(struct xm_comm *c, MPI_Comm *newcomm, uint32_t *ctx_out,
     a->next = *pp;
     *pp = a;
     *rp = r;
-    if (c->size == 1) {
+    if (c->size == 1 && !c->inter) {
         /* nobody to agree with: any id free and not offered here will do (rounds
          * would complete at once, and while another agreement holds the mask they
          * would spin) */
