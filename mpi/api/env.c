@@ -219,6 +219,15 @@ static int init_common(void)
     snprintf(self_comm.name, sizeof(self_comm.name), "MPI_COMM_SELF");
     xm_g.world = &world_comm;
     xm_g.self = &self_comm;
+    /* Context ids are agreed in rounds (core/idup.c) by every rank as soon as one rank
+     * runs MULTIPLE (its threads may construct at once), by one allreduce otherwise:
+     * the two protocols do not meet, so the job settles which one here (one small
+     * allreduce; Init_thread turned the lock on before init_common). */
+    xm_g.ctx_rounds = xm_mt.on;
+    if (xm_g.size > 1 &&
+        (rc = xm_coll_allreduce(MPI_IN_PLACE, &xm_g.ctx_rounds, 1, MPI_INT, MPI_MAX,
+                                xm_g.world)) < 0)
+        xm_die("agreeing on the thread level: %s", strerror(-rc));
     return MPI_SUCCESS;
 }
 

@@ -26,7 +26,9 @@ static uint32_t ctx_used[XM_NCTX_WORDS] = {7u, [XM_NCTX_WORDS - 1] = 1u << 31};
 
 int xm_ctx_alloc(struct xm_comm *parent, uint32_t *ctx)
 {
-    if (__builtin_expect(xm_mt.on, 0))
+    /* not xm_mt.on: a rank of a job where another rank runs MULTIPLE must take ids
+     * the same way as that rank, whatever its own thread level */
+    if (__builtin_expect(xm_g.ctx_rounds, 0))
         return xm_ctx_agree(parent, ctx); /* core/idup.c */
     uint32_t mask[XM_NCTX_WORDS];
     xm_ctx_offer(mask);

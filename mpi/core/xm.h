@@ -213,6 +213,10 @@ struct xm_state {
     struct xm_transport *shm; /* transport reaching node-local peers (NULL if alone) */
     struct xm_transport *net; /* netmod (later) */
     struct xm_comm *world, *self;
+    /* mixed thread levels (issue 21, mpifix): 1 when some rank of the job runs with
+     * MPI_THREAD_MULTIPLE, agreed at Init (api/env.c); then every rank's blocking
+     * constructors take their context id by agreement rounds (core/idup.c) */
+    int ctx_rounds;
 };
 extern struct xm_state xm_g;   /* the one global (an MPI process has one library state) */
 
