@@ -15,6 +15,7 @@
 
 #include "../coll/coll.h"
 #include "../core/comm.h"
+#include "../core/hwsplit.h"
 #include "../dt/dtype.h"
 #include "intercomm.h"
 
@@ -322,20 +323,73 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
     return split(c, color, key, newcomm, "MPI_Comm_split");
 }
 
+/* MPI-4.0 HW_UNGUIDED: the first level of xm_hw_levels (largest first) at which every
+ * member runs on one instance and no instance holds every member; my colour there, or
+ * MPI_UNDEFINED (no such level).  *level = its index or -1.  Collective over c. */
+static int unguided_color(struct xm_comm *c, int *level, int *rc)
+{
+    int mine[XM_HW_LEVELS], p = c->size, color = MPI_UNDEFINED;
+    for (int l = 0; l < XM_HW_LEVELS; l++)
+        mine[l] = xm_hw_color(xm_hw_levels[l]);
+    int *all = malloc((size_t)p * XM_HW_LEVELS * sizeof(int));
+    *level = -1;
+    *rc = all ? xm_icoll_allgather(mine, XM_HW_LEVELS, MPI_INT, all, XM_HW_LEVELS, MPI_INT,
+                                   c, NULL)
+              : -ENOMEM;
+    for (int l = 0; *rc == 0 && l < XM_HW_LEVELS && *level < 0; l++) {
+        int ok = 1, split_somewhere = 0;
+        for (int i = 0; i < p && ok; i++) {
+            int x = all[(size_t)i * XM_HW_LEVELS + l];
+            ok = x != MPI_UNDEFINED;
+            split_somewhere |= x != all[l];
+        }
+        if (ok && split_somewhere) {
+            *level = l;
+            color = mine[l];
+        }
+    }
+    free(all);
+    return color;
+}
+
 int PMPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
-    (void)info;
-    GET(c, comm, "MPI_Comm_split_type");
+    const char *fn = "MPI_Comm_split_type";
+    GET(c, comm, fn);
     if (c->inter) /* intracommunicators only here */
-        return xm_err(c, MPI_ERR_COMM, "MPI_Comm_split_type");
-    int color;
-    if (type == MPI_UNDEFINED)
+        return xm_err(c, MPI_ERR_COMM, fn);
+    if (!newcomm)
+        return xm_err(c, MPI_ERR_ARG, fn);
+    int color, level = -1;
+    if (type == MPI_UNDEFINED) {
         color = MPI_UNDEFINED;
-    else if (type == MPI_COMM_TYPE_SHARED)
+    } else if (type == MPI_COMM_TYPE_SHARED) {
         color = xm_g.node_of ? xm_g.node_of[xm_g.rank] : 0;
-    else
-        return xm_err(c, MPI_ERR_ARG, "MPI_Comm_split_type");
-    return split(c, color, key, newcomm, "MPI_Comm_split_type");
+    } else if (type == MPI_COMM_TYPE_HW_GUIDED) {
+        /* the resource type named by the info key; no info, no key or a type this
+         * process cannot place itself in: MPI_COMM_NULL here (MPI-4.0 7.4.2) */
+        char v[MPI_MAX_INFO_VAL + 1];
+        int flag = 0;
+        if (info != MPI_INFO_NULL &&
+            PMPI_Info_get(info, "mpi_hw_resource_type", MPI_MAX_INFO_VAL, v, &flag) !=
+                MPI_SUCCESS)
+            return xm_err(c, MPI_ERR_INFO, fn);
+        color = flag ? xm_hw_color(v) : MPI_UNDEFINED;
+    } else if (type == MPI_COMM_TYPE_HW_UNGUIDED) {
+        int rc;
+        color = unguided_color(c, &level, &rc);
+        if (rc < 0)
+            return fail(c, rc, fn);
+    } else {
+        return xm_err(c, MPI_ERR_ARG, fn);
+    }
+    int err = split(c, color, key, newcomm, fn);
+    /* HW_UNGUIDED says which resource it split by (MPI-4.0: in the info argument) */
+    if (err == MPI_SUCCESS && level >= 0 && *newcomm != MPI_COMM_NULL &&
+        info != MPI_INFO_NULL &&
+        PMPI_Info_set(info, "mpi_hw_resource_type", xm_hw_levels[level]) != MPI_SUCCESS)
+        return xm_err(c, MPI_ERR_INFO, fn);
+    return err;
 }
 
 int PMPI_Comm_free(MPI_Comm *comm)

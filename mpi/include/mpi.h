@@ -1639,6 +1639,11 @@ XM_API_(int, Win_delete_attr, (MPI_Win win, int win_keyval))
  * (api/info.c) ---- */
 XM_API_(int, Info_create_env, (int argc, char *argv[], MPI_Info *info))
 /* ---- end of Fortran info ------------------------------------------------------------ */
+/* ---- C API correctness gaps (issue 21, mpifix): MPI-4.0 hardware split types of
+ * MPI_Comm_split_type (info key "mpi_hw_resource_type"; api/comm.c, core/hwsplit.c) */
+#define MPI_COMM_TYPE_HW_UNGUIDED 2
+#define MPI_COMM_TYPE_HW_GUIDED 3
+/* ---- end of mpifix ------------------------------------------------------------------ */
 
 #undef XM_API_
 
