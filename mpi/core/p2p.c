@@ -510,7 +510,8 @@ int xm_send_now(const void *buf, int count, MPI_Datatype dtype, int dest, int ta
         return 0;
     *h = (struct xm_pkt_hdr){
         .type = XM_PKT_EAGER, .src = xm_g.rank, .tag = tag, .ctx = ctx, .len = n};
-    memcpy(pay, buf, n);
+    if (n) /* MPI_Send(NULL, 0, ...) is legal; memcpy's pointers must not be NULL */
+        memcpy(pay, buf, n);
     int rc = t->post(t, dest, h, n);
     if (rc < 0)
         return rc;
