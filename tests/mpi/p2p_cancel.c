@@ -41,6 +41,8 @@ int main(int argc, char **argv)
     MPI_Status_set_cancelled(&s, 0);
     TEST_ASSERT(cancelled(&s) == 0);
 
+    MPI_Comm pair; /* ranks 0 and 1; its barrier's messages never match on comm */
+    MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? 0 : MPI_UNDEFINED, rank, &pair);
     if (size >= 2 && rank < 2) {
         int peer = 1 - rank;
         int v = -1;
@@ -60,6 +62,9 @@ int main(int argc, char **argv)
         MPI_Cancel(&r);
         MPI_Wait(&r, &s);
         TEST_ASSERT(cancelled(&s) == 1);
+        /* the peer's tag-51 send below must not reach the receives cancelled above (a
+         * peer running ahead sent it before this rank posted them, and they matched) */
+        MPI_Barrier(pair);
         /* the persistent request is inactive again and can be started for real */
         MPI_Start(&r);
         MPI_Send(&rank, 1, MPI_INT, peer, 51, comm);
@@ -67,6 +72,8 @@ int main(int argc, char **argv)
         TEST_ASSERT(cancelled(&s) == 0 && v == peer);
         MPI_Request_free(&r);
     }
+    if (pair != MPI_COMM_NULL)
+        MPI_Comm_free(&pair);
 
     if (size >= 2 && rank == 0) {
         int one = 1;
