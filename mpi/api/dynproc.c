@@ -175,7 +175,7 @@ int PMPI_Open_port(MPI_Info info, char *port_name)
     int slot = port_slot(0);
     if (slot < 0)
         return xm_err(NULL, MPI_ERR_NO_MEM, fn);
-    struct xm_dyn_port p = {.rank = xm_g.rank};
+    struct xm_dyn_port p = {.version = 1, .rank = xm_g.rank};
     int tag = 0;
     for (unsigned tries = 0; tries < 2 * PORTS_MAX && !tag; tries++) {
         tag = (int)(((port_seq++ % (XM_DYN_TAG_MAX / 2 - 1)) * 2u) + 1u);

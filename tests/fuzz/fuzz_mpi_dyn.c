@@ -5,16 +5,23 @@
  *
  * fuzz-sources: mpi/core/dynwire.c
  * fuzz-cflags: -Impi/core
- * fuzz-options: -max_len=512
+ * fuzz-options: -max_len=2048
  *
  * Contract: input byte 0 picks the parser (0: port name, NUL-terminated copy of the
- * rest in an exact-size block; 1: control message; 2: join hello; the last two get
- * the rest in an exact-size block, any length).
+ * rest in an exact-size block; 1: control message; 2: join hello; 3: TCP address card
+ * (the rest, not NUL-terminated: the parser gets its length); 4: the roots' card list;
+ * the others get the rest in an exact-size block, any length).
  * Invariants (a trap is a finding): an accepted port name has a rank and an odd tag in
- * range and a job id, and formats back to a name that parses to the same; an accepted control
+ * range and a job id, and formats back to a name that parses to the same (version 2:
+ * same secret and card too); an accepted card has 1..XM_DYN_ADDRS addresses with
+ * non-zero ports, consumed no more than it was given, and formats back to the same
+ * card; an accepted card list has a count in range and every entry decodes with
+ * a job id, a rank and an address count in range and encodes back to the same bytes;
+ * an accepted control
  * message has a known kind and an even tag in range; an accepted hello has 0 <= rank <
  * size and a NUL-terminated job id.
- * Seeds: corpus/mpi_dyn/: a port name, each control message kind, a hello.
+ * Seeds: corpus/mpi_dyn/: a port name of each version, each control message kind, a
+ * hello, a card, a card list of three.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -34,7 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     memcpy(b, data + 1, len);
     b[len] = 0;
-    switch (data[0] % 3) {
+    switch (data[0] % 5) {
     case 0: {
         struct xm_dyn_port p;
         if (xm_dyn_port_parse(b, &p) == 0) {
@@ -46,8 +53,55 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             struct xm_dyn_port q;
             if (xm_dyn_port_format(again, sizeof(again), &p) < 0 ||
                 xm_dyn_port_parse(again, &q) < 0 || q.rank != p.rank || q.tag != p.tag ||
-                strcmp(q.jobid, p.jobid))
+                strcmp(q.jobid, p.jobid) || q.version != p.version ||
+                memcmp(q.secret, p.secret, sizeof(p.secret)) ||
+                q.addrs.naddr != p.addrs.naddr ||
+                memcmp(q.addrs.ip, p.addrs.ip, sizeof(p.addrs.ip)) ||
+                memcmp(q.addrs.port, p.addrs.port, sizeof(p.addrs.port)))
                 __builtin_trap();
+            if (p.version == 2 && (p.addrs.naddr < 1 || p.addrs.naddr > XM_DYN_ADDRS))
+                __builtin_trap();
+        }
+        break;
+    }
+    case 3: {
+        struct xm_dyn_addrs a, a2;
+        size_t used, used2;
+        char txt[XM_DYN_ADDRS * 22];
+        if (xm_dyn_addrs_parse(b, len, &a, &used) == 0) {
+            if (used > len || a.naddr < 1 || a.naddr > XM_DYN_ADDRS)
+                __builtin_trap();
+            for (int i = 0; i < a.naddr; i++)
+                if (a.port[i] == 0)
+                    __builtin_trap();
+            if (xm_dyn_addrs_format(txt, sizeof(txt), &a) < 0 ||
+                xm_dyn_addrs_parse(txt, strlen(txt), &a2, &used2) < 0 ||
+                used2 != strlen(txt) || a2.naddr != a.naddr ||
+                memcmp(a2.ip, a.ip, sizeof(a.ip)) || memcmp(a2.port, a.port, sizeof(a.port)))
+                __builtin_trap();
+        }
+        break;
+    }
+    case 4: {
+        int n = 0;
+        if (!xm_dyn_cards_check(b, len, &n)) {
+            if (n < 1 || n > XM_DYN_CARDS_MAX || len != xm_dyn_cards_len(n))
+                __builtin_trap();
+            struct xm_dyn_card *c = malloc((size_t)n * sizeof(*c));
+            void *again = malloc(len);
+            if (c && again) {
+                for (int i = 0; i < n; i++) {
+                    xm_dyn_cards_get(b, i, &c[i]);
+                    if (c[i].rank < 0 || c[i].addrs.naddr < 1 ||
+                        c[i].addrs.naddr > XM_DYN_ADDRS || !c[i].jobid[0])
+                        __builtin_trap();
+                }
+                if (xm_dyn_cards_encode(c, n, again, len) != (long)len ||
+                    memcmp(again, b, len))
+                    __builtin_trap();
+            }
+            free(c);
+            free(again);
         }
         break;
     }

@@ -3,16 +3,21 @@
  *   parses back; every malformed form is refused: prefix, version, signs, even or huge
  *   tags, empty or unprintable or overlong job ids, overlong names), accept/connect
  *   control messages (length, magic, kind, tag parity, reserved field) and the
- *   Comm_join hello (magic, version, job id termination, rank against size, tag).
+ *   Comm_join hello (magic, version, job id termination, rank against size, tag);
+ *   between jobs: TCP address cards, version-2 port names (secret, card) and the
+ *   roots' card lists (length for count, bounds, padding, duplicates).
  */
 #include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dynwire.h"
 
 START_TEST(test_port_roundtrip)
 {
-    struct xm_dyn_port p = {.rank = 12, .tag = 77}, q;
+    struct xm_dyn_port p = {.version = 1, .rank = 12, .tag = 77}, q;
     strcpy(p.jobid, "mpiexec-4242.0");
     char buf[XM_DYN_PORT_MAX];
     ck_assert_int_eq(xm_dyn_port_format(buf, sizeof(buf), &p), 0);
@@ -28,7 +33,7 @@ START_TEST(test_port_refused)
 {
     static const char *bad[] = {
         "", "loom-port:", "loom-port:1:", "loom-port:1:0:1:", "loom-port:1:0:2:j",
-        "loom-port:2:0:1:j", "loom-port:1:-1:1:j", "loom-port:1:+1:1:j",
+        "loom-port:3:0:1:j", "loom-port:2:0:1:j", "loom-port:1:-1:1:j", "loom-port:1:+1:1:j",
         "loom-port:1:0:-1:j", "loom-port:1:0:1073741825:j", "loom-port:1:99999999999:1:j",
         "loom-port:1:0:1:j k", "loom-port:1:0:1:j\tk", "loom-port:1:0 :1:j",
         "Loom-port:1:0:1:j", "loom-port:1:0:1", "loom-port:1:0:1:j\x7f",
@@ -106,6 +111,169 @@ START_TEST(test_hello)
 }
 END_TEST
 
+
+static const char *V2 =
+    "loom-port:2:3:5:00112233445566778899aabbccddeeff:10.0.0.7:4711,127.0.0.1:65535:job:7";
+
+START_TEST(test_port_v2)
+{
+    struct xm_dyn_port p, q;
+    ck_assert_int_eq(xm_dyn_port_parse(V2, &p), 0);
+    ck_assert_int_eq(p.version, 2);
+    ck_assert_int_eq(p.rank, 3);
+    ck_assert_int_eq(p.tag, 5);
+    ck_assert_str_eq(p.jobid, "job:7");
+    ck_assert_int_eq(p.secret[0], 0x00);
+    ck_assert_int_eq(p.secret[15], 0xff);
+    ck_assert_int_eq(p.addrs.naddr, 2);
+    const uint8_t *ip = (const uint8_t *)&p.addrs.ip[0];
+    ck_assert_int_eq(ip[0], 10);
+    ck_assert_int_eq(ip[3], 7);
+    ck_assert_int_eq(p.addrs.port[0], 4711);
+    ck_assert_int_eq(p.addrs.port[1], 65535);
+    char buf[XM_DYN_PORT_MAX];
+    ck_assert_int_eq(xm_dyn_port_format(buf, sizeof(buf), &p), 0);
+    ck_assert_str_eq(buf, V2);
+    /* the longest: 4 addresses of 21 bytes and a 63-byte job id still fit */
+    p.addrs.naddr = 4;
+    for (int i = 0; i < 4; i++)
+        p.addrs.ip[i] = 0xffffffffu, p.addrs.port[i] = 65535;
+    p.rank = p.tag = XM_DYN_TAG_MAX - 1;
+    memset(p.jobid, 'j', 63);
+    p.jobid[63] = 0;
+    ck_assert_int_eq(xm_dyn_port_format(buf, sizeof(buf), &p), 0);
+    ck_assert_int_eq(xm_dyn_port_parse(buf, &q), 0);
+    ck_assert_int_eq(q.addrs.naddr, 4);
+    ck_assert_mem_eq(q.secret, p.secret, XM_DYN_SECRET);
+    p.addrs.naddr = 0;
+    ck_assert_int_lt(xm_dyn_port_format(buf, sizeof(buf), &p), 0);
+}
+END_TEST
+
+START_TEST(test_port_v2_refused)
+{
+    static const char *bad[] = {
+        "loom-port:2:3:5:00112233445566778899aabbccddeef:10.0.0.7:4711:j",  /* short secret */
+        "loom-port:2:3:5:00112233445566778899aabbccddeeFF:10.0.0.7:4711:j", /* upper case */
+        "loom-port:2:3:5:00112233445566778899aabbccddeeff::j",             /* no card */
+        "loom-port:2:3:5:00112233445566778899aabbccddeeff:10.0.0.7:4711",  /* no job id */
+        "loom-port:2:3:5:00112233445566778899aabbccddeeff:10.0.0.7:0:j",
+        "loom-port:2:3:5:00112233445566778899aabbccddeeff:10.0.0.7:65536:j",
+        "loom-port:2:3:5:00112233445566778899aabbccddeeff:10.0.0.256:1:j",
+        "loom-port:2:3:5:00112233445566778899aabbccddeeff:10.0.0:1:j",
+        "loom-port:2:3:5:00112233445566778899aabbccddeeff:10.0.0.07:1:j",
+        "loom-port:2:3:5:00112233445566778899aabbccddeeff:10.0.0.7:01:j",
+        "loom-port:2:3:5:00112233445566778899aabbccddeeff:10.0.0.7:1,:j",
+        "loom-port:2:3:5:00112233445566778899aabbccddeeff:1.1.1.1:1,1.1.1.1:1,1.1.1.1:1,"
+        "1.1.1.1:1,1.1.1.1:1:j", /* five addresses */
+        "loom-port:2:4:5:00112233445566778899aabbccddeeff:10.0.0.7:1:",
+    };
+    struct xm_dyn_port p;
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        ck_assert_msg(xm_dyn_port_parse(bad[i], &p) < 0, "accepted \"%s\"", bad[i]);
+    /* a card may end the job id's start: the first ':' after it ends the card */
+    ck_assert_int_eq(
+        xm_dyn_port_parse("loom-port:2:3:5:00112233445566778899aabbccddeeff:1.2.3.4:5:6", &p),
+        0);
+    ck_assert_str_eq(p.jobid, "6");
+}
+END_TEST
+
+static void mkcards(struct xm_dyn_card *c, int n)
+{
+    memset(c, 0, (size_t)n * sizeof(*c));
+    for (int i = 0; i < n; i++) {
+        snprintf(c[i].jobid, sizeof(c[i].jobid), "job-%d", i % 3);
+        c[i].rank = i;
+        c[i].addrs.naddr = 1 + i % XM_DYN_ADDRS;
+        for (int k = 0; k < c[i].addrs.naddr; k++)
+            c[i].addrs.ip[k] = (uint32_t)(i * 16 + k), c[i].addrs.port[k] = (uint16_t)(1000 + k);
+    }
+}
+
+START_TEST(test_cards)
+{
+    enum { N = 7 };
+    struct xm_dyn_card c[N], out;
+    mkcards(c, N);
+    static uint8_t buf[XM_DYN_CARDS_HDR + N * XM_DYN_CARD_WIRE + 8];
+    long len = xm_dyn_cards_encode(c, N, buf, sizeof(buf));
+    ck_assert_int_eq(len, (long)xm_dyn_cards_len(N));
+    ck_assert_int_eq(xm_dyn_cards_encode(c, N, buf, (size_t)len - 1), -ENOSPC);
+    int n = 0;
+    ck_assert_ptr_null(xm_dyn_cards_check(buf, (size_t)len, &n));
+    ck_assert_int_eq(n, N);
+    for (int i = 0; i < N; i++) {
+        xm_dyn_cards_get(buf, i, &out);
+        ck_assert_str_eq(out.jobid, c[i].jobid);
+        ck_assert_int_eq(out.rank, c[i].rank);
+        ck_assert_int_eq(out.addrs.naddr, c[i].addrs.naddr);
+        for (int k = 0; k < out.addrs.naddr; k++) {
+            ck_assert_uint_eq(out.addrs.ip[k], c[i].addrs.ip[k]);
+            ck_assert_uint_eq(out.addrs.port[k], c[i].addrs.port[k]);
+        }
+    }
+    /* lengths and header */
+    ck_assert_ptr_nonnull(xm_dyn_cards_check(buf, (size_t)len - 1, &n));
+    ck_assert_ptr_nonnull(xm_dyn_cards_check(buf, (size_t)len + 1, &n));
+    ck_assert_ptr_nonnull(xm_dyn_cards_check(buf, 3, &n));
+    uint8_t b2[sizeof(buf)];
+#define MUT(off, val, what)                                                      \
+    do {                                                                         \
+        memcpy(b2, buf, sizeof(buf));                                            \
+        b2[off] = (uint8_t)(val);                                                \
+        const char *w = xm_dyn_cards_check(b2, (size_t)len, &n);                  \
+        ck_assert_msg(w != NULL, "accepted a list with a bad %s", what);         \
+    } while (0)
+    MUT(0, 0, "magic");
+    MUT(4, 2, "version");
+    MUT(8, N + 1, "count");
+    MUT(8, 0, "count 0");
+    MUT(11, 1, "huge count");
+    MUT(12, 1, "reserved field");
+    size_t e1 = XM_DYN_CARDS_HDR + XM_DYN_CARD_WIRE; /* entry 1 */
+    MUT(e1, 0, "empty job id");
+    MUT(e1 + 1, ' ', "unprintable job id");
+    MUT(e1 + 40, 'x', "job id padding");
+    MUT(e1 + XM_DYN_JOBID + 3, 0x40, "rank");
+    MUT(e1 + XM_DYN_JOBID + 4, 0, "address count 0");
+    MUT(e1 + XM_DYN_JOBID + 4, XM_DYN_ADDRS + 1, "address count");
+    memcpy(b2, buf, sizeof(buf));
+    memset(b2 + e1 + XM_DYN_JOBID + 12, 0, 4);
+    ck_assert_str_eq(xm_dyn_cards_check(b2, (size_t)len, &n), "port");
+    MUT(e1 + XM_DYN_JOBID + 14, 1, "port above 65535");
+    MUT(e1 + XM_DYN_JOBID + 8 + 8 * 3, 1, "unused slot");
+    /* a process named twice: entry 3 = job-0 rank 3 -> rank 0 */
+    memcpy(b2, buf, sizeof(buf));
+    b2[XM_DYN_CARDS_HDR + 3 * XM_DYN_CARD_WIRE + XM_DYN_JOBID] = 0;
+    ck_assert_str_eq(xm_dyn_cards_check(b2, (size_t)len, &n), "a process named twice");
+    /* what the encoder refuses */
+    struct xm_dyn_card bad = c[0];
+    bad.addrs.naddr = 0;
+    ck_assert_int_eq(xm_dyn_cards_encode(&bad, 1, buf, sizeof(buf)), -EINVAL);
+    ck_assert_int_eq(xm_dyn_cards_encode(c, 0, buf, sizeof(buf)), -EINVAL);
+    ck_assert_int_eq(xm_dyn_cards_encode(c, XM_DYN_CARDS_MAX + 1, buf, sizeof(buf)), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_cards_max)
+{
+    int n = XM_DYN_CARDS_MAX;
+    struct xm_dyn_card *c = calloc((size_t)n, sizeof(*c));
+    size_t len = xm_dyn_cards_len(n);
+    uint8_t *buf = malloc(len);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_ptr_nonnull(buf);
+    mkcards(c, n);
+    ck_assert_int_eq(xm_dyn_cards_encode(c, n, buf, len), (long)len);
+    int got = 0;
+    ck_assert_ptr_null(xm_dyn_cards_check(buf, len, &got));
+    ck_assert_int_eq(got, n);
+    free(c);
+    free(buf);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("mpi_dynwire");
@@ -114,6 +282,10 @@ int main(void)
     tcase_add_test(tc, test_port_refused);
     tcase_add_test(tc, test_msg);
     tcase_add_test(tc, test_hello);
+    tcase_add_test(tc, test_port_v2);
+    tcase_add_test(tc, test_port_v2_refused);
+    tcase_add_test(tc, test_cards);
+    tcase_add_test(tc, test_cards_max);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
