@@ -29,6 +29,7 @@
 #include "../core/comm.h"
 #include "../core/mt.h"
 #include "../core/p2p.h"
+#include "../core/proc.h"
 #include "../core/transport.h"
 #include "../dt/dtype.h"
 #include "../shm/shm.h"
@@ -161,6 +162,10 @@ static int init_common(void)
         fprintf(stderr, "loom-mpi: %s\n", why);
         _exit(1);
     }
+    /* the process table (core/proc.h): the world's ids, grown by connections to other
+     * jobs; the node map grows with it */
+    if (xm_proc_init(xm_g.jobid, xm_g.size) < 0 || xm_proc_on_grow(xm_boot_proc_grow) < 0)
+        xm_die("process table of %d ranks", xm_g.size);
     xm_g.initialized = 1;
     xm_mt_main_set(); /* MPI_Is_thread_main */
     int have_map = xm_boot_have_map();
@@ -271,6 +276,7 @@ int PMPI_Finalize(void)
     xm_g.shm = NULL;
     xm_p2p_finalize();
     xm_boot_finalize();
+    xm_proc_finalize();
     xm_g.finalized = 1;
     return MPI_SUCCESS;
 }

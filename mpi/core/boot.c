@@ -101,6 +101,8 @@ static int renumber_nodes(int size, int *node_of)
     return 0;
 }
 
+static int node_cap; /* entries of xm_g.node_of and xm_g.local_index */
+
 int xm_boot_init(char *why, size_t len)
 {
     struct xm_launch l;
@@ -162,6 +164,7 @@ int xm_boot_init(char *why, size_t len)
         snprintf(why, len, "MPI_Init: no memory for the node map of %d ranks", job.size);
         return -ENOMEM;
     }
+    node_cap = job.size;
     if (pmi->node_map(job.size, xm_g.node_of) < 0 ||
         renumber_nodes(job.size, xm_g.node_of) < 0) {
         need_host_fallback = 1;
@@ -176,6 +179,27 @@ int xm_boot_init(char *why, size_t len)
                 "loom-mpi: rank 0 of %d: process manager interface %s, node map %s\n",
                 job.size, pmi->name,
                 need_host_fallback ? "from host names" : "from the process manager");
+    return 0;
+}
+
+int xm_boot_proc_grow(int oldcap, int newcap)
+{
+    (void)oldcap;
+    if (newcap <= node_cap)
+        return 0;
+    int *no = realloc(xm_g.node_of, (size_t)newcap * sizeof(int));
+    if (!no)
+        return -ENOMEM;
+    xm_g.node_of = no;
+    int *li = realloc(xm_g.local_index, (size_t)newcap * sizeof(int));
+    if (!li)
+        return -ENOMEM; /* node_of stays longer: harmless */
+    xm_g.local_index = li;
+    for (int id = node_cap; id < newcap; id++) {
+        no[id] = id; /* world ranks' node numbers are below the world size */
+        li[id] = -1;
+    }
+    node_cap = newcap;
     return 0;
 }
 

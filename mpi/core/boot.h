@@ -39,6 +39,9 @@ int xm_boot_get(int rank, const char *key, char *buf, int len);
 int xm_boot_have_map(void);
 void xm_boot_set_node_cpus(int n);
 int xm_boot_finalize(void);
+/* core/proc.h grow hook for xm_g.node_of and xm_g.local_index: a process of another
+ * job gets node number = its id (no world rank has it) and local index -1 */
+int xm_boot_proc_grow(int oldcap, int newcap);
 void xm_boot_abort(int code, const char *msg) __attribute__((noreturn));
 /* Name service of the process manager: 0, -ENOSYS when the
  * interface has none, else the interface's answer (boot_pmi.h). */

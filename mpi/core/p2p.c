@@ -42,6 +42,7 @@
 #include "boot.h"
 #include "mt.h"
 #include "p2p.h"
+#include "proc.h"
 #include "transport.h"
 
 #define F_HDR_SENT 0x100u
@@ -70,8 +71,10 @@ struct list {
 
 static struct list posted, unexp, sendq;
 static struct list lmtq; /* rendezvous sends whose receiver may offer a shared copy */
-static struct xm_req **inflight; /* world rank -> request receiving its fragments */
-static int *pending;             /* world rank -> queued sends */
+/* per-peer state: indexed by process id (core/proc.h: world ranks first), grown by
+ * p2p_grow() when a connection adds processes of another job */
+static struct xm_req **inflight; /* id -> request receiving its fragments */
+static int *pending;             /* id -> queued sends */
 static unsigned *pass_mark;      /* scratch for push_sends() */
 static unsigned pass_gen;
 static struct ctrl *ctrlq, **ctrlq_tail = &ctrlq;
@@ -151,15 +154,50 @@ static struct xm_transport *route(int dest)
     return xm_g.net;
 }
 
+/* realloc p to n elements of sz bytes, zeroing those from o on; 0 or -ENOMEM */
+static int grow_zero(void **p, size_t sz, int o, int n)
+{
+    char *q = realloc(*p, (size_t)n * sz);
+    if (!q)
+        return -ENOMEM;
+    memset(q + (size_t)o * sz, 0, (size_t)(n - o) * sz);
+    *p = q;
+    return 0;
+}
+
+static int p2p_cap; /* entries of the per-peer arrays */
+
+/* core/proc.h grow hook: room for ids [0, newcap) */
+static int p2p_grow(int oldcap, int newcap)
+{
+    oldcap = p2p_cap;
+    if (newcap <= oldcap)
+        return 0;
+    if (grow_zero((void **)&inflight, sizeof(*inflight), oldcap, newcap) < 0 ||
+        grow_zero((void **)&pending, sizeof(*pending), oldcap, newcap) < 0 ||
+        grow_zero((void **)&pass_mark, sizeof(*pass_mark), oldcap, newcap) < 0 ||
+        grow_zero((void **)&lost, 1, oldcap, newcap) < 0 ||
+        grow_zero((void **)&peer_pid, sizeof(*peer_pid), oldcap, newcap) < 0)
+        return -ENOMEM; /* the arrays grown so far stay grown: harmless */
+    p2p_cap = newcap;
+    return 0;
+}
+
 int xm_p2p_init(void)
 {
+    /* the process table (core/proc.h) starts as the world; MPI_Init made it, a test
+     * driving the engine alone may not have */
+    if (xm_proc_count() == 0 && xm_proc_init(xm_g.jobid, xm_g.size) < 0)
+        return -EINVAL;
     inflight = calloc((size_t)xm_g.size, sizeof(*inflight));
     pending = calloc((size_t)xm_g.size, sizeof(*pending));
     pass_mark = calloc((size_t)xm_g.size, sizeof(*pass_mark));
     lost = calloc((size_t)xm_g.size, 1);
     peer_pid = calloc((size_t)xm_g.size, sizeof(*peer_pid));
-    if (!inflight || !pending || !pass_mark || !lost || !peer_pid)
+    if (!inflight || !pending || !pass_mark || !lost || !peer_pid ||
+        xm_proc_on_grow(p2p_grow) < 0)
         return -ENOMEM;
+    p2p_cap = xm_g.size;
     spin_max = xm_env_int("LOOM_MPI_SPIN", xm_g.oversubscribed ? 16 : 2000);
     yield_max = xm_env_int("LOOM_MPI_YIELD", xm_g.oversubscribed ? 8 : 64);
     spin_cur = spin_max;
@@ -203,6 +241,7 @@ void xm_p2p_finalize(void)
     free(lost);
     free(peer_pid);
     peer_pid = NULL;
+    p2p_cap = 0;
     lost = NULL;
     inflight = NULL;
     pending = NULL;
@@ -695,8 +734,8 @@ const char *xm_pkt_check(const struct xm_pkt_hdr *h, size_t paylen)
 {
     int src = h->src;
     struct xm_req *r;
-    if ((unsigned)src >= (unsigned)xm_g.size)
-        return "src: not a rank of the job";
+    if ((unsigned)src >= (unsigned)xm_proc_count())
+        return "src: not a process this one knows";
     switch (h->type) {
     case XM_PKT_EAGER:
         if (paylen > h->len)
@@ -959,7 +998,7 @@ static void mark_cancelled(struct xm_req *r)
 int xm_cancel_send(struct xm_req *r)
 {
     if (r->kind != XM_REQ_SEND || r->cancelled || (r->flags & F_CANCELING) ||
-        r->peer < 0 || r->peer >= xm_g.size || lost[r->peer])
+        r->peer < 0 || r->peer >= xm_proc_count() || lost[r->peer])
         return 0;
     if (!(r->flags & F_HDR_SENT)) {
         /* nothing left this process: it waits on the send queue */
@@ -1403,7 +1442,7 @@ void xm_idle(int *spins)
  * lost the peer: then queued() is 0).  A standard-mode send may block that long. */
 static void wait_handed_over(int peer)
 {
-    struct xm_transport *t = peer >= 0 && peer < xm_g.size ? route(peer) : NULL;
+    struct xm_transport *t = peer >= 0 && peer < xm_proc_count() ? route(peer) : NULL;
     if (!t || !t->queued)
         return;
     int spins = 0;

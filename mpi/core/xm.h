@@ -11,7 +11,9 @@
  *   - Predefined datatypes carry their byte size in the handle (XM_DT_SIZE()).
  *   - Communicators: ctx is even; ctx is the point-to-point context, ctx|1 the
  *     collective context (so a collective never matches user p2p traffic).  A comm maps
- *     comm rank -> world rank through w[] (NULL = identity, i.e. COMM_WORLD).
+ *     comm rank -> world rank through w[] (NULL = identity, i.e. COMM_WORLD); "world
+ *     rank" is a process id of core/proc.h, which equals the world rank for the world's
+ *     processes and continues past the world size for other jobs' processes.
  *   - Requests live in a slab table (pointers stay valid until xm_req_free()).  A send
  *     or receive request made with a communicator holds a reference on it until then,
  *     so MPI_Comm_free before MPI_Wait leaves the status translation a live comm.

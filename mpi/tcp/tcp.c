@@ -108,6 +108,7 @@
 #include "../core/boot.h"
 #include "../core/mt.h"
 #include "../core/p2p.h"
+#include "../core/proc.h"
 #include "../core/transport.h"
 
 #define HS_MAGIC 0x324d4c4cu /* "LLM2": handshake version 2 (authenticated) */
@@ -232,7 +233,8 @@ struct pend { /* an accepted socket whose handshake is not done */
 static struct {
     int ep, lfd, lport;
     int kind_listen;
-    struct conn **peer; /* world rank -> conn (NULL until first used) */
+    struct conn **peer; /* process id (core/proc.h) -> conn (NULL until first used) */
+    int cap;            /* entries of peer, up and wl */
     struct conn **up;   /* connections in C_UP (for the fast poll) */
     int nup;
     struct conn **wl; /* connections with something queued */
@@ -561,6 +563,8 @@ static int mask_bits(struct in_addr m)
 static int peer_addr(int peer, struct sockaddr_in *sa)
 {
     char card[CARD_MAX];
+    if (peer >= xm_g.size)
+        return -EXDEV; /* another job's process: its handshake is not implemented yet */
     int rc = xm_boot_get(peer, "tcp", card, sizeof(card));
     if (rc < 0)
         return rc;
@@ -621,7 +625,9 @@ static void start_connect(struct conn *c)
     if (rc < 0) {
         lose(c, rc == -EADDRNOTAVAIL ? "its business card has no address reachable from "
                                        "another node (only loopback: see LOOM_MPI_TCP_IF)"
-                                     : "no business card in the KVS");
+                : rc == -EXDEV ? "a process of another job (TCP between jobs is not "
+                                 "implemented yet)"
+                               : "no business card in the KVS");
         return;
     }
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -1215,7 +1221,7 @@ static int t_post_ref(struct xm_transport *t, int dest, const struct xm_pkt_hdr 
 
 static int t_queued(struct xm_transport *t, int dest)
 {
-    struct conn *c = T.peer && dest >= 0 && dest < xm_g.size ? T.peer[dest] : NULL;
+    struct conn *c = T.peer && dest >= 0 && dest < xm_proc_count() ? T.peer[dest] : NULL;
     return c && c->sq && c->state != C_DEAD;
 }
 
@@ -1224,7 +1230,7 @@ static int t_poll(struct xm_transport *t, int max)
     int n = 0;
     if (T.any_err) {
         T.any_err = 0;
-        for (int r = 0; r < xm_g.size; r++)
+        for (int r = 0; r < xm_proc_count(); r++)
             if (T.peer[r] && T.peer[r]->err && T.peer[r]->state != C_DEAD)
                 lose_errno(T.peer[r], T.peer[r]->err);
     }
@@ -1474,8 +1480,31 @@ static int find_addrs(void)
     return T.nmy;
 }
 
+/* core/proc.h grow hook: the connection table and the lists that hold at most one
+ * entry per peer get room for ids [0, newcap) */
+static int tcp_grow(int oldcap, int newcap)
+{
+    (void)oldcap; /* the netmod may have started after an earlier growth: T.cap */
+    if (!T.peer || newcap <= T.cap)
+        return 0; /* not running (finalized early, or never started), or room enough */
+    struct conn ***arr[3] = {&T.peer, &T.up, &T.wl};
+    for (int i = 0; i < 3; i++) {
+        struct conn **n = realloc(*arr[i], (size_t)newcap * sizeof(**arr[i]));
+        if (!n)
+            return -ENOMEM;
+        memset(n + T.cap, 0, (size_t)(newcap - T.cap) * sizeof(*n));
+        *arr[i] = n;
+    }
+    T.cap = newcap;
+    return 0;
+}
+
 static int t_init(struct xm_transport *t)
 {
+    static int hooked;
+    if (!hooked && xm_proc_on_grow(tcp_grow) < 0)
+        return -ENOSPC;
+    hooked = 1;
     T.ep = epoll_create1(EPOLL_CLOEXEC);
     if (T.ep < 0)
         return -errno;
@@ -1491,9 +1520,11 @@ static int t_init(struct xm_transport *t)
     T.kind_listen = K_LISTEN;
     struct epoll_event e = {.events = EPOLLIN, .data.ptr = &T.kind_listen};
     epoll_ctl(T.ep, EPOLL_CTL_ADD, T.lfd, &e);
-    T.peer = calloc((size_t)xm_g.size, sizeof(*T.peer));
-    T.up = calloc((size_t)xm_g.size, sizeof(*T.up));
-    T.wl = calloc((size_t)xm_g.size, sizeof(*T.wl));
+    size_t n = (size_t)(xm_proc_count() > xm_g.size ? xm_proc_count() : xm_g.size);
+    T.peer = calloc(n, sizeof(*T.peer));
+    T.up = calloc(n, sizeof(*T.up));
+    T.wl = calloc(n, sizeof(*T.wl));
+    T.cap = (int)n;
     int tmo = xm_env_int("LOOM_MPI_TCP_HANDSHAKE_TIMEOUT", HS_TIMEOUT_DEFAULT);
     T.hs_timeout = tmo > 0 ? tmo : HS_TIMEOUT_DEFAULT;
     T.pend_max = xm_env_int("LOOM_MPI_TCP_MAX_PENDING", HS_PENDING_DEFAULT);
@@ -1569,7 +1600,7 @@ static int t_finalize(struct xm_transport *t)
     memcpy(bye, &f, sizeof(f));
     struct timespec t0, now;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (int r = 0; r < xm_g.size; r++) {
+    for (int r = 0; r < xm_proc_count(); r++) {
         struct conn *c = T.peer[r];
         if (!c || (c->state != C_UP && c->state != C_CLOSED))
             continue;
@@ -1584,7 +1615,7 @@ static int t_finalize(struct xm_transport *t)
     }
     for (;;) {
         int busy = 0;
-        for (int r = 0; r < xm_g.size; r++) {
+        for (int r = 0; r < xm_proc_count(); r++) {
             struct conn *c = T.peer[r];
             if (!c || c->fd < 0)
                 continue;
@@ -1616,7 +1647,7 @@ static int t_finalize(struct xm_transport *t)
         struct epoll_event ev[8];
         epoll_wait(T.ep, ev, 8, 10);
     }
-    for (int r = 0; r < xm_g.size; r++) {
+    for (int r = 0; r < xm_proc_count(); r++) {
         if (T.peer[r])
             conn_free(T.peer[r]);
     }
@@ -1638,6 +1669,8 @@ static int t_finalize(struct xm_transport *t)
     free(T.peer);
     free(T.up);
     free(T.wl);
+    T.peer = T.up = T.wl = NULL; /* tcp_grow leaves a finalized netmod alone */
+    T.cap = 0;
     memset(&T, 0, sizeof(T)); /* the key too */
     T.lfd = T.ep = -1;
     return 0;

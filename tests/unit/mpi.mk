@@ -58,6 +58,7 @@ check_coll_op_LDADD = $(CHECK_LIBS)
 check_PROGRAMS += check_match
 TESTS += check_match
 check_match_SOURCES = check_match.c $(top_srcdir)/mpi/core/p2p.c \
+	$(top_srcdir)/mpi/core/proc.c \
 	$(top_srcdir)/mpi/shm/lmt.c \
 	$(top_srcdir)/mpi/core/obj.c $(top_srcdir)/mpi/dt/dtype.c \
 	$(top_srcdir)/mpi/dt/derived.c $(top_srcdir)/mpi/dt/flatten.c
@@ -73,3 +74,9 @@ TESTS += check_mpi_dynwire
 check_mpi_dynwire_SOURCES = check_mpi_dynwire.c $(top_srcdir)/mpi/core/dynwire.c
 check_mpi_dynwire_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/mpi/core
 check_mpi_dynwire_LDADD = $(CHECK_LIBS)
+#   check_mpi_proc: mpi/core/proc.c: the process table (ids, growth hooks, bad cards)
+check_PROGRAMS += check_mpi_proc
+TESTS += check_mpi_proc
+check_mpi_proc_SOURCES = check_mpi_proc.c $(top_srcdir)/mpi/core/proc.c
+check_mpi_proc_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/mpi/core
+check_mpi_proc_LDADD = $(CHECK_LIBS)

@@ -1,0 +1,115 @@
+/*
+ * proc.c - the process table (contract in proc.h): world ranks first, then processes
+ *          of other jobs added from their cards; grows every registered per-peer
+ *          array with it.
+ *
+ * Lookup of another job's process is linear in the ids added so far: connections add
+ * a group at a time and are rare next to messages, which never look here (they carry
+ * the id).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proc.h"
+
+#define HOOKS_MAX 8
+
+int xm_nprocs;
+static int cap, world;
+static char world_job[XM_DYN_JOBID];
+static struct xm_proc *tab; /* entries of ids >= world (tab[id - world]) */
+static xm_proc_grow_fn hooks[HOOKS_MAX];
+static int nhooks;
+
+int xm_proc_init(const char *jobid, int world_size)
+{
+    if (world_size < 1 || world_size > XM_PROC_MAX)
+        return -EINVAL;
+    world = cap = xm_nprocs = world_size;
+    size_t jl = strnlen(jobid, sizeof(world_job) - 1);
+    memcpy(world_job, jobid, jl);
+    world_job[jl] = 0;
+    tab = NULL;
+    nhooks = 0;
+    return 0;
+}
+
+void xm_proc_finalize(void)
+{
+    free(tab);
+    tab = NULL;
+    xm_nprocs = cap = world = 0;
+    nhooks = 0;
+}
+
+int xm_proc_on_grow(xm_proc_grow_fn fn)
+{
+    if (nhooks == HOOKS_MAX)
+        return -ENOSPC;
+    hooks[nhooks++] = fn;
+    return 0;
+}
+
+const struct xm_proc *xm_proc_get(int id)
+{
+    static struct xm_proc w; /* a world rank's entry, made on demand */
+    if (id < 0 || id >= xm_nprocs)
+        return NULL;
+    if (id >= world)
+        return &tab[id - world];
+    memset(&w, 0, sizeof(w));
+    memcpy(w.jobid, world_job, sizeof(w.jobid));
+    w.rank = id;
+    return &w;
+}
+
+int xm_proc_find(const char *jobid, int rank)
+{
+    if (!jobid || rank < 0)
+        return -1;
+    if (strcmp(jobid, world_job) == 0)
+        return rank < world ? rank : -1;
+    for (int i = 0; i < xm_nprocs - world; i++)
+        if (tab[i].rank == rank && strcmp(tab[i].jobid, jobid) == 0)
+            return world + i;
+    return -1;
+}
+
+int xm_proc_add(const struct xm_dyn_card *c)
+{
+    size_t jl = strnlen(c->jobid, sizeof(c->jobid));
+    if (jl == 0 || jl == sizeof(c->jobid) || c->rank < 0 || c->addrs.naddr < 1 ||
+        c->addrs.naddr > XM_DYN_ADDRS)
+        return -EINVAL;
+    int id = xm_proc_find(c->jobid, c->rank);
+    if (id >= 0)
+        return id;
+    if (strcmp(c->jobid, world_job) == 0)
+        return -EINVAL; /* a rank my own job does not have */
+    if (xm_nprocs >= XM_PROC_MAX)
+        return -ENOSPC;
+    if (xm_nprocs == cap) {
+        int ncap = cap < XM_PROC_MAX / 2 ? 2 * cap : XM_PROC_MAX;
+        if (ncap - world < 16)
+            ncap = world + 16;
+        if (ncap > XM_PROC_MAX)
+            ncap = XM_PROC_MAX;
+        struct xm_proc *nt = realloc(tab, (size_t)(ncap - world) * sizeof(*nt));
+        if (!nt)
+            return -ENOMEM;
+        tab = nt;
+        /* hooks that grew keep their larger arrays if a later one fails: growing is
+         * idempotent, the next attempt starts from the same cap */
+        for (int h = 0; h < nhooks; h++)
+            if (hooks[h](cap, ncap) < 0)
+                return -ENOMEM;
+        cap = ncap;
+    }
+    struct xm_proc *p = &tab[xm_nprocs - world];
+    memset(p, 0, sizeof(*p));
+    memcpy(p->jobid, c->jobid, jl);
+    p->rank = c->rank;
+    p->addrs = c->addrs;
+    return xm_nprocs++;
+}

@@ -1,0 +1,63 @@
+/*
+ * proc.h - the process table: every process this one can address, by a global id.
+ *
+ * Owns: the table (core/proc.c) and the rule that grows every per-peer array with it.
+ * Contract:
+ *   - Ids 0 .. world size - 1 are MPI_COMM_WORLD's ranks (id = world rank), entered by
+ *     xm_proc_init() after boot; their addresses stay in the job's KVS (the netmod
+ *     reads them there).  Later ids are processes of other jobs, added by
+ *     xm_proc_add() from a card (job id, rank in its job, TCP addresses) and kept for
+ *     the rest of the library's life: a disconnect leaves the entry, and meeting the
+ *     same process again (same job id and rank) gives back the same id.
+ *   - Communicators keep mapping their ranks to ids in w[] (core/xm.h), so the p2p
+ *     engine, collectives and status translation use ids where they used world ranks.
+ *   - Per-peer state sized by the number of ids (p2p.c's sequence state and queues,
+ *     the netmod's connection table, xm_g.node_of and xm_g.local_index) registers a
+ *     grow hook; xm_proc_add() calls every hook with the old and new capacity before
+ *     the new id exists, and fails (-ENOMEM, table unchanged beyond capacity) if one
+ *     cannot grow.  Hooks must zero (or otherwise initialise) the new slots.  A new id
+ *     is on no node of this job: node_of = a node number no world rank has (the id
+ *     itself, >= world size), local_index = -1 (never shared memory).
+ *   - xm_proc_count() is what bounds a packet's src (xm_pkt_check) and every loop over
+ *     peers.
+ * Caveats: the engine is single-threaded (core/mt.h's lock); growing moves the arrays,
+ *   so nobody may keep a pointer into them across a call that can add a process.
+ */
+#ifndef XM_PROC_H
+#define XM_PROC_H
+
+#include <stdint.h>
+
+#include "dynwire.h"
+
+#define XM_PROC_MAX (1 << 24) /* ids; far above any job plus its connections */
+
+struct xm_proc {
+    char jobid[XM_DYN_JOBID];
+    int rank;                 /* in its own job */
+    struct xm_dyn_addrs addrs; /* other jobs' processes: where the netmod reaches them */
+};
+
+/* The world's entries (jobid, size): 0 or -ENOMEM. */
+int xm_proc_init(const char *jobid, int world_size);
+void xm_proc_finalize(void);
+extern int xm_nprocs; /* ids in use (read on hot paths; write only here) */
+static inline int xm_proc_count(void)
+{
+    return xm_nprocs;
+}
+/* NULL for an id out of range */
+const struct xm_proc *xm_proc_get(int id);
+/* the id of (jobid, rank), or -1 */
+int xm_proc_find(const char *jobid, int rank);
+/* id of the process c names: the existing one, or a new one (grow hooks run first);
+ * -EINVAL for a card that dynwire would not carry, -ENOMEM, -ENOSPC at XM_PROC_MAX. */
+int xm_proc_add(const struct xm_dyn_card *c);
+
+/* grow hook: make room for ids [0, newcap) and initialise [oldcap, newcap); 0 or
+ * -ENOMEM.  After a failure the same (oldcap, newcap) may come again: a hook that had
+ * already grown must accept it. */
+typedef int (*xm_proc_grow_fn)(int oldcap, int newcap);
+int xm_proc_on_grow(xm_proc_grow_fn fn); /* 0, -ENOSPC (too many hooks) */
+
+#endif
