@@ -150,6 +150,33 @@ static void report_idle_policy(void)
         xm_g.any_oversubscribed ? "some node oversubscribed" : "no node oversubscribed");
 }
 
+/* testing switch LOOM_MPI_TEST_EXTRA_PROCS=n: n pretend processes of another job join
+ * the process table (core/proc.h) at once, half before the netmod and p2p start and
+ * half after, so a test runs the engine on per-peer arrays sized at start for more than
+ * the world and then grown by their hooks.  Nothing ever sends to them. */
+static void grow_some(int from, int to)
+{
+    for (int i = from; i < to; i++) {
+        struct xm_dyn_card c;
+        memset(&c, 0, sizeof(c));
+        snprintf(c.jobid, sizeof(c.jobid), "loom-test-extra");
+        c.rank = i;
+        c.addrs.naddr = 1;
+        c.addrs.ip[0] = 0x0100007fu; /* 127.0.0.1 in network order (little-endian) */
+        c.addrs.port[0] = 1;
+        int rc = xm_proc_add(&c);
+        if (rc < 0)
+            xm_die("LOOM_MPI_TEST_EXTRA_PROCS: adding process %d: %s", i, strerror(-rc));
+    }
+}
+
+static void grow_for_tests(void)
+{
+    int n = xm_env_int("LOOM_MPI_TEST_EXTRA_PROCS", 0);
+    if (n > 0)
+        grow_some(n / 2, n);
+}
+
 static int init_common(void)
 {
     if (xm_g.initialized || xm_g.finalized)
@@ -166,6 +193,8 @@ static int init_common(void)
      * jobs; the node map grows with it */
     if (xm_proc_init(xm_g.jobid, xm_g.size) < 0 || xm_proc_on_grow(xm_boot_proc_grow) < 0)
         xm_die("process table of %d ranks", xm_g.size);
+    if (xm_env_int("LOOM_MPI_TEST_EXTRA_PROCS", 0) > 0)
+        grow_some(0, xm_env_int("LOOM_MPI_TEST_EXTRA_PROCS", 0) / 2);
     xm_g.initialized = 1;
     xm_mt_main_set(); /* MPI_Is_thread_main */
     int have_map = xm_boot_have_map();
@@ -213,6 +242,7 @@ static int init_common(void)
     }
     if ((rc = xm_p2p_init()) < 0)
         xm_die("p2p init: %s", strerror(-rc));
+    grow_for_tests();
 
     world_comm = (struct xm_comm){.handle = MPI_COMM_WORLD, .refs = 1, .ctx = 0,
                                   .rank = xm_g.rank, .size = xm_g.size,

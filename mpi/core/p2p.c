@@ -189,15 +189,18 @@ int xm_p2p_init(void)
      * driving the engine alone may not have */
     if (xm_proc_count() == 0 && xm_proc_init(xm_g.jobid, xm_g.size) < 0)
         return -EINVAL;
-    inflight = calloc((size_t)xm_g.size, sizeof(*inflight));
-    pending = calloc((size_t)xm_g.size, sizeof(*pending));
-    pass_mark = calloc((size_t)xm_g.size, sizeof(*pass_mark));
-    lost = calloc((size_t)xm_g.size, 1);
-    peer_pid = calloc((size_t)xm_g.size, sizeof(*peer_pid));
+    /* room for every id the table has room for (a table grown before p2p started:
+     * its hook was not registered then); later growth goes through p2p_grow */
+    int n = xm_proc_capacity() > xm_g.size ? xm_proc_capacity() : xm_g.size;
+    inflight = calloc((size_t)n, sizeof(*inflight));
+    pending = calloc((size_t)n, sizeof(*pending));
+    pass_mark = calloc((size_t)n, sizeof(*pass_mark));
+    lost = calloc((size_t)n, 1);
+    peer_pid = calloc((size_t)n, sizeof(*peer_pid));
     if (!inflight || !pending || !pass_mark || !lost || !peer_pid ||
         xm_proc_on_grow(p2p_grow) < 0)
         return -ENOMEM;
-    p2p_cap = xm_g.size;
+    p2p_cap = n;
     spin_max = xm_env_int("LOOM_MPI_SPIN", xm_g.oversubscribed ? 16 : 2000);
     yield_max = xm_env_int("LOOM_MPI_YIELD", xm_g.oversubscribed ? 8 : 64);
     spin_cur = spin_max;

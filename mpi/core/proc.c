@@ -43,6 +43,11 @@ void xm_proc_finalize(void)
     nhooks = 0;
 }
 
+int xm_proc_capacity(void)
+{
+    return cap;
+}
+
 int xm_proc_on_grow(xm_proc_grow_fn fn)
 {
     if (nhooks == HOOKS_MAX)

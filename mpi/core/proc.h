@@ -46,6 +46,10 @@ static inline int xm_proc_count(void)
 {
     return xm_nprocs;
 }
+/* ids the grow hooks have made room for so far (>= xm_proc_count()): per-peer state
+ * that starts after ids were added allocates this many entries, since ids up to it
+ * arrive without another call of the hooks */
+int xm_proc_capacity(void);
 /* NULL for an id out of range */
 const struct xm_proc *xm_proc_get(int id);
 /* the id of (jobid, rank), or -1 */

@@ -1520,7 +1520,9 @@ static int t_init(struct xm_transport *t)
     T.kind_listen = K_LISTEN;
     struct epoll_event e = {.events = EPOLLIN, .data.ptr = &T.kind_listen};
     epoll_ctl(T.ep, EPOLL_CTL_ADD, T.lfd, &e);
-    size_t n = (size_t)(xm_proc_count() > xm_g.size ? xm_proc_count() : xm_g.size);
+    /* room for every id the table has room for (core/proc.h): the netmod may start
+     * after connections added ids */
+    size_t n = (size_t)(xm_proc_capacity() > xm_g.size ? xm_proc_capacity() : xm_g.size);
     T.peer = calloc(n, sizeof(*T.peer));
     T.up = calloc(n, sizeof(*T.up));
     T.wl = calloc(n, sizeof(*T.wl));

@@ -50,6 +50,7 @@ START_TEST(test_world)
 {
     ck_assert_int_eq(xm_proc_init("me", 4), 0);
     ck_assert_int_eq(xm_proc_count(), 4);
+    ck_assert_int_eq(xm_proc_capacity(), 4);
     ck_assert_int_eq(xm_proc_find("me", 3), 3);
     ck_assert_int_eq(xm_proc_find("me", 4), -1);
     ck_assert_int_eq(xm_proc_find("other", 0), -1);
@@ -83,6 +84,7 @@ START_TEST(test_add_grow)
     }
     ck_assert_int_eq(xm_proc_count(), 103);
     ck_assert_int_le(calls, 5); /* capacity doubles */
+    ck_assert_int_eq(xm_proc_capacity(), arr_cap); /* what a late starter must allocate */
     for (int i = 0; i < 100; i++) {
         int id = xm_proc_find(i % 2 ? "odd" : "even", i);
         ck_assert_int_eq(id, 3 + i);
