@@ -33,10 +33,12 @@
  *     arrives later is never answered, and its connector times out.
  *   - A control message that fails xm_dyn_msg_check is dropped (the port stays open).
  * Comm_join: each side writes a struct xm_dyn_hello (job id, size, world rank, a fresh
- *   even tag) to the socket and reads the other's, both within the connect timeout; the
- *   tag of the side with the lower world rank is used; then xm_intercomm_build over
- *   COMM_SELF.  A hello from another job, of another size, or naming my own rank fails
- *   with MPI_ERR_OTHER.
+ *   even tag) to the socket and reads the other's, then one verdict byte each way (1 =
+ *   I take your hello), all within the connect timeout; the tag g of the side with the
+ *   lower world rank is used; the two ranks then swap CONFIRM{g} on tag g by p2p (the
+ *   named rank proves it is joining: a relayed or forged hello fails at the deadline
+ *   instead of hanging), then xm_intercomm_build over COMM_SELF.  A hello from another
+ *   job, of another size, or naming my own rank fails with MPI_ERR_OTHER.
  * Name service: the process manager's (PMI-2 Nameserv_*: mpiexec, srun's mpi/pmi2,
  *   Loom's plugin); boot.c's xm_boot_publish &c.  Without one (PMIx path, singleton):
  *   MPI_ERR_NAME / MPI_ERR_SERVICE.
@@ -389,13 +391,45 @@ int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
         else if (them.rank == me.rank)
             bad = "names my own rank";
     }
+    /* Each side says on the socket whether it takes the other's hello: a side whose
+     * hello was refused learns it here instead of waiting for a partner that will
+     * never build anything. */
+    const char *why = "the hello from the other end: ";
+    if (rc == 0) {
+        unsigned char mine = bad ? 0 : 1, theirs = 0;
+        rc = fd_xfer(fd, &mine, 1, 1, when);
+        if (rc == 0 && !bad) {
+            rc = fd_xfer(fd, &theirs, 1, 0, when);
+            if (rc == 0 && theirs != 1) {
+                bad = "it refused our hello";
+                why = "the other end: ";
+            }
+        }
+    }
+    int g = 0;
+    if (rc == 0 && !bad) {
+        /* The socket's word is not proof that the rank it names is joining (a relayed
+         * or forged hello): that rank itself confirms on the join tag, within the same
+         * deadline, before anything waits on it without one. */
+        g = me.rank < them.rank ? me.tag : them.tag;
+        struct xm_dyn_msg m;
+        int from = -1, got = send_msg(them.rank, g, XM_DYN_CONFIRM, g);
+        if (got == 0)
+            got = recv_msg(them.rank, g, when, &m, &from);
+        if (got != 1 || m.kind != XM_DYN_CONFIRM || m.tag != g) {
+            bad = got == 0 ? "it named a rank that did not confirm within "
+                             "LOOM_MPI_CONNECT_TIMEOUT"
+                           : "it named a rank whose confirmation was malformed";
+            why = "the other end: ";
+            rc = got < 0 && got != -EPROTO ? got : 0;
+        }
+    }
     if (rc < 0 || bad) {
-        fprintf(stderr, "loom-mpi: rank %d: %s: %s%s\n", xm_g.rank, fn,
-                bad ? "the hello from the other end: " : "", bad ? bad : strerror(-rc));
+        fprintf(stderr, "loom-mpi: rank %d: %s: %s%s\n", xm_g.rank, fn, bad ? why : "",
+                bad ? bad : strerror(-rc));
         *intercomm = MPI_COMM_NULL;
         return xm_err(NULL, MPI_ERR_OTHER, fn);
     }
-    int g = me.rank < them.rank ? me.tag : them.tag;
     *intercomm = MPI_COMM_NULL;
     rc = xm_intercomm_build(xm_g.self, 0, them.rank, g, XM_DYN_CTX, 0, intercomm);
     return rc < 0 ? xm_err(NULL, rc == -ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_OTHER, fn)
