@@ -40,6 +40,9 @@ int xm_op_create(MPI_User_function *fn, int commute, MPI_Op *op);
 /* the same with an MPI_Count length (MPI_Op_create_c) */
 int xm_op_create_c(MPI_User_function_c *fn, int commute, MPI_Op *op);
 int xm_op_free(MPI_Op *op);
+/* held by a pending nonblocking schedule: MPI_Op_free then only marks the op */
+void xm_op_ref(MPI_Op op);
+void xm_op_unref(MPI_Op op);
 
 /* Schedules (sched.c): steps built up front, advanced without blocking.  Ranks in
  * send/recv are COMM ranks.  WAIT, OP and COPY wait for everything posted before. */

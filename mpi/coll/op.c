@@ -63,6 +63,8 @@ struct uop {
     MPI_User_function *fn;
     MPI_User_function_c *fn_c; /* MPI_Op_create_c: the length is an MPI_Count */
     int commute;
+    int refs;  /* pending nonblocking schedules that use it (xm_op_ref) */
+    int freed; /* MPI_Op_free came while refs > 0: the slot goes when they are done */
 };
 static struct uop *uops;
 static int nuops;
@@ -77,7 +79,27 @@ static struct uop *uop_get(MPI_Op op)
 
 int xm_op_valid(MPI_Op op)
 {
-    return (op >= MPI_MAX && op <= MPI_NO_OP) || uop_get(op) != NULL;
+    struct uop *u = uop_get(op);
+    return (op >= MPI_MAX && op <= MPI_NO_OP) || (u && !u->freed);
+}
+
+/* A pending operation keeps a user op alive past MPI_Op_free (MPI-3.1 5.9.5: freeing
+ * an op "marks it for deallocation"; pending operations that use it complete). */
+void xm_op_ref(MPI_Op op)
+{
+    struct uop *u = uop_get(op);
+    if (u)
+        u->refs++;
+}
+
+void xm_op_unref(MPI_Op op)
+{
+    struct uop *u = uop_get(op);
+    if (u && --u->refs == 0 && u->freed) {
+        u->fn = NULL;
+        u->fn_c = NULL;
+        u->freed = 0;
+    }
 }
 
 int xm_op_commutative(MPI_Op op)
@@ -102,6 +124,8 @@ static int op_add(MPI_User_function *fn, MPI_User_function_c *fn_c, int commute,
     uops[i].fn = fn;
     uops[i].fn_c = fn_c;
     uops[i].commute = commute != 0;
+    uops[i].refs = 0;
+    uops[i].freed = 0;
     *op = XM_H_MAKE(XM_K_OP, 1, i);
     return 0;
 }
@@ -119,10 +143,14 @@ int xm_op_create_c(MPI_User_function_c *fn, int commute, MPI_Op *op)
 int xm_op_free(MPI_Op *op)
 {
     struct uop *u = uop_get(*op);
-    if (!u)
+    if (!u || u->freed)
         return -EINVAL;
-    u->fn = NULL;
-    u->fn_c = NULL;
+    if (u->refs > 0) {
+        u->freed = 1;
+    } else {
+        u->fn = NULL;
+        u->fn_c = NULL;
+    }
     *op = MPI_OP_NULL;
     return 0;
 }

@@ -49,6 +49,7 @@ struct xm_sched {
     int ntmp;
     int err;
     struct xm_req *req; /* nonblocking: the request that completes with the schedule */
+    int held;           /* nonblocking: its steps' datatypes and ops are referenced */
     struct xm_sched *next_active, **prev_active;
 };
 
@@ -119,6 +120,33 @@ struct xm_sched *xm_sched_new(struct xm_comm *c)
     return s;
 }
 
+/* A nonblocking schedule outlives the call that built it, and the user may free the
+ * datatypes and op it names before it completes (MPI-3.1 4.1.9, 5.9.5: pending
+ * operations that use them complete normally).  It holds a reference on each from
+ * its start to its end; a blocking one runs inside the call and needs none. */
+static void hold(struct xm_sched *s, int on)
+{
+    for (int i = 0; i < s->n; i++) {
+        const struct step *p = &s->st[i];
+        MPI_Datatype dts[2] = {p->dt, p->kind == S_COPY ? p->rdt : MPI_DATATYPE_NULL};
+        for (int k = 0; k < 2; k++)
+            if (dts[k] != MPI_DATATYPE_NULL && !XM_DT_IS_PREDEF(dts[k])) {
+                struct xm_dtype *t = xm_dt_get(dts[k]);
+                if (on)
+                    xm_dt_ref(t);
+                else
+                    xm_dt_unref(t);
+            }
+        if (p->kind == S_OP) {
+            if (on)
+                xm_op_ref(p->op);
+            else
+                xm_op_unref(p->op);
+        }
+    }
+    s->held = on;
+}
+
 void xm_sched_free(struct xm_sched *s)
 {
     if (!s)
@@ -128,6 +156,8 @@ void xm_sched_free(struct xm_sched *s)
             xm_wait(s->out[i]); /* never leave a request pointing at freed memory */
             xm_req_free(s->out[i]);
         }
+    if (s->held)
+        hold(s, 0);
     for (int i = 0; i < s->ntmp; i++)
         scratch_put(s->tmp[i], s->tmplen[i]);
     free(s->tmplen);
@@ -414,6 +444,7 @@ int xm_sched_start(struct xm_sched *s, struct xm_req **rp)
     r->coll_state = s;
     r->coll_step = req_step;
     s->req = r;
+    hold(s, 1);
     xm_progress_hook = xm_coll_progress; /* MPI_Test loops advance schedules too */
     s->next_active = active;
     if (active)
