@@ -11,7 +11,8 @@
  *   started directly (-launcher fork, or a host naming this machine) or as
  *   "LAUNCHER-EXEC HOST mpiexec --proxy ..." (default "ssh -x").  The job
  *   cookie is written to the proxy's stdin; the proxy connects back over
- *   TCP, proves it (and makes mpiexec prove it first: mpx_proxy_connect),
+ *   TCP, proves it (and makes mpiexec prove it first: mpx_proxy_connect in
+ *   handshake.h),
  *   gets the job (ranks, programs, environment), runs its
  *   ranks with its own PMI server core, and mpiexec relays the cores' tree
  *   messages, assembles output lines, judges exits and ends the job.
@@ -26,14 +27,5 @@
 #define MPX_FRONT_LOCAL (-1)
 
 int mpx_front_main(struct mpx_opts *o, int pmi_level, struct loom_log *log);
-
-/* The proxy's side: connect to one of "A1,A2,...:PORT" (in order, again with
- * backoff until ms have passed) and make the version 2 handshake with the job
- * cookie: whatever answers must prove the cookie before the proxy proves it
- * (the cookie never travels).  0 with *up connected and tagged (the job
- * frame follows), or -errno with a message in err. */
-struct mpx_conn;
-int mpx_proxy_connect(const char *spec, const char *cookie, int nodeid, const char *host,
-                      int ms, struct mpx_conn *up, char *err, size_t errlen);
 
 #endif /* LOOM_LAUNCHER_FRONT_H */

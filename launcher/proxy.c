@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "front.h"
+#include "handshake.h"
 #include "node.h"
 
 /* Proxy mode: one frame to mpiexec (pk is freed).  A failed send shows up

@@ -1,5 +1,5 @@
 /* fuzz_mpx_frames.c - libFuzzer target: mpiexec's frames between mpiexec and its proxies
- * (launcher/conn.c framing and tags, launcher/front.c: the handshake on both sides and
+ * (launcher/conn.c framing and tags, launcher/front.c and handshake.c: the handshake on both sides and
  * the proxy frames mpiexec acts on), as a hostile peer sends them.
  *
  * fuzz-sources: launcher/hosts.c launcher/iofwd.c common/loop.c common/pack.c
@@ -30,6 +30,7 @@
 #include "../../common/mac.c"
 #include "../../launcher/conn.c"
 #include "../../launcher/front.c"
+#include "../../launcher/handshake.c"
 
 #define COOKIE "5e6c1f0a9b3d4e7f8a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f6071"
 
@@ -45,8 +46,8 @@ static void conn_stream(const uint8_t *data, size_t size, int tagged)
 
     mpx_conn_init(&c, -1);
     if (tagged) {
-        key_init(&k, COOKIE, 1);
-        mpx_conn_set_tag(&c, key_tag, &k, DIR_FRONT, DIR_PROXY);
+        mpx_key_init(&k, COOKIE, 1);
+        mpx_conn_set_tag(&c, mpx_key_tag, &k, MPX_DIR_FRONT, MPX_DIR_PROXY);
     }
     if (iobuf_append(&c.in, (const char *)data, size) < 0)
         return;
@@ -119,8 +120,8 @@ static void front_side(const uint8_t *data, size_t size)
         nd->host = f.ly.node_host[i];
         nd->nranks = f.ly.node_nranks[i];
         mpx_conn_init(&nd->c, -1);
-        key_init(&nd->key, f.cookie, i);
-        mpx_conn_set_tag(&nd->c, key_tag, &nd->key, DIR_FRONT, DIR_PROXY);
+        mpx_key_init(&nd->key, f.cookie, i);
+        mpx_conn_set_tag(&nd->c, mpx_key_tag, &nd->key, MPX_DIR_FRONT, MPX_DIR_PROXY);
     }
     struct pend *p = calloc(1, sizeof(*p));
     if (!p) {
