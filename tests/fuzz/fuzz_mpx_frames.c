@@ -1,13 +1,15 @@
 /* fuzz_mpx_frames.c - libFuzzer target: mpiexec's frames between mpiexec and its proxies
- * (launcher/conn.c framing and tags, launcher/front.c and handshake.c: the handshake on both sides and
- * the proxy frames mpiexec acts on), as a hostile peer sends them.
+ * (launcher/conn.c framing and tags; the handshake on both sides: frontaccept.c and
+ * handshake.c; the proxy frames mpiexec acts on: frontrelay.c), as a hostile peer sends
+ * them.
  *
- * fuzz-sources: launcher/hosts.c launcher/iofwd.c common/loop.c common/pack.c
+ * fuzz-sources: launcher/hosts.c launcher/iofwd.c common/loop.c common/pack.c launcher/front.c launcher/frontaccept.c launcher/frontrelay.c launcher/frontstart.c launcher/jobctl.c launcher/env.c
  * fuzz-cflags: -Ilauncher -Icommon
  * fuzz-options: -max_len=65536 -close_fd_mask=3
  *
- * Contract: the target includes launcher/front.c (its statics are the state), conn.c,
- * common/mac.c, log.c and fdio.c.  The job
+ * Contract: the target includes launcher/handshake.c (proxy_handshake is static),
+ * conn.c, common/mac.c, log.c and fdio.c, and drives the front end's files through
+ * front_int.h.  The job
  * cookie is COOKIE below; with LOOM_FUZZ both handshake nonces mpiexec and the proxy
  * draw are 32 zero bytes, so a seed can carry valid proofs.  Input byte 0 mod 3 picks:
  *   0  a stream into a struct mpx_conn (tagged with node 1's key when bit 2 of byte 0
@@ -15,7 +17,7 @@
  *      buffer and is at most MPX_FRAME_MAX;
  *   1  mpiexec's side: a 2-node, 2-rank job; the rest arrives on a fresh connection to
  *      its port (HELLO2, PROOF, then the node's frames); after the handshake the node's
- *      frames go through node_cb()/node_frame() untagged (the tag check is mode 0's);
+ *      frames go through front_node_cb() untagged (the tag check is mode 0's);
  *      invariant: a connection is attached only after a proof made with COOKIE;
  *   2  the proxy's side: proxy_handshake() of node 1 against the rest (what "mpiexec"
  *      sends), then the frames that follow on the now tagged connection; invariant: it
@@ -29,7 +31,7 @@
 #include "../../common/log.c"
 #include "../../common/mac.c"
 #include "../../launcher/conn.c"
-#include "../../launcher/front.c"
+#include "../../launcher/front_int.h"
 #include "../../launcher/handshake.c"
 
 #define COOKIE "5e6c1f0a9b3d4e7f8a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f6071"
@@ -94,6 +96,7 @@ static void front_side(const uint8_t *data, size_t size)
     loom_log_init(&lg, "fuzz", LOOM_LOG_ERROR);
     f.o = &o;
     f.log = &lg;
+    f.con.log = &lg;
     f.lfd = f.spare_fd = -1;
     f.hs_ms = 3000;
     snprintf(f.cookie, sizeof(f.cookie), "%s", COOKIE);
@@ -132,13 +135,13 @@ static void front_side(const uint8_t *data, size_t size)
     p->f = &f;
     snprintf(p->peer, sizeof(p->peer), "fuzz");
     mpx_conn_init(&p->c, sv[0]);
-    p->w = loop_watch_add(f.lp, sv[0], LOOP_READ, pend_cb, p);
+    p->w = loop_watch_add(f.lp, sv[0], LOOP_READ, front_pend_cb, p);
     p->next = f.pending;
     f.pending = p;
     f.npending++;
     feed(sv[1], data, size);
     for (int i = 0; i < 64 && f.pending; i++)
-        pend_cb(f.lp, p->w, sv[0], LOOP_READ, p);
+        front_pend_cb(f.lp, p->w, sv[0], LOOP_READ, p);
     for (int i = 0; i < f.nnodes; i++) {
         struct fnode *nd = &f.nodes[i];
         if (!nd->connected)
@@ -148,18 +151,18 @@ static void front_side(const uint8_t *data, size_t size)
             __builtin_trap();
         nd->c.tag = NULL; /* fuzz what node_frame does with the frames */
         for (int k = 0; k < 64 && nd->w; k++)
-            node_cb(f.lp, nd->w, nd->c.fd, LOOP_READ | LOOP_WRITE, nd);
+            front_node_cb(f.lp, nd->w, nd->c.fd, LOOP_READ | LOOP_WRITE, nd);
     }
     close(sv[1]);
 out:
     while (f.pending)
-        pend_free(&f, f.pending);
+        front_pend_free(&f, f.pending);
     for (int i = 0; f.nodes && i < f.nnodes; i++)
-        node_close(&f.nodes[i]);
+        front_node_close(&f.nodes[i]);
     for (int r = 0; f.fwd && r < f.ly.size * 2; r++)
         iobuf_free(&f.fwd[r].part);
     for (int k = 0; k < 3; k++)
-        iobuf_free(&f.obuf[k]);
+        iobuf_free(&f.con.obuf[k]);
     if (f.lp)
         loop_destroy(f.lp);
     free(f.nodes);

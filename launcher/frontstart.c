@@ -1,0 +1,203 @@
+/* frontstart.c - starting the multi-host front end's proxies: one
+ * "mpiexec --proxy" per node, forked directly or through the remote launcher
+ * (ssh -x, rsh, -launcher-exec), the job cookie written to its stdin;
+ * reaping the launchers (one that exits before its proxy connected ends the
+ * job), signalling them, and waiting for them after the job.  Design:
+ * front.c; state: front_int.h.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "front_int.h"
+
+#define LAUNCHER_WAIT_MS 3000 /* after the job: launchers (ssh) get this to exit */
+
+/* ---- starting the proxies ------------------------------------------------ */
+
+void front_kill_launcher(struct fnode *nd, int sig)
+{
+    if (nd->pid > 0 && !nd->reaped)
+        mpx_kill_group(nd->pid, sig); /* it leads its own process group */
+}
+
+/* Split s at blanks into v (malloc'd copy in *store). */
+static int split_words(const char *s, char **store, char **v, int max)
+{
+    int n = 0;
+    char *save = NULL;
+
+    *store = strdup(s);
+    if (!*store)
+        return -ENOMEM;
+    for (char *w = strtok_r(*store, " \t", &save); w && n < max;
+         w = strtok_r(NULL, " \t", &save))
+        v[n++] = w;
+    return n;
+}
+
+int front_start_proxy(struct front *f, struct fnode *nd, char *err, size_t errlen)
+{
+    char node[16], conn[1100], tmo[16];
+    char *words = NULL, *argv[48];
+    int n = 0, p[2];
+    const char *spec = nd->local ? f->addrs_local : f->addrs_remote;
+
+    snprintf(node, sizeof(node), "%d", nd->id);
+    snprintf(conn, sizeof(conn), "%s:%d", spec, f->port);
+    snprintf(tmo, sizeof(tmo), "%d", (f->timeout_ms + 999) / 1000);
+    if (!nd->local) {
+        const char *ex = f->o->launcher_exec;
+        if (!ex)
+            ex = f->kind == MPX_LAUNCHER_RSH ? "rsh" : "ssh -x";
+        n = split_words(ex, &words, argv, 32);
+        if (n <= 0) {
+            snprintf(err, errlen, "bad -launcher-exec '%s'", ex);
+            free(words);
+            return -EINVAL;
+        }
+        argv[n++] = (char *)nd->host;
+    }
+    argv[n++] = f->self;
+    argv[n++] = "--proxy";
+    argv[n++] = "--node";
+    argv[n++] = node;
+    argv[n++] = "--connect";
+    argv[n++] = conn;
+    argv[n++] = "--connect-timeout";
+    argv[n++] = tmo;
+    argv[n] = NULL;
+    if (f->o->verbose) {
+        char line[2048];
+        size_t l = 0;
+        for (int i = 0; i < n && l < sizeof(line) - 1; i++)
+            l += (size_t)snprintf(line + l, sizeof(line) - l, "%s%s", i ? " " : "", argv[i]);
+        front_msg(f, "node %d (host %s): %s", nd->id, nd->host, line);
+    }
+    if (pipe2(p, O_CLOEXEC) < 0) {
+        snprintf(err, errlen, "pipe: %s", strerror(errno));
+        free(words);
+        return -errno;
+    }
+    sigset_t all, saved;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, &saved);
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof(dfl));
+        dfl.sa_handler = SIG_DFL;
+        static const int sigs[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+        for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+            sigaction(sigs[i], &dfl, NULL);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        /* its own process group: a Ctrl-C reaches mpiexec, which ends the job */
+        setpgid(0, 0);
+        if (dup2(p[0], 0) < 0)
+            _exit(MPX_EXIT_LAUNCH);
+        execvp(argv[0], argv);
+        dprintf(2, "mpiexec: cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(MPX_EXIT_LAUNCH);
+    }
+    int fork_errno = errno;
+    sigprocmask(SIG_SETMASK, &saved, NULL);
+    close(p[0]);
+    free(words);
+    if (pid < 0) {
+        close(p[1]);
+        snprintf(err, errlen, "fork: %s", strerror(fork_errno));
+        return -fork_errno;
+    }
+    nd->pid = pid;
+    /* the cookie: through the launcher's stdin, never on a command line */
+    char line[80];
+    int ll = snprintf(line, sizeof(line), "%s\n", f->cookie);
+    if (write(p[1], line, (size_t)ll) != ll) {
+        /* the launcher died at once: its exit is reported when reaped */
+    }
+    memset(line, 0, sizeof(line));
+    close(p[1]);
+    return 0;
+}
+
+void front_reap(struct front *f)
+{
+    int status;
+    pid_t pid;
+
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        for (int i = 0; i < f->nnodes; i++) {
+            struct fnode *nd = &f->nodes[i];
+            if (nd->pid != pid || nd->reaped)
+                continue;
+            nd->reaped = true;
+            nd->wstatus = status;
+            if (nd->connected || nd->done)
+                break; /* the connection tells the rest */
+            if (WIFEXITED(status))
+                front_fail(
+                    f, MPX_EXIT_LAUNCH,
+                    "cannot start the proxy on host %s: the launcher exited with code %d",
+                    nd->host, WEXITSTATUS(status));
+            else
+                front_fail(f, MPX_EXIT_LAUNCH,
+                     "cannot start the proxy on host %s: the launcher was killed by "
+                     "signal %d",
+                     nd->host, WTERMSIG(status));
+            front_node_finished(nd);
+            break;
+        }
+    }
+}
+
+/* After the loop: hang up on every proxy and give the launchers a moment
+ * to exit (ssh ends when its proxy does); then end them. */
+void front_wait_launchers(struct front *f)
+{
+    uint64_t end = loop_now_ms() + LAUNCHER_WAIT_MS;
+    int status;
+
+    for (int i = 0; i < f->nnodes; i++)
+        front_node_close(&f->nodes[i]);
+    for (;;) {
+        int left = 0;
+        for (int i = 0; i < f->nnodes; i++) {
+            struct fnode *nd = &f->nodes[i];
+            if (nd->pid <= 0 || nd->reaped)
+                continue;
+            if (waitpid(nd->pid, &status, WNOHANG) == nd->pid) {
+                nd->reaped = true;
+                continue;
+            }
+            left++;
+        }
+        if (!left)
+            return;
+        if (loop_now_ms() >= end)
+            break;
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+    }
+    for (int i = 0; i < f->nnodes; i++)
+        front_kill_launcher(&f->nodes[i], SIGTERM);
+    struct timespec ts = {0, 200000000};
+    nanosleep(&ts, NULL);
+    for (int i = 0; i < f->nnodes; i++) {
+        struct fnode *nd = &f->nodes[i];
+        if (nd->pid > 0 && !nd->reaped && waitpid(nd->pid, &status, WNOHANG) != nd->pid) {
+            front_kill_launcher(nd, SIGKILL);
+            waitpid(nd->pid, &status, 0);
+        }
+        nd->reaped = true;
+    }
+}
