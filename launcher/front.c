@@ -127,9 +127,9 @@ static void giveup_cb(struct loop *lp, struct loop_timer *t, void *arg)
 
 void front_begin_kill(struct front *f)
 {
-    if (f->ending)
+    if (f->end.ending)
         return;
-    f->ending = true;
+    f->end.ending = true;
     if (f->live > 0)
         front_msg(f, "killing %d remaining rank%s", f->live, mpx_plural(f->live));
     for (int i = 0; i < f->nnodes; i++) {
@@ -156,13 +156,13 @@ void front_fail(struct front *f, int code, const char *fmt, ...)
 {
     va_list ap;
 
-    if (f->ending && !f->o->verbose)
+    if (f->end.ending && !f->o->verbose)
         return;
     va_start(ap, fmt);
     mpx_console_vmsg(&f->con, fmt, ap);
     va_end(ap);
-    if (!f->ending) {
-        f->exit_code = code ? code : 1;
+    if (!f->end.ending) {
+        f->end.exit_code = code ? code : 1;
         front_begin_kill(f);
     }
 }
@@ -171,8 +171,8 @@ static void on_term(void *arg, int sig)
 {
     struct front *f = arg;
 
-    if (f->caught_signal) {
-        /* second signal: no more grace anywhere */
+    if (mpx_jobend_signal(&f->end, sig)) {
+        /* a second one: no more grace anywhere */
         for (int k = 0; k < f->nnodes; k++) {
             struct pack pk;
             pack_init(&pk);
@@ -181,10 +181,9 @@ static void on_term(void *arg, int sig)
         }
         return;
     }
-    f->caught_signal = sig;
     front_msg(f, "caught signal %d (%s)", sig, strsignal(sig));
-    if (!f->ending)
-        f->exit_code = 128 + sig;
+    if (!f->end.ending)
+        f->end.exit_code = 128 + sig;
     front_begin_kill(f);
 }
 
@@ -203,11 +202,8 @@ static void timeout_cb(struct loop *lp, struct loop_timer *t, void *arg)
     struct front *f = arg;
 
     f->timeout_timer = NULL;
-    if (f->ending)
-        return;
-    front_msg(f, "timeout: the job did not finish within %d s", f->o->timeout_s);
-    f->exit_code = MPX_EXIT_TIMEOUT;
-    front_begin_kill(f);
+    if (mpx_jobend_timeout(&f->end, &f->con, f->o->timeout_s))
+        front_begin_kill(f);
 }
 
 static int prepare_cb(struct loop *lp, void *arg)
@@ -373,7 +369,7 @@ int mpx_front_main(struct mpx_opts *o, int pmi_level, struct loom_log *log)
         front_msg(&f, "%d ranks on %d hosts; listening on port %d (addresses %s)", f.ly.size,
             f.nnodes, f.port, f.addrs_remote);
 
-    for (int i = 0; i < f.nnodes && !f.ending; i++) {
+    for (int i = 0; i < f.nnodes && !f.end.ending; i++) {
         rc = front_start_proxy(&f, &f.nodes[i], err, sizeof(err));
         if (rc < 0) {
             front_fail(&f, MPX_EXIT_LAUNCH, "cannot start the proxy on host %s: %s",
@@ -397,7 +393,7 @@ int mpx_front_main(struct mpx_opts *o, int pmi_level, struct loom_log *log)
         front_msg(&f,
             "job ended after %llu ms, exit code %d (mpiexec cpu: %ld.%03ld s user, "
             "%ld.%03ld s sys)",
-            (unsigned long long)(loop_now_ms() - f.t0), f.exit_code,
+            (unsigned long long)(loop_now_ms() - f.t0), f.end.exit_code,
             (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec / 1000,
             (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec / 1000);
     }
@@ -417,7 +413,7 @@ int mpx_front_main(struct mpx_opts *o, int pmi_level, struct loom_log *log)
     free(f.exited);
     mpx_layout_free(&f.ly);
     memset(f.cookie, 0, sizeof(f.cookie));
-    if (rc < 0 && f.exit_code == 0)
+    if (rc < 0 && f.end.exit_code == 0)
         return 1;
-    return f.exit_code;
+    return f.end.exit_code;
 }

@@ -93,9 +93,7 @@ struct front {
     int live;
     struct mpx_console con; /* our stdout/stderr (jobctl.h) */
 
-    bool ending;
-    int exit_code;
-    int caught_signal;
+    struct mpx_jobend end; /* ending, exit code, first signal (jobctl.h) */
     struct loop_timer *connect_timer, *giveup_timer, *timeout_timer, *pend_timer;
     struct loop_watch *sig_w;
 };

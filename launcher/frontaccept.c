@@ -103,7 +103,7 @@ static bool challenge(struct front *f, struct pend *p, const uint8_t *body, size
         return false;
     }
     if (id < 0 || id >= f->nnodes || f->nodes[id].connected || f->nodes[id].done ||
-        f->ending) {
+        f->end.ending) {
         pend_refuse(f, p, "no such node waiting (or the job is ending)");
         return false;
     }
@@ -153,7 +153,7 @@ static void attach(struct front *f, struct pend *p, const uint8_t *body, size_t 
         return;
     }
     int id = p->node;
-    if (f->nodes[id].connected || f->nodes[id].done || f->ending) {
+    if (f->nodes[id].connected || f->nodes[id].done || f->end.ending) {
         pend_refuse(f, p, "node already connected (or the job is ending)");
         return;
     }
@@ -278,7 +278,7 @@ void front_listen_cb(struct loop *lp, struct loop_watch *w, int fd, int revents,
             inet_ntop(AF_INET, &sin.sin_addr, a, sizeof(a));
             snprintf(peer, sizeof(peer), "%s:%u", a, ntohs(sin.sin_port));
         }
-        if (f->ending) {
+        if (f->end.ending) {
             close(c);
             continue;
         }

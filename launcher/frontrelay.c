@@ -85,10 +85,10 @@ static void rank_exit(struct front *f, struct fnode *nd, int rank, int status)
     f->live--;
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
         return;
-    if (f->ending)
+    if (f->end.ending)
         return;
     char what[96];
-    f->exit_code = mpx_exit_rule(status, what, sizeof(what)); /* as the local job */
+    f->end.exit_code = mpx_exit_rule(status, what, sizeof(what)); /* as the local job */
     front_msg(f, "rank %d on host %s %s", rank, nd->host, what);
     front_begin_kill(f);
 }
@@ -158,7 +158,7 @@ static bool node_frame(struct fnode *nd, uint8_t type, const uint8_t *body, size
             return false;
         /* as with one host: once the job is being ended, the proxies'
          * complaints about ranks vanishing are consequences, not news */
-        if (!f->ending || f->o->verbose)
+        if (!f->end.ending || f->o->verbose)
             front_msg(f, "%s", text);
         free(text);
         return true;

@@ -1,6 +1,7 @@
 /* jobctl.c - job control shared by every mpiexec mode: the signal self-pipe,
  * mpiexec's console (rank output and "mpiexec: ..." lines), the exit-status
- * rule, process-group kills and process setup.  Contract: jobctl.h. */
+ * rule, the job-end rules (--timeout, a second signal), process-group kills
+ * and process setup.  Contract: jobctl.h. */
 #include "config.h"
 
 #include "jobctl.h"
@@ -123,6 +124,25 @@ void mpx_console_free(struct mpx_console *c)
 const char *mpx_plural(int n)
 {
     return n == 1 ? "" : "s";
+}
+
+/* ---- the end of a job ---------------------------------------------------- */
+
+bool mpx_jobend_signal(struct mpx_jobend *e, int sig)
+{
+    if (e->caught_signal)
+        return true;
+    e->caught_signal = sig;
+    return false;
+}
+
+bool mpx_jobend_timeout(struct mpx_jobend *e, struct mpx_console *c, int timeout_s)
+{
+    if (e->ending)
+        return false;
+    mpx_console_msg(c, "timeout: the job did not finish within %d s", timeout_s);
+    e->exit_code = MPX_EXIT_TIMEOUT;
+    return true;
 }
 
 /* ---- processes ----------------------------------------------------------- */

@@ -18,6 +18,12 @@
  *   - Exit rule (as hydra): a rank that exits with code c != 0 makes the job
  *     exit with c; one killed by signal s makes it exit with s (not 128+s,
  *     which would read as mpiexec itself having been killed).
+ *   - Job end (struct mpx_jobend, one per job: the local job or proxy in
+ *     node.c, the front end in front.c): --timeout, unless the job is already
+ *     ending, says "timeout: the job did not finish within S s" and makes the
+ *     exit code MPX_EXIT_TIMEOUT (255); the first terminating signal is
+ *     recorded for the caller to report and end the job on, and every later
+ *     one means "no more grace": SIGKILL at once.
  */
 #ifndef LOOM_LAUNCHER_JOBCTL_H
 #define LOOM_LAUNCHER_JOBCTL_H
@@ -53,6 +59,22 @@ void mpx_console_msg(struct mpx_console *c, const char *fmt, ...) LOOM_PRINTF(2,
 void mpx_console_vmsg(struct mpx_console *c, const char *fmt, va_list ap);
 void mpx_console_free(struct mpx_console *c);
 const char *mpx_plural(int n); /* "" for 1, "s" otherwise */
+
+/* ---- the end of a job ---- */
+struct mpx_jobend {
+    bool ending;       /* the kill sequence started */
+    int exit_code;     /* 0 until the first failure decides it */
+    int caught_signal; /* the first terminating signal, 0 before one came */
+};
+
+/* A terminating signal came.  false for the first: it is recorded, and the
+ * caller says so and ends the job.  true for any later one: the caller sends
+ * SIGKILL to everything the job runs, at once. */
+bool mpx_jobend_signal(struct mpx_jobend *e, int sig);
+/* --timeout (timeout_s) expired.  false if the job is already ending; else
+ * the timeout line on c, the exit code MPX_EXIT_TIMEOUT, and true: the
+ * caller starts the kill. */
+bool mpx_jobend_timeout(struct mpx_jobend *e, struct mpx_console *c, int timeout_s);
 
 /* ---- processes ---- */
 /* Signal a process we started that leads its own process group: the group

@@ -164,7 +164,7 @@ void errpipe_read(struct rank *r)
             reaped = true;
         }
     }
-    if (n == (ssize_t)sizeof(e) && !job->ending)
+    if (n == (ssize_t)sizeof(e) && !job->end.ending)
         job_fail(job, MPX_EXIT_LAUNCH, "cannot start rank %d (%s)%s%s: %s", r->rank,
                  job->o->apps[r->app].argv[0], job->up ? " on host " : "",
                  job->up ? job->host : "", strerror(e));

@@ -58,7 +58,7 @@ void job_fail(struct job *job, int code, const char *fmt, ...)
         return;
     }
     job_msg(job, "%s", text);
-    job->exit_code = code;
+    job->end.exit_code = code;
     job_kill(job);
 }
 
@@ -94,9 +94,9 @@ static void kill_timer_cb(struct loop *lp, struct loop_timer *t, void *arg)
 
 void job_kill(struct job *job)
 {
-    if (job->ending)
+    if (job->end.ending)
         return;
-    job->ending = true;
+    job->end.ending = true;
     if (live_total(job) > 0) {
         if (!job->up && job->live > 0) /* mpiexec counts the ranks of all hosts */
             job_msg(job, "killing %d remaining rank%s", job->live, mpx_plural(job->live));
@@ -191,9 +191,9 @@ void rank_exited(struct job *job, struct rank *r, int status)
         up_send(job, MPX_P_EXIT, &pk);
     }
     bool bad = !job->up && !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    if (bad && !job->ending) {
+    if (bad && !job->end.ending) {
         char what[96];
-        job->exit_code = mpx_exit_rule(status, what, sizeof(what));
+        job->end.exit_code = mpx_exit_rule(status, what, sizeof(what));
         job_msg(job, "rank %d %s", r->rank, what);
         mpx_console_flush(&job->con);
         job_kill(job);
@@ -210,16 +210,16 @@ static void spawned_job_exited(struct job *job, const char *what, int status)
 {
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
         return;
-    if (job->ending)
+    if (job->end.ending)
         return;
     if (WIFEXITED(status)) {
         job_msg(job, "%s failed (its mpiexec exited with code %d)", what,
                 WEXITSTATUS(status));
-        job->exit_code = WEXITSTATUS(status);
+        job->end.exit_code = WEXITSTATUS(status);
     } else {
         job_msg(job, "%s failed (its mpiexec was killed by signal %d)", what,
                 WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-        job->exit_code = 1;
+        job->end.exit_code = 1;
     }
     mpx_console_flush(&job->con);
     job_kill(job);
@@ -247,13 +247,11 @@ static void reap(struct job *job)
 
 static void handle_signal(struct job *job, int sig)
 {
-    if (job->caught_signal) {
-        /* Second signal: no more grace. */
+    if (mpx_jobend_signal(&job->end, sig)) { /* a second one: no more grace */
         job->sigkill_sent = true;
         job_kill_all(job, SIGKILL);
         return;
     }
-    job->caught_signal = sig;
     if (job->up) {
         job_fail(job, 128 + sig, "the proxy on host %s caught signal %d (%s)", job->host,
                  sig, strsignal(sig));
@@ -264,7 +262,7 @@ static void handle_signal(struct job *job, int sig)
         job_msg(job, "spawned job %s: ended with the job that spawned it", job->jobid);
     else
         job_msg(job, "caught signal %d (%s)", sig, strsignal(sig));
-    job->exit_code = 128 + sig;
+    job->end.exit_code = 128 + sig;
     job_kill(job);
 }
 
@@ -288,11 +286,8 @@ static void timeout_cb(struct loop *lp, struct loop_timer *t, void *arg)
     struct job *job = arg;
 
     job->timeout_timer = NULL;
-    if (job->ending)
-        return;
-    job_msg(job, "timeout: the job did not finish within %d s", job->o->timeout_s);
-    job->exit_code = MPX_EXIT_TIMEOUT;
-    job_kill(job);
+    if (mpx_jobend_timeout(&job->end, &job->con, job->o->timeout_s))
+        job_kill(job);
 }
 
 /* Before every poll(): flush gathered output, let psrv bound the sleep. */
@@ -445,7 +440,7 @@ int node_run(struct job *job, const int *rank_node, int nnodes, int nodeid,
         job_fail(job, MPX_EXIT_LAUNCH, "cannot start the ranks on host %s", job->host);
         job_kill(job);
     } else if (rc < 0) {
-        job->exit_code = MPX_EXIT_LAUNCH;
+        job->end.exit_code = MPX_EXIT_LAUNCH;
         job_kill(job);
     }
     job_check_done(job);
@@ -454,9 +449,9 @@ int node_run(struct job *job, const int *rank_node, int nnodes, int nodeid,
     mpx_console_flush(&job->con);
     if (rc < 0)
         job_msg(job, "event loop failed: %s", strerror(-rc));
-    if (job->out_lost && job->exit_code == 0) {
+    if (job->out_lost && job->end.exit_code == 0) {
         job_msg(job, "exit status 1: rank output was lost (out of memory)");
-        job->exit_code = 1;
+        job->end.exit_code = 1;
     }
     if (o->verbose && !job->up) {
         struct rusage ru;
@@ -464,7 +459,7 @@ int node_run(struct job *job, const int *rank_node, int nnodes, int nodeid,
         job_msg(job,
                 "job ended after %llu ms, exit code %d (mpiexec cpu: %ld.%03ld s user, "
                 "%ld.%03ld s sys)",
-                (unsigned long long)(loop_now_ms() - job->t0), job->exit_code,
+                (unsigned long long)(loop_now_ms() - job->t0), job->end.exit_code,
                 (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec / 1000,
                 (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec / 1000);
     }
@@ -485,7 +480,7 @@ int node_run(struct job *job, const int *rank_node, int nnodes, int nodeid,
     mpx_console_free(&job->con);
     free(job->ranks);
     job->ranks = NULL;
-    if (rc < 0 && job->exit_code == 0)
+    if (rc < 0 && job->end.exit_code == 0)
         return 1;
-    return job->exit_code;
+    return job->end.exit_code;
 }

@@ -102,10 +102,8 @@ struct job {
     struct mpx_console con; /* our stdout/stderr; con.log = &log */
     bool out_lost;          /* rank output dropped for lack of memory: exit != 0 */
 
-    bool ending; /* kill sequence started */
+    struct mpx_jobend end; /* ending, exit code, first signal (jobctl.h) */
     bool sigkill_sent;
-    int exit_code; /* 0 until the first failure decides it */
-    int caught_signal;
     struct loop_timer *kill_timer;
     struct loop_timer *drain_timer;
     struct loop_timer *timeout_timer;

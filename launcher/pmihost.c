@@ -188,15 +188,15 @@ static void op_abort(void *arg, int rank, int exitcode, const char *text)
         code = 1;
     /* Once the job is being ended, a failed fence of the ranks being
      * killed is a consequence, not news. */
-    if (job->ending && !job->o->verbose)
+    if (job->end.ending && !job->o->verbose)
         return;
     if (job->up) {
         job_fail(job, code, "job aborted: %s", text && *text ? text : "(no message)");
         return;
     }
     job_msg(job, "job aborted: %s", text && *text ? text : "(no message)");
-    if (!job->exit_code)
-        job->exit_code = code;
+    if (!job->end.exit_code)
+        job->end.exit_code = code;
     job_kill(job);
 }
 
@@ -211,7 +211,7 @@ void node_pmi_log(void *arg, enum psrv_log_level level, const char *text)
     if (job->pmi_level < PSRV_LOG_INFO) {
         /* Quiet defaults: op_abort() prints the abort itself, and once the
          * job is being killed, complaints about ranks vanishing are noise. */
-        if (job->ending || job->fail_sent || strncmp(text, "abort: ", 7) == 0)
+        if (job->end.ending || job->fail_sent || strncmp(text, "abort: ", 7) == 0)
             return;
         loom_logf(&job->log, LOOM_LOG_ERROR, "pmi: %s", text);
         return;
@@ -233,7 +233,7 @@ static int op_spawn(void *arg, uint64_t id, const struct psrv_spawn *req, char *
                  "(-hosts/-f); run on one host");
         return -ENOTSUP;
     }
-    if (job->ending) {
+    if (job->end.ending) {
         snprintf(err, errlen, "spawn: the job is ending");
         return -ECANCELED;
     }

@@ -75,7 +75,7 @@ static void up_gone(struct job *job, const char *why)
               "lost the connection to mpiexec (%s): "
               "killing %d rank%s",
               why, job->live, mpx_plural(job->live));
-    job->exit_code = 1;
+    job->end.exit_code = 1;
     job_kill(job);
     job_check_done(job);
 }
@@ -97,7 +97,7 @@ static void up_frame(struct job *job, uint8_t type, const uint8_t *body, size_t 
     case MPX_F_KILL: {
         int sig = unpack_i32(&u);
         if (sig == SIGKILL) {
-            job->ending = true;
+            job->end.ending = true;
             job->sigkill_sent = true;
             job_kill_all(job, SIGKILL);
         } else {

@@ -6,12 +6,15 @@
  * words; the signal self-pipe: terminating signals dispatched in order, then
  * SIGCHLD, each once; the environment order (inherited, -genv/-x, -env),
  * the per-rank variables never inherited, -genvnone, a bare -x K taking
- * mpiexec's value or nothing; envp set/set_default.
+ * mpiexec's value or nothing; envp set/set_default; the job-end rules:
+ * --timeout's line and exit code (not when already ending), the first signal
+ * recorded and every later one asking for SIGKILL.
  */
 #include "config.h"
 
 #include <check.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -126,6 +129,45 @@ START_TEST(app_env_order)
 }
 END_TEST
 
+static char logged[256];
+
+static void sink(void *arg, enum loom_log_level level, const char *ident, const char *line)
+{
+    (void)arg;
+    (void)level;
+    (void)ident;
+    snprintf(logged, sizeof(logged), "%s", line);
+}
+
+START_TEST(jobend_rules)
+{
+    struct loom_log lg;
+    struct mpx_console con = {.log = &lg};
+    struct mpx_jobend e = {0};
+
+    loom_log_init(&lg, "mpiexec", LOOM_LOG_ERROR);
+    loom_log_set_sink(&lg, sink, NULL);
+    /* --timeout: the line, exit code 255, the caller kills */
+    ck_assert(mpx_jobend_timeout(&e, &con, 7));
+    ck_assert_int_eq(e.exit_code, MPX_EXIT_TIMEOUT);
+    ck_assert_int_eq(MPX_EXIT_TIMEOUT, 255);
+    ck_assert_ptr_nonnull(strstr(logged, "timeout: the job did not finish within 7 s"));
+    /* already ending (a rank failed first): its code stays, nothing said */
+    struct mpx_jobend e2 = {.ending = true, .exit_code = 3};
+    logged[0] = '\0';
+    ck_assert(!mpx_jobend_timeout(&e2, &con, 7));
+    ck_assert_int_eq(e2.exit_code, 3);
+    ck_assert_str_eq(logged, "");
+    /* signals: the first is recorded, every later one means SIGKILL now */
+    ck_assert(!mpx_jobend_signal(&e, SIGINT));
+    ck_assert_int_eq(e.caught_signal, SIGINT);
+    ck_assert(mpx_jobend_signal(&e, SIGTERM));
+    ck_assert(mpx_jobend_signal(&e, SIGINT));
+    ck_assert_int_eq(e.caught_signal, SIGINT);
+    mpx_console_free(&con);
+}
+END_TEST
+
 static Suite *jobctl_suite(void)
 {
     Suite *s = suite_create("jobctl");
@@ -135,6 +177,7 @@ static Suite *jobctl_suite(void)
     tcase_add_test(tc, exit_rule);
     tcase_add_test(tc, signals_dispatch);
     tcase_add_test(tc, app_env_order);
+    tcase_add_test(tc, jobend_rules);
     suite_add_tcase(s, tc);
     return s;
 }

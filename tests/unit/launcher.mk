@@ -5,7 +5,8 @@
 #   check_args:  launcher/args.c (mpiexec options, MPMD segments, errors)
 #   check_iofwd: launcher/iofwd.c (whole-line output assembly, tags)
 #   check_hosts: launcher/hosts.c (-hosts, host files, rank placement), conn.c frames
-#   check_jobctl: launcher/jobctl.c and env.c (exit rule, signal self-pipe, rank environment)
+#   check_jobctl: launcher/jobctl.c and env.c (exit rule, signal self-pipe, job-end rules,
+#                 rank environment)
 check_PROGRAMS += check_loop check_fdio check_log check_args check_iofwd check_hosts \
 	check_jobctl
 TESTS += check_loop check_fdio check_log check_args check_iofwd check_hosts check_jobctl
