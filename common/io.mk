@@ -1,3 +1,4 @@
 # common/io.mk - event loop, fd and logging helpers, included by Makefile.am.
 # flow.c: per-client output caps with backpressure, shared by mpiexec and the plugin's agent.
-libloomcommon_la_SOURCES += loop.c loop.h fdio.c fdio.h log.c log.h flow.c flow.h
+# net.c: numeric addresses and the TCP listener setup, shared by treenet and mpiexec.
+libloomcommon_la_SOURCES += loop.c loop.h fdio.c fdio.h log.c log.h flow.c flow.h net.c net.h

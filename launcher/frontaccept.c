@@ -2,7 +2,8 @@
  * (MPIEXEC_PORT_RANGE, the candidate addresses given to the proxies), the
  * connections on it until their proxy proved the job cookie (mpiexec's side
  * of the handshake, handshake.h), refusing and evicting strangers with
- * rate-limited log lines, and the connect-back timeout.  Design: front.c;
+ * rate-limited log lines, and the connect-back timeout.  The socket itself
+ * is common/net.c's loom_listen, treenet's listener setup too.  Design: front.c;
  * state: front_int.h.
  */
 #include "config.h"
@@ -22,6 +23,7 @@
 
 #include "front_int.h"
 #include "mac.h"
+#include "net.h"
 
 #define MAX_PENDING 256 /* unauthenticated connections; more evict the oldest */
 #define REFUSE_LOG_BURST 5
@@ -352,33 +354,18 @@ int front_open_listener(struct front *f, char *err, size_t errlen)
         snprintf(err, errlen, "MPIEXEC_PORT_RANGE='%s' is not LOW:HIGH", range);
         return -EINVAL;
     }
-    if (lo < 0 || hi > 65535 || lo > hi) {
+    if (lo < 0 || hi > 65535 || lo > hi || (lo == 0) != (hi == 0)) {
         snprintf(err, errlen, "MPIEXEC_PORT_RANGE='%s' is not LOW:HIGH", range);
         return -EINVAL;
     }
-    f->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (f->lfd < 0) {
-        snprintf(err, errlen, "socket: %s", strerror(errno));
-        return -errno;
-    }
-    int one = 1, rc = -1;
-    setsockopt(f->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    for (int port = lo; port <= hi; port++) {
-        struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-                                  .sin_addr.s_addr = htonl(INADDR_ANY)};
-        rc = bind(f->lfd, (struct sockaddr *)&sin, sizeof(sin));
-        if (rc == 0)
-            break;
-    }
-    if (rc < 0 || listen(f->lfd, 1024) < 0) {
+    /* any IPv4 address; the range's ports from a random one on (net.h) */
+    int fd = loom_listen(NULL, (unsigned)lo, (unsigned)hi, 1024, &f->port);
+    if (fd < 0) {
         snprintf(err, errlen, "cannot listen on a TCP port%s%s: %s",
-                 range ? " in " : "", range ? range : "", strerror(errno));
-        return -errno;
+                 range ? " in " : "", range ? range : "", strerror(-fd));
+        return fd == -EINVAL ? -EADDRNOTAVAIL : fd; /* our -EINVAL: a usage error */
     }
-    struct sockaddr_in sin;
-    socklen_t sl = sizeof(sin);
-    getsockname(f->lfd, (struct sockaddr *)&sin, &sl);
-    f->port = ntohs(sin.sin_port);
+    f->lfd = fd;
 
     /* candidate addresses: this host's IPv4 addresses (not loopback) for
      * remote proxies, loopback first for local ones */

@@ -745,7 +745,7 @@ struct lspawn_srv *lspawn_srv_start(const struct lspawn_srv_cfg *cfg)
     s->exe[n] = '\0';
     if (pipe2(s->stop, O_CLOEXEC) < 0)
         goto fail;
-    if ((rc = tn_listen(NULL, cfg->port_lo, cfg->port_hi, 64, &s->port)) < 0) {
+    if ((rc = loom_listen(NULL, cfg->port_lo, cfg->port_hi, 64, &s->port)) < 0) {
         errno = -rc;
         goto fail;
     }

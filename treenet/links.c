@@ -900,7 +900,7 @@ static void parent_retry_cb(struct loop *lp, struct loop_timer *t, void *arg)
     s->retry = NULL;
     if (s->st != SLOT_WAIT)
         return;
-    if (tn_addr_parse(tn->addrs[s->node], &sa, &sl) < 0) {
+    if (loom_addr_parse(tn->addrs[s->node], &sa, &sl) < 0) {
         slot_lost(s, tn, "bad parent address in the rendezvous table");
         return;
     }
@@ -1017,7 +1017,7 @@ struct treenet *treenet_create(struct loop *lp, const struct treenet_config *cfg
         return tn;
     tn->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     /* listener: any port, or one in cfg's port range */
-    rc = tn_listen(cfg->bind_addr, cfg->port_lo, cfg->port_hi, 128, &tn->port);
+    rc = loom_listen(cfg->bind_addr, cfg->port_lo, cfg->port_hi, 128, &tn->port);
     if (rc < 0) {
         errno = -rc;
         goto fail;
@@ -1054,7 +1054,7 @@ int treenet_start(struct treenet *tn, char *const *addrs)
         struct sockaddr_storage sa;
         socklen_t sl;
         if (!addrs || !addrs[tn->parent.node] ||
-            tn_addr_parse(addrs[tn->parent.node], &sa, &sl) < 0)
+            loom_addr_parse(addrs[tn->parent.node], &sa, &sl) < 0)
             return -EINVAL;
     }
     n = tn->cfg.nnodes;

@@ -231,7 +231,7 @@ static bool is_loopback(const char *addr)
     struct sockaddr_storage ss;
     socklen_t sl;
 
-    if (tn_addr_parse(addr, &ss, &sl) < 0)
+    if (loom_addr_parse(addr, &ss, &sl) < 0)
         return false;
     if (ss.ss_family == AF_INET)
         return (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
@@ -782,7 +782,7 @@ rdv_server_start_ports(int nnodes, const char *jobkey, uid_t uid, enum treenet_a
     for (int i = 0; i < nnodes; i++)
         s->node_conn[i] = -1;
     /* any port, or one in the caller's range */
-    rc = tn_listen(bind_addr, port_lo, port_hi, 1024, &s->port);
+    rc = loom_listen(bind_addr, port_lo, port_hi, 1024, &s->port);
     if (rc < 0) {
         errno = -rc;
         goto fail;
@@ -1026,7 +1026,7 @@ static int parse_table(char *t, int nnodes, char ***addrs)
     for (line = strtok_r(t, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         struct sockaddr_storage ss;
         socklen_t sl;
-        if (n >= nnodes || tn_addr_parse(line, &ss, &sl) < 0)
+        if (n >= nnodes || loom_addr_parse(line, &ss, &sl) < 0)
             goto bad;
         a[n] = strdup(line);
         if (!a[n++])

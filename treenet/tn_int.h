@@ -24,6 +24,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include "net.h" /* loom_addr_parse, loom_listen */
 #include "treenet.h"
 
 #define TN_CRED_MAX 4096
@@ -92,23 +93,8 @@ int tn_payload_check(const char *p, size_t len, const char *jobkey, const char *
 void tn_put_u32(uint8_t *p, uint32_t v);
 uint32_t tn_get_u32(const uint8_t *p);
 
-/* Parse "ip:port" / "[v6]:port" (numeric only) into sa.  0 or -EINVAL. */
-int tn_addr_parse(const char *s, struct sockaddr_storage *sa, socklen_t *salen);
 /* Format a socket address as "ip:port" (or just "ip" if with_port is 0). */
 void tn_addr_format(const struct sockaddr *sa, int with_port, char *out, size_t outlen);
-/* The one listener setup of treenet (the rendezvous server and the tree
- * links): a non-blocking, close-on-exec TCP socket with SO_REUSEADDR, bound
- * to bind_addr (NULL or "": any IPv4 address) and listening with backlog.
- * Port: any (port_lo == port_hi == 0, the kernel's pick); else one of
- * port_lo..port_hi (inclusive): starting at a random port of the range,
- * each port is tried once and a port in use (EADDRINUSE from bind or
- * listen) moves on to the next.  Returns the fd and its port in *port (may
- * be NULL), or -errno: -EADDRINUSE every port of the range is in use,
- * -EINVAL a bad bind_addr or range (one bound 0, hi < lo, above 65535), or
- * the error of socket/bind/listen (e.g. -EACCES: a port below 1024 for a
- * user) that is not EADDRINUSE. */
-int tn_listen(const char *bind_addr, unsigned port_lo, unsigned port_hi, int backlog,
-              int *port);
 /* TCP_NODELAY on; errors ignored (not every socket is TCP in tests). */
 void tn_nodelay(int fd);
 /* TCP keepalive on tree links, so a peer host that vanished without a FIN

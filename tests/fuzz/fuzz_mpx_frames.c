@@ -3,7 +3,7 @@
  * handshake.c; the proxy frames mpiexec acts on: frontrelay.c), as a hostile peer sends
  * them.
  *
- * fuzz-sources: launcher/hosts.c launcher/iofwd.c common/loop.c common/pack.c launcher/front.c launcher/frontaccept.c launcher/frontrelay.c launcher/frontstart.c launcher/jobctl.c launcher/env.c
+ * fuzz-sources: launcher/hosts.c launcher/iofwd.c common/loop.c common/pack.c launcher/front.c launcher/frontaccept.c launcher/frontrelay.c launcher/frontstart.c launcher/jobctl.c launcher/env.c common/net.c
  * fuzz-cflags: -Ilauncher -Icommon
  * fuzz-options: -max_len=65536 -close_fd_mask=3
  *

@@ -2,7 +2,7 @@
  * ends: what a stranger or a node sends to the server, and what a server (srun: the
  * job owner's process) sends back to a node.
  *
- * fuzz-sources: treenet/auth.c treenet/util.c common/log.c common/fdio.c common/mac.c
+ * fuzz-sources: treenet/auth.c treenet/util.c common/net.c common/log.c common/fdio.c common/mac.c
  * fuzz-cflags: -Itreenet -Icommon
  * fuzz-libs: -lmunge -lpthread
  * fuzz-options: -max_len=65536
@@ -93,7 +93,7 @@ static void server_side(const uint8_t *data, size_t size, int nnodes)
     for (int n = 0; n < nnodes; n++) {
         struct sockaddr_storage ss;
         socklen_t sl;
-        if (s->addr[n] && tn_addr_parse(s->addr[n], &ss, &sl) < 0)
+        if (s->addr[n] && loom_addr_parse(s->addr[n], &ss, &sl) < 0)
             __builtin_trap();
     }
     if (s->conns[0].st != RS_CLOSED) {
@@ -126,7 +126,7 @@ static void node_side(const uint8_t *data, size_t size)
         for (int i = 0; i < 2; i++) {
             struct sockaddr_storage ss;
             socklen_t sl;
-            if (!addrs[i] || tn_addr_parse(addrs[i], &ss, &sl) < 0)
+            if (!addrs[i] || loom_addr_parse(addrs[i], &ss, &sl) < 0)
                 __builtin_trap();
         }
         rdv_addrs_free(addrs, 2);

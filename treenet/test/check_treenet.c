@@ -885,7 +885,7 @@ static unsigned free_block(unsigned n)
     for (unsigned base = 41000; base < 60000; base += 37) {
         unsigned ok = 0;
         for (unsigned p = base; p < base + n; p++) {
-            int fd = tn_listen("127.0.0.1", p, p, 1, NULL);
+            int fd = loom_listen("127.0.0.1", p, p, 1, NULL);
             if (fd < 0)
                 break;
             close(fd);
@@ -919,19 +919,19 @@ START_TEST(test_port_range)
     int fd[3], port[3], seen = 0;
 
     ck_assert_uint_gt(lo, 0);
-    /* tn_listen: three listeners fill the range, a fourth finds none */
+    /* loom_listen: three listeners fill the range, a fourth finds none */
     for (int i = 0; i < 3; i++) {
-        fd[i] = tn_listen("127.0.0.1", lo, hi, 8, &port[i]);
+        fd[i] = loom_listen("127.0.0.1", lo, hi, 8, &port[i]);
         ck_assert_int_ge(fd[i], 0);
         assert_in(port[i], lo, hi);
         for (int j = 0; j < i; j++)
             ck_assert_int_ne(port[i], port[j]);
     }
-    ck_assert_int_eq(tn_listen("127.0.0.1", lo, hi, 8, NULL), -EADDRINUSE);
+    ck_assert_int_eq(loom_listen("127.0.0.1", lo, hi, 8, NULL), -EADDRINUSE);
     /* with the first and last port held, every try lands on the middle one */
     close(fd[1]);
     for (int i = 0; i < 20; i++) {
-        int p, f = tn_listen("127.0.0.1", lo, hi, 8, &p);
+        int p, f = loom_listen("127.0.0.1", lo, hi, 8, &p);
         ck_assert_int_ge(f, 0);
         ck_assert_int_eq(p, port[1]);
         close(f);
@@ -940,16 +940,16 @@ START_TEST(test_port_range)
     close(fd[2]);
     /* the first port tried is a random one (3^-29 odds that 30 tries agree) */
     for (int i = 0; i < 30; i++) {
-        int p, f = tn_listen("127.0.0.1", lo, hi, 8, &p);
+        int p, f = loom_listen("127.0.0.1", lo, hi, 8, &p);
         ck_assert_int_ge(f, 0);
         seen |= 1 << (p - lo);
         close(f);
     }
     ck_assert_int_ne(seen & (seen - 1), 0);
     /* bad ranges */
-    ck_assert_int_eq(tn_listen(NULL, 0, 5, 8, NULL), -EINVAL);
-    ck_assert_int_eq(tn_listen(NULL, 9, 5, 8, NULL), -EINVAL);
-    ck_assert_int_eq(tn_listen(NULL, 5, 70000, 8, NULL), -EINVAL);
+    ck_assert_int_eq(loom_listen(NULL, 0, 5, 8, NULL), -EINVAL);
+    ck_assert_int_eq(loom_listen(NULL, 9, 5, 8, NULL), -EINVAL);
+    ck_assert_int_eq(loom_listen(NULL, 5, 70000, 8, NULL), -EINVAL);
     cfg.port_lo = 9;
     cfg.port_hi = 5;
     errno = 0;
