@@ -96,9 +96,8 @@ void mpx_make_proof(const char *cookie, const char *who, int node, const uint8_t
 
 static struct mpx_key proxy_key; /* one uplink per proxy process */
 
-/* Wait for one whole frame on c until end (ms, loop_now_ms clock). */
-static int hs_frame(struct mpx_conn *c, uint64_t end, uint8_t *type, const uint8_t **body,
-                    size_t *len)
+int mpx_wait_frame(struct mpx_conn *c, uint64_t end, uint8_t *type, const uint8_t **body,
+                   size_t *len)
 {
     for (;;) {
         int rc = mpx_conn_next(c, type, body, len);
@@ -154,7 +153,7 @@ static int proxy_handshake(struct mpx_conn *c, const char *cookie, int nodeid,
     rc = pack_error(&pk) ? -ENOMEM : mpx_conn_send(c, MPX_P_HELLO2, pk.buf, pk.len);
     pack_free(&pk);
     if (rc == 0)
-        rc = hs_frame(c, end, &type, &body, &len);
+        rc = mpx_wait_frame(c, end, &type, &body, &len);
     if (rc < 0) {
         snprintf(why, wl, "%s",
                  rc == -ETIMEDOUT ? "no proof of the job cookie in time"

@@ -16,6 +16,10 @@
  *     the job cookie: whatever answers must prove the cookie before the proxy
  *     proves it (the cookie never travels).  0 with *up connected and tagged
  *     (the job frame follows), or -errno with a message in err.
+ *   - mpx_wait_frame(): the proxy's blocking exchanges before its event loop
+ *     runs (the handshake, the job frame): one whole frame on c by end
+ *     (loop_now_ms clock), flushing what c queued meanwhile.  0 with the
+ *     frame, or -ETIMEDOUT, -ECONNRESET (closed), -EPROTO (bad frame), -errno.
  */
 #ifndef LOOM_LAUNCHER_HANDSHAKE_H
 #define LOOM_LAUNCHER_HANDSHAKE_H
@@ -42,6 +46,8 @@ void mpx_key_tag(const void *key, int dir, uint8_t type, const void *body, size_
 void mpx_make_proof(const char *cookie, const char *who, int node, const uint8_t *np,
                     const uint8_t *nf, uint8_t out[MPX_PROOF_LEN]);
 
+int mpx_wait_frame(struct mpx_conn *c, uint64_t end, uint8_t *type, const uint8_t **body,
+                   size_t *len);
 int mpx_proxy_connect(const char *spec, const char *cookie, int nodeid, const char *host,
                       int ms, struct mpx_conn *up, char *err, size_t errlen);
 

@@ -179,38 +179,6 @@ static int read_cookie(char *buf, size_t len, int ms)
     return -EMSGSIZE;
 }
 
-/* Wait (bounded) for one frame on a blocking-style exchange. */
-static int wait_frame(struct mpx_conn *c, int ms, uint8_t *type, const uint8_t **body,
-                      size_t *len)
-{
-    uint64_t end = loop_now_ms() + (uint64_t)ms;
-
-    for (;;) {
-        int rc = mpx_conn_next(c, type, body, len);
-        if (rc != 0)
-            return rc < 0 ? rc : 0;
-        struct pollfd pfd = {.fd = c->fd,
-                             .events = POLLIN | (mpx_conn_pending(c) ? POLLOUT : 0)};
-        int64_t left = (int64_t)(end - loop_now_ms());
-        if (left <= 0)
-            return -ETIMEDOUT;
-        int prc = poll(&pfd, 1, (int)left);
-        if (prc < 0 && errno == EINTR)
-            continue;
-        if (prc < 0)
-            return -errno;
-        if (pfd.revents & POLLOUT && mpx_conn_flush(c) < 0)
-            return -EPIPE;
-        if (pfd.revents & (POLLIN | POLLERR | POLLHUP)) {
-            long n = mpx_conn_read(c);
-            if (n == 0)
-                return -ECONNRESET;
-            if (n < 0 && n != -EAGAIN)
-                return (int)n;
-        }
-    }
-}
-
 /* Decode MPX_F_JOB into job and o; rank_node is malloc'd. */
 static int decode_job(struct job *job, struct mpx_opts *o, const uint8_t *body,
                       size_t len, int **rank_node, int *nnodes)
@@ -355,7 +323,8 @@ int mpx_proxy_main(int argc, char **argv)
     const uint8_t *body = NULL;
     size_t len = 0;
     if (rc == 0)
-        rc = wait_frame(&up, timeout_s * 1000, &type, &body, &len);
+        rc = mpx_wait_frame(&up, loop_now_ms() + (uint64_t)timeout_s * 1000, &type, &body,
+                            &len);
     if (rc == 0 && type != MPX_F_JOB)
         rc = -EPROTO;
     int *rank_node = NULL, nnodes = 0;
