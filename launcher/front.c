@@ -117,7 +117,8 @@ static void giveup_cb(struct loop *lp, struct loop_timer *t, void *arg)
         struct fnode *nd = &f->nodes[i];
         if (nd->done)
             continue;
-        front_msg(f, "no answer from the proxy on host %s (node %d) after the kill: giving up",
+        front_msg(
+            f, "no answer from the proxy on host %s (node %d) after the kill: giving up",
             nd->host, nd->id);
         front_node_close(nd);
         front_kill_launcher(nd, SIGKILL);
@@ -321,7 +322,8 @@ int mpx_front_main(struct mpx_opts *o, int pmi_level, struct loom_log *log)
     f.fwd = calloc((size_t)f.ly.size * 2, sizeof(*f.fwd));
     f.exited = calloc((size_t)f.ly.size, sizeof(*f.exited));
     f.lp = loop_create();
-    if (!f.nodes || !f.fwd || !f.exited || !f.lp || make_cookie(f.cookie, sizeof(f.cookie))) {
+    if (!f.nodes || !f.fwd || !f.exited || !f.lp ||
+        make_cookie(f.cookie, sizeof(f.cookie))) {
         front_msg(&f, "out of memory (or no random numbers for the job cookie)");
         return 1;
     }
@@ -339,8 +341,10 @@ int mpx_front_main(struct mpx_opts *o, int pmi_level, struct loom_log *log)
         mpx_key_init(&nd->key, f.cookie, i);
         mpx_conn_set_tag(&nd->c, mpx_key_tag, &nd->key, MPX_DIR_FRONT, MPX_DIR_PROXY);
         if (!nd->local && strpbrk(f.self, " \t\n'\"\\$`;&|<>*?()[]{}~!#")) {
-            front_msg(&f, "the proxy path '%s' cannot go through a remote shell (set "
-                    "LOOM_MPIEXEC_PROXY)", f.self);
+            front_msg(&f,
+                      "the proxy path '%s' cannot go through a remote shell (set "
+                      "LOOM_MPIEXEC_PROXY)",
+                      f.self);
             return MPX_EXIT_LAUNCH;
         }
     }
@@ -363,17 +367,19 @@ int mpx_front_main(struct mpx_opts *o, int pmi_level, struct loom_log *log)
     f.lw = loop_watch_add(f.lp, f.lfd, LOOP_READ, front_listen_cb, &f);
     loop_set_prepare(f.lp, prepare_cb, &f);
     if (o->timeout_s > 0)
-        f.timeout_timer = loop_timer_add(f.lp, (uint64_t)o->timeout_s * 1000, timeout_cb, &f);
-    f.connect_timer = loop_timer_add(f.lp, (uint64_t)f.timeout_ms, front_connect_timeout_cb, &f);
+        f.timeout_timer =
+            loop_timer_add(f.lp, (uint64_t)o->timeout_s * 1000, timeout_cb, &f);
+    f.connect_timer =
+        loop_timer_add(f.lp, (uint64_t)f.timeout_ms, front_connect_timeout_cb, &f);
     if (o->verbose)
-        front_msg(&f, "%d ranks on %d hosts; listening on port %d (addresses %s)", f.ly.size,
-            f.nnodes, f.port, f.addrs_remote);
+        front_msg(&f, "%d ranks on %d hosts; listening on port %d (addresses %s)",
+                  f.ly.size, f.nnodes, f.port, f.addrs_remote);
 
     for (int i = 0; i < f.nnodes && !f.end.ending; i++) {
         rc = front_start_proxy(&f, &f.nodes[i], err, sizeof(err));
         if (rc < 0) {
             front_fail(&f, MPX_EXIT_LAUNCH, "cannot start the proxy on host %s: %s",
-                 f.nodes[i].host, err);
+                       f.nodes[i].host, err);
             front_node_finished(&f.nodes[i]);
         }
     }
@@ -391,11 +397,11 @@ int mpx_front_main(struct mpx_opts *o, int pmi_level, struct loom_log *log)
         struct rusage ru;
         getrusage(RUSAGE_SELF, &ru);
         front_msg(&f,
-            "job ended after %llu ms, exit code %d (mpiexec cpu: %ld.%03ld s user, "
-            "%ld.%03ld s sys)",
-            (unsigned long long)(loop_now_ms() - f.t0), f.end.exit_code,
-            (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec / 1000,
-            (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec / 1000);
+                  "job ended after %llu ms, exit code %d (mpiexec cpu: %ld.%03ld s user, "
+                  "%ld.%03ld s sys)",
+                  (unsigned long long)(loop_now_ms() - f.t0), f.end.exit_code,
+                  (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec / 1000,
+                  (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec / 1000);
     }
 
     while (f.pending)

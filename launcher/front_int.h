@@ -106,7 +106,8 @@ void front_node_finished(struct fnode *nd);
 
 /* frontaccept.c */
 int front_open_listener(struct front *f, char *err, size_t errlen);
-void front_listen_cb(struct loop *lp, struct loop_watch *w, int fd, int revents, void *arg);
+void front_listen_cb(struct loop *lp, struct loop_watch *w, int fd, int revents,
+                     void *arg);
 void front_pend_cb(struct loop *lp, struct loop_watch *w, int fd, int revents, void *arg);
 void front_pend_free(struct front *f, struct pend *p);
 void front_connect_timeout_cb(struct loop *lp, struct loop_timer *t, void *arg);

@@ -175,8 +175,9 @@ static void attach(struct front *f, struct pend *p, const uint8_t *body, size_t 
         front_fail(f, 1, "cannot send the job to the proxy on host %s", nd->host);
         return;
     }
-    nd->w = loop_watch_add(f->lp, fd, LOOP_READ | (mpx_conn_pending(&nd->c) ? LOOP_WRITE : 0),
-                           front_node_cb, nd);
+    nd->w =
+        loop_watch_add(f->lp, fd, LOOP_READ | (mpx_conn_pending(&nd->c) ? LOOP_WRITE : 0),
+                       front_node_cb, nd);
     if (!nd->w) {
         front_fail(f, 1, "out of memory");
         return;
@@ -189,7 +190,7 @@ static void attach(struct front *f, struct pend *p, const uint8_t *body, size_t 
         listener_close(f);
         if (f->o->verbose)
             front_msg(f, "all %d proxies connected after %llu ms", f->nnodes,
-                (unsigned long long)(loop_now_ms() - f->t0));
+                      (unsigned long long)(loop_now_ms() - f->t0));
     }
 }
 
@@ -250,7 +251,8 @@ static void pend_timer_cb(struct loop *lp, struct loop_timer *t, void *arg)
         f->pend_timer = loop_timer_add(lp, 250, pend_timer_cb, f);
 }
 
-void front_listen_cb(struct loop *lp, struct loop_watch *w, int fd, int revents, void *arg)
+void front_listen_cb(struct loop *lp, struct loop_watch *w, int fd, int revents,
+                     void *arg)
 {
     struct front *f = arg;
 
@@ -334,10 +336,11 @@ void front_connect_timeout_cb(struct loop *lp, struct loop_timer *t, void *arg)
                                    nd->host);
     }
     if (missing)
-        front_fail(f, MPX_EXIT_LAUNCH,
-             "the proxy on host%s %s did not connect back within %d s (firewall? see "
-             "LOOM_MPIEXEC_ADDRS and MPIEXEC_PORT_RANGE in mpiexec(1))",
-             mpx_plural(missing), hosts, f->timeout_ms / 1000);
+        front_fail(
+            f, MPX_EXIT_LAUNCH,
+            "the proxy on host%s %s did not connect back within %d s (firewall? see "
+            "LOOM_MPIEXEC_ADDRS and MPIEXEC_PORT_RANGE in mpiexec(1))",
+            mpx_plural(missing), hosts, f->timeout_ms / 1000);
 }
 
 /* ---- the listener -------------------------------------------------------- */
@@ -350,7 +353,8 @@ int front_open_listener(struct front *f, char *err, size_t errlen)
     if (!range || !*range)
         range = getenv("HYDRA_PORT_RANGE");
     if (range && *range &&
-        (sscanf(range, "%d:%d", &lo, &hi) != 2 && sscanf(range, "%d-%d", &lo, &hi) != 2)) {
+        (sscanf(range, "%d:%d", &lo, &hi) != 2 &&
+         sscanf(range, "%d-%d", &lo, &hi) != 2)) {
         snprintf(err, errlen, "MPIEXEC_PORT_RANGE='%s' is not LOW:HIGH", range);
         return -EINVAL;
     }
@@ -361,8 +365,8 @@ int front_open_listener(struct front *f, char *err, size_t errlen)
     /* any IPv4 address; the range's ports from a random one on (net.h) */
     int fd = loom_listen(NULL, (unsigned)lo, (unsigned)hi, 1024, &f->port);
     if (fd < 0) {
-        snprintf(err, errlen, "cannot listen on a TCP port%s%s: %s",
-                 range ? " in " : "", range ? range : "", strerror(-fd));
+        snprintf(err, errlen, "cannot listen on a TCP port%s%s: %s", range ? " in " : "",
+                 range ? range : "", strerror(-fd));
         return fd == -EINVAL ? -EADDRNOTAVAIL : fd; /* our -EINVAL: a usage error */
     }
     f->lfd = fd;
@@ -374,8 +378,8 @@ int front_open_listener(struct front *f, char *err, size_t errlen)
     if (forced && *forced) {
         if (strlen(forced) >= sizeof(f->addrs_remote) ||
             strspn(forced, "0123456789.,") != strlen(forced)) {
-            snprintf(err, errlen, "LOOM_MPIEXEC_ADDRS='%s' is not a list of IPv4 addresses",
-                     forced);
+            snprintf(err, errlen,
+                     "LOOM_MPIEXEC_ADDRS='%s' is not a list of IPv4 addresses", forced);
             return -EINVAL;
         }
         rl = (size_t)snprintf(f->addrs_remote, sizeof(f->addrs_remote), "%s", forced);
@@ -390,8 +394,9 @@ int front_open_listener(struct front *f, char *err, size_t errlen)
                 inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, a,
                           sizeof(a));
                 if (rl + strlen(a) + 2 < sizeof(f->addrs_remote))
-                    rl += (size_t)snprintf(f->addrs_remote + rl, sizeof(f->addrs_remote) - rl,
-                                           "%s%s", rl ? "," : "", a);
+                    rl += (size_t)snprintf(f->addrs_remote + rl,
+                                           sizeof(f->addrs_remote) - rl, "%s%s",
+                                           rl ? "," : "", a);
             }
             freeifaddrs(ifa);
         }

@@ -68,8 +68,8 @@ static void node_lost(struct fnode *nd, const char *why)
     else if (nd->reaped && WIFEXITED(nd->wstatus))
         snprintf(st, sizeof(st), ", it exited with code %d", WEXITSTATUS(nd->wstatus));
     front_node_finished(nd); /* its ranks are gone: not counted among those to kill */
-    front_fail(f, EXIT_LOST, "lost the proxy on host %s (node %d, %d rank%s): %s%s", nd->host,
-         nd->id, nd->nranks, mpx_plural(nd->nranks), why, st);
+    front_fail(f, EXIT_LOST, "lost the proxy on host %s (node %d, %d rank%s): %s%s",
+               nd->host, nd->id, nd->nranks, mpx_plural(nd->nranks), why, st);
 }
 
 static bool rank_of_node(struct front *f, struct fnode *nd, int rank)
@@ -119,7 +119,8 @@ static bool node_frame(struct fnode *nd, uint8_t type, const uint8_t *body, size
         int which = unpack_u8(&u);
         size_t n;
         const void *b = unpack_bytes(&u, &n);
-        if (!b || unpack_error(&u) || !rank_of_node(f, nd, rank) || which < 1 || which > 2)
+        if (!b || unpack_error(&u) || !rank_of_node(f, nd, rank) || which < 1 ||
+            which > 2)
             return false;
         iofwd_feed(&f->fwd[rank * 2 + which - 1], b, n, f->o->tag_output,
                    &f->con.obuf[which]);

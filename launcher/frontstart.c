@@ -79,7 +79,8 @@ int front_start_proxy(struct front *f, struct fnode *nd, char *err, size_t errle
         char line[2048];
         size_t l = 0;
         for (int i = 0; i < n && l < sizeof(line) - 1; i++)
-            l += (size_t)snprintf(line + l, sizeof(line) - l, "%s%s", i ? " " : "", argv[i]);
+            l += (size_t)snprintf(line + l, sizeof(line) - l, "%s%s", i ? " " : "",
+                                  argv[i]);
         front_msg(f, "node %d (host %s): %s", nd->id, nd->host, line);
     }
     if (pipe2(p, O_CLOEXEC) < 0) {
@@ -150,10 +151,11 @@ void front_reap(struct front *f)
                     "cannot start the proxy on host %s: the launcher exited with code %d",
                     nd->host, WEXITSTATUS(status));
             else
-                front_fail(f, MPX_EXIT_LAUNCH,
-                     "cannot start the proxy on host %s: the launcher was killed by "
-                     "signal %d",
-                     nd->host, WTERMSIG(status));
+                front_fail(
+                    f, MPX_EXIT_LAUNCH,
+                    "cannot start the proxy on host %s: the launcher was killed by "
+                    "signal %d",
+                    nd->host, WTERMSIG(status));
             front_node_finished(nd);
             break;
         }

@@ -131,7 +131,8 @@ END_TEST
 
 static char logged[256];
 
-static void sink(void *arg, enum loom_log_level level, const char *ident, const char *line)
+static void sink(void *arg, enum loom_log_level level, const char *ident,
+                 const char *line)
 {
     (void)arg;
     (void)level;
