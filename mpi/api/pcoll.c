@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "../coll/coll.h"
+#include "../dt/dtype.h"
 #include "coll_api.h"
 
 XM_WEAK(MPI_Barrier_init)
@@ -75,6 +77,34 @@ struct pargs {
     uint32_t seq; /* the communicator's coll_seq taken at init: the schedules' tag */
 };
 
+/* The request outlives MPI_Type_free / MPI_Op_free of what *_init named (MPI-3.1
+ * 4.1.9, 5.9.5): hold the derived send/receive types and a user op until the request is
+ * freed.  The type arrays of the w forms are the user's, kept by pointer (see above),
+ * and their types are not held. */
+static void hold(const struct pargs *p, int on)
+{
+    MPI_Datatype dts[2] = {p->sdt, p->rdt};
+    for (int k = 0; k < 2; k++)
+        if (dts[k] != MPI_DATATYPE_NULL && dts[k] != 0 && !XM_DT_IS_PREDEF(dts[k])) {
+            struct xm_dtype *t = xm_dt_get(dts[k]);
+            if (on)
+                xm_dt_ref(t);
+            else
+                xm_dt_unref(t);
+        }
+    if (p->op != MPI_OP_NULL && p->op != 0) {
+        if (on)
+            xm_op_ref(p->op);
+        else
+            xm_op_unref(p->op);
+    }
+}
+
+void xm_pcoll_release(struct xm_req *r)
+{
+    hold(r->tmp, 0);
+}
+
 static int pinit(const struct pargs *a, MPI_Request *req)
 {
     const char *fn = a->fn;
@@ -91,6 +121,7 @@ static int pinit(const struct pargs *a, MPI_Request *req)
     }
     *p = *a;
     p->seq = c->coll_seq++; /* matching follows the order of the *_init calls */
+    hold(p, 1);
     r->persistent = 1;
     r->pkind = XM_REQ_COLL;
     r->tmp = p;

@@ -79,8 +79,9 @@ static struct uop *uop_get(MPI_Op op)
 
 int xm_op_valid(MPI_Op op)
 {
-    struct uop *u = uop_get(op);
-    return (op >= MPI_MAX && op <= MPI_NO_OP) || (u && !u->freed);
+    /* an op freed while a pending operation holds it stays valid for that operation
+     * (its Start, its reductions); the user's own handle became MPI_OP_NULL */
+    return (op >= MPI_MAX && op <= MPI_NO_OP) || uop_get(op) != NULL;
 }
 
 /* A pending operation keeps a user op alive past MPI_Op_free (MPI-3.1 5.9.5: freeing

@@ -132,6 +132,7 @@ struct xm_req *xm_req_get(MPI_Request h)
 /* api/greq.c defines it in libmpi; the unit tests that link this file without it see
  * NULL and never have a generalized request */
 #pragma weak xm_greq_release
+#pragma weak xm_pcoll_release
 
 void xm_req_free(struct xm_req *r)
 {
@@ -139,8 +140,12 @@ void xm_req_free(struct xm_req *r)
         return;
     /* a generalized request: its free_fn (api/greq.c); ->kind first, on the cache
      * line this function reads anyway (->greq is at the end of the request) */
-    if (r->kind == XM_REQ_GREQ && r->greq)
-        xm_greq_release(r);
+    if (r->kind == XM_REQ_GREQ) {
+        if (r->greq)
+            xm_greq_release(r);
+        else if (r->pkind == XM_REQ_COLL && r->tmp && xm_pcoll_release)
+            xm_pcoll_release(r); /* a persistent collective (api/pcoll.c) */
+    }
     table_del(&reqs, (int)XM_H_INDEX(r->handle));
     for (int i = 0; i < 2; i++)
         if (r->kid[i]) {

@@ -126,6 +126,7 @@ void xm_topo_free(struct xm_topo *t);
  * nonblocking collective as its ->inner request.  Returns an MPI error code. */
 struct xm_req;
 int xm_pcoll_start(struct xm_req *r);
+void xm_pcoll_release(struct xm_req *r); /* xm_req_free: drops what *_init held */
 
 static inline int xm_comm_world_rank(const struct xm_comm *c, int r)
 {

@@ -5,7 +5,8 @@
  * Ialltoall of contiguous derived types: MPI_Type_free right after the start, new types
  * made and committed in between (they may take the freed handle's slot), then the
  * wait; every element is checked.  Also MPI_Op_free of a user op before an Iallreduce
- * that uses it completes.
+ * that uses it completes, and both freed between a persistent collective's *_init and
+ * its Starts.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +94,44 @@ int main(int argc, char **argv)
         free(send);
         free(recv);
         free(recv2);
+    }
+
+    /* a persistent Bcast_init whose vector type and a persistent Allreduce_init whose
+     * user op are freed before the first Start; started twice */
+    {
+        int buf[2 * N], in[N], out[N];
+        MPI_Datatype vec;
+        MPI_Type_vector(N, 1, 2, MPI_INT, &vec);
+        MPI_Type_commit(&vec);
+        MPI_Op op;
+        MPI_Op_create(my_sum, 1, &op);
+        MPI_Request r[2];
+        MPI_Bcast_init(buf, 1, vec, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &r[0]);
+        MPI_Allreduce_init(in, out, N, MPI_INT, op, MPI_COMM_WORLD, MPI_INFO_NULL, &r[1]);
+        MPI_Type_free(&vec);
+        MPI_Op_free(&op);
+        churn(keep, 4);
+        for (int round = 0; round < 2; round++) {
+            for (int i = 0; i < 2 * N; i++)
+                buf[i] = rank == 0 ? i + round : -1;
+            for (int i = 0; i < N; i++)
+                in[i] = rank + i + round;
+            MPI_Startall(2, r);
+            MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+            for (int i = 0; i < 2 * N; i++) {
+                int want = (i % 2 == 0 || rank == 0) ? i + round : -1;
+                TEST_ASSERT_MSG(buf[i] == want, "bcast_init round %d buf[%d] = %d", round, i,
+                                buf[i]);
+            }
+            for (int i = 0; i < N; i++) {
+                int want = size * (size - 1) / 2 + size * (i + round);
+                TEST_ASSERT_MSG(out[i] == want, "allreduce_init round %d [%d] = %d", round, i,
+                                out[i]);
+            }
+        }
+        unchurn(keep, 4);
+        MPI_Request_free(&r[0]);
+        MPI_Request_free(&r[1]);
     }
 
     /* a user op freed before the Iallreduce that uses it completes */
