@@ -758,10 +758,14 @@ SECTION_MULTIBLOCK = re.compile(r'^(I?(Gather|Allgather|Neighbor_allgather)(_ini
 # the address of the first element is the right answer (no data is accessed)
 SECTION_ADDR = {('Get_address', 'location')}
 # nonblocking calls whose pending request keeps its own reference on the datatype
-# (core/p2p.c), so the temporary type is freed as soon as the call returns; other
-# nonblocking calls (collectives, split/nonblocking I/O) keep it (see mpi/README.md)
+# (core/p2p.c; coll/sched.c for nonblocking collectives), so the temporary type is
+# freed as soon as the call returns; the other nonblocking calls (persistent
+# collectives, split/nonblocking I/O, request-based RMA) keep it (see mpi/README.md)
 SECTION_P2P = {'Isend', 'Issend', 'Irsend', 'Ibsend', 'Irecv', 'Imrecv', 'Send_init',
                'Ssend_init', 'Rsend_init', 'Bsend_init', 'Recv_init'}
+SECTION_NBC = re.compile(r'^I(bcast|gather|gatherv|scatter|scatterv|allgather|allgatherv|'
+                         r'alltoall|alltoallv|alltoallw|reduce|allreduce|reduce_scatter|'
+                         r'reduce_scatter_block|scan|exscan|neighbor_\w+)$')
 SECTION_ASYNC = re.compile(r'^(I[a-z]\w*|\w+_init|File_i\w+|File_\w+_(begin|end)|R?put|'
                            r'R?get|R?accumulate|R?get_accumulate|Fetch_and_op|'
                            r'Compare_and_swap)$', re.I)
@@ -824,7 +828,7 @@ def f08_section_procedure(ret, name, params, kinds, prefix, cprefix):
     base = name[:-2] if name.endswith('_c') else name   # large-count overloads
     modes = section_modes(base, fkinds)
     asyn = bool(SECTION_ASYNC.match(base))
-    keep = asyn and base not in SECTION_P2P and any(
+    keep = asyn and base not in SECTION_P2P and not SECTION_NBC.match(base) and any(
         k == 'handle_out' and 'Request' in p[0] for p, k in fkinds)
     keep = keep or base.endswith('_begin')
     names = [p[1] for p, k in fkinds]

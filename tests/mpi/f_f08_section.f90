@@ -156,6 +156,21 @@ program f_f08_section
   call MPI_Bcast(b(2:8:3, 1:9:4), 9, MPI_INTEGER, 0, MPI_COMM_WORLD)
   call check2(b, ref, 'bcast')
 
+  ! 7b. two nonblocking broadcasts of sections: each call frees its temporary type at
+  !     once (the schedule holds it), the second may take the first one's handle
+  call fill(b, rank)
+  ref = b
+  do j = 1, 9, 2
+    do i = 1, 9, 4
+      ref(i, j) = val(0, i, j)
+    end do
+  end do
+  ref(3, 2:9:3) = [(val(0, 3, j), j = 2, 9, 3)]
+  call MPI_Ibcast(b(1:9:4, 1:9:2), 15, MPI_INTEGER, 0, MPI_COMM_WORLD, req(1))
+  call MPI_Ibcast(b(3, 2:9:3), 3, MPI_INTEGER, 0, MPI_COMM_WORLD, req(2))
+  call MPI_Waitall(2, req, MPI_STATUSES_IGNORE)
+  call check2(b, ref, 'ibcast')
+
   ! 8. MPI-4.0 large-count overloads: INTEGER(KIND=MPI_COUNT_KIND) counts, contiguous
   !    and through a section; MPI_GET_COUNT into a large count; PMPI_WTIME
   if (rank < 2) then
