@@ -758,14 +758,19 @@ SECTION_MULTIBLOCK = re.compile(r'^(I?(Gather|Allgather|Neighbor_allgather)(_ini
 # the address of the first element is the right answer (no data is accessed)
 SECTION_ADDR = {('Get_address', 'location')}
 # nonblocking calls whose pending request keeps its own reference on the datatype
-# (core/p2p.c; coll/sched.c for nonblocking collectives), so the temporary type is
-# freed as soon as the call returns; the other nonblocking calls (persistent
-# collectives, split/nonblocking I/O, request-based RMA) keep it (see mpi/README.md)
+# (core/p2p.c; coll/sched.c for nonblocking collectives, api/pcoll.c for persistent
+# ones but for the w forms' type arrays), so the temporary type is freed as soon as the
+# call returns; the others (split/nonblocking I/O, request-based RMA) keep it (see
+# mpi/README.md)
 SECTION_P2P = {'Isend', 'Issend', 'Irsend', 'Ibsend', 'Irecv', 'Imrecv', 'Send_init',
                'Ssend_init', 'Rsend_init', 'Bsend_init', 'Recv_init'}
-SECTION_NBC = re.compile(r'^I(bcast|gather|gatherv|scatter|scatterv|allgather|allgatherv|'
+SECTION_NBC = re.compile(r'^(I(bcast|gather|gatherv|scatter|scatterv|allgather|allgatherv|'
                          r'alltoall|alltoallv|alltoallw|reduce|allreduce|reduce_scatter|'
-                         r'reduce_scatter_block|scan|exscan|neighbor_\w+)$')
+                         r'reduce_scatter_block|scan|exscan|neighbor_\w+)|'
+                         r'(Bcast|Gather|Gatherv|Scatter|Scatterv|Allgather|Allgatherv|'
+                         r'Alltoall|Alltoallv|Reduce|Allreduce|Reduce_scatter|'
+                         r'Reduce_scatter_block|Scan|Exscan|Neighbor_allgather|'
+                         r'Neighbor_allgatherv|Neighbor_alltoall|Neighbor_alltoallv)_init)$')
 SECTION_ASYNC = re.compile(r'^(I[a-z]\w*|\w+_init|File_i\w+|File_\w+_(begin|end)|R?put|'
                            r'R?get|R?accumulate|R?get_accumulate|Fetch_and_op|'
                            r'Compare_and_swap)$', re.I)
