@@ -2,7 +2,7 @@
  * the byte stream of an authenticated connection (frame reassembly, frame_check,
  * xm_pkt_check, xm_handle_pkt, the direct-to-buffer path) and the acceptor's handshake.
  *
- * fuzz-sources: mpi/dt/dtype.c mpi/dt/derived.c mpi/dt/flatten.c common/mac.c
+ * fuzz-sources: mpi/dt/dtype.c mpi/dt/derived.c mpi/dt/flatten.c common/mac.c mpi/core/proc.c mpi/core/dynwire.c
  * fuzz-cflags: -Impi/include -Iinclude -Impi/core -Icommon
  * fuzz-options: -max_len=200000 -close_fd_mask=2 -use_value_profile=1
  *
@@ -126,6 +126,8 @@ static void setup(void)
     xm_g.nlocal = 1;
     xm_g.world = &world;
     xm_g.net = &xm_tcp_transport;
+    if (xm_proc_init(xm_g.jobid, NRANKS) < 0) /* the process table bounds packet sources */
+        abort();
     if (xm_p2p_init() < 0)
         abort();
     T.lfd = -1;
