@@ -6,7 +6,7 @@
  *      Fetch_and_op, Accumulate, Compare_and_swap and Get_accumulate with flushes on
  *      its memory.  With RMA_PASSIVE_STRICT=1 in the environment (the shm lines of the
  *      testlist) and CMA allowed between the two processes (probed here with
- *      process_vm_readv), rank 1 must be done within 1 s: the accumulate family goes
+ *      process_vm_readv; and the ranks on one node), rank 1 must be done within 1 s: the accumulate family goes
  *      by CMA under the target's lock word.  Values are checked in every case.
  *   2. A flush after a put followed by a fetching operation (one round trip: the
  *      reply of the last request proves the earlier ones applied) leaves the put
@@ -55,6 +55,16 @@ static void passive(int rank, int size)
         struct iovec l = {&v, sizeof(v)}, r = {(void *)(uintptr_t)peer.addr, sizeof(v)};
         cma = process_vm_readv((pid_t)peer.pid, &l, 1, &r, 1, 0) == (ssize_t)sizeof(v);
     }
+    /* the CMA path serves ranks that MPI places on one node (a pid that answers
+     * process_vm_readv may still be on another "node": network namespaces, or
+     * LOOM_MPI_FAKE_NODES) */
+    MPI_Comm node;
+    int nnode = 0;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &nnode);
+    MPI_Comm_free(&node);
+    if (nnode < size)
+        cma = 0;
     const char *strict = getenv("RMA_PASSIVE_STRICT");
     if (rank == 1)
         MPI_Win_lock_all(0, win);
