@@ -22,7 +22,9 @@
  *     after about LOOM_MPI_TCP_TIMEOUT seconds.
  *   TCP_PEERDEATH_MODE=silent_connect: the same, but the link is silenced before the
  *     two ranks ever talked: rank 0 prints "rank 0: ready", waits 2 s, and its first
- *     send to rank 1 must fail the connect the same way.
+ *     send to the last rank must fail the connect the same way ("connection to rank
+ *     N-1 lost").  Run with 4 ranks, one per node: MPI_Init's one small allreduce
+ *     (recursive doubling, or a binomial tree) pairs 0-1, 2-3 and 0-2, never 0 and 3.
  *   Other ranks wait in a receive from rank 0 (ended by the abort of the job).
  */
 #include <mpi.h>
@@ -54,8 +56,8 @@ int main(int argc, char **argv)
             printf("rank 0: ready\n");
             fflush(stdout);
             sleep(2); /* the test silences the link meanwhile */
-            MPI_Send(&c, 1, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
-            printf("rank 0: connected to rank 1 (it should never be)\n");
+            MPI_Send(&c, 1, MPI_CHAR, size - 1, 1, MPI_COMM_WORLD);
+            printf("rank 0: connected to rank %d (it should never be)\n", size - 1);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
         MPI_Recv(&c, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);

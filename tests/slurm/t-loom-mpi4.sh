@@ -157,13 +157,16 @@ assert_last "killed peer across nodes ends the step (rc $rc, ${dt}s)" \
 # A link that goes silent.  The route only touches traffic between the two nodes' own
 # addresses (Slurm's goes to the bridge), and goes away with the namespace at the end.
 . "$cdir/c/netns.env"
-ns2=loom${NS_TAG}n2
 ip1=$NS_SUBNET.11
-silent_case() { # TCP_PEERDEATH_MODE LABEL: silence the link once rank 0 says "ready"
+# TCP_PEERDEATH_MODE LABEL NODES: silence the link between node 1 and the last node once
+# rank 0 says "ready" (one rank per node; the last rank is the peer that goes silent)
+silent_case() {
+    local nodes=$3 peer=$(($3 - 1))
+    local ns2=loom${NS_TAG}n$nodes
     rm -f "$out.stdout"
     (
         export LOOM_MPI_TCP_TIMEOUT=3 TCP_PEERDEATH_MODE=$1
-        run_srun --mpi="$mpi" -N2 --ntasks-per-node=1 "$bdir/mpi/tcp_peerdeath"
+        run_srun --mpi="$mpi" -N"$nodes" --ntasks-per-node=1 "$bdir/mpi/tcp_peerdeath"
         echo "$rc $hung $dt" >"$cdir/silent.rc"
     ) &
     spid=$!
@@ -178,11 +181,12 @@ silent_case() { # TCP_PEERDEATH_MODE LABEL: silence the link once rank 0 says "r
     read -r rc hung dt <"$cdir/silent.rc"
     [ $hung -eq 0 ] && [ $rc -ne 0 ] &&
         awk -v d="$dt" 'BEGIN { exit !(d < 30) }' &&
-        grep -q 'connection to rank 1 lost (Connection timed out)' "$out.stdout" \
+        grep -q "connection to rank $peer lost (Connection timed out)" "$out.stdout" \
             "$out.stderr"
     assert_last "$2 ends the step by the TCP timeout (rc $rc, ${dt}s)" \
         "$2 (rc $rc, hung $hung, ${dt}s)"
 }
-silent_case silent "silent link"
-silent_case silent_connect "silent link before the first connect"
+silent_case silent "silent link" 2
+# MPI_Init connects the ranks its allreduce pairs; with 4 nodes, 0 and 3 are not a pair
+silent_case silent_connect "silent link before the first connect" 4
 finish
