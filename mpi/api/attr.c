@@ -33,8 +33,13 @@ struct keyval {
     void *extra;
     int refs;  /* 1 for the handle + 1 per attribute using it */
     int freed; /* the handle's reference is gone: a second free is a no-op */
+    int flang; /* created from Fortran (bindings/fkeyval.c): callbacks see Fortran's view */
 };
 static struct keyval **kvs;
+
+/* the language of the attribute call in progress (core/xm.h); exported (libmpi.map,
+ * mpipriv_*) for libmpifort, which sets it */
+__thread int mpipriv_attr_lang;
 static int nkvs;
 
 static struct keyval *kv_get(int h)
@@ -63,6 +68,7 @@ int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy_fn,
                             MPI_Comm_delete_attr_function *delete_fn, int *keyval,
                             void *extra_state)
 {
+    int flang = xm_attr_lang_take();
     struct keyval *k = calloc(1, sizeof(*k));
     int i;
     for (i = 0; i < nkvs; i++)
@@ -86,6 +92,7 @@ int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy_fn,
     k->del = delete_fn;
     k->extra = extra_state;
     k->refs = 1;
+    k->flang = flang;
     kvs[i] = k;
     *keyval = XM_H_MAKE(XM_K_KEYVAL, 1, i);
     return MPI_SUCCESS;
@@ -130,7 +137,7 @@ static int del_attr(struct xm_comm *c, struct xm_attr **pp)
     if (k && k->del) {
         struct xm_attr *outer = deleting;
         deleting = a;
-        int rc = k->del(c->handle, a->keyval, a->val, k->extra);
+        int rc = k->del(c->handle, a->keyval, xm_attr_view(a, k->flang), k->extra);
         deleting = outer;
         if (rc != MPI_SUCCESS)
             return rc;
@@ -146,6 +153,7 @@ static int del_attr(struct xm_comm *c, struct xm_attr **pp)
 
 int PMPI_Comm_set_attr(MPI_Comm comm, int keyval, void *val)
 {
+    int lang = xm_attr_lang_take();
     struct xm_comm *c = xm_comm_get(comm);
     if (!c)
         return xm_err(NULL, MPI_ERR_COMM, "MPI_Comm_set_attr");
@@ -157,19 +165,19 @@ int PMPI_Comm_set_attr(MPI_Comm comm, int keyval, void *val)
         struct xm_attr *old = *pp, *outer = deleting;
         if (k->del) {
             deleting = old; /* a nested delete of it is left to us */
-            int rc = k->del(c->handle, keyval, old->val, k->extra);
+            int rc = k->del(c->handle, keyval, xm_attr_view(old, k->flang), k->extra);
             deleting = outer;
             if (rc != MPI_SUCCESS)
                 return xm_err(c, rc, "MPI_Comm_set_attr");
         }
-        old->val = val;
+        xm_attr_store(old, val, lang);
         return MPI_SUCCESS;
     }
     struct xm_attr *a = malloc(sizeof(*a));
     if (!a)
         return xm_err(c, MPI_ERR_NO_MEM, "MPI_Comm_set_attr");
     a->keyval = keyval;
-    a->val = val;
+    xm_attr_store(a, val, lang);
     /* prepended: xm_attr_delete_all (Comm_free, and MPI_Finalize on COMM_SELF) runs the
      * delete callbacks last-set first, as MPI-3.1 §8.7.1 asks of COMM_SELF's */
     a->next = c->attrs;
@@ -182,6 +190,7 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attr, int *flag)
 {
     static int tag_ub = 0x3fffffff, universe, appnum, host = MPI_PROC_NULL,
                io = MPI_ANY_SOURCE, wtime_global = 0, lastused;
+    int lang = xm_attr_lang_take();
     struct xm_comm *c = xm_comm_get(comm);
     if (!c)
         return xm_err(NULL, MPI_ERR_COMM, "MPI_Comm_get_attr");
@@ -224,7 +233,7 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attr, int *flag)
     struct xm_attr *a = *find(c, keyval);
     *flag = a != NULL;
     if (a)
-        *(void **)attr = a->val;
+        *(void **)attr = xm_attr_view(a, lang);
     return MPI_SUCCESS;
 }
 
@@ -249,11 +258,11 @@ int xm_attr_copy_all(struct xm_comm *from, struct xm_comm *to)
         struct keyval *k = kv_get(a->keyval);
         if (!k || k->copy == MPI_COMM_NULL_COPY_FN)
             continue;
-        void *out = a->val;
+        void *in = xm_attr_view(a, k->flang), *out = in;
         int flag = 1;
         if (k->copy != MPI_COMM_DUP_FN) {
             flag = 0;
-            int rc = k->copy(from->handle, a->keyval, k->extra, a->val, &out, &flag);
+            int rc = k->copy(from->handle, a->keyval, k->extra, in, &out, &flag);
             if (rc != MPI_SUCCESS)
                 return rc;
         }
@@ -263,7 +272,7 @@ int xm_attr_copy_all(struct xm_comm *from, struct xm_comm *to)
         if (!n)
             return MPI_ERR_NO_MEM;
         n->keyval = a->keyval;
-        n->val = out;
+        xm_attr_copied(n, a, out, k->flang);
         n->next = NULL;
         *tail = n;
         tail = &n->next;

@@ -97,6 +97,7 @@ struct tkv {
     void *extra;
     int refs;  /* 1 for the handle + 1 per attribute using it */
     int freed; /* the handle's reference is gone: a second free is a no-op (api/attr.c) */
+    int flang; /* created from Fortran: callbacks see Fortran's view (core/xm.h) */
 };
 static struct tkv **tkvs; /* process state, like every handle table */
 static int ntkvs;
@@ -123,6 +124,7 @@ int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *copy_fn,
                             MPI_Type_delete_attr_function *delete_fn, int *keyval,
                             void *extra)
 {
+    int flang = xm_attr_lang_take();
     if (!keyval)
         return xm_err(NULL, MPI_ERR_ARG, "MPI_Type_create_keyval");
     struct tkv *k = calloc(1, sizeof(*k));
@@ -134,7 +136,7 @@ int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *copy_fn,
         return xm_err(NULL, MPI_ERR_NO_MEM, "MPI_Type_create_keyval");
     }
     tkvs = n;
-    *k = (struct tkv){copy_fn, delete_fn, extra, 1, 0};
+    *k = (struct tkv){copy_fn, delete_fn, extra, 1, 0, flang};
     tkvs[ntkvs] = k;
     *keyval = XM_H_MAKE(XM_K_KEYVAL, 1, TKV_BIT | (unsigned)ntkvs);
     ntkvs++;
@@ -177,7 +179,7 @@ static int tattr_del(struct xm_dtype *t, struct xm_attr **pp)
     if (k && k->del) {
         struct xm_attr *outer = tdeleting;
         tdeleting = a;
-        int rc = k->del(t->handle, a->keyval, a->val, k->extra);
+        int rc = k->del(t->handle, a->keyval, xm_attr_view(a, k->flang), k->extra);
         tdeleting = outer;
         if (rc != MPI_SUCCESS)
             return rc;
@@ -191,7 +193,7 @@ static int tattr_del(struct xm_dtype *t, struct xm_attr **pp)
     return MPI_SUCCESS;
 }
 
-static int tattr_set(struct xm_dtype *t, int keyval, void *val)
+static int tattr_set(struct xm_dtype *t, int keyval, void *val, int lang)
 {
     struct xm_attr **pp = tattr_find(t, keyval);
     if (*pp) {
@@ -202,7 +204,8 @@ static int tattr_set(struct xm_dtype *t, int keyval, void *val)
     struct xm_attr *a = malloc(sizeof(*a));
     if (!a)
         return MPI_ERR_NO_MEM;
-    *a = (struct xm_attr){t->attrs, keyval, val};
+    *a = (struct xm_attr){.next = t->attrs, .keyval = keyval};
+    xm_attr_store(a, val, lang);
     t->attrs = a;
     tkv_get(keyval)->refs++;
     return MPI_SUCCESS;
@@ -210,22 +213,24 @@ static int tattr_set(struct xm_dtype *t, int keyval, void *val)
 
 int PMPI_Type_set_attr(MPI_Datatype dt, int keyval, void *val)
 {
+    int lang = xm_attr_lang_take();
     GET(t, dt, "MPI_Type_set_attr");
     if (!tkv_get(keyval))
         return xm_err(NULL, MPI_ERR_KEYVAL, "MPI_Type_set_attr");
-    int rc = tattr_set(t, keyval, val);
+    int rc = tattr_set(t, keyval, val, lang);
     return rc == MPI_SUCCESS ? rc : xm_err(NULL, rc, "MPI_Type_set_attr");
 }
 
 int PMPI_Type_get_attr(MPI_Datatype dt, int keyval, void *attr, int *flag)
 {
+    int lang = xm_attr_lang_take();
     GET(t, dt, "MPI_Type_get_attr");
     if (!tkv_get(keyval) || !flag)
         return xm_err(NULL, MPI_ERR_KEYVAL, "MPI_Type_get_attr");
     struct xm_attr *a = *tattr_find(t, keyval);
     *flag = a != NULL;
     if (a)
-        *(void **)attr = a->val;
+        *(void **)attr = xm_attr_view(a, lang);
     return MPI_SUCCESS;
 }
 
@@ -245,18 +250,23 @@ static int tattr_copy_all(struct xm_dtype *from, struct xm_dtype *to)
 {
     for (struct xm_attr *a = from->attrs; a; a = a->next) {
         struct tkv *k = tkv_get(a->keyval);
-        void *nv = a->val;
+        void *in, *nv;
         int flag = 0, rc = MPI_SUCCESS;
         if (!k || k->copy == MPI_TYPE_NULL_COPY_FN)
             continue;
+        in = nv = xm_attr_view(a, k->flang);
         if (k->copy == MPI_TYPE_DUP_FN)
             flag = 1;
         else
-            rc = k->copy(from->handle, a->keyval, k->extra, a->val, &nv, &flag);
+            rc = k->copy(from->handle, a->keyval, k->extra, in, &nv, &flag);
         if (rc != MPI_SUCCESS)
             return rc;
-        if (flag && (rc = tattr_set(to, a->keyval, nv)) != MPI_SUCCESS)
-            return rc;
+        if (flag) {
+            struct xm_attr tmp; /* the copy's language and value (core/xm.h) */
+            xm_attr_copied(&tmp, a, nv, k->flang);
+            if ((rc = tattr_set(to, a->keyval, tmp.val, tmp.lang)) != MPI_SUCCESS)
+                return rc;
+        }
     }
     return MPI_SUCCESS;
 }

@@ -29,6 +29,7 @@ struct wkv {
     void *extra;
     int refs;  /* 1 for the handle + 1 per attribute using it */
     int freed; /* the handle's reference is gone: a second free is a no-op (api/attr.c) */
+    int flang; /* created from Fortran: callbacks see Fortran's view (core/xm.h) */
 };
 static struct wkv **wkvs; /* process state, like every handle table */
 static int nwkvs;
@@ -56,6 +57,7 @@ int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *copy_fn,
                            void *extra_state)
 {
     static const char fn[] = "MPI_Win_create_keyval";
+    int flang = xm_attr_lang_take();
     if (!keyval)
         return xm_err(NULL, MPI_ERR_ARG, fn);
     int i;
@@ -75,7 +77,7 @@ int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *copy_fn,
     struct wkv *k = malloc(sizeof(*k));
     if (!k)
         return xm_err(NULL, MPI_ERR_NO_MEM, fn);
-    *k = (struct wkv){copy_fn, delete_fn, extra_state, 1, 0};
+    *k = (struct wkv){copy_fn, delete_fn, extra_state, 1, 0, flang};
     wkvs[i] = k;
     *keyval = XM_H_MAKE(XM_K_KEYVAL, 1, WKV_BIT | (unsigned)i);
     return MPI_SUCCESS;
@@ -115,7 +117,7 @@ static int del_attr(struct xm_win *w, struct xm_attr *a)
     if (k && k->del) {
         struct xm_attr *outer = deleting;
         deleting = a;
-        int rc = k->del(w->handle, a->keyval, a->val, k->extra);
+        int rc = k->del(w->handle, a->keyval, xm_attr_view(a, k->flang), k->extra);
         deleting = outer;
         if (rc != MPI_SUCCESS)
             return rc;
@@ -134,6 +136,7 @@ static int del_attr(struct xm_win *w, struct xm_attr *a)
  * the window error handlers): these return the class only. */
 int xm_win_attr_set(struct xm_win *w, int keyval, void *val)
 {
+    int lang = xm_attr_lang_take();
     struct wkv *k = wkv_get(keyval);
     if (!k)
         return MPI_ERR_KEYVAL;
@@ -142,18 +145,19 @@ int xm_win_attr_set(struct xm_win *w, int keyval, void *val)
         if (k->del && old != deleting) {
             struct xm_attr *outer = deleting;
             deleting = old;
-            int rc = k->del(w->handle, keyval, old->val, k->extra);
+            int rc = k->del(w->handle, keyval, xm_attr_view(old, k->flang), k->extra);
             deleting = outer;
             if (rc != MPI_SUCCESS)
                 return rc;
         }
-        old->val = val;
+        xm_attr_store(old, val, lang);
         return MPI_SUCCESS;
     }
     struct xm_attr *a = malloc(sizeof(*a));
     if (!a)
         return MPI_ERR_NO_MEM;
-    *a = (struct xm_attr){w->attrs, keyval, val}; /* prepended: deleted last-set first */
+    *a = (struct xm_attr){.next = w->attrs, .keyval = keyval}; /* prepended: deleted last-set first */
+    xm_attr_store(a, val, lang);
     w->attrs = a;
     k->refs++;
     return MPI_SUCCESS;
@@ -161,12 +165,13 @@ int xm_win_attr_set(struct xm_win *w, int keyval, void *val)
 
 int xm_win_attr_get(struct xm_win *w, int keyval, void *val, int *flag)
 {
+    int lang = xm_attr_lang_take();
     if (!wkv_get(keyval))
         return MPI_ERR_KEYVAL;
     struct xm_attr *a = *find(w, keyval);
     *flag = a != NULL;
     if (a)
-        *(void **)val = a->val;
+        *(void **)val = xm_attr_view(a, lang);
     return MPI_SUCCESS;
 }
 

@@ -9,8 +9,9 @@
  * MPI-1 functions), where C's callbacks take handles by value and the attribute as a
  * pointer.  libmpi keeps calling C callbacks: each Fortran keyval gets the two
  * trampolines below as its C callbacks and a small record (the Fortran procedures and
- * extra_state) as its C extra_state.  Values set from Fortran are stored as the pointer
- * itself (mpi_fortran.c, attr_in), so the trampolines only convert between the two.
+ * extra_state) as its C extra_state.  The keyval is created with mpipriv_attr_lang set,
+ * so libmpi hands these trampolines the Fortran view of each attribute (the value set
+ * from Fortran, or a C pointer as an integer; issue 22) and keeps the copy's language.
  * The record lives as long as the process: libmpi may still call the callbacks of a
  * freed keyval for the attributes that remain, and it has no free hook for extra_state.
  */
@@ -18,6 +19,8 @@
 #include "mpi.h"
 
 #define XF_EXPORT __attribute__((visibility("default")))
+
+extern __thread int mpipriv_attr_lang; /* libmpi's api/attr.c */
 
 /* Fortran's view of a callback; the attribute values are MPI_Aint or MPI_Fint */
 typedef void xf_copy_fn(MPI_Fint *oldobj, MPI_Fint *keyval, void *extra, void *val_in,
@@ -115,6 +118,7 @@ static void xf_create(int what, int pmpi, void (*copy)(void), void (*del)(void),
 {
     int rc, kv = 0;
     struct xf_keyval *k = xf_record(copy, del, extra, what == XF_MPI1);
+    mpipriv_attr_lang = 1; /* libmpi: a Fortran keyval (its core/xm.h) */
     if (!copy || !del) {
         /* no procedure (a C caller of the Fortran entry): C's null callbacks */
         free(k);
@@ -137,6 +141,7 @@ static void xf_create(int what, int pmpi, void (*copy)(void), void (*del)(void),
         rc = (pmpi ? PMPI_Comm_create_keyval : MPI_Comm_create_keyval)(xf_comm_copy,
                                                                        xf_comm_delete, &kv, k);
     }
+    mpipriv_attr_lang = 0;
     if (rc == MPI_SUCCESS)
         *keyval = kv;
     else

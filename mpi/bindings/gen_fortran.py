@@ -389,20 +389,28 @@ def c_wrapper(ret, name, params, kinds):
         elif k == 'errh_fn':
             cparams.append('void (*%s)(void)' % v)
             callargs.append('(%s)%s' % (ctype, v))
-        elif k == 'attr_in':
-            cparams.append('MPI_Aint *' + v)
-            callargs.append('(void *)*' + v)
-        elif k == 'attr_in_int':
-            cparams.append('MPI_Fint *' + v)
-            callargs.append('(void *)(MPI_Aint)*' + v)
+        elif k in ('attr_in', 'attr_in_int'):
+            # (issue 22) libmpi stores the value with the language and width of this
+            # call (mpipriv_attr_lang, core/xm.h), so that C readers get a pointer to it
+            if k == 'attr_in':
+                cparams.append('MPI_Aint *' + v)
+                callargs.append('(void *)*' + v)
+            else:
+                cparams.append('MPI_Fint *' + v)
+                callargs.append('(void *)(MPI_Aint)*' + v)
+            pre.append('mpipriv_attr_lang = %d;' % (1 if k == 'attr_in' else 2))
+            post.append('mpipriv_attr_lang = 0;')
         elif k in ('attr_out', 'attr_out_int'):
-            # C hands back the stored pointer; Fortran wants the stored value.  Values set
-            # from Fortran are stored as the pointer itself; libmpi's predefined
+            # Fortran wants the value.  Read as Fortran (mpipriv_attr_lang), libmpi hands
+            # back a Fortran-set value itself and a C-set attribute's pointer, which
+            # becomes the integer (truncated for INTEGER); libmpi's predefined
             # attributes (keyvals 0x49......) point to an int.
             t = 'MPI_Aint' if k == 'attr_out' else 'MPI_Fint'
             cparams.append('%s *%s' % (t, v))
             decls.append('void *p_%s = NULL;' % cname)
             callargs.append('&p_' + cname)
+            pre.append('mpipriv_attr_lang = %d;' % (1 if k == 'attr_out' else 2))
+            post.append('mpipriv_attr_lang = 0;')
             post.append('if (rc == MPI_SUCCESS) *%s = (%s)xf_attrval(a_keyval, p_%s);'
                         % (v, t, cname))
         elif k == 'baseptr':
@@ -531,10 +539,14 @@ static MPI_Aint *xf_aints(const MPI_Fint *a, MPI_Fint n)
     return t;
 }
 
+/* the language of the attribute call in progress: set around each attribute call,
+ * read and cleared by libmpi's attribute store (its core/xm.h, issue 22) */
+extern __thread int mpipriv_attr_lang;
+
 /* attribute value for Fortran: a predefined keyval (MPI_TAG_UB's kind, not a dynamic
  * one: the 0x00800000 bit marks keyvals made by MPI_*_create_keyval) points to an int,
  * MPI_WIN_SIZE to an MPI_Aint, MPI_WIN_BASE is the address itself; a user attribute
- * set from Fortran is stored as the pointer itself */
+ * read from Fortran is handed back as the value (Fortran-set) or the C pointer */
 static MPI_Aint xf_attrval(MPI_Fint *keyval, void *p)
 {
     if (((unsigned)*keyval & 0xff800000u) != ((unsigned)MPI_TAG_UB & 0xff800000u))

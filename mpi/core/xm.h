@@ -76,8 +76,52 @@ struct xm_group {
 struct xm_attr {
     struct xm_attr *next;
     int keyval;
-    void *val;
+    void *val;  /* C-set: the pointer; Fortran-set: the value itself */
+    int lang;   /* XM_ATTR_C / _FAINT / _FINT: the call that set it (issue 22) */
+    union {     /* Fortran-set: what a C reader gets a pointer to (MPI-3.1 17.2.7) */
+        MPI_Aint a;
+        MPI_Fint i;
+    } box;
 };
+
+/* Attribute language (MPI-3.1 17.2.7).  The Fortran bindings (libmpifort) set the
+ * thread-local mpipriv_attr_lang just before calling a set/get/create_keyval function
+ * and clear it after; the attribute store takes it (reads and clears) on entry, so a
+ * callback run from inside sees C semantics again.  A Fortran-set attribute stores the
+ * value; C readers and C callbacks get a pointer to it (box).  Fortran readers and
+ * Fortran keyvals' callbacks (bindings/fkeyval.c) get val as is: the value, or a C
+ * pointer converted to an integer. */
+enum { XM_ATTR_C = 0, XM_ATTR_FAINT = 1, XM_ATTR_FINT = 2 };
+extern __thread int mpipriv_attr_lang;
+static inline int xm_attr_lang_take(void)
+{
+    int l = mpipriv_attr_lang;
+    mpipriv_attr_lang = XM_ATTR_C;
+    return l == XM_ATTR_FAINT || l == XM_ATTR_FINT ? l : XM_ATTR_C;
+}
+static inline void xm_attr_store(struct xm_attr *a, void *val, int lang)
+{
+    a->val = val;
+    a->lang = lang;
+    a->box.a = 0;
+    if (lang == XM_ATTR_FINT)
+        a->box.i = (MPI_Fint)(MPI_Aint)val;
+    else
+        a->box.a = (MPI_Aint)val;
+}
+/* the value a reader (or a keyval's callbacks) of language flang (0: C) sees */
+static inline void *xm_attr_view(struct xm_attr *a, int flang)
+{
+    return flang || a->lang == XM_ATTR_C ? a->val : (void *)&a->box;
+}
+/* store in n the copy made by a callback of language flang from o, out its output */
+static inline void xm_attr_copied(struct xm_attr *n, struct xm_attr *o, void *out, int flang)
+{
+    if (o->lang != XM_ATTR_C && (flang || out == (void *)&o->box))
+        xm_attr_store(n, flang ? out : o->val, o->lang);
+    else
+        xm_attr_store(n, out, XM_ATTR_C);
+}
 
 /* ---- error handlers --------------------------------------------------------- */
 struct xm_errh {
