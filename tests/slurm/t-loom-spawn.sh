@@ -49,7 +49,7 @@ done
 
 printf 'loom2\nloom1\n' >"$cdir/hosts"
 SLURM_HOSTFILE=$cdir/hosts case_ok "pmi2_spawn from rank 0 on node 1 of a 2-node step: children spawned" \
-    "pmi_spawn: child appnum 0 of 2 OK" --mpi="$mpi" -N 2 -n 2 -m arbitrary \
+    "pmi_spawn: child appnum 0 of 2 OK" --mpi="$mpi" -n 2 -m arbitrary \
     "$prog/pmi2_spawn" single 2
 grep -q "^pmi_spawn: parent spawned 2 OK (new job [0-9]*\.[0-9]*)" "$out.stdout"
 assert_last "pmi2_spawn on node 1: the spawner got rc 0 and the new step's id" \
