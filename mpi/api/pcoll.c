@@ -11,8 +11,11 @@
  *   as MPI-4 says (ranks may start them in different orders): *_init reserves a
  *   sequence number of the communicator (coll_seq, the source of collective tags) and
  *   every Start builds its schedule with that number.
- *   Count/displacement/type arrays are kept by pointer: MPI-4 lets the library use them
- *   until the request is freed.
+ *   Count/displacement arrays are kept by pointer: MPI-4 lets the library use them
+ *   until the request is freed.  The type arrays of the w forms (Alltoallw_init,
+ *   Neighbor_alltoallw_init) are copied and every type in them held, as the scalar
+ *   types are: a program may free its types right after *_init (MPI_Type_free
+ *   even writes MPI_DATATYPE_NULL into the array element it is given).
  * Caveats: info is ignored; argument errors other than the communicator show at Start.
  */
 #include <stdint.h>
@@ -75,14 +78,26 @@ struct pargs {
     const MPI_Datatype *sdts, *rdts;
     struct xm_nb_args nb; /* neighbor collectives */
     uint32_t seq; /* the communicator's coll_seq taken at init: the schedules' tag */
+    /* w forms: copies of the send and receive type arrays (ns + nr handles, what the
+     * schedules read at Start) and the objects held for them (NULL: predefined or not
+     * a type; Start reports the latter) */
+    MPI_Datatype *wdts;
+    struct xm_dtype **wheld;
+    int ns, nr;
 };
 
 /* The request outlives MPI_Type_free / MPI_Op_free of what *_init named (MPI-3.1
  * 4.1.9, 5.9.5): hold the derived send/receive types and a user op until the request is
- * freed.  The type arrays of the w forms are the user's, kept by pointer (see above),
- * and their types are not held. */
+ * freed, and every type of a w form's arrays (copied by copy_wtypes()). */
 static void hold(const struct pargs *p, int on)
 {
+    for (int i = 0; i < p->ns + p->nr; i++)
+        if (p->wheld[i]) {
+            if (on)
+                xm_dt_ref(p->wheld[i]);
+            else
+                xm_dt_unref(p->wheld[i]);
+        }
     MPI_Datatype dts[2] = {p->sdt, p->rdt};
     for (int k = 0; k < 2; k++)
         if (dts[k] != MPI_DATATYPE_NULL && dts[k] != 0 && !XM_DT_IS_PREDEF(dts[k])) {
@@ -102,7 +117,62 @@ static void hold(const struct pargs *p, int on)
 
 void xm_pcoll_release(struct xm_req *r)
 {
-    hold(r->tmp, 0);
+    struct pargs *p = r->tmp;
+    hold(p, 0);
+    free(p->wdts);
+    free(p->wheld);
+}
+
+/* The w forms: copy the type arrays (ns send, nr receive types) into p and point the
+ * arguments at the copies.  -1: no memory. */
+static int copy_wtypes(struct pargs *p, const struct xm_comm *c)
+{
+    const MPI_Datatype *sd, *rd;
+    if (p->kind == P_ALLTOALLW) {
+        sd = p->sbuf == MPI_IN_PLACE ? NULL : p->sdts; /* ignored in place */
+        rd = p->rdts;
+        p->ns = sd ? c->size : 0; /* an intercommunicator's size is the remote group's */
+        p->nr = c->size;
+    } else if (p->kind == P_NEIGHBOR && p->nb.rdts && c->topo && !c->inter) {
+        sd = p->nb.sdts;
+        rd = p->nb.rdts;
+        p->ns = sd ? c->topo->outdeg : 0;
+        p->nr = c->topo->indeg;
+    } else {
+        return 0; /* not a w form, or Start reports the communicator */
+    }
+    int n = p->ns + p->nr;
+    if (!rd || n == 0) {
+        p->ns = p->nr = 0;
+        return 0;
+    }
+    p->wdts = malloc(sizeof(*p->wdts) * (size_t)n);
+    p->wheld = calloc((size_t)n, sizeof(*p->wheld));
+    if (!p->wdts || !p->wheld) {
+        free(p->wdts);
+        free(p->wheld);
+        p->wdts = NULL;
+        p->wheld = NULL;
+        p->ns = p->nr = 0;
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        MPI_Datatype h = i < p->ns ? sd[i] : rd[i - p->ns];
+        p->wdts[i] = h;
+        if (h != MPI_DATATYPE_NULL && !XM_DT_IS_PREDEF(h))
+            p->wheld[i] = xm_dt_get(h);
+    }
+    /* no send types copied (in place): the argument stays as given, unread */
+    if (p->kind == P_ALLTOALLW) {
+        if (p->ns)
+            p->sdts = p->wdts;
+        p->rdts = p->wdts + p->ns;
+    } else {
+        if (p->ns)
+            p->nb.sdts = p->wdts;
+        p->nb.rdts = p->wdts + p->ns;
+    }
+    return 0;
 }
 
 static int pinit(const struct pargs *a, MPI_Request *req)
@@ -120,6 +190,11 @@ static int pinit(const struct pargs *a, MPI_Request *req)
         return xm_err(c, MPI_ERR_NO_MEM, fn);
     }
     *p = *a;
+    if (copy_wtypes(p, c) < 0) {
+        free(p);
+        xm_req_free(r);
+        return xm_err(c, MPI_ERR_NO_MEM, fn);
+    }
     p->seq = c->coll_seq++; /* matching follows the order of the *_init calls */
     hold(p, 1);
     r->persistent = 1;
