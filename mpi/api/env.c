@@ -177,6 +177,16 @@ static void grow_for_tests(void)
         grow_some(n / 2, n);
 }
 
+/* MPI-4 sessions (api/session.c) share the engine with the world model: it boots once,
+ * on the first of MPI_Init(_thread) and MPI_Session_init, and cannot boot again (PMI,
+ * the segment, the TCP listener and job secret are one-time), so it stays up while
+ * either model may use it.  It ends in MPI_Finalize when no process of the job has a
+ * session open then (one allreduce decides, it is also Finalize's barrier), else at
+ * process exit (exit_teardown), as in a program that uses sessions only. */
+static int world_state;   /* 0: MPI_Init not called, 1: world model active, 2: finalized */
+static int engine_by_session; /* booted by MPI_Session_init */
+static int sessions_live; /* MPI_Session_init minus MPI_Session_finalize */
+
 static int init_common(void)
 {
     if (xm_g.initialized || xm_g.finalized)
@@ -258,7 +268,7 @@ static int init_common(void)
      * runs MULTIPLE (its threads may construct at once), by one allreduce otherwise:
      * the two protocols do not meet, so the job settles which one here (one small
      * allreduce; Init_thread turned the lock on before init_common). */
-    xm_g.ctx_rounds = xm_mt.on;
+    xm_g.ctx_rounds = xm_mt.on || engine_by_session; /* a session may ask MULTIPLE later */
     if (xm_g.size > 1 &&
         (rc = xm_coll_allreduce(MPI_IN_PLACE, &xm_g.ctx_rounds, 1, MPI_INT, MPI_MAX,
                                 xm_g.world)) < 0)
@@ -266,38 +276,24 @@ static int init_common(void)
     return MPI_SUCCESS;
 }
 
-int PMPI_Init(int *argc, char ***argv)
-{
-    xm_g.thread_level = MPI_THREAD_SINGLE;
-    return init_common();
-}
+static void exit_teardown(void);
 
-int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+/* boot the engine if it is not up: MPI_SUCCESS or an MPI error class (no handler run) */
+static int engine_up(int by_session)
 {
-    /* MULTIPLE turns the global lock on (core/mt.h) before anything
-     * else can run; the transports see xm_mt.on from their first block() */
-    int level = required > MPI_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE
-                : required < MPI_THREAD_SINGLE ? MPI_THREAD_SINGLE
-                                               : required;
-    if (level == MPI_THREAD_MULTIPLE && !xm_g.initialized)
-        xm_mt_init();
+    if (xm_g.initialized && !xm_g.finalized)
+        return MPI_SUCCESS;
+    if (xm_g.finalized)
+        return MPI_ERR_OTHER; /* ended by MPI_Finalize: it cannot boot again */
+    engine_by_session = by_session;
     int rc = init_common();
-    xm_g.thread_level = level;
-    if (provided)
-        *provided = xm_g.thread_level;
+    if (rc == MPI_SUCCESS)
+        atexit(exit_teardown);
     return rc;
 }
 
-int PMPI_Finalize(void)
+static void engine_down(void)
 {
-    if (!xm_g.initialized || xm_g.finalized)
-        return xm_err(NULL, MPI_ERR_OTHER, "MPI_Finalize");
-    /* MPI-3.1 8.7.1: COMM_SELF's attributes are deleted first, so libraries can hang
-     * their clean-up on it. */
-    xm_attr_delete_all(xm_g.self);
-    int rc = xm_coll_barrier(xm_g.world);
-    if (rc < 0)
-        return xm_err(NULL, xm_errno_to_class(rc), "MPI_Finalize");
     if (xm_g.net)
         xm_g.net->finalize(xm_g.net);
     xm_g.net = NULL;
@@ -308,18 +304,117 @@ int PMPI_Finalize(void)
     xm_boot_finalize();
     xm_proc_finalize();
     xm_g.finalized = 1;
+}
+
+/* at exit, when the engine outlived the world model or served sessions only: every
+ * process of the job ends here, so the barrier (sends drained before anyone unmaps)
+ * is met.  A process that exits with the world model active (no MPI_Finalize) is
+ * left as before: its peers may be inside MPI_Finalize's own collective. */
+static void exit_teardown(void)
+{
+    if (!xm_g.initialized || xm_g.finalized || world_state == 1)
+        return;
+    if (xm_mt.on)
+        xm_mt_enter();
+    if (xm_coll_barrier(xm_g.world) == 0)
+        engine_down();
+    if (xm_mt.on)
+        xm_mt_exit();
+}
+
+/* the world model's start (MPI_Init, MPI_Init_thread at `level`) */
+static int world_init(int level, const char *fn)
+{
+    if (world_state)
+        return xm_err(NULL, MPI_ERR_OTHER, world_state == 1 ? "MPI_Init (called twice)" : fn);
+    if (!xm_g.initialized) {
+        /* MULTIPLE turns the global lock on (core/mt.h) before anything else can run;
+         * the transports see xm_mt.on from their first block() */
+        if (level == MPI_THREAD_MULTIPLE)
+            xm_mt_init();
+    } else if (level == MPI_THREAD_MULTIPLE && !xm_mt.on) {
+        /* the engine runs already (a session started it): the lock can be turned on
+         * now if the job takes context ids by agreement rounds, else less is given */
+        if (xm_g.ctx_rounds)
+            xm_mt_init();
+        else
+            level = MPI_THREAD_SERIALIZED;
+    }
+    int rc = engine_up(0);
+    if (rc != MPI_SUCCESS)
+        return xm_err(NULL, rc, fn);
+    xm_mt_main_set(); /* MPI_Is_thread_main: the thread that started the world model */
+    xm_g.thread_level = level;
+    world_state = 1;
     return MPI_SUCCESS;
+}
+
+int PMPI_Init(int *argc, char ***argv)
+{
+    return world_init(MPI_THREAD_SINGLE, "MPI_Init");
+}
+
+int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    int level = required > MPI_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE
+                : required < MPI_THREAD_SINGLE ? MPI_THREAD_SINGLE
+                                               : required;
+    int rc = world_init(level, "MPI_Init_thread");
+    if (provided)
+        *provided = xm_g.thread_level;
+    return rc;
+}
+
+int PMPI_Finalize(void)
+{
+    if (world_state != 1)
+        return xm_err(NULL, MPI_ERR_OTHER, "MPI_Finalize");
+    /* MPI-3.1 8.7.1: COMM_SELF's attributes are deleted first, so libraries can hang
+     * their clean-up on it. */
+    xm_attr_delete_all(xm_g.self);
+    /* every rank's sends drained before anyone unmaps: this allreduce is the barrier,
+     * and it tells whether some process keeps a session open past it */
+    int live = sessions_live > 0;
+    int rc = xm_coll_allreduce(MPI_IN_PLACE, &live, 1, MPI_INT, MPI_MAX, xm_g.world);
+    if (rc < 0)
+        return xm_err(NULL, xm_errno_to_class(rc), "MPI_Finalize");
+    world_state = 2;
+    if (!live)
+        engine_down();
+    return MPI_SUCCESS;
+}
+
+/* ---- MPI-4 sessions: the engine's side (api/session.c calls these) ---- */
+int xm_engine_session_start(int level, int *provided)
+{
+    if (!xm_g.initialized && level == MPI_THREAD_MULTIPLE)
+        xm_mt_init();
+    int rc = engine_up(1);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (level == MPI_THREAD_MULTIPLE && !xm_mt.on && xm_g.ctx_rounds)
+        xm_mt_init(); /* see world_init */
+    int have = xm_mt.on ? MPI_THREAD_MULTIPLE : MPI_THREAD_SERIALIZED;
+    *provided = level > have ? have : xm_mt.on ? MPI_THREAD_MULTIPLE : level;
+    sessions_live++;
+    return MPI_SUCCESS;
+}
+
+void xm_engine_session_end(void)
+{
+    if (sessions_live > 0)
+        sessions_live--;
 }
 
 int PMPI_Initialized(int *flag)
 {
-    *flag = xm_g.initialized;
+    *flag = world_state != 0; /* the world model (MPI-4.0 11.2): sessions do not count */
     return MPI_SUCCESS;
 }
 
 int PMPI_Finalized(int *flag)
 {
-    *flag = xm_g.finalized;
+    *flag = world_state == 2;
     return MPI_SUCCESS;
 }
 
@@ -595,18 +690,29 @@ int PMPI_Errhandler_free(MPI_Errhandler *eh)
     return MPI_SUCCESS;
 }
 
-int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *eh)
+int xm_errh_create(MPI_Comm_errhandler_function *fn, MPI_Errhandler *eh)
 {
-    if (!fn)
-        return xm_err(NULL, MPI_ERR_ARG, "MPI_Comm_create_errhandler");
     MPI_Comm_errhandler_function **n = realloc(user_eh, (size_t)(n_user_eh + 1) * sizeof(*n));
     if (!n)
-        return xm_err(NULL, MPI_ERR_NO_MEM, "MPI_Comm_create_errhandler");
+        return MPI_ERR_NO_MEM;
     user_eh = n;
     user_eh[n_user_eh] = fn;
     *eh = XM_H_MAKE(XM_K_ERRH, 1, n_user_eh);
     n_user_eh++;
     return MPI_SUCCESS;
+}
+
+MPI_Comm_errhandler_function *xm_errh_user_fn(MPI_Errhandler eh)
+{
+    return user_eh_fn(eh);
+}
+
+int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *eh)
+{
+    if (!fn)
+        return xm_err(NULL, MPI_ERR_ARG, "MPI_Comm_create_errhandler");
+    int rc = xm_errh_create(fn, eh);
+    return rc ? xm_err(NULL, rc, "MPI_Comm_create_errhandler") : MPI_SUCCESS;
 }
 
 int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)

@@ -51,6 +51,7 @@
 enum xm_kind {
     XM_K_COMM = 1, XM_K_GROUP = 2, XM_K_DTYPE = 3, XM_K_OP = 5, XM_K_ERRH = 6,
     XM_K_REQ = 7, XM_K_INFO = 8, XM_K_KEYVAL = 9, XM_K_MSG = 10, XM_K_WIN = 11,
+    XM_K_SESSION = 12, /* MPI-4 sessions (api/session.c) */
 };
 #define XM_H_VALID 0x40000000
 #define XM_H_DYN 0x00800000
@@ -313,5 +314,14 @@ int xm_err_last_used(void);
 void xm_greq_cancel(struct xm_req *r);       /* MPI_Cancel */
 int xm_greq_request_free(struct xm_req *r);  /* MPI_Request_free; 0 */
 void xm_greq_release(struct xm_req *r);      /* xm_req_free: runs free_fn */
+
+/* ---- MPI-4 sessions (api/env.c, api/session.c) ---- */
+/* start/leave the engine for a session wanting thread level `level`: MPI_SUCCESS and
+ * the level given, or an MPI error class (the engine ended in MPI_Finalize) */
+int xm_engine_session_start(int level, int *provided);
+void xm_engine_session_end(void);
+/* user error handlers (api/env.c): create one; the function of a user handle or NULL */
+int xm_errh_create(MPI_Comm_errhandler_function *fn, MPI_Errhandler *eh);
+MPI_Comm_errhandler_function *xm_errh_user_fn(MPI_Errhandler eh);
 
 #endif /* XM_H */
