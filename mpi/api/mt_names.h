@@ -1136,4 +1136,32 @@ int xmi_PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attr_val) __attribu
 int xmi_PMPI_Win_delete_attr(MPI_Win win, int win_keyval) __attribute__((visibility("hidden")));
 #define PMPI_Info_create_env xmi_PMPI_Info_create_env
 int xmi_PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info) __attribute__((visibility("hidden")));
+#define PMPI_Session_init xmi_PMPI_Session_init
+int xmi_PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session) __attribute__((visibility("hidden")));
+#define PMPI_Session_finalize xmi_PMPI_Session_finalize
+int xmi_PMPI_Session_finalize(MPI_Session *session) __attribute__((visibility("hidden")));
+#define PMPI_Session_get_num_psets xmi_PMPI_Session_get_num_psets
+int xmi_PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names) __attribute__((visibility("hidden")));
+#define PMPI_Session_get_nth_pset xmi_PMPI_Session_get_nth_pset
+int xmi_PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name) __attribute__((visibility("hidden")));
+#define PMPI_Session_get_info xmi_PMPI_Session_get_info
+int xmi_PMPI_Session_get_info(MPI_Session session, MPI_Info *info_used) __attribute__((visibility("hidden")));
+#define PMPI_Session_get_pset_info xmi_PMPI_Session_get_pset_info
+int xmi_PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info) __attribute__((visibility("hidden")));
+#define PMPI_Group_from_session_pset xmi_PMPI_Group_from_session_pset
+int xmi_PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup) __attribute__((visibility("hidden")));
+#define PMPI_Comm_create_from_group xmi_PMPI_Comm_create_from_group
+int xmi_PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm) __attribute__((visibility("hidden")));
+#define PMPI_Session_create_errhandler xmi_PMPI_Session_create_errhandler
+int xmi_PMPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn, MPI_Errhandler *errhandler) __attribute__((visibility("hidden")));
+#define PMPI_Session_set_errhandler xmi_PMPI_Session_set_errhandler
+int xmi_PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler) __attribute__((visibility("hidden")));
+#define PMPI_Session_get_errhandler xmi_PMPI_Session_get_errhandler
+int xmi_PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler) __attribute__((visibility("hidden")));
+#define PMPI_Session_call_errhandler xmi_PMPI_Session_call_errhandler
+int xmi_PMPI_Session_call_errhandler(MPI_Session session, int errorcode) __attribute__((visibility("hidden")));
+#define PMPI_Session_c2f xmi_PMPI_Session_c2f
+MPI_Fint xmi_PMPI_Session_c2f(MPI_Session session) __attribute__((visibility("hidden")));
+#define PMPI_Session_f2c xmi_PMPI_Session_f2c
+MPI_Session xmi_PMPI_Session_f2c(MPI_Fint session) __attribute__((visibility("hidden")));
 #endif

@@ -7310,3 +7310,185 @@ int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
     return xmi_PMPI_Info_create_env(argc, argv, info);
 }
 extern __typeof__(PMPI_Info_create_env) MPI_Info_create_env __attribute__((weak, alias("PMPI_Info_create_env")));
+
+XMI_HIDDEN int xmi_PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session);
+int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
+{
+    if (__builtin_expect(xm_mt.on, 0)) {
+        xm_mt_enter();
+        int xm_mt_r = xmi_PMPI_Session_init(info, errhandler, session);
+        xm_mt_exit();
+        return xm_mt_r;
+    }
+    return xmi_PMPI_Session_init(info, errhandler, session);
+}
+extern __typeof__(PMPI_Session_init) MPI_Session_init __attribute__((weak, alias("PMPI_Session_init")));
+
+XMI_HIDDEN int xmi_PMPI_Session_finalize(MPI_Session *session);
+int PMPI_Session_finalize(MPI_Session *session)
+{
+    if (__builtin_expect(xm_mt.on, 0)) {
+        xm_mt_enter();
+        int xm_mt_r = xmi_PMPI_Session_finalize(session);
+        xm_mt_exit();
+        return xm_mt_r;
+    }
+    return xmi_PMPI_Session_finalize(session);
+}
+extern __typeof__(PMPI_Session_finalize) MPI_Session_finalize __attribute__((weak, alias("PMPI_Session_finalize")));
+
+XMI_HIDDEN int xmi_PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names);
+int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names)
+{
+    if (__builtin_expect(xm_mt.on, 0)) {
+        xm_mt_enter();
+        int xm_mt_r = xmi_PMPI_Session_get_num_psets(session, info, npset_names);
+        xm_mt_exit();
+        return xm_mt_r;
+    }
+    return xmi_PMPI_Session_get_num_psets(session, info, npset_names);
+}
+extern __typeof__(PMPI_Session_get_num_psets) MPI_Session_get_num_psets __attribute__((weak, alias("PMPI_Session_get_num_psets")));
+
+XMI_HIDDEN int xmi_PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name);
+int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name)
+{
+    if (__builtin_expect(xm_mt.on, 0)) {
+        xm_mt_enter();
+        int xm_mt_r = xmi_PMPI_Session_get_nth_pset(session, info, n, pset_len, pset_name);
+        xm_mt_exit();
+        return xm_mt_r;
+    }
+    return xmi_PMPI_Session_get_nth_pset(session, info, n, pset_len, pset_name);
+}
+extern __typeof__(PMPI_Session_get_nth_pset) MPI_Session_get_nth_pset __attribute__((weak, alias("PMPI_Session_get_nth_pset")));
+
+XMI_HIDDEN int xmi_PMPI_Session_get_info(MPI_Session session, MPI_Info *info_used);
+int PMPI_Session_get_info(MPI_Session session, MPI_Info *info_used)
+{
+    if (__builtin_expect(xm_mt.on, 0)) {
+        xm_mt_enter();
+        int xm_mt_r = xmi_PMPI_Session_get_info(session, info_used);
+        xm_mt_exit();
+        return xm_mt_r;
+    }
+    return xmi_PMPI_Session_get_info(session, info_used);
+}
+extern __typeof__(PMPI_Session_get_info) MPI_Session_get_info __attribute__((weak, alias("PMPI_Session_get_info")));
+
+XMI_HIDDEN int xmi_PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info);
+int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info)
+{
+    if (__builtin_expect(xm_mt.on, 0)) {
+        xm_mt_enter();
+        int xm_mt_r = xmi_PMPI_Session_get_pset_info(session, pset_name, info);
+        xm_mt_exit();
+        return xm_mt_r;
+    }
+    return xmi_PMPI_Session_get_pset_info(session, pset_name, info);
+}
+extern __typeof__(PMPI_Session_get_pset_info) MPI_Session_get_pset_info __attribute__((weak, alias("PMPI_Session_get_pset_info")));
+
+XMI_HIDDEN int xmi_PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup);
+int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup)
+{
+    if (__builtin_expect(xm_mt.on, 0)) {
+        xm_mt_enter();
+        int xm_mt_r = xmi_PMPI_Group_from_session_pset(session, pset_name, newgroup);
+        xm_mt_exit();
+        return xm_mt_r;
+    }
+    return xmi_PMPI_Group_from_session_pset(session, pset_name, newgroup);
+}
+extern __typeof__(PMPI_Group_from_session_pset) MPI_Group_from_session_pset __attribute__((weak, alias("PMPI_Group_from_session_pset")));
+
+XMI_HIDDEN int xmi_PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm);
+int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm)
+{
+    if (__builtin_expect(xm_mt.on, 0)) {
+        xm_mt_enter();
+        int xm_mt_r = xmi_PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
+        xm_mt_exit();
+        return xm_mt_r;
+    }
+    return xmi_PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
+}
+extern __typeof__(PMPI_Comm_create_from_group) MPI_Comm_create_from_group __attribute__((weak, alias("PMPI_Comm_create_from_group")));
+
+XMI_HIDDEN int xmi_PMPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn, MPI_Errhandler *errhandler);
+int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn, MPI_Errhandler *errhandler)
+{
+    if (__builtin_expect(xm_mt.on, 0)) {
+        xm_mt_enter();
+        int xm_mt_r = xmi_PMPI_Session_create_errhandler(session_errhandler_fn, errhandler);
+        xm_mt_exit();
+        return xm_mt_r;
+    }
+    return xmi_PMPI_Session_create_errhandler(session_errhandler_fn, errhandler);
+}
+extern __typeof__(PMPI_Session_create_errhandler) MPI_Session_create_errhandler __attribute__((weak, alias("PMPI_Session_create_errhandler")));
+
+XMI_HIDDEN int xmi_PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler);
+int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler)
+{
+    if (__builtin_expect(xm_mt.on, 0)) {
+        xm_mt_enter();
+        int xm_mt_r = xmi_PMPI_Session_set_errhandler(session, errhandler);
+        xm_mt_exit();
+        return xm_mt_r;
+    }
+    return xmi_PMPI_Session_set_errhandler(session, errhandler);
+}
+extern __typeof__(PMPI_Session_set_errhandler) MPI_Session_set_errhandler __attribute__((weak, alias("PMPI_Session_set_errhandler")));
+
+XMI_HIDDEN int xmi_PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler);
+int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler)
+{
+    if (__builtin_expect(xm_mt.on, 0)) {
+        xm_mt_enter();
+        int xm_mt_r = xmi_PMPI_Session_get_errhandler(session, errhandler);
+        xm_mt_exit();
+        return xm_mt_r;
+    }
+    return xmi_PMPI_Session_get_errhandler(session, errhandler);
+}
+extern __typeof__(PMPI_Session_get_errhandler) MPI_Session_get_errhandler __attribute__((weak, alias("PMPI_Session_get_errhandler")));
+
+XMI_HIDDEN int xmi_PMPI_Session_call_errhandler(MPI_Session session, int errorcode);
+int PMPI_Session_call_errhandler(MPI_Session session, int errorcode)
+{
+    if (__builtin_expect(xm_mt.on, 0)) {
+        xm_mt_enter();
+        int xm_mt_r = xmi_PMPI_Session_call_errhandler(session, errorcode);
+        xm_mt_exit();
+        return xm_mt_r;
+    }
+    return xmi_PMPI_Session_call_errhandler(session, errorcode);
+}
+extern __typeof__(PMPI_Session_call_errhandler) MPI_Session_call_errhandler __attribute__((weak, alias("PMPI_Session_call_errhandler")));
+
+XMI_HIDDEN MPI_Fint xmi_PMPI_Session_c2f(MPI_Session session);
+MPI_Fint PMPI_Session_c2f(MPI_Session session)
+{
+    if (__builtin_expect(xm_mt.on, 0)) {
+        xm_mt_enter();
+        MPI_Fint xm_mt_r = xmi_PMPI_Session_c2f(session);
+        xm_mt_exit();
+        return xm_mt_r;
+    }
+    return xmi_PMPI_Session_c2f(session);
+}
+extern __typeof__(PMPI_Session_c2f) MPI_Session_c2f __attribute__((weak, alias("PMPI_Session_c2f")));
+
+XMI_HIDDEN MPI_Session xmi_PMPI_Session_f2c(MPI_Fint session);
+MPI_Session PMPI_Session_f2c(MPI_Fint session)
+{
+    if (__builtin_expect(xm_mt.on, 0)) {
+        xm_mt_enter();
+        MPI_Session xm_mt_r = xmi_PMPI_Session_f2c(session);
+        xm_mt_exit();
+        return xm_mt_r;
+    }
+    return xmi_PMPI_Session_f2c(session);
+}
+extern __typeof__(PMPI_Session_f2c) MPI_Session_f2c __attribute__((weak, alias("PMPI_Session_f2c")));

@@ -20,9 +20,10 @@
 #include "mt.h"
 
 #define XM_NCTX_WORDS 64
-/* ids 0 (world), 1 (self), 2 (bootstrap of Comm_create_group, see api/comm.c);
+/* ids 0 (world), 1 (self), 2 (bootstrap of Comm_create_group, see api/comm.c),
+ * 3 (XM_SESS_CTX: Comm_create_from_group's agreement, core/sessboot.c);
  * the last id (XM_DYN_CTX: accept/connect/join, api/dynproc.c) */
-static uint32_t ctx_used[XM_NCTX_WORDS] = {7u, [XM_NCTX_WORDS - 1] = 1u << 31};
+static uint32_t ctx_used[XM_NCTX_WORDS] = {15u, [XM_NCTX_WORDS - 1] = 1u << 31};
 
 int xm_ctx_alloc(struct xm_comm *parent, uint32_t *ctx)
 {
@@ -230,4 +231,16 @@ int xm_ctx_take(const uint32_t *mask, uint32_t *ctx)
             return 0;
         }
     return -ENOSPC;
+}
+
+/* ---- MPI-4 sessions (core/sessboot.c) ---- */
+int xm_ctx_claim(uint32_t ctx)
+{
+    uint32_t id = ctx / 2, bit = 1u << (id % 32);
+    if ((ctx & 1) || id < 4 || id >= XM_NCTX_WORDS * 32)
+        return -EINVAL;
+    if ((ctx_used[id / 32] | xm_ctx_reserved[id / 32]) & bit)
+        return -EBUSY;
+    ctx_used[id / 32] |= bit;
+    return 0;
 }

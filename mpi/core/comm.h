@@ -25,6 +25,12 @@ void xm_ctx_release(uint32_t ctx);
  * agreed mask (-ENOSPC: none). */
 #ifndef XM_CTX_MASK_WORDS
 #define XM_CTX_MASK_WORDS 64
+/* ---- MPI-4 sessions (core/sessboot.c): the reserved context of
+ * Comm_create_from_group's agreement messages (id 3), and claiming one agreed id:
+ * 0, -EBUSY (used or reserved here meanwhile), -EINVAL (not an id a comm may have) */
+#define XM_SESS_CTX 6u
+int xm_ctx_claim(uint32_t ctx);
+
 #endif
 extern uint32_t xm_ctx_reserved[XM_CTX_MASK_WORDS];
 void xm_ctx_offer(uint32_t *mask);
@@ -58,5 +64,11 @@ int xm_ctx_take(const uint32_t *mask, uint32_t *ctx);  /* 0 or -ENOSPC */
 /* the context of accept/connect/join control messages (the last
  * id, never handed to a communicator; api/dynproc.c) */
 #define XM_DYN_CTX (2u * (XM_CTX_MASK_WORDS * 32u - 1u))
+
+/* ---- MPI-4 sessions (core/sessboot.c): the reserved context of
+ * Comm_create_from_group's agreement messages (id 3), and claiming one agreed id:
+ * 0, -EBUSY (used or reserved here meanwhile), -EINVAL (not an id a comm may have) */
+#define XM_SESS_CTX 6u
+int xm_ctx_claim(uint32_t ctx);
 
 #endif

@@ -1649,6 +1649,34 @@ XM_API_(int, Info_create_env, (int argc, char *argv[], MPI_Info *info))
 #define MPI_COMM_TYPE_HW_UNGUIDED 2
 #define MPI_COMM_TYPE_HW_GUIDED 3
 /* ---- end of mpifix ------------------------------------------------------------------ */
+/* ---- MPI-4.0 sessions (11.3; api/session.c, core/sessboot.c, mpi/README.md
+ * "MPI-4 sessions"): handles, process sets "mpi://WORLD" and "mpi://SELF",
+ * communicators from groups keyed by a string tag, session error handlers ---- */
+typedef int MPI_Session;
+#define MPI_SESSION_NULL ((MPI_Session)0x0c000000)
+#define MPI_MAX_PSET_NAME_LEN 256
+#define MPI_MAX_STRINGTAG_LEN 256
+typedef void MPI_Session_errhandler_function(MPI_Session *session, int *err, ...);
+XM_API_(int, Session_init, (MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session))
+XM_API_(int, Session_finalize, (MPI_Session *session))
+XM_API_(int, Session_get_num_psets, (MPI_Session session, MPI_Info info, int *npset_names))
+XM_API_(int, Session_get_nth_pset, (MPI_Session session, MPI_Info info, int n,
+                                    int *pset_len, char *pset_name))
+XM_API_(int, Session_get_info, (MPI_Session session, MPI_Info *info_used))
+XM_API_(int, Session_get_pset_info, (MPI_Session session, const char *pset_name,
+                                     MPI_Info *info))
+XM_API_(int, Group_from_session_pset, (MPI_Session session, const char *pset_name,
+                                       MPI_Group *newgroup))
+XM_API_(int, Comm_create_from_group, (MPI_Group group, const char *stringtag, MPI_Info info,
+                                      MPI_Errhandler errhandler, MPI_Comm *newcomm))
+XM_API_(int, Session_create_errhandler, (MPI_Session_errhandler_function *session_errhandler_fn,
+                                         MPI_Errhandler *errhandler))
+XM_API_(int, Session_set_errhandler, (MPI_Session session, MPI_Errhandler errhandler))
+XM_API_(int, Session_get_errhandler, (MPI_Session session, MPI_Errhandler *errhandler))
+XM_API_(int, Session_call_errhandler, (MPI_Session session, int errorcode))
+XM_API_(MPI_Fint, Session_c2f, (MPI_Session session))
+XM_API_(MPI_Session, Session_f2c, (MPI_Fint session))
+/* ---- end of MPI-4.0 sessions -------------------------------------------------------- */
 
 #undef XM_API_
 
