@@ -1,4 +1,6 @@
 # common/io.mk - event loop, fd and logging helpers, included by Makefile.am.
 # flow.c: per-client output caps with backpressure, shared by mpiexec and the plugin's agent.
 # net.c: numeric addresses and the TCP listener setup, shared by treenet and mpiexec.
-libloomcommon_la_SOURCES += loop.c loop.h fdio.c fdio.h log.c log.h flow.c flow.h net.c net.h
+# stream.c: the framed non-blocking stream of treenet's links and mpiexec's proxy connections.
+libloomcommon_la_SOURCES += loop.c loop.h fdio.c fdio.h log.c log.h flow.c flow.h net.c net.h \
+	stream.c stream.h

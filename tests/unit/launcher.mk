@@ -7,9 +7,12 @@
 #   check_hosts: launcher/hosts.c (-hosts, host files, rank placement), conn.c frames
 #   check_jobctl: launcher/jobctl.c and env.c (exit rule, signal self-pipe, job-end rules,
 #                 rank environment)
+#   check_stream: common/stream.c (the framed stream of treenet and mpiexec's proxies:
+#                 partial frames, size limits, queue bound, partial writes, EOF mid-frame)
 check_PROGRAMS += check_loop check_fdio check_log check_args check_iofwd check_hosts \
-	check_jobctl
-TESTS += check_loop check_fdio check_log check_args check_iofwd check_hosts check_jobctl
+	check_jobctl check_stream
+TESTS += check_loop check_fdio check_log check_args check_iofwd check_hosts check_jobctl \
+	check_stream
 
 check_loop_SOURCES = check_loop.c
 check_loop_LDADD = $(top_builddir)/common/libloomcommon.la $(CHECK_LIBS)
@@ -27,8 +30,12 @@ check_iofwd_SOURCES = check_iofwd.c
 check_iofwd_LDADD = $(top_builddir)/launcher/libmpx.la $(CHECK_LIBS)
 
 check_hosts_SOURCES = check_hosts.c
-check_hosts_LDADD = $(top_builddir)/launcher/libmpx.la $(CHECK_LIBS)
+check_hosts_LDADD = $(top_builddir)/launcher/libmpx.la \
+	$(top_builddir)/common/libloomcommon.la $(CHECK_LIBS)
 
 check_jobctl_SOURCES = check_jobctl.c
 check_jobctl_LDADD = $(top_builddir)/launcher/libmpx.la \
 	$(top_builddir)/common/libloomcommon.la $(CHECK_LIBS)
+
+check_stream_SOURCES = check_stream.c
+check_stream_LDADD = $(top_builddir)/common/libloomcommon.la $(CHECK_LIBS)
