@@ -1,5 +1,6 @@
 /* links.c - the tree links of one node: listener, parent connection,
- * children, framing and send queues, driven by a common/loop.h loop.
+ * children and their handshakes, driven by a common/loop.h loop; the
+ * framing, receive buffers and send queues are common/stream.h's.
  *
  * Contract: see treenet.h (treenet_*) and doc/treenet.md (wire format).
  *
@@ -30,11 +31,13 @@
  *   the listener closes as soon as every child is in, and a leaf of the
  *   tree never listens (port 0).  Refusals are logged rate-limited.
  *
- *   Received bytes go into a 64 KiB staging buffer; whole frames are
- *   handed to ops->recv straight from it, larger ones are assembled in a
- *   buffer of their own.  Sends try the socket at once (sendmsg with
- *   MSG_NOSIGNAL) and queue what does not fit; LOOP_WRITE interest is on
- *   only while something is queued.
+ *   Each conn is a loom_stream: received frames are handed to ops->recv
+ *   straight from its buffers (at most TN_CRED_MAX bytes until the link is
+ *   up, TN_MSG_MAX after); sends try the socket at once and queue what does
+ *   not fit (at most TN_QUEUE_MAX bytes per link); LOOP_WRITE interest is on
+ *   only while something is queued.  A slot's own stream (no fd) holds what
+ *   is sent before the link is up; it moves behind the handshake frames of
+ *   the conn that brings the link up.
  *
  * Caveats:
  *   - Closed conns are freed by a zero-delay timer, never inside their own
@@ -61,22 +64,15 @@
 #include "ktree.h"
 #include "log.h"
 #include "loop.h"
+#include "stream.h"
 #include "tn_int.h"
 
-#define STAGE_SIZE (64 * 1024)
 #define MAX_PENDING TN_PENDING_MAX /* accepted, not yet authenticated */
 #define REFUSE_LOG_BURST 16        /* refusal lines per window ... */
 #define REFUSE_LOG_WINDOW_MS 10000 /* ... then one summary line */
 #define BACKOFF_MIN_MS 10
 #define BACKOFF_MAX_MS 500
-#define IOV_MAX_BATCH 32
 #define LISTEN_PAUSE_MS 100 /* after accept fails for lack of fds or memory */
-
-struct txmsg {
-    struct txmsg *next;
-    size_t len, off; /* len includes the 4-byte header */
-    uint8_t data[];
-};
 
 enum slot_state { SLOT_WAIT, SLOT_UP, SLOT_LOST };
 enum conn_state { C_CONNECTING, C_HS, C_UP, C_DEAD };
@@ -88,8 +84,7 @@ struct slot {
     bool is_parent;
     enum slot_state st;
     struct conn *conn;
-    struct txmsg *qhead, *qtail;
-    size_t queued;
+    struct loom_stream q; /* no fd: what is sent before the link is up */
     struct loop_timer *retry; /* parent: next connect attempt */
     int backoff_ms;
     char why_last[TN_WHY_MAX]; /* parent: last connect failure */
@@ -98,7 +93,7 @@ struct slot {
 struct conn {
     struct treenet *tn;
     struct conn *next; /* all conns, for cleanup */
-    int fd;
+    struct loom_stream s; /* the socket, its frames and send queue */
     struct loop_watch *w;
     enum conn_state st;
     struct slot *slot; /* NULL until authenticated (accepted side) */
@@ -108,14 +103,6 @@ struct conn {
     char nonce[TN_NONCE_HEX + 1];      /* ours on this connection */
     char peer_nonce[TN_NONCE_HEX + 1]; /* the peer's (connector: the listener's) */
     bool got_nonce;                    /* connector: listener's nonce arrived */
-    /* handshake frame to send first (credential) */
-    char *hs;
-    size_t hslen, hsoff;
-    /* receive side */
-    uint8_t *stage;
-    size_t have;
-    uint8_t *big; /* a frame larger than the staging buffer */
-    size_t big_len, big_got;
 };
 
 struct treenet {
@@ -198,14 +185,7 @@ static struct slot *slot_of(struct treenet *tn, int node)
 
 static void queue_free(struct slot *s)
 {
-    struct txmsg *m = s->qhead;
-    while (m) {
-        struct txmsg *n = m->next;
-        free(m);
-        m = n;
-    }
-    s->qhead = s->qtail = NULL;
-    s->queued = 0;
+    loom_stream_free(&s->q, 0);
 }
 
 static void reap_cb(struct loop *lp, struct loop_timer *t, void *arg)
@@ -218,9 +198,7 @@ static void reap_cb(struct loop *lp, struct loop_timer *t, void *arg)
         struct conn *c = *pp;
         if (c->st == C_DEAD) {
             *pp = c->next;
-            free(c->stage);
-            free(c->big);
-            free(c->hs);
+            loom_stream_free(&c->s, 0);
             free(c);
         } else {
             pp = &c->next;
@@ -241,9 +219,9 @@ static void conn_close(struct conn *c)
     if (c->hs_timer)
         loop_timer_cancel(tn->lp, c->hs_timer);
     c->hs_timer = NULL;
-    if (c->fd >= 0)
-        close(c->fd);
-    c->fd = -1;
+    if (c->s.fd >= 0)
+        close(c->s.fd);
+    c->s.fd = -1;
     if (!c->slot)
         tn->npending--;
     c->st = C_DEAD;
@@ -306,7 +284,7 @@ static void conn_update_interest(struct conn *c)
         return;
     if (c->st == C_CONNECTING)
         ev = LOOP_WRITE;
-    else if (c->hsoff < c->hslen || (c->st == C_UP && c->slot && c->slot->qhead))
+    else if (loom_stream_pending(&c->s))
         ev |= LOOP_WRITE;
     if (loop_watch_events(c->w) != ev)
         loop_watch_set(c->w, ev);
@@ -315,66 +293,27 @@ static void conn_update_interest(struct conn *c)
 /* Write what can be written.  0, or -errno on a hard socket error. */
 static int conn_flush(struct conn *c)
 {
-    while (c->hsoff < c->hslen) {
-        ssize_t n = send(c->fd, c->hs + c->hsoff, c->hslen - c->hsoff, MSG_NOSIGNAL);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK)
-                goto out;
-            return -errno;
-        }
-        c->hsoff += n;
-    }
-    if (c->st != C_UP || !c->slot)
-        goto out;
-    while (c->slot->qhead) {
-        struct iovec iov[IOV_MAX_BATCH];
-        struct msghdr mh;
-        int k = 0;
-        ssize_t n;
+    int rc = loom_stream_flush(&c->s);
 
-        for (struct txmsg *m = c->slot->qhead; m && k < IOV_MAX_BATCH; m = m->next, k++) {
-            iov[k].iov_base = m->data + m->off;
-            iov[k].iov_len = m->len - m->off;
-        }
-        memset(&mh, 0, sizeof(mh));
-        mh.msg_iov = iov;
-        mh.msg_iovlen = k;
-        n = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK)
-                break;
-            return -errno;
-        }
-        while (n > 0) {
-            struct txmsg *m = c->slot->qhead;
-            size_t left = m->len - m->off;
-            if ((size_t)n < left) {
-                m->off += n;
-                c->slot->queued -= n;
-                n = 0;
-                break;
-            }
-            n -= left;
-            c->slot->queued -= left;
-            c->slot->qhead = m->next;
-            if (!m->next)
-                c->slot->qtail = NULL;
-            free(m);
-        }
-    }
-out:
+    if (rc < 0)
+        return rc;
     conn_update_interest(c);
     return 0;
+}
+
+/* The link of s is up on c: what was sent meanwhile follows the handshake. */
+static void conn_link_up(struct conn *c, struct slot *s)
+{
+    loom_stream_splice(&c->s, &s->q);
+    loom_stream_set_frame_max(&c->s, TN_MSG_MAX);
 }
 
 int treenet_send(struct treenet *tn, int to, const void *buf, size_t len)
 {
     struct slot *s = tn ? slot_of(tn, to) : NULL;
-    struct txmsg *m;
+    struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+    bool up;
+    int rc;
 
     if (!s || (len && !buf))
         return -EINVAL;
@@ -382,24 +321,23 @@ int treenet_send(struct treenet *tn, int to, const void *buf, size_t len)
         return -ENOTCONN;
     if (len > TN_MSG_MAX)
         return -EMSGSIZE;
-    m = malloc(sizeof(*m) + 4 + len);
-    if (!m)
-        return -ENOMEM;
-    m->next = NULL;
-    m->len = 4 + len;
-    m->off = 0;
-    tn_put_u32(m->data, (uint32_t)len);
-    if (len)
-        memcpy(m->data + 4, buf, len);
-    if (s->qtail)
-        s->qtail->next = m;
-    else
-        s->qhead = m;
-    s->qtail = m;
-    s->queued += m->len;
-    if (s->conn && s->conn->st == C_UP && conn_flush(s->conn) < 0 && s->conn->w)
+    up = s->conn && s->conn->st == C_UP;
+    rc = loom_stream_queue(up ? &s->conn->s : &s->q, &iov, 1, false);
+    if (rc < 0)
+        return rc;
+    if (up && conn_flush(s->conn) < 0 && s->conn->w)
         loop_watch_set(s->conn->w, LOOP_READ | LOOP_WRITE); /* reported by the loop */
     return 0;
+}
+
+/* Messages not yet written to s's node (handshake frames are not counted). */
+static size_t slot_queued(const struct slot *s)
+{
+    size_t n = loom_stream_queued(&s->q);
+
+    if (s->conn && s->conn->st == C_UP)
+        n += loom_stream_queued(&s->conn->s);
+    return n;
 }
 
 size_t treenet_queued(const struct treenet *tn)
@@ -408,28 +346,20 @@ size_t treenet_queued(const struct treenet *tn)
 
     if (!tn)
         return 0;
-    n += tn->parent.queued;
+    n += slot_queued(&tn->parent);
     for (int i = 0; i < tn->nkids; i++)
-        n += tn->kids[i].queued;
+        n += slot_queued(&tn->kids[i]);
     return n;
 }
 
 /* ---- receiving ----------------------------------------------------------- */
 
-/* Put one handshake frame (nonce or credential) in c's handshake buffer. */
+/* Queue one handshake frame (nonce or credential) on c. */
 static int conn_set_hs(struct conn *c, const char *data, size_t len)
 {
-    free(c->hs);
-    c->hs = malloc(4 + len);
-    if (!c->hs) {
-        c->hslen = c->hsoff = 0;
-        return -ENOMEM;
-    }
-    tn_put_u32((uint8_t *)c->hs, (uint32_t)len);
-    memcpy(c->hs + 4, data, len);
-    c->hslen = 4 + len;
-    c->hsoff = 0;
-    return 0;
+    struct iovec iov = {.iov_base = (void *)data, .iov_len = len};
+
+    return loom_stream_queue(&c->s, &iov, 1, false) < 0 ? -ENOMEM : 0;
 }
 
 /* Connector: the listener's nonce arrived; answer with our credential. */
@@ -520,6 +450,7 @@ static int conn_got_cred(struct conn *c, const uint8_t *p, size_t len)
         c->hs_timer = NULL;
         c->st = C_UP;
         s->st = SLOT_UP;
+        conn_link_up(c, s);
         tn_log(tn, LOOM_LOG_DEBUG, "treenet: link to parent %d up (%s)", s->node,
                c->peer);
         if (conn_flush(c) < 0 && c->w)
@@ -567,7 +498,8 @@ static int conn_got_cred(struct conn *c, const uint8_t *p, size_t len)
     s->conn = c;
     c->st = C_UP;
     s->st = SLOT_UP;
-    tn_keepalive(c->fd);
+    conn_link_up(c, s);
+    tn_keepalive(c->s.fd);
     tn_log(tn, LOOM_LOG_DEBUG, "treenet: link to child %d up (%s)", s->node, c->peer);
     if (conn_flush(c) < 0 && c->w)
         loop_watch_set(c->w, LOOP_READ | LOOP_WRITE);
@@ -593,53 +525,32 @@ static int conn_frame(struct conn *c, const uint8_t *p, size_t len)
     return c->st == C_DEAD ? -1 : 0;
 }
 
-static size_t frame_max(const struct conn *c)
+/* Hand the whole frames received to conn_frame.  -1 if c is closed. */
+static int conn_drain(struct conn *c)
 {
-    return c->st == C_UP ? TN_MSG_MAX : TN_CRED_MAX;
-}
+    const uint8_t *p;
+    size_t len;
+    int rc;
 
-/* Parse whole frames out of the staging buffer. */
-static int conn_parse(struct conn *c)
-{
-    size_t pos = 0;
-
-    while (c->have - pos >= 4) {
-        uint32_t len = tn_get_u32(c->stage + pos);
-        if (len > frame_max(c)) {
-            char w[128];
-            if (c->st == C_UP)
-                snprintf(w, sizeof(w), "frame of %u bytes exceeds the limit", len);
-            else
-                snprintf(w, sizeof(w),
-                         "handshake frame of %u bytes exceeds the limit (not a treenet "
-                         "peer?)",
-                         len);
-            conn_fail(c, w);
+    while ((rc = loom_stream_next(&c->s, &p, &len)) == 1)
+        if (conn_frame(c, p, len) < 0)
             return -1;
-        }
-        if (c->have - pos - 4 >= len) {
-            if (conn_frame(c, c->stage + pos + 4, len) < 0)
-                return -1;
-            pos += 4 + len;
-            continue;
-        }
-        if (4 + (size_t)len > STAGE_SIZE) { /* assemble in a buffer of its own */
-            size_t part = c->have - pos - 4;
-            c->big = malloc(len);
-            if (!c->big) {
-                conn_fail(c, "out of memory for a message");
-                return -1;
-            }
-            c->big_len = len;
-            memcpy(c->big, c->stage + pos + 4, part);
-            c->big_got = part;
-            pos = c->have;
-        }
-        break;
+    if (rc == -EPROTO) {
+        char w[128];
+        if (c->st == C_UP)
+            snprintf(w, sizeof(w), "frame of %u bytes exceeds the limit",
+                     loom_stream_bad_len(&c->s));
+        else
+            snprintf(w, sizeof(w),
+                     "handshake frame of %u bytes exceeds the limit (not a treenet "
+                     "peer?)",
+                     loom_stream_bad_len(&c->s));
+        conn_fail(c, w);
+        return -1;
     }
-    if (pos) {
-        memmove(c->stage, c->stage + pos, c->have - pos);
-        c->have -= pos;
+    if (rc < 0) {
+        conn_fail(c, "out of memory for a message");
+        return -1;
     }
     return 0;
 }
@@ -647,44 +558,23 @@ static int conn_parse(struct conn *c)
 static void conn_readable(struct conn *c)
 {
     for (int rounds = 0; rounds < 16 && c->st != C_DEAD; rounds++) {
-        ssize_t n;
+        long n = loom_stream_read(&c->s);
 
-        if (c->big) {
-            n = recv(c->fd, c->big + c->big_got, c->big_len - c->big_got, 0);
-        } else {
-            n = recv(c->fd, c->stage + c->have, STAGE_SIZE - c->have, 0);
-        }
+        if (n == -EAGAIN)
+            return;
         if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK)
-                return;
             char w[96];
-            snprintf(w, sizeof(w), "receive: %s", strerror(errno));
+            snprintf(w, sizeof(w), "receive: %s", strerror((int)-n));
             conn_fail(c, w);
             return;
         }
         if (n == 0) {
-            conn_fail(c, c->have || c->big ? "connection closed in the middle of a frame"
-                                           : "connection closed by peer");
+            conn_fail(c, loom_stream_partial(&c->s)
+                             ? "connection closed in the middle of a frame"
+                             : "connection closed by peer");
             return;
         }
-        if (c->big) {
-            c->big_got += n;
-            if (c->big_got == c->big_len) {
-                uint8_t *b = c->big;
-                size_t bl = c->big_len;
-                c->big = NULL;
-                c->big_len = c->big_got = 0;
-                int r = conn_frame(c, b, bl);
-                free(b);
-                if (r < 0)
-                    return;
-            }
-            continue;
-        }
-        c->have += n;
-        if (conn_parse(c) < 0)
+        if (conn_drain(c) < 0)
             return;
     }
 }
@@ -695,7 +585,7 @@ static void conn_connected(struct conn *c)
     int err = 0;
     socklen_t el = sizeof(err);
 
-    if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &el) < 0)
+    if (getsockopt(c->s.fd, SOL_SOCKET, SO_ERROR, &err, &el) < 0)
         err = errno;
     if (err) {
         char w[96];
@@ -704,8 +594,8 @@ static void conn_connected(struct conn *c)
         return;
     }
     c->st = C_HS;
-    tn_nodelay(c->fd);
-    tn_keepalive(c->fd);
+    tn_nodelay(c->s.fd);
+    tn_keepalive(c->s.fd);
     conn_update_interest(c);
 }
 
@@ -749,13 +639,8 @@ static struct conn *conn_new(struct treenet *tn, int fd)
 
     if (!c)
         return NULL;
-    c->stage = malloc(STAGE_SIZE);
-    if (!c->stage) {
-        free(c);
-        return NULL;
-    }
     c->tn = tn;
-    c->fd = fd;
+    loom_stream_init(&c->s, fd, TN_CRED_MAX, TN_QUEUE_MAX, 0);
     c->next = tn->conns;
     tn->conns = c;
     return c;
@@ -1005,13 +890,16 @@ struct treenet *treenet_create(struct loop *lp, const struct treenet_config *cfg
     snprintf(tn->me, sizeof(tn->me), "%d", cfg->nodeid);
     tn->parent.node = ktree_parent(cfg->width, cfg->nnodes, cfg->nodeid);
     tn->parent.is_parent = true;
+    loom_stream_init(&tn->parent.q, -1, TN_MSG_MAX, TN_QUEUE_MAX, 0);
     tn->nkids = ktree_children(cfg->width, cfg->nnodes, cfg->nodeid, kids);
     if (tn->nkids > 0) {
         tn->kids = calloc(tn->nkids, sizeof(*tn->kids));
         if (!tn->kids)
             goto fail;
-        for (int i = 0; i < tn->nkids; i++)
+        for (int i = 0; i < tn->nkids; i++) {
             tn->kids[i].node = kids[i];
+            loom_stream_init(&tn->kids[i].q, -1, TN_MSG_MAX, TN_QUEUE_MAX, 0);
+        }
     }
     if (tn->nkids == 0) /* a leaf: nobody may connect to it, so it does not listen */
         return tn;
@@ -1100,8 +988,9 @@ void treenet_destroy(struct treenet *tn)
                 loop_watch_remove(tn->lp, c->w);
             if (c->hs_timer)
                 loop_timer_cancel(tn->lp, c->hs_timer);
-            if (c->fd >= 0)
-                close(c->fd);
+            if (c->s.fd >= 0)
+                close(c->s.fd);
+            c->s.fd = -1;
             c->st = C_DEAD;
             c->w = NULL;
             c->hs_timer = NULL;

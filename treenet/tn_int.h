@@ -32,6 +32,9 @@
 #define TN_WHY_MAX 256
 /* Largest tree message accepted (and sent): more is treated as a broken peer. */
 #define TN_MSG_MAX (64u << 20)
+/* Bytes queued for one link at most (sends beyond: -ENOBUFS): a peer that
+ * stops reading costs a bounded amount of memory. */
+#define TN_QUEUE_MAX ((size_t)16 * TN_MSG_MAX)
 
 /* "uid any": accept a credential of any uid (or: no decode restriction). */
 #define TN_UID_ANY ((uid_t)-1)

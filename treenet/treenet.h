@@ -170,7 +170,8 @@ int treenet_port(const struct treenet *tn);
  * Non-blocking: messages sent before the link is up are queued. */
 int treenet_start(struct treenet *tn, char *const *addrs);
 /* Queue one message to an adjacent node (parent or child).  0 or -errno
- * (-EINVAL: not adjacent; -ENOTCONN: that link is already lost). */
+ * (-EINVAL: not adjacent; -ENOTCONN: that link is already lost; -ENOBUFS:
+ * TN_QUEUE_MAX bytes are queued for that link already). */
 int treenet_send(struct treenet *tn, int to, const void *buf, size_t len);
 /* Bytes queued and not yet handed to the kernel, over all links (a host
  * that wants to flush before destroying runs its loop until this is 0).

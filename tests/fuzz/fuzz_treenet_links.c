@@ -1,8 +1,8 @@
 /* fuzz_treenet_links.c - libFuzzer target: the receive path of treenet's tree links
- * (treenet/links.c: staging buffer, frame split, large-frame assembly, the handshake
- * on both sides, delivery), as a hostile peer drives it.
+ * (treenet/links.c over common/stream.c: staging buffer, frame split, large-frame
+ * assembly, the handshake on both sides, delivery), as a hostile peer drives it.
  *
- * fuzz-sources: common/loop.c common/ktree.c common/log.c common/fdio.c common/mac.c common/net.c
+ * fuzz-sources: common/loop.c common/ktree.c common/log.c common/fdio.c common/mac.c common/net.c common/stream.c
  * fuzz-cflags: -Itreenet -Icommon
  * fuzz-libs: -lmunge
  * fuzz-options: -max_len=200000
