@@ -1,38 +1,31 @@
-/* conn.c - framed, buffered, non-blocking stream connection (see conn.h).
+/* conn.c - mpiexec's frames over a common/stream.h stream: the type byte,
+ * the tags of control frames (see conn.h).
  *
  * Notes: send_first is only used to put the job description ahead of tree
- *   messages that were queued for a proxy before it connected; nothing has
- *   been sent on such a queue yet, so inserting at out_off is safe.  Tags
- *   carry no sequence number (frames are tagged when queued, and send_first
- *   reorders the queue): they stop forged and altered control frames; the
- *   order of a stream is TCP's.
+ *   messages that were queued for a proxy before it connected; the stream
+ *   puts it behind a frame already on the wire, if any.  Tags carry no
+ *   sequence number (frames are tagged when queued, and send_first reorders
+ *   the queue): they stop forged and altered control frames; the order of a
+ *   stream is TCP's.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
+#include <sys/uio.h>
 
 #include "conn.h"
-
-#define READ_CHUNK 65536
 
 void mpx_conn_init(struct mpx_conn *c, int fd)
 {
     memset(c, 0, sizeof(*c));
-    c->fd = fd;
+    loom_stream_init(&c->s, fd, MPX_FRAME_MAX, MPX_QUEUE_MAX, LOOM_STREAM_NONEMPTY);
 }
 
 void mpx_conn_free(struct mpx_conn *c, int close_fd)
 {
-    if (close_fd && c->fd >= 0)
-        close(c->fd);
-    c->fd = -1;
-    iobuf_free(&c->in);
-    iobuf_free(&c->out);
-    c->in_off = c->out_off = 0;
+    loom_stream_free(&c->s, close_fd);
 }
 
 int mpx_frame_parse(const void *buf, size_t len, uint8_t *type, size_t *bodylen,
@@ -68,118 +61,60 @@ void mpx_conn_set_tag(struct mpx_conn *c, mpx_tag_fn fn, const void *key, int di
     c->tag_in = dir_in;
 }
 
-static void header(uint8_t h[5], uint8_t type, size_t len)
-{
-    uint32_t l = (uint32_t)len + 1;
-
-    h[0] = (uint8_t)(l >> 24);
-    h[1] = (uint8_t)(l >> 16);
-    h[2] = (uint8_t)(l >> 8);
-    h[3] = (uint8_t)l;
-    h[4] = type;
-}
-
 int mpx_conn_flush(struct mpx_conn *c)
 {
-    if (c->fd < 0)
-        return 0;
-    while (c->out_off < c->out.len) {
-        ssize_t n = send(c->fd, c->out.p + c->out_off, c->out.len - c->out_off,
-                         MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            return 0;
-        if (n < 0)
-            return -errno;
-        c->out_off += (size_t)n;
-    }
-    c->out.len = 0;
-    c->out_off = 0;
-    return 0;
+    return loom_stream_flush(&c->s);
 }
 
 int mpx_conn_pending(const struct mpx_conn *c)
 {
-    return c->out_off < c->out.len;
+    return loom_stream_pending(&c->s);
+}
+
+/* The frame is type, body, and on a tagged connection the tag of both. */
+static int conn_queue(struct mpx_conn *c, uint8_t type, const void *body, size_t len,
+                      bool first)
+{
+    uint8_t t[MPX_TAG_LEN];
+    struct iovec iov[3] = {{.iov_base = &type, .iov_len = 1},
+                           {.iov_base = (void *)body, .iov_len = len},
+                           {.iov_base = t, .iov_len = 0}};
+    int rc;
+
+    if (tagged(c, type)) {
+        c->tag(c->tag_key, c->tag_out, type, body, len, t);
+        iov[2].iov_len = MPX_TAG_LEN;
+    }
+    rc = loom_stream_queue(&c->s, iov, 3, first);
+    return rc < 0 ? rc : loom_stream_flush(&c->s);
 }
 
 int mpx_conn_send(struct mpx_conn *c, uint8_t type, const void *body, size_t len)
 {
-    uint8_t h[5], t[MPX_TAG_LEN];
-    size_t tl = tagged(c, type) ? MPX_TAG_LEN : 0;
-
-    if (len + 1 + tl > MPX_FRAME_MAX)
-        return -EMSGSIZE;
-    header(h, type, len + tl);
-    if (tl)
-        c->tag(c->tag_key, c->tag_out, type, body, len, t);
-    if (iobuf_append(&c->out, (const char *)h, 5) < 0 ||
-        (len && iobuf_append(&c->out, body, len) < 0) ||
-        (tl && iobuf_append(&c->out, (const char *)t, tl) < 0))
-        return -ENOMEM;
-    return mpx_conn_flush(c);
+    return conn_queue(c, type, body, len, false);
 }
 
 int mpx_conn_send_first(struct mpx_conn *c, uint8_t type, const void *body, size_t len)
 {
-    struct iobuf nb = {0};
-    uint8_t h[5], t[MPX_TAG_LEN];
-    size_t tl = tagged(c, type) ? MPX_TAG_LEN : 0;
-
-    if (len + 1 + tl > MPX_FRAME_MAX)
-        return -EMSGSIZE;
-    header(h, type, len + tl);
-    if (tl)
-        c->tag(c->tag_key, c->tag_out, type, body, len, t);
-    if (iobuf_append(&nb, (const char *)h, 5) < 0 ||
-        (len && iobuf_append(&nb, body, len) < 0) ||
-        (tl && iobuf_append(&nb, (const char *)t, tl) < 0) ||
-        (c->out.len > c->out_off &&
-         iobuf_append(&nb, c->out.p + c->out_off, c->out.len - c->out_off) < 0)) {
-        iobuf_free(&nb);
-        return -ENOMEM;
-    }
-    iobuf_free(&c->out);
-    c->out = nb;
-    c->out_off = 0;
-    return mpx_conn_flush(c);
+    return conn_queue(c, type, body, len, true);
 }
 
 long mpx_conn_read(struct mpx_conn *c)
 {
-    char buf[READ_CHUNK];
-    ssize_t n;
-
-    if (c->in_off > 0 && c->in_off == c->in.len) {
-        c->in.len = 0;
-        c->in_off = 0;
-    } else if (c->in_off > 0) {
-        memmove(c->in.p, c->in.p + c->in_off, c->in.len - c->in_off);
-        c->in.len -= c->in_off;
-        c->in_off = 0;
-    }
-    do {
-        n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
-    } while (n < 0 && errno == EINTR);
-    if (n < 0)
-        return (errno == EWOULDBLOCK) ? -EAGAIN : -errno;
-    if (n > 0 && iobuf_append(&c->in, buf, (size_t)n) < 0)
-        return -ENOMEM;
-    return (long)n;
+    return loom_stream_read(&c->s);
 }
 
 int mpx_conn_next(struct mpx_conn *c, uint8_t *type, const uint8_t **body, size_t *len)
 {
-    size_t bl, fl;
-    int rc;
+    const uint8_t *p;
+    size_t bl;
+    int rc = loom_stream_next(&c->s, &p, &bl);
 
-    if (!c->in.p) /* nothing read yet (and no pointer arithmetic on NULL) */
-        return 0;
-    rc = mpx_frame_parse(c->in.p + c->in_off, c->in.len - c->in_off, type, &bl, &fl);
     if (rc <= 0)
         return rc;
-    *body = (const uint8_t *)c->in.p + c->in_off + 5;
+    *type = p[0]; /* the stream refuses empty frames: p[0] is there */
+    *body = p + 1;
+    bl -= 1;
     if (tagged(c, *type)) {
         uint8_t t[MPX_TAG_LEN], diff = 0;
         if (bl < MPX_TAG_LEN)
@@ -192,6 +127,5 @@ int mpx_conn_next(struct mpx_conn *c, uint8_t *type, const uint8_t **body, size_
             return -EBADMSG;
     }
     *len = bl;
-    c->in_off += fl;
     return 1;
 }

@@ -3,12 +3,14 @@
  * Contract:
  *   A frame is a 4-byte big-endian length L (1..MPX_FRAME_MAX) followed by
  *   L bytes: a one-byte type and the type's payload (packed with
- *   common/pack.h).  struct mpx_conn is one non-blocking stream socket with
- *   an input buffer and an output queue: mpx_conn_send() queues a frame and
- *   writes what the socket takes now; the owner watches the fd for writing
- *   while mpx_conn_pending() and calls mpx_conn_flush().  mpx_conn_read()
- *   reads what is there; mpx_conn_next() then hands out whole frames (the
- *   body stays valid until the next read or next call).
+ *   common/pack.h).  struct mpx_conn is a common/stream.h stream (the
+ *   framing, the input buffer, the output queue of at most MPX_QUEUE_MAX
+ *   bytes) plus the type byte and the tags: mpx_conn_send() queues a frame
+ *   and writes what the socket takes now; the owner watches the fd (c->s.fd)
+ *   for writing while mpx_conn_pending() and calls mpx_conn_flush().
+ *   mpx_conn_read() reads what is there; mpx_conn_next() then hands out
+ *   whole frames until it returns 0 (the body stays valid until the next
+ *   read or next call).
  *
  *   mpx_frame_parse() is the pure decoder of one frame header, for tests.
  *
@@ -34,9 +36,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "iofwd.h"
+#include "stream.h"
 
 #define MPX_FRAME_MAX (64u << 20)
+/* Frames accepted before the handshake is over (the handshake's are small):
+ * a stranger cannot make us allocate a large frame's buffer. */
+#define MPX_HS_FRAME_MAX 4096u
+/* Output queued for one peer at most (frames refused beyond: -ENOBUFS). */
+#define MPX_QUEUE_MAX ((size_t)16 * MPX_FRAME_MAX)
 #define MPX_PROTO_VERSION 2
 #define MPX_TAG_LEN 16   /* bytes of a frame tag on a tagged connection */
 #define MPX_NONCE_LEN 32 /* handshake nonces */
@@ -73,11 +80,7 @@ typedef void (*mpx_tag_fn)(const void *key, int dir, uint8_t type, const void *b
                            size_t len, uint8_t tag[MPX_TAG_LEN]);
 
 struct mpx_conn {
-    int fd;
-    struct iobuf in;
-    size_t in_off; /* consumed part of in */
-    struct iobuf out;
-    size_t out_off; /* sent part of out */
+    struct loom_stream s; /* fd, framing, input, output queue */
     mpx_tag_fn tag; /* NULL: frames carry no tag */
     const void *tag_key;
     int tag_out, tag_in; /* direction bytes of what we send / receive */
@@ -105,10 +108,10 @@ int mpx_conn_send(struct mpx_conn *c, uint8_t type, const void *body, size_t len
 int mpx_conn_send_first(struct mpx_conn *c, uint8_t type, const void *body, size_t len);
 int mpx_conn_flush(struct mpx_conn *c);
 int mpx_conn_pending(const struct mpx_conn *c);
-/* > 0 bytes read, 0 at EOF, -EAGAIN, or -errno. */
+/* > 0 bytes read, 0 at EOF, -EAGAIN, or -errno (see loom_stream_read). */
 long mpx_conn_read(struct mpx_conn *c);
 /* 1 with a frame, 0 when none is complete, -EPROTO (bad length), -EBADMSG
- * (tagged connection: missing or wrong tag). */
+ * (tagged connection: missing or wrong tag), -ENOMEM. */
 int mpx_conn_next(struct mpx_conn *c, uint8_t *type, const uint8_t **body, size_t *len);
 
 #endif /* LOOM_LAUNCHER_CONN_H */

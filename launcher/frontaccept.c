@@ -160,15 +160,12 @@ static void attach(struct front *f, struct pend *p, const uint8_t *body, size_t 
         return;
     }
     struct fnode *nd = &f->nodes[id];
-    int fd = p->c.fd;
-    struct iobuf rest = p->c.in;
-    size_t rest_off = p->c.in_off;
-    p->c.in = (struct iobuf){0};
-    p->c.fd = -1;
+    int fd = p->c.s.fd;
+    /* what the proxy sent after its proof is the node's */
+    loom_stream_take_input(&nd->c.s, &p->c.s);
+    p->c.s.fd = -1;
     front_pend_free(f, p);
-    nd->c.fd = fd;
-    nd->c.in = rest;
-    nd->c.in_off = rest_off;
+    nd->c.s.fd = fd;
     nd->connected = true;
     f->nconnected++;
     if (front_send_job(nd) < 0) {
@@ -207,7 +204,7 @@ void front_pend_cb(struct loop *lp, struct loop_watch *w, int fd, int revents, v
         return;
     }
     /* the handshake is small: anything large before it is not a proxy of ours */
-    if (p->c.in.len > 4096) {
+    if (loom_stream_partial(&p->c.s) > 4096) {
         pend_refuse(f, p, "too many bytes before the handshake");
         return;
     }
@@ -303,6 +300,7 @@ void front_listen_cb(struct loop *lp, struct loop_watch *w, int fd, int revents,
         p->f = f;
         snprintf(p->peer, sizeof(p->peer), "%s", peer);
         mpx_conn_init(&p->c, c);
+        loom_stream_set_frame_max(&p->c.s, MPX_HS_FRAME_MAX);
         p->t0 = loop_now_ms();
         p->w = loop_watch_add(lp, c, LOOP_READ, front_pend_cb, p);
         if (!p->w) {

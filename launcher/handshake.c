@@ -106,7 +106,7 @@ int mpx_wait_frame(struct mpx_conn *c, uint64_t end, uint8_t *type, const uint8_
         int64_t left = (int64_t)(end - loop_now_ms());
         if (left <= 0)
             return -ETIMEDOUT;
-        struct pollfd pfd = {.fd = c->fd,
+        struct pollfd pfd = {.fd = c->s.fd,
                              .events = POLLIN | (mpx_conn_pending(c) ? POLLOUT : 0)};
         int prc = poll(&pfd, 1, (int)left);
         if (prc < 0 && errno == EINTR)
@@ -152,6 +152,7 @@ static int proxy_handshake(struct mpx_conn *c, const char *cookie, int nodeid,
     pack_bytes(&pk, np, sizeof(np));
     rc = pack_error(&pk) ? -ENOMEM : mpx_conn_send(c, MPX_P_HELLO2, pk.buf, pk.len);
     pack_free(&pk);
+    loom_stream_set_frame_max(&c->s, MPX_HS_FRAME_MAX); /* until mpiexec proved itself */
     if (rc == 0)
         rc = mpx_wait_frame(c, end, &type, &body, &len);
     if (rc < 0) {
@@ -174,6 +175,7 @@ static int proxy_handshake(struct mpx_conn *c, const char *cookie, int nodeid,
         snprintf(why, wl, "wrong proof of the job cookie: not the mpiexec of this job");
         return -EACCES;
     }
+    loom_stream_set_frame_max(&c->s, MPX_FRAME_MAX);
     mpx_make_proof(cookie, "proxy", nodeid, np, nf, mine);
     pack_init(&pk);
     pack_bytes(&pk, mine, sizeof(mine));

@@ -407,7 +407,7 @@ int node_run(struct job *job, const int *rank_node, int nnodes, int nodeid,
     }
     if (job->up) {
         job->up_w = loop_watch_add(
-            job->lp, job->up->fd,
+            job->lp, job->up->s.fd,
             LOOP_READ | (mpx_conn_pending(job->up) ? LOOP_WRITE : 0), up_cb, job);
         if (!job->up_w) {
             job_msg(job, "out of memory");

@@ -52,7 +52,7 @@ void stream_close(struct stream *s)
 
 size_t up_queued(const struct job *job)
 {
-    return job->up ? job->up->out.len - job->up->out_off : 0;
+    return job->up ? loom_stream_queued(&job->up->s) : 0;
 }
 
 /* Proxy mode: stop or resume reading every rank's output pipes. */

@@ -1,9 +1,9 @@
 /* fuzz_mpx_frames.c - libFuzzer target: mpiexec's frames between mpiexec and its proxies
- * (launcher/conn.c framing and tags; the handshake on both sides: frontaccept.c and
+ * (launcher/conn.c type bytes and tags over common/stream.c's framing; the handshake on both sides: frontaccept.c and
  * handshake.c; the proxy frames mpiexec acts on: frontrelay.c), as a hostile peer sends
  * them.
  *
- * fuzz-sources: launcher/hosts.c launcher/iofwd.c common/loop.c common/pack.c launcher/front.c launcher/frontaccept.c launcher/frontrelay.c launcher/frontstart.c launcher/jobctl.c launcher/env.c common/net.c
+ * fuzz-sources: launcher/hosts.c launcher/iofwd.c common/loop.c common/pack.c common/stream.c launcher/front.c launcher/frontaccept.c launcher/frontrelay.c launcher/frontstart.c launcher/jobctl.c launcher/env.c common/net.c
  * fuzz-cflags: -Ilauncher -Icommon
  * fuzz-options: -max_len=65536 -close_fd_mask=3
  *
@@ -13,8 +13,8 @@
  * cookie is COOKIE below; with LOOM_FUZZ both handshake nonces mpiexec and the proxy
  * draw are 32 zero bytes, so a seed can carry valid proofs.  Input byte 0 mod 3 picks:
  *   0  a stream into a struct mpx_conn (tagged with node 1's key when bit 2 of byte 0
- *      is set): mpx_conn_next() until it stops; every frame handed out lies inside the
- *      buffer and is at most MPX_FRAME_MAX;
+ *      is set), fed in pieces as a socket would deliver it: mpx_conn_next() until it
+ *      stops; every frame handed out is at most MPX_FRAME_MAX and readable to its end;
  *   1  mpiexec's side: a 2-node, 2-rank job; the rest arrives on a fresh connection to
  *      its port (HELLO2, PROOF, then the node's frames); after the handshake the node's
  *      frames go through front_node_cb() untagged (the tag check is mode 0's);
@@ -51,12 +51,25 @@ static void conn_stream(const uint8_t *data, size_t size, int tagged)
         mpx_key_init(&k, COOKIE, 1);
         mpx_conn_set_tag(&c, mpx_key_tag, &k, MPX_DIR_FRONT, MPX_DIR_PROXY);
     }
-    if (iobuf_append(&c.in, (const char *)data, size) < 0)
-        return;
-    while (mpx_conn_next(&c, &type, &body, &len) == 1)
-        if (body < (const uint8_t *)c.in.p ||
-            body + len > (const uint8_t *)c.in.p + c.in.len || len > MPX_FRAME_MAX)
-            __builtin_trap();
+    for (size_t off = 0; off < size;) {
+        long took = loom_stream_feed(&c.s, data + off, size - off);
+        int rc;
+        if (took < 0)
+            break;
+        off += (size_t)took;
+        int got = 0;
+        while ((rc = mpx_conn_next(&c, &type, &body, &len)) == 1) {
+            volatile uint8_t sink = 0;
+            got++;
+            if (len > MPX_FRAME_MAX)
+                __builtin_trap();
+            for (size_t i = 0; i < len; i++) /* ASan: the whole body is readable */
+                sink ^= body[i];
+            (void)sink;
+        }
+        if (rc < 0 || (took == 0 && !got)) /* an error, or no progress */
+            break;
+    }
     mpx_conn_free(&c, 0);
 }
 
@@ -151,7 +164,7 @@ static void front_side(const uint8_t *data, size_t size)
             __builtin_trap();
         nd->c.tag = NULL; /* fuzz what node_frame does with the frames */
         for (int k = 0; k < 64 && nd->w; k++)
-            front_node_cb(f.lp, nd->w, nd->c.fd, LOOP_READ | LOOP_WRITE, nd);
+            front_node_cb(f.lp, nd->w, nd->c.s.fd, LOOP_READ | LOOP_WRITE, nd);
     }
     close(sv[1]);
 out:
