@@ -28,25 +28,6 @@ void mpx_conn_free(struct mpx_conn *c, int close_fd)
     loom_stream_free(&c->s, close_fd);
 }
 
-int mpx_frame_parse(const void *buf, size_t len, uint8_t *type, size_t *bodylen,
-                    size_t *framelen)
-{
-    const uint8_t *b = buf;
-    uint32_t l;
-
-    if (len < 4)
-        return 0;
-    l = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
-    if (l == 0 || l > MPX_FRAME_MAX)
-        return -EPROTO;
-    if (len < 4 + (size_t)l)
-        return 0;
-    *type = b[4];
-    *bodylen = l - 1;
-    *framelen = 4 + (size_t)l;
-    return 1;
-}
-
 static int tagged(const struct mpx_conn *c, uint8_t type)
 {
     return c->tag && type < 32 && (MPX_TAGGED_TYPES >> type & 1u);

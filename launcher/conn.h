@@ -12,8 +12,6 @@
  *   whole frames until it returns 0 (the body stays valid until the next
  *   read or next call).
  *
- *   mpx_frame_parse() is the pure decoder of one frame header, for tests.
- *
  *   Tagged connections (after the handshake of front.c): with a tag
  *   function set (mpx_conn_set_tag), every frame of a type in
  *   MPX_TAGGED_TYPES carries MPX_TAG_LEN more bytes, tag(key, dir_out, type,
@@ -89,11 +87,6 @@ struct mpx_conn {
 void mpx_conn_init(struct mpx_conn *c, int fd);
 /* Frees the buffers; closes the fd if close_fd. */
 void mpx_conn_free(struct mpx_conn *c, int close_fd);
-
-/* 1: a whole frame at buf (type, body offset 5, body length, frame length),
- * 0: need more bytes, -EPROTO: bad length. */
-int mpx_frame_parse(const void *buf, size_t len, uint8_t *type, size_t *bodylen,
-                    size_t *framelen);
 
 /* From now on every frame of a type in MPX_TAGGED_TYPES sent is tagged with
  * (key, dir_out), and every one received must carry a tag of (key, dir_in).

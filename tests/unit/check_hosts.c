@@ -1,5 +1,5 @@
 /* check_hosts.c - unit tests for launcher/hosts.c (multi-host mpiexec's host list)
- * and launcher/conn.c's frame header decoder.
+ * and launcher/conn.c's frames as a proxy connection reads them (over common/stream.c).
  *
  * Covers: -hosts lists with and without ":n", every parse error (empty entries, bad
  * names, names that look like options, bad counts), host files (comments, blank lines,
@@ -216,22 +216,38 @@ START_TEST(local_names)
 }
 END_TEST
 
+/* mpiexec's frames as a proxy connection reads them: type byte, body, limits. */
+static int frames_in(const uint8_t *b, size_t n, uint8_t *type, const uint8_t **body,
+                     size_t *len)
+{
+    struct mpx_conn c;
+    int rc;
+
+    mpx_conn_init(&c, -1);
+    ck_assert_int_eq(loom_stream_feed(&c.s, b, n), (long)n);
+    rc = mpx_conn_next(&c, type, body, len);
+    if (rc == 1)
+        ck_assert_mem_eq(*body, b + 5, *len);
+    mpx_conn_free(&c, 0);
+    return rc;
+}
+
 START_TEST(frames)
 {
     uint8_t b[16] = {0, 0, 0, 3, MPX_P_EXIT, 'x', 'y', 0, 0, 0, 0};
     uint8_t type = 0;
-    size_t bl = 0, fl = 0;
+    const uint8_t *body;
+    size_t bl = 0;
 
-    ck_assert_int_eq(mpx_frame_parse(b, 3, &type, &bl, &fl), 0);
-    ck_assert_int_eq(mpx_frame_parse(b, 6, &type, &bl, &fl), 0);
-    ck_assert_int_eq(mpx_frame_parse(b, 7, &type, &bl, &fl), 1);
+    ck_assert_int_eq(frames_in(b, 3, &type, &body, &bl), 0);
+    ck_assert_int_eq(frames_in(b, 6, &type, &body, &bl), 0);
+    ck_assert_int_eq(frames_in(b, 7, &type, &body, &bl), 1);
     ck_assert_int_eq(type, MPX_P_EXIT);
     ck_assert_uint_eq(bl, 2);
-    ck_assert_uint_eq(fl, 7);
     b[3] = 0; /* length 0: not ours */
-    ck_assert_int_eq(mpx_frame_parse(b, 16, &type, &bl, &fl), -EPROTO);
+    ck_assert_int_eq(frames_in(b, 16, &type, &body, &bl), -EPROTO);
     b[0] = 0x7f; /* far above MPX_FRAME_MAX */
-    ck_assert_int_eq(mpx_frame_parse(b, 16, &type, &bl, &fl), -EPROTO);
+    ck_assert_int_eq(frames_in(b, 16, &type, &body, &bl), -EPROTO);
 }
 END_TEST
 
