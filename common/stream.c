@@ -136,7 +136,8 @@ int loom_stream_flush(struct loom_stream *s)
         int k = 0;
         ssize_t n;
 
-        for (struct loom_stream_msg *m = s->qhead; m && k < FLUSH_BATCH; m = m->next, k++) {
+        for (struct loom_stream_msg *m = s->qhead; m && k < FLUSH_BATCH;
+             m = m->next, k++) {
             iov[k].iov_base = m->data + m->off;
             iov[k].iov_len = m->len - m->off;
         }

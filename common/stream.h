@@ -60,12 +60,12 @@ struct loom_stream {
     size_t queue_max;
     unsigned flags;
     /* input */
-    uint8_t *stage;    /* LOOM_STREAM_STAGE bytes, allocated at the first read */
-    size_t have, pos;  /* bytes in stage; consumed part */
-    uint8_t *big;      /* a frame larger than the stage, being assembled */
+    uint8_t *stage;   /* LOOM_STREAM_STAGE bytes, allocated at the first read */
+    size_t have, pos; /* bytes in stage; consumed part */
+    uint8_t *big;     /* a frame larger than the stage, being assembled */
     size_t big_len, big_got;
-    uint8_t *given;    /* a big frame handed out, freed at the next call */
-    uint32_t bad_len;  /* the length -EPROTO refused */
+    uint8_t *given;   /* a big frame handed out, freed at the next call */
+    uint32_t bad_len; /* the length -EPROTO refused */
     /* output */
     struct loom_stream_msg *qhead, *qtail;
     size_t queued; /* bytes not yet written, headers included */

@@ -79,7 +79,7 @@ typedef void (*mpx_tag_fn)(const void *key, int dir, uint8_t type, const void *b
 
 struct mpx_conn {
     struct loom_stream s; /* fd, framing, input, output queue */
-    mpx_tag_fn tag; /* NULL: frames carry no tag */
+    mpx_tag_fn tag;       /* NULL: frames carry no tag */
     const void *tag_key;
     int tag_out, tag_in; /* direction bytes of what we send / receive */
 };

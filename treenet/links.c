@@ -84,7 +84,7 @@ struct slot {
     bool is_parent;
     enum slot_state st;
     struct conn *conn;
-    struct loom_stream q; /* no fd: what is sent before the link is up */
+    struct loom_stream q;     /* no fd: what is sent before the link is up */
     struct loop_timer *retry; /* parent: next connect attempt */
     int backoff_ms;
     char why_last[TN_WHY_MAX]; /* parent: last connect failure */
@@ -92,7 +92,7 @@ struct slot {
 
 struct conn {
     struct treenet *tn;
-    struct conn *next; /* all conns, for cleanup */
+    struct conn *next;    /* all conns, for cleanup */
     struct loom_stream s; /* the socket, its frames and send queue */
     struct loop_watch *w;
     enum conn_state st;

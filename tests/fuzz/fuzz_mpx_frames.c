@@ -1,7 +1,7 @@
 /* fuzz_mpx_frames.c - libFuzzer target: mpiexec's frames between mpiexec and its proxies
- * (launcher/conn.c type bytes and tags over common/stream.c's framing; the handshake on both sides: frontaccept.c and
- * handshake.c; the proxy frames mpiexec acts on: frontrelay.c), as a hostile peer sends
- * them.
+ * (launcher/conn.c type bytes and tags over common/stream.c's framing; the handshake on
+ * both sides: frontaccept.c and handshake.c; the proxy frames mpiexec acts on:
+ * frontrelay.c), as a hostile peer sends them.
  *
  * fuzz-sources: launcher/hosts.c launcher/iofwd.c common/loop.c common/pack.c common/stream.c launcher/front.c launcher/frontaccept.c launcher/frontrelay.c launcher/frontstart.c launcher/jobctl.c launcher/env.c common/net.c
  * fuzz-cflags: -Ilauncher -Icommon

@@ -118,8 +118,8 @@ END_TEST
 START_TEST(large_frames)
 {
     struct loom_stream tx, rx;
-    size_t sizes[] = {LOOM_STREAM_STAGE - 4, LOOM_STREAM_STAGE - 3, 3 * LOOM_STREAM_STAGE + 7,
-                      1, 200000};
+    size_t sizes[] = {LOOM_STREAM_STAGE - 4, LOOM_STREAM_STAGE - 3,
+                      3 * LOOM_STREAM_STAGE + 7, 1, 200000};
     size_t nsz = sizeof(sizes) / sizeof(sizes[0]);
     uint8_t *buf = malloc(200000);
     const uint8_t *p;
@@ -215,7 +215,8 @@ START_TEST(queue_bound)
     struct loom_stream s, t;
     char body[40];
     uint8_t got[4096];
-    struct iovec iov[2] = {{.iov_base = "AB", .iov_len = 2}, {.iov_base = "CD", .iov_len = 2}};
+    struct iovec iov[2] = {{.iov_base = "AB", .iov_len = 2},
+                           {.iov_base = "CD", .iov_len = 2}};
     int sv[2];
     ssize_t n;
 
