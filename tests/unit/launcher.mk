@@ -1,6 +1,7 @@
 # tests/unit/launcher.mk - unit tests (included by Makefile.am).
 #   check_loop:  common/loop.c (timers, fd readiness, removal, stop, wake-up)
 #   check_fdio:  common/fdio.c (full read/write, flags, errors)
+#   check_child: common/child.c (exec errors reported, fds passed, signals reset, groups)
 #   check_log:   common/log.c (levels, sinks, truncation)
 #   check_args:  launcher/args.c (mpiexec options, MPMD segments, errors)
 #   check_iofwd: launcher/iofwd.c (whole-line output assembly, tags)
@@ -10,15 +11,18 @@
 #   check_stream: common/stream.c (the framed stream of treenet and mpiexec's proxies:
 #                 partial frames, size limits, queue bound, partial writes, EOF mid-frame)
 check_PROGRAMS += check_loop check_fdio check_log check_args check_iofwd check_hosts \
-	check_jobctl check_stream
+	check_jobctl check_stream check_child
 TESTS += check_loop check_fdio check_log check_args check_iofwd check_hosts check_jobctl \
-	check_stream
+	check_stream check_child
 
 check_loop_SOURCES = check_loop.c
 check_loop_LDADD = $(top_builddir)/common/libloomcommon.la $(CHECK_LIBS)
 
 check_fdio_SOURCES = check_fdio.c
 check_fdio_LDADD = $(top_builddir)/common/libloomcommon.la $(CHECK_LIBS)
+
+check_child_SOURCES = check_child.c
+check_child_LDADD = $(top_builddir)/common/libloomcommon.la $(CHECK_LIBS)
 
 check_log_SOURCES = check_log.c
 check_log_LDADD = $(top_builddir)/common/libloomcommon.la $(CHECK_LIBS)
