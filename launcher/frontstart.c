@@ -17,7 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "front_int.h"
+#include "node.h" /* mpx_find_program */
 
 #define LAUNCHER_WAIT_MS 3000 /* after the job: launchers (ssh) get this to exit */
 
@@ -88,36 +90,27 @@ int front_start_proxy(struct front *f, struct fnode *nd, char *err, size_t errle
         free(words);
         return -errno;
     }
-    sigset_t all, saved;
-    sigfillset(&all);
-    sigprocmask(SIG_SETMASK, &all, &saved);
-    pid_t pid = fork();
-    if (pid == 0) {
-        struct sigaction dfl;
-        memset(&dfl, 0, sizeof(dfl));
-        dfl.sa_handler = SIG_DFL;
-        static const int sigs[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGPIPE};
-        for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-            sigaction(sigs[i], &dfl, NULL);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
+    /* execvp's search, done here: the child only execs (child.h) */
+    char pathbuf[4096];
+    extern char **environ;
+    struct child_spec cs = {
+        .path = mpx_find_program(argv[0], pathbuf, sizeof(pathbuf)),
+        .argv = argv,
+        .envp = environ,
+        .fd0 = p[0], /* the cookie comes this way */
+        .fd1 = -1,
+        .fd2 = -1,
         /* its own process group: a Ctrl-C reaches mpiexec, which ends the job */
-        setpgid(0, 0);
-        if (dup2(p[0], 0) < 0)
-            _exit(MPX_EXIT_LAUNCH);
-        execvp(argv[0], argv);
-        dprintf(2, "mpiexec: cannot run %s: %s\n", argv[0], strerror(errno));
-        _exit(MPX_EXIT_LAUNCH);
-    }
-    int fork_errno = errno;
-    sigprocmask(SIG_SETMASK, &saved, NULL);
+        .pgrp = CHILD_PGRP_NEW,
+    };
+    struct child_result res;
+    pid_t pid = child_start(&cs, &res);
     close(p[0]);
-    free(words);
     if (pid < 0) {
         close(p[1]);
-        snprintf(err, errlen, "fork: %s", strerror(fork_errno));
-        return -fork_errno;
+        child_describe(&cs, &res, err, errlen);
+        free(words);
+        return (int)pid;
     }
     nd->pid = pid;
     /* the cookie: through the launcher's stdin, never on a command line */
@@ -128,6 +121,7 @@ int front_start_proxy(struct front *f, struct fnode *nd, char *err, size_t errle
     }
     memset(line, 0, sizeof(line));
     close(p[1]);
+    free(words);
     return 0;
 }
 

@@ -1,8 +1,9 @@
-/* launch.c - starting one node's ranks: a socketpair (PMI_FD) and three
- * pipes (stdout, stderr, exec errors) per rank, the environment (env.h) and
- * per-rank variables, binding (bind.h), then vfork and exec with only
- * async-signal-safe calls in the child.  An exec error comes back through
- * its pipe and fails the job (or the spawned job's report, spawn.h).
+/* launch.c - starting one node's ranks: a socketpair (PMI_FD) and two
+ * pipes (stdout, stderr) per rank, the environment (env.h) and per-rank
+ * variables, binding (bind.h), then child_start (child.h: vfork and exec
+ * with only system calls in the child).  A rank that cannot be started is
+ * known before the next one is tried: it fails the job (or the spawned
+ * job's report, spawn.h) with the reason, and no later rank is started.
  *
  * Contract: ranks get PMI_FD, PMI_RANK, PMI_SIZE, PMI_JOBID ("<mpiexec
  * pid>.0"), MPI_LOCALRANKID, MPI_LOCALNRANKS and inherit mpiexec's
@@ -17,17 +18,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "cpus.h"
 #include "env.h"
 #include "fdio.h"
@@ -41,70 +40,11 @@ static int make_pipe(int p[2])
     return 0;
 }
 
-/* What a forked child needs; everything is prepared by the parent so the
- * child only makes async-signal-safe calls before execve(). */
-struct child {
-    const char *path;
-    char **argv;
-    char **envp;
-    const char *wdir;
-    int stdin_fd; /* -1: keep fd 0 */
-    int out_fd, err_fd, pmi_fd, pmi_target, errpipe;
-    const int *defsigs;
-    int ndefsigs;
-    pid_t parent;        /* > 0: die with the parent (proxy mode) */
-    long timer_slack_us; /* > 0: set it (a node with more ranks than CPUs) */
-};
-
-/* In the child: never returns. */
-static _Noreturn void child_exec(const struct child *c)
+/* In the child, just before execve (child.h: system calls only). */
+static int set_slack(void *arg)
 {
-    struct sigaction dfl;
-    sigset_t none;
-    int e;
-
-    memset(&dfl, 0, sizeof(dfl));
-    dfl.sa_handler = SIG_DFL;
-    sigemptyset(&dfl.sa_mask);
-    for (int i = 0; i < c->ndefsigs; i++)
-        sigaction(c->defsigs[i], &dfl, NULL);
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    setsid();
-    /* A proxy that dies (killed, its host's link gone) takes its ranks along. */
-    if (c->parent > 0 && (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != c->parent))
-        _exit(MPX_EXIT_LAUNCH);
-#ifdef CLOSE_RANGE_CLOEXEC
-    /* fds mpiexec inherited without close-on-exec are not the ranks'
-     * business either; the dup2 calls below clear the flag again. */
-    close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
-#endif
-    if ((c->stdin_fd >= 0 && dup2(c->stdin_fd, 0) < 0) || dup2(c->out_fd, 1) < 0 ||
-        dup2(c->err_fd, 2) < 0 || dup2(c->pmi_fd, c->pmi_target) < 0)
-        goto fail;
-    if (c->wdir && chdir(c->wdir) < 0)
-        goto fail;
-    (void)cpus_set_timer_slack(c->timer_slack_us); /* checked by the parent */
-    execve(c->path, c->argv, c->envp);
-fail:
-    e = errno;
-    if (write(c->errpipe, &e, sizeof(e)) < 0) {
-        /* nothing left to report with */
-    }
-    _exit(MPX_EXIT_LAUNCH);
-}
-
-/* Start one rank: vfork, because the child makes nothing but system calls until
- * execve or _exit (child_exec), and fork() has to copy our whole address space for
- * nothing: with libpmix, its threads and hwloc in the process (190 mappings against
- * 60), 64 ranks took 5-7 ms longer to start.  A function of its own so that no caller's
- * variables live across vfork. */
-static __attribute__((noinline)) pid_t spawn(const struct child *c)
-{
-    pid_t pid = vfork();
-    if (pid == 0)
-        child_exec(c);
-    return pid;
+    (void)cpus_set_timer_slack(*(const long *)arg); /* checked by the parent */
+    return 0;
 }
 
 /* argv0 without '/': search PATH once in the parent (execvp is not
@@ -133,69 +73,23 @@ const char *mpx_find_program(const char *argv0, char *buf, size_t len)
     return argv0; /* execve reports ENOENT */
 }
 
-void close_errpipe(struct rank *r)
+/* Rank r could not be started (res says why; the child is reaped): the job
+ * fails with the reason, and a spawned job tells its spawner. */
+static void launch_failed(struct job *job, struct rank *r, const struct child_spec *cs,
+                          const struct child_result *res)
 {
-    if (r->exec_err_fd < 0)
-        return;
-    loop_watch_remove(r->job->lp, r->exec_err_w);
-    r->exec_err_w = NULL;
-    close(r->exec_err_fd);
-    r->exec_err_fd = -1;
-}
+    char why[600];
 
-/* The child's exec error pipe: EOF means execve succeeded. */
-void errpipe_read(struct rank *r)
-{
-    struct job *job = r->job;
-    int e = 0;
-    ssize_t n = fdio_read(r->exec_err_fd, &e, sizeof(e));
-
-    if (n == -EAGAIN)
-        return;
-    close_errpipe(r);
-    int st = 0;
-    bool reaped = false;
-    if (n == (ssize_t)sizeof(e) && !r->exited) {
-        /* The child is in _exit() right after writing: reap it here so it
-         * is not counted among the ranks left to kill. */
-        if (waitpid(r->pid, &st, 0) == r->pid) {
-            r->exited = true;
-            job->live--;
-            reaped = true;
-        }
-    }
-    if (n == (ssize_t)sizeof(e) && !job->end.ending)
-        job_fail(job, MPX_EXIT_LAUNCH, "cannot start rank %d (%s)%s%s: %s", r->rank,
-                 job->o->apps[r->app].argv[0], job->up ? " on host " : "",
-                 job->up ? job->host : "", strerror(e));
+    child_describe(cs, res, why, sizeof(why));
+    if (!job->end.ending)
+        job_fail(job, MPX_EXIT_LAUNCH, "cannot start rank %d%s%s: %s", r->rank,
+                 job->up ? " on host " : "", job->up ? job->host : "", why);
     if (job->spawned.on && job->spawned.report_fd >= 0) {
-        /* a spawned job tells its spawner once every exec is known */
-        if (n == (ssize_t)sizeof(e)) {
-            char why[600];
-            snprintf(why, sizeof(why), "cannot start rank %d of spawned job %s (%s): %s",
-                     r->rank, job->jobid, job->o->apps[r->app].argv[0], strerror(e));
-            mpx_spawned_report(&job->spawned, 1, why);
-        } else if (--job->exec_pending == 0) {
-            mpx_spawned_report(&job->spawned, 0, NULL);
-        }
+        char msg[700];
+        snprintf(msg, sizeof(msg), "cannot start rank %d of spawned job %s: %s", r->rank,
+                 job->jobid, why);
+        mpx_spawned_report(&job->spawned, 1, msg);
     }
-    if (reaped && job->up) {
-        /* after the failure, so that mpiexec reports the reason */
-        struct pack pk;
-        pack_init(&pk);
-        pack_i32(&pk, r->rank);
-        pack_i32(&pk, st);
-        up_send(job, MPX_P_EXIT, &pk);
-    }
-}
-
-static void errpipe_cb(struct loop *lp, struct loop_watch *w, int fd, int revents,
-                       void *arg)
-{
-    struct rank *r = arg;
-
-    errpipe_read(r);
-    job_check_done(r->job);
 }
 
 int node_launch(struct job *job, struct mpx_bind *binder)
@@ -209,23 +103,12 @@ int node_launch(struct job *job, struct mpx_bind *binder)
     bool stdin_null = isatty(0) && tcgetpgrp(0) != getpgrp();
     char vars[7][96];
     char pathbuf[4096];
-    int defsigs[8], ndef = 0;
-    sigset_t all, saved;
-    struct sigaction old;
 
     devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (devnull < 0) {
         job_msg(job, "cannot open /dev/null: %s", strerror(errno));
         return -errno;
     }
-    defsigs[ndef++] = SIGCHLD;
-    defsigs[ndef++] = SIGPIPE;
-    defsigs[ndef++] = SIGTERM;
-    defsigs[ndef++] = SIGINT;
-    /* SIGHUP stays ignored for ranks if it was for us (nohup). */
-    if (sigaction(SIGHUP, NULL, &old) == 0 && old.sa_handler != SIG_IGN)
-        defsigs[ndef++] = SIGHUP;
-    sigfillset(&all);
 
     /* More ranks here than CPUs: their sleeping waits get a coarser timer
      * (cpus.h says why); LOOM_TIMER_SLACK in microseconds, 0 = leave it. */
@@ -278,7 +161,7 @@ int node_launch(struct job *job, struct mpx_bind *binder)
         int base = env.n;
         for (; lk < job->n && job->ranks[lk].app == a && rc == 0; lk++) {
             struct rank *r = &job->ranks[lk];
-            int sv[2], po[2], pe[2] = {-1, -1}, ep[2];
+            int sv[2], po[2], pe[2] = {-1, -1};
 
             if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
                 rc = -errno;
@@ -297,7 +180,7 @@ int node_launch(struct job *job, struct mpx_bind *binder)
                 close(sv[1]);
                 break;
             }
-            if (make_pipe(pe) < 0 || make_pipe(ep) < 0) {
+            if (make_pipe(pe) < 0) {
                 rc = -errno;
                 job_msg(job,
                         "cannot start rank %d: pipe: %s (raise the open file limit?)",
@@ -306,18 +189,10 @@ int node_launch(struct job *job, struct mpx_bind *binder)
                 close(sv[1]);
                 close(po[0]);
                 close(po[1]);
-                if (pe[0] >= 0) {
-                    close(pe[0]);
-                    close(pe[1]);
-                }
                 break;
             }
-            /* The rank's PMI_FD: a number that neither the socket nor the
-             * error pipe occupies, so dup2 really clears close-on-exec and
-             * does not clobber the error pipe. */
-            int pmifd = 3;
-            while (pmifd == sv[1] || pmifd == ep[1])
-                pmifd++;
+            /* The rank's PMI_FD (child.c places it, whatever sv[1] is here). */
+            const int pmifd = 3;
             snprintf(vars[0], sizeof(vars[0]), "PMI_FD=%d", pmifd);
             snprintf(vars[1], sizeof(vars[1]), "PMI_RANK=%d", r->rank);
             snprintf(vars[2], sizeof(vars[2]), "PMI_SIZE=%d", job->size);
@@ -347,52 +222,52 @@ int node_launch(struct job *job, struct mpx_bind *binder)
                 job_msg(job, "rank %d not bound", r->rank);
             }
 
-            struct child c = {
+            struct child_fd pass[] = {{sv[1], pmifd}};
+            struct child_spec cs = {
                 .path = path,
                 .argv = app->argv,
                 .envp = env.v,
                 .wdir = wdir,
-                .stdin_fd = (r->rank != 0 || stdin_null) ? devnull : -1,
-                .out_fd = po[1],
-                .err_fd = pe[1],
-                .pmi_fd = sv[1],
-                .pmi_target = pmifd,
-                .errpipe = ep[1],
-                .defsigs = defsigs,
-                .ndefsigs = ndef,
-                .parent = (job->up || job->spawned.on) ? getpid() : 0,
-                .timer_slack_us = slack,
+                .fd0 = (r->rank != 0 || stdin_null) ? devnull : -1,
+                .fd1 = po[1],
+                .fd2 = pe[1],
+                .pass = pass,
+                .npass = 1,
+                .keep_hup_ignored = true, /* nohup mpiexec: nohup ranks */
+                .pgrp = CHILD_SESSION_NEW,
+                /* a proxy that dies (killed, its link gone) takes its ranks along */
+                .die_with_parent = (job->up || job->spawned.on) ? getpid() : 0,
+                .setup = slack > 0 ? set_slack : NULL,
+                .setup_arg = &slack,
+                /* vfork: fork() copies our whole address space for nothing; with
+                 * libpmix, its threads and hwloc in the process (190 mappings
+                 * against 60), 64 ranks took 5-7 ms longer to start. */
+                .use_vfork = true,
             };
-            /* Block signals across fork so that our handlers never run in
-             * the child (they would write to our self-pipe). */
-            sigprocmask(SIG_SETMASK, &all, &saved);
-            pid_t pid = spawn(&c);
-            int fork_errno = errno;
-            sigprocmask(SIG_SETMASK, &saved, NULL);
+            struct child_result res;
+            pid_t pid = child_start(&cs, &res);
             close(sv[1]);
             close(po[1]);
             close(pe[1]);
-            close(ep[1]);
             if (pid < 0) {
-                job_msg(job, "cannot start rank %d (%s): fork: %s", r->rank, app->argv[0],
-                        strerror(fork_errno));
+                if (res.stage == CHILD_FORK || res.stage == CHILD_PIPE)
+                    job_msg(job, "cannot start rank %d (%s): %s: %s", r->rank,
+                            app->argv[0], res.stage == CHILD_FORK ? "fork" : "pipe",
+                            strerror(res.err));
+                else
+                    launch_failed(job, r, &cs, &res);
                 close(sv[0]);
                 close(po[0]);
                 close(pe[0]);
-                close(ep[0]);
-                rc = -fork_errno;
+                rc = pid;
                 break;
             }
             r->pid = pid;
             job->live++;
-            job->exec_pending++;
 
             r->pmi_fd = sv[0];
             fdio_set_nonblock(sv[0], true);
             r->pmi_w = loop_watch_add(job->lp, sv[0], LOOP_READ, pmi_cb, r);
-            r->exec_err_fd = ep[0];
-            fdio_set_nonblock(ep[0], true);
-            r->exec_err_w = loop_watch_add(job->lp, ep[0], LOOP_READ, errpipe_cb, r);
             int fds[2] = {po[0], pe[0]};
             for (int k = 0; k < 2; k++) {
                 struct stream *s = &r->out[k];
@@ -402,12 +277,15 @@ int node_launch(struct job *job, struct mpx_bind *binder)
                                       stream_cb, s);
                 job->open_streams++;
             }
-            if (!r->pmi_w || !r->exec_err_w || !r->out[0].w || !r->out[1].w) {
+            if (!r->pmi_w || !r->out[0].w || !r->out[1].w) {
                 job_msg(job, "out of memory");
                 rc = -ENOMEM;
             }
         }
     }
+    /* every exec is known now: a spawned job tells its spawner */
+    if (rc == 0 && job->spawned.on && job->spawned.report_fd >= 0)
+        mpx_spawned_report(&job->spawned, 0, NULL);
     if (binder)
         mpx_bind_restore(binder);
     free(env.v);

@@ -173,8 +173,6 @@ void rank_exited(struct job *job, struct rank *r, int status)
 {
     r->exited = true;
     job->live--;
-    if (r->exec_err_fd >= 0)
-        errpipe_read(r);
     /* Whatever it said last comes first: an abort before exit, its output. */
     r->judging = true;
     pmi_read(r, true);
@@ -334,7 +332,6 @@ int node_run(struct job *job, const int *rank_node, int nnodes, int nodeid,
             rk->idx = k;
             rk->app = a;
             rk->pmi_fd = -1;
-            rk->exec_err_fd = -1;
             for (int j = 0; j < 2; j++) {
                 rk->out[j].job = job;
                 rk->out[j].r = rk;
@@ -466,7 +463,6 @@ int node_run(struct job *job, const int *rank_node, int nnodes, int nodeid,
 
     for (int i = 0; i < job->n; i++) {
         pmi_close(&job->ranks[i]);
-        close_errpipe(&job->ranks[i]);
         for (int k = 0; k < 2; k++)
             iobuf_free(&job->ranks[i].out[k].fwd.part);
     }

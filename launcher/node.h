@@ -77,8 +77,6 @@ struct rank {
     bool exited;
     int pmi_fd; /* our end of the socketpair, -1 when closed */
     struct loop_watch *pmi_w;
-    int exec_err_fd; /* exec error pipe from the child, -1 when closed */
-    struct loop_watch *exec_err_w;
     bool judging;      /* rank_exited() is draining its PMI socket */
     bool gone_pending; /* PMI hang-up not yet told to psrv */
     struct loop_timer *gone_timer;
@@ -127,7 +125,6 @@ struct job {
      * the report owed to the spawner once every rank started. */
     struct mpx_spawner *spawner;
     struct mpx_spawned spawned;
-    int exec_pending; /* ranks whose exec is not yet known to have worked */
 };
 
 /* node.c */
@@ -145,8 +142,6 @@ void rank_exited(struct job *job, struct rank *r, int status);
 
 /* launch.c */
 int node_launch(struct job *job, struct mpx_bind *binder);
-void errpipe_read(struct rank *r);
-void close_errpipe(struct rank *r);
 const char *mpx_find_program(const char *argv0, char *buf, size_t len);
 
 /* output.c */

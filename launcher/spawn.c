@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "fdio.h"
 #include "loop.h"
 #include "spawn.h"
@@ -300,36 +301,33 @@ int mpx_spawn_start(struct mpx_spawner *sp, uint64_t id, const struct psrv_spawn
     }
 #undef OWN
 
-    sigset_t all, saved;
-    sigfillset(&all);
-    sigprocmask(SIG_SETMASK, &all, &saved);
-    pid_t pid = fork();
-    if (pid == 0) {
-        /* the child: default signals, the report pipe kept across exec,
-         * stdin from /dev/null (rank 0 of the spawner has ours) */
-        struct sigaction dfl;
-        memset(&dfl, 0, sizeof(dfl));
-        dfl.sa_handler = SIG_DFL;
-        for (int s = 1; s < NSIG; s++)
-            if (s != SIGKILL && s != SIGSTOP && s != SIGHUP)
-                sigaction(s, &dfl, NULL);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        int dn = open("/dev/null", O_RDONLY);
-        if (dn >= 0)
-            dup2(dn, 0);
-        fcntl(p[1], F_SETFD, 0);
-        execve(sp->exe, argv, envp);
-        _exit(127);
-    }
-    int fe = errno;
-    sigprocmask(SIG_SETMASK, &saved, NULL);
+    /* the child: default signals (an ignored SIGHUP stays: nohup), the report
+     * pipe kept at its number across exec, stdin from /dev/null (rank 0 of the
+     * spawner has ours); an exec failure is known here and now */
+    int dn = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    struct child_fd pass[] = {{p[1], p[1]}};
+    struct child_spec cs = {
+        .path = sp->exe,
+        .argv = argv,
+        .envp = envp,
+        .fd0 = dn,
+        .fd1 = -1,
+        .fd2 = -1,
+        .pass = pass,
+        .npass = 1,
+        .keep_hup_ignored = true,
+        .use_vfork = true,
+    };
+    struct child_result res;
+    pid_t pid = child_start(&cs, &res);
+    if (dn >= 0)
+        close(dn);
     close(p[1]);
     p[1] = -1;
     if (pid < 0) {
-        rc = -fe;
-        snprintf(err, errlen, "spawn: fork: %s", strerror(fe));
+        rc = (int)pid;
+        char why[600];
+        snprintf(err, errlen, "spawn: %s", child_describe(&cs, &res, why, sizeof(why)));
         goto out;
     }
     j->pid = pid;

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "fdio.h"
 #include "node.h"
 #include "slurm.h"
@@ -121,16 +122,25 @@ int mpx_srun_run(struct mpx_opts *o, const char *srun)
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = srun_forward;
     sigemptyset(&sa.sa_mask);
-    pid = fork();
+    /* srun in our process group, with our fds and environment (as the exec above) */
+    extern char **environ;
+    struct child_spec cs = {
+        .path = s.argv.v[0],
+        .argv = s.argv.v,
+        .envp = environ,
+        .fd0 = -1,
+        .fd1 = -1,
+        .fd2 = -1,
+        .inherit_fds = true,
+        .keep_ignored = true,
+    };
+    struct child_result res;
+    pid = child_start(&cs, &res);
     if (pid < 0) {
-        fprintf(stderr, "mpiexec: fork: %s\n", strerror(errno));
+        char why[600];
+        fprintf(stderr, "mpiexec: %s\n", child_describe(&cs, &res, why, sizeof(why)));
         rc = MPX_EXIT_LAUNCH;
         goto done;
-    }
-    if (pid == 0) {
-        execv(s.argv.v[0], s.argv.v);
-        fprintf(stderr, "mpiexec: cannot run %s: %s\n", s.argv.v[0], strerror(errno));
-        _exit(MPX_EXIT_LAUNCH);
     }
     srun_pid = pid;
     sigaction(SIGTERM, &sa, NULL);
