@@ -20,8 +20,10 @@
  *     "--".  A command or argument starting with '-' is fine after "--".
  *   - Several commands are one step: srun --multi-prog with a private file of quoted
  *     words (mp_write), removed when the child srun is reaped or the server stops.
- *   - The child srun is forked from this thread with an empty signal mask and
- *     default dispositions, so it handles signals as a srun started by hand.
+ *   - The child srun is started by child_start (child.h) from this thread with an
+ *     empty signal mask and default dispositions, so it handles signals as a srun
+ *     started by hand; it gets srun's stdin/stdout/stderr and its report pipe, no
+ *     other fd of ours.
  */
 #include "config.h"
 
@@ -41,6 +43,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "spawnlink.h"
 #include "spawnwire.h"
 #include "tn_int.h"
@@ -417,21 +420,25 @@ static int run_child(struct lspawn_srv *s, int ci, const struct lspawn_req *r, c
     envp[nv] = NULL;
 #undef OWN
 
-    pid_t pid = fork();
+    /* fork, not vfork: srun has other threads.  The report pipe keeps its
+     * number across exec; an exec failure is known here and now. */
+    struct child_fd pass[] = {{p[1], p[1]}};
+    struct child_spec cs = {
+        .path = s->exe,
+        .argv = argv,
+        .envp = envp,
+        .fd0 = -1,
+        .fd1 = -1,
+        .fd2 = -1,
+        .pass = pass,
+        .npass = 1,
+    };
+    struct child_result res;
+    pid_t pid = child_start(&cs, &res);
     if (pid < 0) {
-        snprintf(err, errlen, "spawn: fork: %s", strerror(errno));
+        char why[600];
+        snprintf(err, errlen, "spawn: %s", child_describe(&cs, &res, why, sizeof(why)));
         goto out;
-    }
-    if (pid == 0) {
-        sigset_t none;
-        sigemptyset(&none);
-        for (int sig = 1; sig < 32; sig++)
-            if (sig != SIGKILL && sig != SIGSTOP)
-                signal(sig, SIG_DFL);
-        pthread_sigmask(SIG_SETMASK, &none, NULL);
-        fcntl(p[1], F_SETFD, 0); /* the report pipe crosses exec */
-        execve(s->exe, argv, envp);
-        _exit(127);
     }
     close(p[1]);
     p[1] = -1;
