@@ -238,7 +238,7 @@ static int h_spawn(struct psrv *s, struct client *c, const struct pmi_msg *m)
 
     if (w->skip > 0) { /* the rest of a refused request: one reply at its end */
         if (--w->skip == 0)
-            spawn_reply_error(s, c, NULL, -1, w->err);
+            spawn_reply_error(s, c, s->cur_thrid, -1, w->err);
         return 0;
     }
     int rc = spawn_add_v1_block(&w->build, m, err, sizeof(err));
@@ -255,13 +255,28 @@ static int h_spawn(struct psrv *s, struct client *c, const struct pmi_msg *m)
             w->skip = tot - sofar;
             return 0;
         }
-        spawn_reply_error(s, c, NULL, -1, err);
+        spawn_reply_error(s, c, s->cur_thrid, -1, err);
         return 0;
     }
     struct spawn_req *r = w->build;
     w->build = NULL;
     spawn_handle(s, c, r);
     return 0;
+}
+
+static void spawn_done(struct psrv *s, struct client *c, const char *thrid, int rc,
+                       const char *jobid, const int *errcodes, int n, const char *msg)
+{
+    struct pmi_out o;
+    reply_begin(s, c, &o, "spawn_result", thrid);
+    pmi_out_addint(&o, "rc", rc);
+    if (rc == 0) {
+        pmi_out_add(&o, "jobid", jobid ? jobid : "");
+        spawn_add_errcodes(&o, errcodes, n);
+    } else {
+        pmi_out_add(&o, "msg", msg ? msg : "spawn failed");
+    }
+    reply_send(s, c, &o);
 }
 
 static int h_abort(struct psrv *s, struct client *c, const struct pmi_msg *m)
@@ -337,5 +352,6 @@ const struct proto_ops proto_pmi1 = {
     .dispatch = dispatch,
     .fence_done = fence_done,
     .ns_done = ns_done,
+    .spawn_done = spawn_done,
     /* no node attributes, no ring in PMI-1 */
 };

@@ -276,11 +276,26 @@ static int h_spawn(struct psrv *s, struct client *c, const struct pmi_msg *m)
 
     if (!r) {
         srv_warn(s, c, SRV_W_SPAWN, "rank %d: %s", c->rank, err);
-        simple(s, c, "spawn-response", -1, err);
+        spawn_reply_error(s, c, s->cur_thrid, -1, err);
         return 0;
     }
     spawn_handle(s, c, r); /* answered now or by psrv_spawn_done */
     return 0;
+}
+
+static void spawn_done(struct psrv *s, struct client *c, const char *thrid, int rc,
+                       const char *jobid, const int *errcodes, int n, const char *msg)
+{
+    struct pmi_out o;
+    reply_begin(s, c, &o, "spawn-response", thrid);
+    pmi_out_addint(&o, "rc", rc);
+    if (rc == 0) {
+        pmi_out_add(&o, "jobid", jobid ? jobid : "");
+        spawn_add_errcodes(&o, errcodes, n);
+    } else {
+        pmi_out_add(&o, "errmsg", msg ? msg : "spawn failed");
+    }
+    reply_send(s, c, &o);
 }
 
 static int h_ring(struct psrv *s, struct client *c, const struct pmi_msg *m)
@@ -396,4 +411,5 @@ const struct proto_ops proto_pmi2 = {
     .nodeattr_done = nodeattr_done,
     .ns_done = ns_done,
     .ring_done = ring_done,
+    .spawn_done = spawn_done,
 };

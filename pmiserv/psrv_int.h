@@ -86,6 +86,10 @@ struct proto_ops {
                     const char *port, const char *msg);
     void (*ring_done)(struct psrv *s, struct client *c, const char *thrid, int rc,
                       int count, const char *left, const char *right, const char *msg);
+    /* spawn's one answer: rc 0 with jobid and one code per process (n of them,
+     * errcodes NULL: all 0), else msg; now (a refusal) or from psrv_spawn_done */
+    void (*spawn_done)(struct psrv *s, struct client *c, const char *thrid, int rc,
+                       const char *jobid, const int *errcodes, int n, const char *msg);
 };
 extern const struct proto_ops proto_pmi1; /* proto_pmi1.c */
 extern const struct proto_ops proto_pmi2; /* proto_pmi2.c */

@@ -13,7 +13,9 @@
  *          preput_num, preput_key_I/preput_val_I (the same in every block: the
  *          first block's are kept), info_num, info_key_J/info_val_J.
  *   Replies: "spawn-response" / "spawn_result" with rc, jobid and errcodes (one
- *   per process, comma separated) on success, errmsg / msg otherwise.
+ *   per process, comma separated) on success, errmsg / msg otherwise; each
+ *   protocol words them in its spawn_done (proto_pmi1.c, proto_pmi2.c), always
+ *   with the thrid of the request they answer.
  *
  * Notes:
  *   - A task has at most one spawn in flight; a second is answered rc!=0.
@@ -465,13 +467,29 @@ struct spawn_wait *spawn_wait_of(struct psrv *s, struct client *c)
 void spawn_reply_error(struct psrv *s, struct client *c, const char *thrid, int rc,
                        const char *msg)
 {
-    struct pmi_out o;
-    bool v2 = c->v == PMI_V2;
+    c->proto->spawn_done(s, c, thrid, rc != 0 ? rc : -1, NULL, NULL, 0,
+                         msg ? msg : "spawn failed");
+}
 
-    reply_begin(s, c, &o, v2 ? "spawn-response" : "spawn_result", thrid);
-    pmi_out_addint(&o, "rc", rc);
-    pmi_out_add(&o, v2 ? "errmsg" : "msg", msg ? msg : "spawn failed");
-    reply_send(s, c, &o);
+void spawn_add_errcodes(struct pmi_out *o, const int *errcodes, int n)
+{
+    bool zeros = true;
+    for (int i = 0; errcodes && i < n; i++)
+        if (errcodes[i] != 0)
+            zeros = false;
+    if (n <= 0 || (zeros && n > ERRCODES_INLINE_MAX))
+        return;
+    size_t cap = (size_t)n * 12 + 1, len = 0;
+    char *list = malloc(cap);
+    if (!list) {
+        o->err = -ENOMEM;
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(list + len, cap - len, "%s%d", i ? "," : "",
+                                errcodes ? errcodes[i] : 0);
+    pmi_out_add(o, "errcodes", list);
+    free(list);
 }
 
 void spawn_handle(struct psrv *s, struct client *c, struct spawn_req *r)
@@ -521,7 +539,6 @@ int psrv_spawn_done(struct psrv *s, uint64_t id, int rc, const char *jobid,
 {
     struct client *c = NULL;
     struct spawn_wait *w = NULL;
-    struct pmi_out o;
 
     if (!s)
         return -EINVAL;
@@ -541,28 +558,7 @@ int psrv_spawn_done(struct psrv *s, uint64_t id, int rc, const char *jobid,
         spawn_reply_error(s, c, w->thrid, rc, msg);
         return 0;
     }
-    bool v2 = c->v == PMI_V2;
-    bool zeros = true;
-    for (int i = 0; errcodes && i < n; i++)
-        if (errcodes[i] != 0)
-            zeros = false;
-    reply_begin(s, c, &o, v2 ? "spawn-response" : "spawn_result", w->thrid);
-    pmi_out_add(&o, "rc", "0");
-    pmi_out_add(&o, "jobid", jobid ? jobid : "");
-    if (n > 0 && (!zeros || n <= ERRCODES_INLINE_MAX)) {
-        size_t cap = (size_t)n * 12 + 1, len = 0;
-        char *list = malloc(cap);
-        if (list) {
-            for (int i = 0; i < n; i++)
-                len += (size_t)snprintf(list + len, cap - len, "%s%d", i ? "," : "",
-                                        errcodes ? errcodes[i] : 0);
-            pmi_out_add(&o, "errcodes", list);
-            free(list);
-        } else {
-            o.err = -ENOMEM;
-        }
-    }
-    reply_send(s, c, &o);
+    c->proto->spawn_done(s, c, w->thrid, 0, jobid, errcodes, n, NULL);
     return 0;
 }
 

@@ -51,9 +51,12 @@ void spawn_destroy(struct spawnsvc *sp);
 struct spawn_wait *spawn_wait_of(struct psrv *s, struct client *c);
 /* Give complete request r (consumed) of client c to the host, or answer it. */
 void spawn_handle(struct psrv *s, struct client *c, struct spawn_req *r);
-/* Answer c's spawn now with an error (either protocol). */
+/* Answer c's spawn now with an error (through c->proto->spawn_done). */
 void spawn_reply_error(struct psrv *s, struct client *c, const char *thrid, int rc,
                        const char *msg);
+/* The protocols' spawn_done: errcodes= of a successful reply (both protocols
+ * word it alike), left out where the list is all zeros and long. */
+void spawn_add_errcodes(struct pmi_out *o, const int *errcodes, int n);
 /* The client ends: forget its pending request and partial blocks. */
 void spawn_client_lost(struct psrv *s, struct client *c);
 

@@ -436,6 +436,40 @@ START_TEST(spawn_blocks)
 }
 END_TEST
 
+/* A thrid in a request comes back in its reply, the spawn refusals included:
+ * the one reply of a refused request carries the thrid of the block it
+ * answers (the last), as an accepted one does. */
+START_TEST(spawn_error_thrid)
+{
+    ft_spawn_mode = 1;
+    struct ft *ft = ft_create(1, 2, two_on_one, 2, 5000);
+    init1(ft, 0);
+    init1(ft, 1);
+    ft_send(ft, 0, "cmd=get_appnum thrid=t0\n");
+    EXPECT(ft, 0, "cmd=appnum thrid=t0 rc=0 appnum=0\n");
+    /* refused at its only block */
+    ft_send(ft, 0, "mcmd=spawn\nthrid=t1\nnprocs=1\ntotspawns=1\nspawnssofar=1\nendcmd\n");
+    EXPECT(ft, 0, "cmd=spawn_result thrid=t1 rc=-1 msg=spawn:_block_without_execname\n");
+    /* refused at its first of two blocks: the reply after the second */
+    ft_send(ft, 1,
+            "mcmd=spawn\nnprocs=99999999\nexecname=/bin/a\ntotspawns=2\nspawnssofar=1\n"
+            "thrid=t2\nendcmd\n");
+    ft_send(ft, 1,
+            "mcmd=spawn\nnprocs=1\nexecname=/bin/a\ntotspawns=2\nspawnssofar=2\n"
+            "thrid=t2\nendcmd\n");
+    EXPECT(ft, 1, "cmd=spawn_result thrid=t2 rc=-1 "
+                  "msg=spawn:_nprocs=99999999_is_not_a_count_in_0..4096\n");
+    /* accepted, then answered later: the same rule */
+    ft_send(ft, 1, "mcmd=spawn\nnprocs=1\nexecname=/bin/a\ntotspawns=1\nspawnssofar=1\n"
+                   "thrid=t3\nendcmd\n");
+    ck_assert_int_eq(ft->nodes[0].nspawn, 1);
+    psrv_spawn_done(ft->nodes[0].srv, ft->nodes[0].spawn_id, -1, NULL, NULL, 1, "no");
+    EXPECT(ft, 1, "cmd=spawn_result thrid=t3 rc=-1 msg=no\n");
+    ft_destroy(ft);
+    ft_spawn_mode = 0;
+}
+END_TEST
+
 START_TEST(name_service_local)
 {
     struct ft *ft = job1(2);
@@ -652,6 +686,7 @@ static Suite *suite(void)
     tcase_add_test(tc, getbyidx_and_unsupported);
     tcase_add_test(tc, name_service_local);
     tcase_add_test(tc, spawn_blocks);
+    tcase_add_test(tc, spawn_error_thrid);
     tcase_add_test(tc, abort_names_rank);
     tcase_add_test(tc, framing_split_and_joined);
     tcase_add_test(tc, malformed_aborts_only_that_rank);

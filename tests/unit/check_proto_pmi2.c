@@ -503,6 +503,44 @@ START_TEST(spawn_hostile)
 }
 END_TEST
 
+/* Every immediate refusal of a spawn echoes the request's thrid, wherever the
+ * thrid sits in the request (a threaded client matches replies by it). */
+START_TEST(spawn_error_thrid)
+{
+    struct ft *ft = spawn_job(1);
+    /* refused by the parser, thrid last */
+    ft_send2(ft, 0, "cmd=spawn;ncmds=0;preputcount=0;thrid=t1;");
+    EXPECT2(ft, 0, "cmd=spawn-response;thrid=t1;rc=-1;errmsg=spawn: ncmds=0;");
+    /* one in flight (thrid t2), a second refused (t3), the first answered (t2) */
+    ft_send2(ft, 0, "cmd=spawn;thrid=t2;ncmds=1;preputcount=0;subcmd=/bin/a;maxprocs=1;"
+                    "argc=0;");
+    ft_send2(ft, 0, "cmd=spawn;ncmds=1;preputcount=0;subcmd=/bin/a;maxprocs=1;argc=0;"
+                    "thrid=t3;");
+    EXPECT2(ft, 0, "cmd=spawn-response;thrid=t3;rc=-1;errmsg=spawn: this task already "
+                   "has a spawn in flight;");
+    psrv_spawn_done(ft->nodes[0].srv, ft->nodes[0].spawn_id, -1, NULL, NULL, 1, "no");
+    EXPECT2(ft, 0, "cmd=spawn-response;thrid=t2;rc=-1;errmsg=no;");
+    ft_destroy(ft);
+
+    /* the host refuses at once */
+    ft = spawn_job(2);
+    ft_send2(ft, 1, "cmd=spawn;ncmds=1;thrid=t4;preputcount=0;subcmd=/bin/a;maxprocs=1;"
+                    "argc=0;");
+    EXPECT2(ft, 1, "cmd=spawn-response;thrid=t4;rc=-1;errmsg=the host says no;");
+    ft_destroy(ft);
+    ft_spawn_mode = 0;
+
+    /* no spawn at this host */
+    ft = job(1);
+    init2(ft, 0);
+    ft_send2(ft, 0, "cmd=spawn;thrid=t5;ncmds=1;preputcount=0;subcmd=/bin/a;maxprocs=1;"
+                    "argc=0;");
+    EXPECT2(ft, 0, "cmd=spawn-response;thrid=t5;rc=-1;errmsg=spawn is not supported by "
+                   "this host;");
+    ft_destroy(ft);
+}
+END_TEST
+
 static const struct psrv_kv spawned_pp[] = {{"PARENT_ROOT_PORT_NAME", "tag#0$x$"},
                                             {"k2", "v2"}};
 static void spawned_cfg(struct psrv_config *cfg)
@@ -727,6 +765,7 @@ static Suite *suite(void)
     tcase_add_test(tc, unsupported_commands);
     tcase_add_test(tc, spawn_to_host);
     tcase_add_test(tc, spawn_hostile);
+    tcase_add_test(tc, spawn_error_thrid);
     tcase_add_test(tc, spawned_job_view);
     tcase_add_test(tc, abort_slurm_style);
     tcase_add_test(tc, abort_mpich_style);
