@@ -37,8 +37,8 @@ struct plan {
     int errfd; /* the report pipe's write end */
     int hi;    /* fds >= hi are no target */
     int sweep_max;
-    int nreset;
-    int reset[_NSIG];
+    const struct child_sigs *sigs; /* to reset */
+    struct child_sigs own;         /* scanned here when the spec has none */
 };
 
 struct report {
@@ -73,8 +73,8 @@ static _Noreturn void child_run(const struct plan *p)
     memset(&dfl, 0, sizeof(dfl));
     dfl.sa_handler = SIG_DFL;
     sigemptyset(&dfl.sa_mask);
-    for (int i = 0; i < p->nreset; i++)
-        (void)sigaction(p->reset[i], &dfl, NULL);
+    for (int i = 0; i < p->sigs->n; i++)
+        (void)sigaction(p->sigs->sig[i], &dfl, NULL);
     if (s->pgrp == CHILD_SESSION_NEW)
         (void)setsid();
     else if (s->pgrp == CHILD_PGRP_NEW)
@@ -136,10 +136,27 @@ static __attribute__((noinline)) pid_t fork_run(const struct plan *p)
     return pid;
 }
 
-static int plan_make(struct plan *p, const struct child_spec *s)
+void child_sigs_scan(struct child_sigs *cs, bool keep_hup_ignored, bool keep_ignored)
 {
     struct sigaction old;
 
+    /* caught signals would run our handlers in the child; ignored ones stay
+     * ignored across exec: both go back to default */
+    cs->n = 0;
+    for (int sig = 1; sig < _NSIG; sig++) {
+        if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &old) < 0)
+            continue;
+        if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL)
+            continue;
+        bool ign = !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN;
+        if (ign && (keep_ignored || (sig == SIGHUP && keep_hup_ignored)))
+            continue;
+        cs->sig[cs->n++] = sig;
+    }
+}
+
+static int plan_make(struct plan *p, const struct child_spec *s)
+{
     memset(p, 0, sizeof(*p));
     p->s = s;
     if (s->npass < 0 || s->npass > CHILD_MAX_PASS)
@@ -156,17 +173,11 @@ static int plan_make(struct plan *p, const struct child_spec *s)
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
         rl.rlim_cur < (rlim_t)p->sweep_max)
         p->sweep_max = (int)rl.rlim_cur;
-    /* caught signals would run our handlers in the child; ignored ones stay
-     * ignored across exec: both go back to default */
-    for (int sig = 1; sig < _NSIG; sig++) {
-        if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &old) < 0)
-            continue;
-        if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL)
-            continue;
-        bool ign = !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN;
-        if (ign && (s->keep_ignored || (sig == SIGHUP && s->keep_hup_ignored)))
-            continue;
-        p->reset[p->nreset++] = sig;
+    if (s->sigs)
+        p->sigs = s->sigs;
+    else {
+        child_sigs_scan(&p->own, s->keep_hup_ignored, s->keep_ignored);
+        p->sigs = &p->own;
     }
     return 0;
 }

@@ -33,6 +33,7 @@
 #ifndef LOOM_CHILD_H
 #define LOOM_CHILD_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -55,6 +56,15 @@ enum child_stage {
     CHILD_EXEC,   /* execve */
 };
 
+/* The signals a child sets back to default (caught or ignored ones, less the
+ * ignored ones the spec keeps): child_start scans our dispositions for them at
+ * each call (62 sigaction calls) unless the spec points to a scan made once
+ * with child_sigs_scan() for a run of starts under unchanged dispositions. */
+struct child_sigs {
+    int n;
+    int sig[_NSIG];
+};
+
 struct child_fd {
     int from, to; /* our fd `from` becomes the child's fd `to` */
 };
@@ -75,6 +85,7 @@ struct child_spec {
     /* In the child just before execve; async-signal-safe only.  0 or -errno. */
     int (*setup)(void *arg);
     void *setup_arg;
+    const struct child_sigs *sigs; /* NULL: scanned at each start */
     bool use_vfork;
 };
 
@@ -82,6 +93,9 @@ struct child_result {
     enum child_stage stage;
     int err; /* errno of that stage */
 };
+
+/* Fill cs for specs with these two keep_* settings. */
+void child_sigs_scan(struct child_sigs *cs, bool keep_hup_ignored, bool keep_ignored);
 
 /* Start it.  Returns the child's pid, or -errno (res says where; the child, if
  * there was one, is reaped). */

@@ -104,6 +104,10 @@ int node_launch(struct job *job, struct mpx_bind *binder)
     char vars[7][96];
     char pathbuf[4096];
 
+    /* the signals every rank resets: our dispositions do not change meanwhile */
+    struct child_sigs sigs;
+    child_sigs_scan(&sigs, true, false);
+
     devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (devnull < 0) {
         job_msg(job, "cannot open /dev/null: %s", strerror(errno));
@@ -239,6 +243,7 @@ int node_launch(struct job *job, struct mpx_bind *binder)
                 .die_with_parent = (job->up || job->spawned.on) ? getpid() : 0,
                 .setup = slack > 0 ? set_slack : NULL,
                 .setup_arg = &slack,
+                .sigs = &sigs,
                 /* vfork: fork() copies our whole address space for nothing; with
                  * libpmix, its threads and hwloc in the process (190 mappings
                  * against 60), 64 ranks took 5-7 ms longer to start. */

@@ -273,6 +273,13 @@ START_TEST(signals_reset)
     s.keep_ignored = true; /* as exec alone: HUP, INT, PIPE (bits 0, 1, 12) stay */
     run_capture(&s, out, sizeof(out));
     ck_assert_str_eq(out, "SigBlk: 0\nSigIgn: 1003\n");
+    /* a scan made once stands for the keep_* flags: HUP kept as scanned */
+    struct child_sigs once;
+    child_sigs_scan(&once, true, false);
+    s.keep_ignored = false;
+    s.sigs = &once;
+    run_capture(&s, out, sizeof(out));
+    ck_assert_str_eq(out, "SigBlk: 0\nSigIgn: 1\n");
     /* and ours are what they were */
     sigprocmask(SIG_SETMASK, NULL, &set);
     ck_assert(sigismember(&set, SIGUSR1) && sigismember(&set, SIGCHLD));
