@@ -17,6 +17,7 @@
  *   into the request messages); Rget/Rget_accumulate wait for their reply before they
  *   return a completed request.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,10 +119,66 @@ static struct xm_comm *usable_comm(MPI_Comm h)
     return c && c->rank >= 0 ? c : NULL;
 }
 
+/* ---- info hints (MPI-3.1 11.2.1) --------------------------------------------------
+ * The window keeps the hints of the standard (and alloc_shared_noncontig) that were
+ * given with a valid value, and Win_get_info reports each one: the value set, else
+ * its default.  Keys it does not know are ignored, as the standard allows.  The
+ * engine takes no shortcut from them (no_locks=true still serves locks), so a hint
+ * never changes what a correct program sees. */
+enum { H_VALUE_MAX = 31 };
+static const struct {
+    const char *key, *dflt;
+    int kind; /* 0 boolean, 1 accumulate_ordering, 2 accumulate_ops */
+} hint_tab[] = {
+    {"no_locks", "false", 0},       {"accumulate_ordering", "rar,raw,war,waw", 1},
+    {"accumulate_ops", "same_op_no_op", 2}, {"same_size", "false", 0},
+    {"same_disp_unit", "false", 0}, {"alloc_shared_noncontig", "false", 0},
+};
+#define NHINTS ((int)(sizeof(hint_tab) / sizeof(hint_tab[0])))
+_Static_assert(NHINTS <= (int)(sizeof(((struct xm_win *)0)->hints) /
+                               sizeof(((struct xm_win *)0)->hints[0])), "hints");
+_Static_assert(H_VALUE_MAX < sizeof(((struct xm_win *)0)->hints[0]), "hint value");
+
+static int hint_valid(int kind, const char *v)
+{
+    if (kind == 0)
+        return !strcmp(v, "true") || !strcmp(v, "false");
+    if (kind == 2)
+        return !strcmp(v, "same_op") || !strcmp(v, "same_op_no_op");
+    if (!strcmp(v, "none"))
+        return 1;
+    /* a comma-separated list of rar, raw, war, waw */
+    for (const char *p = v;; p += 4) {
+        if (strncmp(p, "rar", 3) && strncmp(p, "raw", 3) && strncmp(p, "war", 3) &&
+            strncmp(p, "waw", 3))
+            return 0;
+        if (p[3] == 0)
+            return 1;
+        if (p[3] != ',')
+            return 0;
+    }
+}
+
+/* take the known hints of info (MPI_INFO_NULL: none); 0 / error class */
+static int hints_take(struct xm_win *w, MPI_Info info)
+{
+    if (info == MPI_INFO_NULL)
+        return MPI_SUCCESS;
+    for (int i = 0; i < NHINTS; i++) {
+        char v[MPI_MAX_INFO_VAL + 1];
+        int flag = 0;
+        if (PMPI_Info_get(info, hint_tab[i].key, MPI_MAX_INFO_VAL, v, &flag) != MPI_SUCCESS)
+            return MPI_ERR_INFO;
+        if (flag && strlen(v) <= H_VALUE_MAX && hint_valid(hint_tab[i].kind, v))
+            snprintf(w->hints[i], sizeof(w->hints[i]), "%s", v);
+    }
+    return MPI_SUCCESS;
+}
+
 /* ---- windows ---------------------------------------------------------------------- */
 
-static int create(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, int flavor,
-                  void *baseptr, MPI_Win *win, const char *fn)
+static int create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                  int flavor, void *baseptr, MPI_Win *win, const char *fn)
 {
     struct xm_comm *c = usable_comm(comm);
     if (!c)
@@ -138,6 +195,7 @@ static int create(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, int f
     int rc = xm_win_create(base, size, disp_unit, c, flavor, &w);
     if (rc)
         return xm_err(c, rc, fn);
+    hints_take(w, info); /* an unreadable info only loses hints */
     if (baseptr)
         *(void **)baseptr = w->base;
     *win = w->handle;
@@ -147,23 +205,20 @@ static int create(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, int f
 int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                     MPI_Win *win)
 {
-    (void)info;
-    return create(base, size, disp_unit, comm, MPI_WIN_FLAVOR_CREATE, NULL, win,
+    return create(base, size, disp_unit, info, comm, MPI_WIN_FLAVOR_CREATE, NULL, win,
                   "MPI_Win_create");
 }
 
 int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                       void *baseptr, MPI_Win *win)
 {
-    (void)info;
-    return create(NULL, size, disp_unit, comm, MPI_WIN_FLAVOR_ALLOCATE, baseptr, win,
+    return create(NULL, size, disp_unit, info, comm, MPI_WIN_FLAVOR_ALLOCATE, baseptr, win,
                   "MPI_Win_allocate");
 }
 
 int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                              void *baseptr, MPI_Win *win)
 {
-    (void)info;
     struct xm_comm *c = usable_comm(comm);
     if (c && xm_g.node_of) {
         int me = xm_g.node_of[xm_g.rank];
@@ -171,14 +226,13 @@ int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Co
             if (xm_g.node_of[xm_comm_world_rank(c, i)] != me)
                 return xm_err(c, MPI_ERR_RMA_SHARED, "MPI_Win_allocate_shared");
     }
-    return create(NULL, size, disp_unit, comm, MPI_WIN_FLAVOR_SHARED, baseptr, win,
+    return create(NULL, size, disp_unit, info, comm, MPI_WIN_FLAVOR_SHARED, baseptr, win,
                   "MPI_Win_allocate_shared");
 }
 
 int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
-    (void)info;
-    return create(NULL, 0, 1, comm, MPI_WIN_FLAVOR_DYNAMIC, NULL, win,
+    return create(NULL, 0, 1, info, comm, MPI_WIN_FLAVOR_DYNAMIC, NULL, win,
                   "MPI_Win_create_dynamic");
 }
 
@@ -268,10 +322,9 @@ int PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
 
 int PMPI_Win_set_info(MPI_Win win, MPI_Info info)
 {
-    GETWIN(win, "MPI_Win_set_info");
-    (void)w;
-    (void)info; /* hints are accepted and ignored (allowed by MPI-3.1 11.2.7) */
-    return MPI_SUCCESS;
+    static const char fn[] = "MPI_Win_set_info";
+    GETWIN(win, fn);
+    return werr(w, hints_take(w, info), fn);
 }
 
 int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
@@ -281,12 +334,12 @@ int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
     if (!info_used)
         return werr(w, MPI_ERR_ARG, fn);
     int rc = PMPI_Info_create(info_used);
+    for (int i = 0; i < NHINTS && rc == MPI_SUCCESS; i++)
+        rc = PMPI_Info_set(*info_used, hint_tab[i].key,
+                           w->hints[i][0] ? w->hints[i] : hint_tab[i].dflt);
+    /* where the memory is: in a node-shared mapping or not (as MPICH's alloc_shm) */
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Info_set(*info_used, "no_locks", "false");
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Info_set(*info_used, "accumulate_ordering", "rar,raw,war,waw");
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Info_set(*info_used, "same_size", "false");
+        rc = PMPI_Info_set(*info_used, "alloc_shm", w->map ? "true" : "false");
     return werr(w, rc, fn);
 }
 
@@ -451,13 +504,17 @@ static int check_op(struct xm_win *w, int ocount, MPI_Datatype odt, int trank, i
     return MPI_SUCCESS;
 }
 
-static int check_acc(MPI_Op op, MPI_Datatype odt, MPI_Datatype tdt, int need_origin)
+static int check_acc(MPI_Op op, MPI_Datatype odt, MPI_Datatype tdt, int tcount,
+                     int need_origin)
 {
     size_t es;
     struct xm_dtype *t = xm_dt_get(tdt), *o = need_origin ? xm_dt_get(odt) : NULL;
     if (!xm_rma_acc_ok(op, MPI_INT, &es))
         return MPI_ERR_OP;
-    if (t->size && !xm_rma_acc_ok(op, t->basic, &es))
+    if (tcount == 0 || t->size == 0)
+        return MPI_SUCCESS; /* no element moves: the types need not agree (MPICH's
+                             * badrma: a zero-size type at one end, any at the others) */
+    if (!xm_rma_acc_ok(op, t->basic, &es))
         return MPI_ERR_TYPE; /* elements of one predefined type only */
     if (o && o->size && o->basic != t->basic)
         return MPI_ERR_TYPE;
@@ -533,7 +590,7 @@ int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype orig
     if (rc < 0)
         return MPI_SUCCESS;
     if (!rc)
-        rc = check_acc(op, origin_datatype, target_datatype, 1);
+        rc = check_acc(op, origin_datatype, target_datatype, target_count, 1);
     if (!rc)
         rc = xm_rma_acc(w, origin_addr, origin_count, origin_datatype, NULL, 0,
                         MPI_DATATYPE_NULL, target_rank, target_disp, target_count,
@@ -555,8 +612,8 @@ static int get_acc(struct xm_win *w, const void *origin_addr, int origin_count,
                   target_datatype, 1);
     if (rc)
         return rc;
-    rc = check_acc(op, origin_datatype, target_datatype, with_origin);
-    if (!rc && xm_dt_get(result_datatype)->size &&
+    rc = check_acc(op, origin_datatype, target_datatype, target_count, with_origin);
+    if (!rc && target_count && xm_dt_get(target_datatype)->size &&
         xm_dt_get(result_datatype)->basic != xm_dt_get(target_datatype)->basic)
         rc = MPI_ERR_TYPE;
     if (!rc)

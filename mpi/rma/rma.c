@@ -221,14 +221,23 @@ static char *seg_ptr(struct xm_win *w, const struct xm_rma_msg *m, int src)
             protocol_error(src, e);
         return w->base;
     }
+    /* a segment may run over several attached regions that touch (the origin sees
+     * one address range; MPICH's suite accesses two adjacent regions in one call):
+     * every byte must lie in some region */
     for (uint32_t i = 0; i < m->h->nseg; i++) {
         uint64_t off = m->seg[i].off, len = m->seg[i].len;
-        int ok = len == 0;
-        for (int k = 0; k < w->nregs && !ok; k++)
-            ok = off >= w->regs[k].base && off - w->regs[k].base <= w->regs[k].len &&
-                 len <= w->regs[k].len - (off - w->regs[k].base);
-        if (!ok)
-            protocol_error(src, "seg: not inside an attached region (MPI_ERR_RMA_RANGE)");
+        while (len) {
+            int k;
+            for (k = 0; k < w->nregs; k++)
+                if (off >= w->regs[k].base && off - w->regs[k].base < w->regs[k].len)
+                    break;
+            if (k == w->nregs)
+                protocol_error(src, "seg: not inside an attached region (MPI_ERR_RMA_RANGE)");
+            uint64_t room = w->regs[k].len - (off - w->regs[k].base);
+            uint64_t n = len < room ? len : room;
+            off += n; /* no wrap: n bytes from off lie in a region of this process */
+            len -= n;
+        }
     }
     return NULL; /* offsets are addresses */
 }
@@ -239,9 +248,46 @@ static char *at(char *base, uint64_t off)
     return base ? base + off : (char *)(uintptr_t)off;
 }
 
+static void gather(const struct xm_rma_msg *m, char *base, char *out);
+static void scatter(const struct xm_rma_msg *m, char *base, const char *in);
+
+int xm_rma_pair_apply(MPI_Op op, MPI_Datatype basic, const void *in, void *inout, size_t n)
+{
+    size_t f, so, sc;
+    if (!xm_rma_pair_layout(basic, &f, &so, &sc))
+        return -1;
+    size_t es = f + sc;
+    const unsigned char *a = in;
+    unsigned char *b = inout;
+    for (size_t k = 0; k < n; k++, a += es, b += es) {
+        long double x[2], y[2]; /* one element in memory layout (at most 32 bytes) */
+        memcpy(x, a, f);
+        memcpy((char *)x + so, a + f, sc);
+        memcpy(y, b, f);
+        memcpy((char *)y + so, b + f, sc);
+        if (xm_op_apply(op, x, y, 1, basic) < 0)
+            return -1;
+        memcpy(b, y, f);
+        memcpy(b + f, (char *)y + so, sc);
+    }
+    return 0;
+}
+
 static void apply(const struct xm_rma_msg *m, char *base, const unsigned char *data, int src)
 {
     int op = m->h->op;
+    if (m->pair && m->h->type != XM_RMA_PUT && op != MPI_REPLACE && op != MPI_NO_OP) {
+        /* a padded pair type: its elements straddle segments, combine in the stream */
+        char *cur = malloc(m->total ? m->total : 1);
+        if (!cur)
+            xm_die("out of memory applying an RMA accumulate");
+        gather(m, base, cur);
+        if (xm_rma_pair_apply(op, m->h->basic, data, cur, m->total / m->esize) < 0)
+            protocol_error(src, "op: not defined on the basic type");
+        scatter(m, base, cur);
+        free(cur);
+        return;
+    }
     for (uint32_t i = 0; i < m->h->nseg; i++) {
         char *p = at(base, m->seg[i].off);
         size_t len = m->seg[i].len;
@@ -259,6 +305,14 @@ static void gather(const struct xm_rma_msg *m, char *base, char *out)
     for (uint32_t i = 0; i < m->h->nseg; i++) {
         memcpy(out, at(base, m->seg[i].off), m->seg[i].len);
         out += m->seg[i].len;
+    }
+}
+
+static void scatter(const struct xm_rma_msg *m, char *base, const char *in)
+{
+    for (uint32_t i = 0; i < m->h->nseg; i++) {
+        memcpy(at(base, m->seg[i].off), in, m->seg[i].len);
+        in += m->seg[i].len;
     }
 }
 
@@ -474,7 +528,8 @@ static int target_base(struct xm_win *w, int trank, MPI_Aint tdisp, int tcount,
 struct opdesc {
     int type, op;
     MPI_Datatype basic;
-    size_t esize;
+    size_t esize;            /* stream bytes of one element (packed, for pair types) */
+    int pair;                /* a padded pair type: elements straddle segments */
     const void *obuf;        /* data carried: packed stream of (obuf, ocount, odt) */
     int ocount;
     struct xm_dtype *odt;
@@ -540,6 +595,9 @@ static int issue(struct xm_win *w, int trank, uint64_t tbase, int tcount,
     int carry = d->type != XM_RMA_GET;
     int reply = d->type == XM_RMA_GET || d->type == XM_RMA_GACC;
     size_t es = d->esize ? d->esize : 1;
+    /* a padded pair type's element spans two segments (its members): cut the stream at
+     * element boundaries, with room for two segments per element in every request */
+    uint64_t cap = d->pair ? (AM_MAX - HDR) / (es + 2 * SEGSZ) * es : UINT64_MAX;
     struct xm_rma_segit it;
     xm_rma_segit_init(&it, tbase, tcount, tdt);
     uint64_t cur_off = 0, cur_len = 0;
@@ -561,8 +619,11 @@ static int issue(struct xm_win *w, int trank, uint64_t tbase, int tcount,
             size_t used = (nseg + !merge) * SEGSZ + sum;
             uint64_t room = carry ? (used < AM_MAX - HDR ? AM_MAX - HDR - used : 0)
                                   : REPLY_MAX - sum;
+            if (room > cap - sum)
+                room = cap - sum;
             uint64_t take = cur_len < room ? cur_len : room;
-            take -= take % es;
+            if (!d->pair)
+                take -= take % es;
             if (take == 0)
                 break;
             if (merge) {
@@ -665,6 +726,52 @@ static int cma_xfer(pid_t pid, int self, char *remote, char *local, size_t n, in
  * and the target need not be inside MPI.  rbuf set: fetch (the old bytes).  1 done,
  * 0 not possible (requests), or an error class. */
 #define CMA_ACC_CHUNK 65536
+
+/* cma_acc of a padded pair type (MINLOC/MAXLOC): an element straddles the target's
+ * segments, so the whole target stream is read, combined packed, and written back. */
+static int cma_acc_pair(struct xm_win *w, const void *obuf, int ocount,
+                        const struct xm_dtype *odt, void *rbuf, int rcount,
+                        const struct xm_dtype *rdt, int trank, uint64_t tbase, int tcount,
+                        const struct xm_dtype *tdt, MPI_Op op, pid_t pid, int self)
+{
+    size_t total = (size_t)tcount * tdt->size, pf, pso, psc;
+    xm_rma_pair_layout(tdt->basic, &pf, &pso, &psc);
+    char *cur = malloc(total), *in = malloc(total);
+    if (!cur || !in) {
+        free(cur);
+        free(in);
+        return MPI_ERR_NO_MEM;
+    }
+    xm_dt_pack(obuf, ocount, odt, 0, in, total);
+    char *rbase = self ? (char *)w->base : (char *)(uintptr_t)w->raddr[trank];
+    struct xm_rma_segit it;
+    uint64_t off, len;
+    size_t pos = 0;
+    int rc = 0;
+    xm_shmwin_lock(w, trank);
+    xm_rma_segit_init(&it, tbase, tcount, tdt);
+    while (!rc && xm_rma_segit_next(&it, &off, &len)) {
+        if (cma_xfer(pid, self, rbase + off, cur + pos, len, 0) < 0)
+            rc = MPI_ERR_OTHER;
+        pos += len;
+    }
+    if (!rc && rbuf)
+        xm_dt_unpack(rbuf, rcount, rdt, 0, cur, total);
+    if (!rc && xm_rma_pair_apply(op, tdt->basic, in, cur, total / (pf + psc)) < 0)
+        rc = MPI_ERR_OP;
+    pos = 0;
+    xm_rma_segit_init(&it, tbase, tcount, tdt);
+    while (!rc && xm_rma_segit_next(&it, &off, &len)) {
+        if (cma_xfer(pid, self, rbase + off, cur + pos, len, 1) < 0)
+            rc = MPI_ERR_OTHER;
+        pos += len;
+    }
+    xm_shmwin_unlock(w, trank);
+    free(cur);
+    free(in);
+    return rc ? rc : 1;
+}
+
 static int cma_acc(struct xm_win *w, const void *obuf, int ocount, const struct xm_dtype *odt,
                    void *rbuf, int rcount, const struct xm_dtype *rdt, int trank,
                    uint64_t tbase, int tcount, const struct xm_dtype *tdt, MPI_Op op)
@@ -681,6 +788,10 @@ static int cma_acc(struct xm_win *w, const void *obuf, int ocount, const struct 
         return 0;
     chunk = CMA_ACC_CHUNK / es * es;
     int combine = op != MPI_REPLACE && op != MPI_NO_OP;
+    size_t pf, pso, psc;
+    if (combine && xm_rma_pair_layout(tdt->basic, &pf, &pso, &psc))
+        return cma_acc_pair(w, obuf, ocount, odt, rbuf, rcount, rdt, trank, tbase, tcount,
+                            tdt, op, pid, self);
     int ocontig = odt && odt->contig && (MPI_Aint)odt->size == odt->extent;
     long double small[2][32]; /* 512 bytes each, aligned for every basic type */
     char *tb = (char *)small[0], *ob = (char *)small[1];
@@ -943,6 +1054,11 @@ int xm_rma_acc(struct xm_win *w, const void *oaddr, int ocount, MPI_Datatype odt
     }
     struct opdesc d = {.type = fetch ? XM_RMA_GACC : XM_RMA_ACC, .op = op,
                        .basic = t->basic, .esize = XM_DT_SIZE(t->basic)};
+    size_t pf, pso, psc;
+    if (xm_rma_pair_layout(t->basic, &pf, &pso, &psc)) {
+        d.pair = 1;
+        d.esize = pf + psc;
+    }
     if (op == MPI_NO_OP) { /* nothing carried: the same bytes as a get would fetch */
         d.obuf = NULL;
     } else {

@@ -77,6 +77,9 @@ struct xm_win {
     struct xm_rma_pend *pend; /* outstanding get-like replies */
     struct xm_win *next_live;
     struct xm_attr *attrs; /* user attributes (api/winattr.c) */
+    /* info hints of MPI-3.1 11.2.1 (api/rma.c hint table): the values set at creation
+     * or by Win_set_info, "" = the default; reported by Win_get_info */
+    char hints[8][32];
 };
 
 struct xm_win *xm_win_get(MPI_Win h);
@@ -152,6 +155,10 @@ int xm_shmwin_acc(struct xm_win *w, const void *obuf, int ocount, const struct x
                   uint64_t tbase, int tcount, const struct xm_dtype *tdt, MPI_Op op);
 int xm_shmwin_cas(struct xm_win *w, const void *obuf, const void *cbuf, void *rbuf,
                   size_t es, int trank, uint64_t tbase);
+/* rma.c: op (MINLOC/MAXLOC) on n packed elements of a padded pair type
+ * (xm_rma_pair_layout): in and inout are packed streams.  0, or -1 (not a pair type,
+ * op not defined on it). */
+int xm_rma_pair_apply(MPI_Op op, MPI_Datatype basic, const void *in, void *inout, size_t n);
 /* rank r's accumulate lock word (w->map's or w->lkmap's); holders never wait inside */
 void xm_shmwin_lock(struct xm_win *w, int r);
 void xm_shmwin_unlock(struct xm_win *w, int r);

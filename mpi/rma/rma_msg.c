@@ -5,6 +5,7 @@
  * Depends on nothing but mpi.h's handle layout, so the fuzz target
  * (tests/fuzz/fuzz_rma_msg.c) builds it alone.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "rma_msg.h"
@@ -22,6 +23,25 @@ int xm_rma_acc_ok(int op, int basic, size_t *esize)
         return 0;
     *esize = DT_SIZE(basic);
     return 1;
+}
+
+#define PAIR_L(T1)                                                              \
+    do {                                                                         \
+        *first = sizeof(T1);                                                     \
+        *second_off = offsetof(struct { T1 a; int b; }, b);                      \
+        *second = sizeof(int);                                                   \
+        return 1;                                                                \
+    } while (0)
+
+int xm_rma_pair_layout(int basic, size_t *first, size_t *second_off, size_t *second)
+{
+    switch (basic) {
+    case MPI_DOUBLE_INT: PAIR_L(double);
+    case MPI_LONG_INT: PAIR_L(long);
+    case MPI_SHORT_INT: PAIR_L(short);
+    case MPI_LONG_DOUBLE_INT: PAIR_L(long double);
+    default: return 0; /* FLOAT_INT, 2INT, ... have no padding: packed = memory */
+    }
 }
 
 const char *xm_rma_decode(const void *buf, size_t len, struct xm_rma_msg *m)
@@ -65,9 +85,18 @@ const char *xm_rma_decode(const void *buf, size_t len, struct xm_rma_msg *m)
             return "datalen: not the sum of the segment lengths";
         if (!xm_rma_acc_ok(h->op, h->basic, &m->esize))
             return "op/basic: not a predefined op and type";
-        for (uint32_t i = 0; i < h->nseg; i++)
-            if (seg[i].len % m->esize)
-                return "seg.len: not whole elements of the basic type";
+        size_t f, so, sc;
+        if (xm_rma_pair_layout(h->basic, &f, &so, &sc)) {
+            /* elements are split over segments: whole ones in the stream only */
+            m->esize = f + sc;
+            m->pair = 1;
+            if (total % m->esize)
+                return "seg.len: not whole elements of the pair type";
+        } else {
+            for (uint32_t i = 0; i < h->nseg; i++)
+                if (seg[i].len % m->esize)
+                    return "seg.len: not whole elements of the basic type";
+        }
         needs_reply = h->type == XM_RMA_GACC;
         break;
     case XM_RMA_GET:

@@ -60,12 +60,22 @@ struct xm_rma_msg {
     const struct xm_rma_seg *seg; /* may be unaligned only if buf was: callers align */
     const unsigned char *data;
     uint64_t total;               /* sum of segment lengths */
-    size_t esize;                 /* basic element size (ACC/GACC/CAS) */
+    size_t esize;                 /* basic element size (ACC/GACC/CAS); for a padded pair
+                                     type (pair set) its packed size in the data stream */
+    int pair;                     /* ACC/GACC of a padded pair type (MPI_DOUBLE_INT ...):
+                                     its elements are not contiguous in memory, so a
+                                     segment may hold part of one; only the stream (the
+                                     sum of the lengths) holds whole elements */
 };
 
 const char *xm_rma_decode(const void *buf, size_t len, struct xm_rma_msg *m);
 const char *xm_rma_check_range(const struct xm_rma_msg *m, uint64_t size);
 /* 1 if op may be used by accumulate on predefined type basic (element size *esize) */
 int xm_rma_acc_ok(int op, int basic, size_t *esize);
+/* 1 if basic is a pair type with padding between or after its members (MPI_DOUBLE_INT,
+ * MPI_LONG_INT, MPI_SHORT_INT, MPI_LONG_DOUBLE_INT): its packed element is *first
+ * bytes of the first member then *second bytes of the second, which sits at *second_off
+ * in memory.  0 for every other type (their packed and memory layouts agree). */
+int xm_rma_pair_layout(int basic, size_t *first, size_t *second_off, size_t *second);
 
 #endif

@@ -150,6 +150,44 @@ void xm_shmwin_unlock(struct xm_win *w, int r)
 
 #define ACC_CHUNK 65536
 
+/* MINLOC/MAXLOC on a padded pair type (MPI_DOUBLE_INT ...): an element's members are
+ * separate segments of the target, so the target's stream is gathered packed, combined
+ * element by element (xm_rma_pair_apply) and scattered back, under the part's lock. */
+static int acc_pair(struct xm_win *w, const void *obuf, int ocount, const struct xm_dtype *odt,
+                    void *rbuf, int rcount, const struct xm_dtype *rdt, int trank,
+                    uint64_t tbase, int tcount, const struct xm_dtype *tdt, MPI_Op op,
+                    size_t es)
+{
+    size_t total = (size_t)tcount * tdt->size, pos;
+    char *cur = malloc(total), *in = malloc(total), *tb = w->map + w->offs[trank];
+    if (!cur || !in) {
+        free(cur);
+        free(in);
+        return MPI_ERR_NO_MEM;
+    }
+    xm_dt_pack(obuf, ocount, odt, 0, in, total);
+    struct xm_rma_segit it;
+    uint64_t off, len;
+    int rc = 0;
+    part_lock(w, trank);
+    xm_rma_segit_init(&it, tbase, tcount, tdt);
+    for (pos = 0; xm_rma_segit_next(&it, &off, &len); pos += len)
+        memcpy(cur + pos, tb + off, len);
+    if (rbuf)
+        xm_dt_unpack(rbuf, rcount, rdt, 0, cur, total);
+    if (xm_rma_pair_apply(op, tdt->basic, in, cur, total / es) < 0) {
+        rc = MPI_ERR_OP;
+    } else {
+        xm_rma_segit_init(&it, tbase, tcount, tdt);
+        for (pos = 0; xm_rma_segit_next(&it, &off, &len); pos += len)
+            memcpy(tb + off, cur + pos, len);
+    }
+    part_unlock(w, trank);
+    free(cur);
+    free(in);
+    return rc;
+}
+
 int xm_shmwin_acc(struct xm_win *w, const void *obuf, int ocount, const struct xm_dtype *odt,
                   void *rbuf, int rcount, const struct xm_dtype *rdt, int trank,
                   uint64_t tbase, int tcount, const struct xm_dtype *tdt, MPI_Op op)
@@ -165,8 +203,13 @@ int xm_shmwin_acc(struct xm_win *w, const void *obuf, int ocount, const struct x
     char *tb = w->map + w->offs[trank];
     struct xm_rma_segit it;
     uint64_t off, len;
-    size_t pos = 0;
+    size_t pos = 0, pf, pso, psc;
     int rc = 0;
+    if (combine && xm_rma_pair_layout(tdt->basic, &pf, &pso, &psc)) {
+        free(tmp);
+        return acc_pair(w, obuf, ocount, odt, rbuf, rcount, rdt, trank, tbase, tcount, tdt,
+                        op, pf + psc);
+    }
     xm_rma_segit_init(&it, tbase, tcount, tdt);
     part_lock(w, trank);
     while (!rc && xm_rma_segit_next(&it, &off, &len)) {

@@ -14,10 +14,12 @@
  * Invariants (a trap is a finding): an accepted message's header, segments and data
  * lie inside the input and add up to its length; data-carrying types carry exactly
  * the sum of their segment lengths; accumulate segments hold whole elements of a
- * non-zero element size; CAS holds one element and two values; replies are due
+ * non-zero element size (padded pair types, m.pair: the stream holds whole packed
+ * elements, segments may split one); CAS holds one element and two values; replies are due
  * exactly where a tag is given.
  * Seeds: corpus/rma_msg/: a put of two segments, a get, an accumulate of ints, a
- * compare-and-swap, a lock, a flush, a segment past the window, a huge nseg.
+ * compare-and-swap, a lock, a flush, a segment past the window, a huge nseg, a MAXLOC
+ * of MPI_DOUBLE_INT whose one element is split over two segments (acc_pair_split).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -51,9 +53,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (t == XM_RMA_ACC || t == XM_RMA_GACC || t == XM_RMA_CAS) {
             if (m.esize == 0)
                 __builtin_trap();
-            for (uint32_t i = 0; i < m.h->nseg; i++)
-                if (m.seg[i].len % m.esize)
+            if (m.pair) { /* padded pair types: whole elements in the stream only */
+                size_t f, so, sc;
+                if (t == XM_RMA_CAS || !xm_rma_pair_layout(m.h->basic, &f, &so, &sc) ||
+                    m.esize != f + sc || m.total % m.esize)
                     __builtin_trap();
+            } else {
+                for (uint32_t i = 0; i < m.h->nseg; i++)
+                    if (m.seg[i].len % m.esize)
+                        __builtin_trap();
+            }
         }
         if (t == XM_RMA_CAS && (m.h->nseg != 1 || m.h->datalen != 2 * m.esize))
             __builtin_trap();
