@@ -4,7 +4,7 @@
  *         synchronization (fence, lock/unlock/flush, PSCW).
  *
  * Owns: the window table, struct xm_win's life, the request/reply protocol of
- * rma_msg.h.  One piece (about 1200 lines) because origin and target halves of each
+ * rma_msg.h.  One piece (about 1800 lines) because origin and target halves of each
  * synchronization share the window's private state and are read together.
  * Design (mpi/DESIGN.md, "One-sided communication"):
  *   - Every window has a private communicator (own context id).  Requests go to the
@@ -1378,6 +1378,86 @@ static int all_on_my_node(struct xm_comm *c)
     return 1;
 }
 
+/* (rma2) Lock-word pages of Win_create windows, kept for the next window over the same
+ * group: mapping one costs a shm object, a broadcast and an allreduce, and programs
+ * create and free windows on one communicator in loops (MPICH's window_creation: 1000).
+ * Windows of one group may share a page: a holder of a lock word never waits for
+ * anything else while holding it, so two windows meeting on a word only wait for each
+ * other's short critical sections.  Whether to reuse is agreed in the creation's one
+ * allgather (every rank shows the id of the page it has for the group, 0 for none;
+ * reuse only when all show the same id), so ranks whose caches differ (evictions)
+ * simply map a new page together. */
+#define LKCACHE 8
+struct xm_rma_lkpage {
+    int n;
+    int *wranks;  /* the group, in window rank order */
+    char *map;
+    size_t len;
+    uint64_t id;
+    int refs;     /* windows using it */
+    int cached;   /* in lkcache[] */
+    unsigned long used;
+};
+static struct xm_rma_lkpage *lkcache[LKCACHE];
+static unsigned long lkclock;
+
+static void lkpage_unref(struct xm_rma_lkpage *p)
+{
+    if (--p->refs > 0 || p->cached)
+        return;
+    xm_shmwin_unmap(p->map, p->len);
+    free(p->wranks);
+    free(p);
+}
+
+static struct xm_rma_lkpage *lkpage_find(struct xm_comm *c)
+{
+    for (int i = 0; i < LKCACHE; i++) {
+        struct xm_rma_lkpage *p = lkcache[i];
+        if (!p || p->n != c->size)
+            continue;
+        int k = 0;
+        while (k < p->n && p->wranks[k] == xm_comm_world_rank(c, k))
+            k++;
+        if (k == p->n)
+            return p;
+    }
+    return NULL;
+}
+
+/* a page just mapped for c's group: into the cache (out goes the least recently used,
+ * or the group's old page), one reference for the window */
+static struct xm_rma_lkpage *lkpage_add(struct xm_comm *c, char *map, size_t len, uint64_t id)
+{
+    struct xm_rma_lkpage *p = calloc(1, sizeof(*p));
+    int *wr = malloc(sizeof(int) * (size_t)c->size);
+    if (!p || !wr) {
+        free(p);
+        free(wr);
+        return NULL;
+    }
+    for (int i = 0; i < c->size; i++)
+        wr[i] = xm_comm_world_rank(c, i);
+    *p = (struct xm_rma_lkpage){c->size, wr, map, len, id, 1, 1, ++lkclock};
+    struct xm_rma_lkpage *old = lkpage_find(c);
+    int slot = 0;
+    for (int i = 0; i < LKCACHE; i++) {
+        if (old ? lkcache[i] == old : !lkcache[i]) {
+            slot = i;
+            break;
+        }
+        if (lkcache[i] && lkcache[slot] && lkcache[i]->used < lkcache[slot]->used)
+            slot = i;
+    }
+    if (lkcache[slot]) {
+        lkcache[slot]->cached = 0;
+        lkcache[slot]->refs++;
+        lkpage_unref(lkcache[slot]);
+    }
+    lkcache[slot] = p;
+    return p;
+}
+
 static void win_destroy(struct xm_win *w)
 {
     for (struct xm_win **pp = &live; *pp; pp = &(*pp)->next_live)
@@ -1400,7 +1480,9 @@ static void win_destroy(struct xm_win *w)
     }
     if (w->map)
         xm_shmwin_unmap(w->map, w->maplen);
-    if (w->lkmap)
+    if (w->lkpage)
+        lkpage_unref(w->lkpage);
+    else if (w->lkmap)
         xm_shmwin_unmap(w->lkmap, w->lklen);
     if (w->own_base)
         free(w->base);
@@ -1454,44 +1536,79 @@ int xm_win_create(void *base, MPI_Aint size, int disp_unit, struct xm_comm *c, i
     w->lk_excl = -1;
     w->size = size;
     w->disp_unit = disp_unit;
+    /* (rma2) everything local first, so that one allgather both spreads sizes, units
+     * and bases and agrees on failures and on the lock page (Win_create in a loop) */
     w->sizes = calloc((size_t)n, sizeof(*w->sizes));
     w->units = calloc((size_t)n, sizeof(*w->units));
     w->post_from = calloc((size_t)n, sizeof(int));
     w->complete_from = calloc((size_t)n, sizeof(int));
     w->dirty = calloc((size_t)n, 1);
     w->locked = calloc((size_t)n, 1);
-    long long mine[3] = {size, disp_unit, (long long)(uintptr_t)base};
-    long long *all = malloc(sizeof(mine) * (size_t)n);
     w->raddr = calloc((size_t)n, sizeof(*w->raddr));
     int rc = 0;
     if (!w->sizes || !w->units || !w->post_from || !w->complete_from || !w->dirty ||
-        !w->locked || !all || !w->raddr)
+        !w->locked || !w->raddr)
         rc = MPI_ERR_NO_MEM;
-    /* every rank reaches the allgather even after a local failure: agree first */
-    int bad = rc != 0, anybad = 0;
-    if (xm_coll_allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, w->comm) < 0 || anybad) {
-        free(all);
-        win_destroy(w);
-        return rc ? rc : MPI_ERR_NO_MEM;
+    /* the same answers at every rank: the communicator and the environment */
+    int shared = flavor == MPI_WIN_FLAVOR_SHARED ||
+                 (flavor == MPI_WIN_FLAVOR_ALLOCATE && all_on_my_node(w->comm) &&
+                  xm_env_int("LOOM_MPI_RMA_SHM", 1));
+    if (!rc && !shared && flavor == MPI_WIN_FLAVOR_ALLOCATE) {
+        w->base = malloc(size ? (size_t)size : 1);
+        w->own_base = 1;
+        if (!w->base)
+            rc = MPI_ERR_NO_MEM;
+    } else if (!shared) {
+        w->base = base;
     }
-    if (xm_icoll_allgather(mine, 3, MPI_LONG_LONG, all, 3, MPI_LONG_LONG, w->comm, NULL) < 0) {
+    if (!rc && flavor == MPI_WIN_FLAVOR_CREATE) {
+        /* Win_create: reach local ranks' memory by CMA (rma_cma below), the way the
+         * p2p engine's large transfers do; LOOM_MPI_RMA_CMA=0 or LOOM_MPI_CMA=0 off */
+        const char *cma = getenv("LOOM_MPI_CMA"), *lmt = getenv("LOOM_SHM_LMT");
+        if (xm_env_int("LOOM_MPI_RMA_CMA", 1) && !(cma && *cma == '0') &&
+            !(lmt && strcmp(lmt, "copy") == 0) &&
+            !(w->cma_ok = calloc((size_t)n, 1))) /* per rank: 0 untried, 1 works, 2 not */
+            rc = MPI_ERR_NO_MEM;
+    }
+    for (int i = 0; i < XM_RMA_RING && !rc; i++)
+        if (ring_post(w, i) < 0)
+            rc = MPI_ERR_NO_MEM;
+    if (!rc && win_register(w) < 0)
+        rc = MPI_ERR_NO_MEM;
+    /* (issue 21) lock words for the accumulate family by CMA (cma_acc), when every
+     * rank is on this node and CMA is on: a lock page, maybe the group's cached one */
+    int want = !rc && w->cma_ok && all_on_my_node(w->comm) &&
+               xm_env_int("LOOM_MPI_RMA_CMA_ACC", 1);
+    struct xm_rma_lkpage *page = want ? lkpage_find(w->comm) : NULL;
+    long long mine[6] = {size, disp_unit, (long long)(uintptr_t)base, rc != 0, want,
+                         page ? (long long)page->id : 0};
+    long long *all = malloc(sizeof(mine) * (size_t)n);
+    if (!all) /* the others wait in the allgather for this rank: no way back */
+        xm_die("out of memory creating a window of %d ranks", n);
+    if (xm_icoll_allgather(mine, 6, MPI_LONG_LONG, all, 6, MPI_LONG_LONG, w->comm, NULL) <
+        0) {
         free(all);
         win_destroy(w);
         return MPI_ERR_OTHER;
     }
+    int anybad = 0, every = 1, same = page != NULL;
     for (int i = 0; i < n; i++) {
-        w->sizes[i] = (MPI_Aint)all[3 * i];
-        w->units[i] = (int)all[3 * i + 1];
-        w->raddr[i] = (uint64_t)all[3 * i + 2];
+        w->sizes[i] = (MPI_Aint)all[6 * i];
+        w->units[i] = (int)all[6 * i + 1];
+        w->raddr[i] = (uint64_t)all[6 * i + 2];
+        anybad |= all[6 * i + 3] != 0;
+        every &= all[6 * i + 4] != 0;
+        same &= page && all[6 * i + 5] == (long long)page->id;
     }
     free(all);
+    if (anybad) {
+        win_destroy(w);
+        return rc ? rc : MPI_ERR_NO_MEM;
+    }
     if (flavor == MPI_WIN_FLAVOR_DYNAMIC) {
         for (int i = 0; i < n; i++)
             w->units[i] = 1;
     }
-    int shared = flavor == MPI_WIN_FLAVOR_SHARED ||
-                 (flavor == MPI_WIN_FLAVOR_ALLOCATE && all_on_my_node(w->comm) &&
-                  xm_env_int("LOOM_MPI_RMA_SHM", 1));
     if (shared) {
         size_t total = 0;
         w->offs = calloc((size_t)n, sizeof(size_t));
@@ -1507,7 +1624,7 @@ int xm_win_create(void *base, MPI_Aint size, int disp_unit, struct xm_comm *c, i
          * accumulate family works on a rank's part under its word (shmwin.c) */
         w->lock_off = (total + 63) & ~(size_t)63;
         w->maplen = w->lock_off + (size_t)n * 64;
-        bad = rc != 0;
+        int bad = rc != 0;
         xm_coll_allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, w->comm);
         if (anybad) {
             win_destroy(w);
@@ -1519,7 +1636,14 @@ int xm_win_create(void *base, MPI_Aint size, int disp_unit, struct xm_comm *c, i
             free(w->offs);
             w->offs = NULL;
             w->map = NULL;
-            shared = 0;
+            w->base = malloc(size ? (size_t)size : 1);
+            w->own_base = 1;
+            bad = w->base == NULL;
+            xm_coll_allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, w->comm);
+            if (anybad) {
+                win_destroy(w);
+                return MPI_ERR_NO_MEM;
+            }
             rc = 0;
         } else if (rc) {
             win_destroy(w);
@@ -1528,43 +1652,27 @@ int xm_win_create(void *base, MPI_Aint size, int disp_unit, struct xm_comm *c, i
             w->base = w->map + w->offs[w->comm->rank];
         }
     }
-    if (shared) {
-        /* memory set up above */
-    } else if (flavor == MPI_WIN_FLAVOR_ALLOCATE) {
-        w->base = malloc(size ? (size_t)size : 1);
-        w->own_base = 1;
-        if (!w->base)
-            rc = MPI_ERR_NO_MEM;
-    } else {
-        w->base = base;
-        /* Win_create: reach local ranks' memory by CMA (rma_cma below), the way the
-         * p2p engine's large transfers do; LOOM_MPI_RMA_CMA=0 or LOOM_MPI_CMA=0 off */
-        const char *cma = getenv("LOOM_MPI_CMA"), *lmt = getenv("LOOM_SHM_LMT");
-        if (flavor == MPI_WIN_FLAVOR_CREATE && xm_env_int("LOOM_MPI_RMA_CMA", 1) &&
-            !(cma && *cma == '0') && !(lmt && strcmp(lmt, "copy") == 0))
-            w->cma_ok = calloc((size_t)n, 1); /* per rank: 0 untried, 1 works, 2 not */
-    }
-    if (flavor == MPI_WIN_FLAVOR_CREATE) {
-        /* (issue 21) lock words for the accumulate family by CMA (cma_acc), when every
-         * rank is on this node and CMA is on; agreed, since the mapping is collective */
-        int want = !rc && w->cma_ok && all_on_my_node(w->comm) &&
-                   xm_env_int("LOOM_MPI_RMA_CMA_ACC", 1), every = 0;
-        if (xm_coll_allreduce(&want, &every, 1, MPI_INT, MPI_MIN, w->comm) == 0 && every &&
-            xm_shmwin_map(w->comm, (size_t)n * 64, &w->lkmap) == 0)
-            w->lklen = (size_t)n * 64;
-        else
-            w->lkmap = NULL;
-    }
-    for (int i = 0; i < XM_RMA_RING && !rc; i++)
-        if (ring_post(w, i) < 0)
-            rc = MPI_ERR_NO_MEM;
-    if (!rc && win_register(w) < 0)
-        rc = MPI_ERR_NO_MEM;
-    bad = rc != 0;
-    xm_coll_allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, w->comm);
-    if (anybad) {
-        win_destroy(w);
-        return rc ? rc : MPI_ERR_NO_MEM;
+    if (flavor == MPI_WIN_FLAVOR_CREATE && every) {
+        /* agreed: all reuse the page all showed, or all map a new one (collective) */
+        char *map;
+        uint64_t id;
+        if (same) {
+            page->refs++;
+            page->used = ++lkclock;
+        } else if (xm_shmwin_map_id(w->comm, (size_t)n * 64, &map, &id) == 0) {
+            page = lkpage_add(w->comm, map, (size_t)n * 64, id);
+            if (!page) { /* no room to remember it: this window's own page */
+                w->lkmap = map;
+                w->lklen = (size_t)n * 64;
+            }
+        } else {
+            page = NULL;
+        }
+        if (page) {
+            w->lkpage = page;
+            w->lkmap = page->map;
+            w->lklen = page->len;
+        }
     }
     w->next_live = live;
     live = w;

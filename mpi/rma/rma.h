@@ -51,6 +51,7 @@ struct xm_win {
      * CMA under the target's word, and the target's service takes the same word */
     char *lkmap;
     size_t lklen;
+    struct xm_rma_lkpage *lkpage; /* lkmap's entry in rma.c's cache (shared by windows) */
     MPI_Errhandler errh;
     char name[MPI_MAX_OBJECT_NAME];
     /* dynamic windows */
@@ -167,5 +168,7 @@ void xm_shmwin_unlock(struct xm_win *w, int r);
  * made by rank 0 (O_EXCL|O_NOFOLLOW, random name, 0600), checked and unlinked once all
  * mapped it.  Collective.  0 / MPI error class (the same at every rank). */
 int xm_shmwin_map(struct xm_comm *c, size_t total, char **map);
+/* the same, and *id = the mapping's random name bits (equal at every rank of c) */
+int xm_shmwin_map_id(struct xm_comm *c, size_t total, char **map, uint64_t *id);
 void xm_shmwin_unmap(char *map, size_t total);
 #endif

@@ -30,6 +30,11 @@
 
 int xm_shmwin_map(struct xm_comm *c, size_t total, char **map)
 {
+    return xm_shmwin_map_id(c, total, map, NULL);
+}
+
+int xm_shmwin_map_id(struct xm_comm *c, size_t total, char **map, uint64_t *id)
+{
     char name[64] = "";
     int fd = -1, ok = 1, allok = 0;
     void *p = MAP_FAILED;
@@ -77,6 +82,10 @@ int xm_shmwin_map(struct xm_comm *c, size_t total, char **map)
         return MPI_ERR_NO_MEM;
     }
     *map = p;
+    if (id) { /* the random bits of the name: the same at every rank */
+        const char *dash = strrchr(name, '-');
+        *id = dash ? strtoull(dash + 1, NULL, 16) : 0;
+    }
     return 0;
 }
 

@@ -9,7 +9,9 @@
  *   - a dynamic window whose two attached regions touch: one Put/Accumulate/
  *     Get_accumulate/Get over both;
  *   - Win_get_info reports the hints of MPI-3.1 11.2.1, their defaults and what
- *     Win_set_info or the creation info set.
+ *     Win_set_info or the creation info set;
+ *   - Win_create windows over many groups and orders, where the accumulate lock
+ *     pages are cached, reused and evicted differently at each rank.
  * Needs 2 or more processes (rank 0 is the origin, rank 1 the target).
  */
 #include <mpi.h>
@@ -281,6 +283,37 @@ static void hints(void)
     MPI_Win_free(&w);
 }
 
+/* Win_create windows over many orderings and subsets of the world, twice: the lock
+ * pages of the accumulate family are reused per group and evicted (8 kept) at
+ * different times on different ranks; every window must still count right */
+static void lock_pages(void)
+{
+    for (int round = 0; round < 2; round++)
+        for (int g = 0; g < 12; g++) {
+            /* g: which ranks (bit mask over the first 3, 0 = all) and their order */
+            int mask = g % 4 == 0 ? ~0 : g % 4 == 1 ? 3 : g % 4 == 2 ? 5 : 6;
+            int in = (mask >> (rank < 3 ? rank : 0)) & 1 || mask == ~0;
+            int key = g / 4 == 1 ? -rank : g / 4 == 2 ? (rank + 1) % nproc : rank;
+            MPI_Comm c;
+            MPI_Comm_split(MPI_COMM_WORLD, in ? 0 : MPI_UNDEFINED, key, &c);
+            if (c == MPI_COMM_NULL)
+                continue;
+            int n, me;
+            MPI_Comm_size(c, &n);
+            MPI_Comm_rank(c, &me);
+            long cnt = 0, one = 1;
+            MPI_Win w;
+            MPI_Win_create(&cnt, sizeof(cnt), sizeof(cnt), MPI_INFO_NULL, c, &w);
+            MPI_Win_fence(0, w);
+            for (int t = 0; t < n; t++)
+                MPI_Accumulate(&one, 1, MPI_LONG, t, 0, 1, MPI_LONG, MPI_SUM, w);
+            MPI_Win_fence(0, w);
+            TEST_ASSERT_MSG(cnt == n, "group %d round %d: %ld of %d", g, round, cnt, n);
+            MPI_Win_free(&w);
+            MPI_Comm_free(&c);
+        }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -296,5 +329,6 @@ int main(int argc, char **argv)
     zero_size();
     dynamic_adjacent();
     hints();
+    lock_pages();
     return test_finish();
 }
