@@ -2,7 +2,7 @@
  * rma.c - MPI-3.1 chapter 11 (one-sided communication) entry points:
  *         argument checks, rank/group translation, the window's error handler; the
  *         work is done by mpi/rma/.
- * One piece (about 870 lines): the checked entry points of one chapter, each a few
+ * One piece (about 970 lines): the checked entry points of one chapter, each a few
  *   lines over the same window lookup and epoch checks; split, they would only scatter
  *   those checks.
  *
