@@ -84,6 +84,7 @@ XM_WEAK(MPI_File_get_errhandler)
 XM_WEAK(MPI_File_call_errhandler)
 XM_WEAK(MPI_File_c2f)
 XM_WEAK(MPI_File_f2c)
+XM_WEAK(MPI_Register_datarep)
 
 /* ---- handle table and error handlers --------------------------------------------------- */
 static struct xm_file **files; /* index + 1 = Fortran handle */
@@ -94,7 +95,13 @@ static MPI_Errhandler null_errh = MPI_ERRORS_RETURN; /* MPI_FILE_NULL's handler 
  * communicator handler (api/env.c) and are refused by Comm_set_errhandler. */
 #define FEH_BIT 0x400000
 static MPI_File_errhandler_function **feh;
+static unsigned char *feh_fortran; /* 1: a Fortran procedure (file handle by index) */
 static int nfeh;
+
+/* Set by libmpifort (bindings/gen_fortran.py) around MPI_FILE_CREATE_ERRHANDLER: the
+ * handler being created is a Fortran procedure, called with (INTEGER file, INTEGER
+ * error) by reference, the file being MPI_File_c2f's index. */
+__thread int mpipriv_file_errh_lang __attribute__((visibility("default")));
 
 static MPI_File_errhandler_function *feh_fn(MPI_Errhandler eh)
 {
@@ -126,7 +133,13 @@ static int ferr(struct xm_file *f, int cls, const char *fn)
     if (uf) {
         MPI_File h = f;
         int code = cls;
-        uf(&h, &code, fn);
+        int i = (int)(XM_H_INDEX(eh) & ~FEH_BIT);
+        if (feh_fortran[i]) {
+            MPI_Fint fh = f ? (MPI_Fint)f->index : 0;   /* MPI_FILE_NULL is 0 */
+            ((void (*)(MPI_Fint *, int *))(void (*)(void))uf)(&fh, &code);
+        } else {
+            uf(&h, &code, fn);
+        }
         return cls;
     }
     char s[MPI_MAX_ERROR_STRING];
@@ -695,7 +708,12 @@ int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype dt, MPI_Aint *extent)
         return ferr(f, MPI_ERR_TYPE, "MPI_File_get_type_extent");
     if (!extent)
         return ferr(f, MPI_ERR_ARG, "MPI_File_get_type_extent");
-    /* native and the accepted external32 types have the same sizes (io/file.c) */
+    /* native and the accepted external32 types have the same sizes (io/file.c); a
+     * user data representation answers for its basic types (io/datarep.c) */
+    if (f->udr && XM_DT_IS_PREDEF(dt)) {
+        int rc = xm_io_datarep_extent(f->udr, dt, extent);
+        return rc ? ferr(f, rc, "MPI_File_get_type_extent") : MPI_SUCCESS;
+    }
     *extent = t->extent;
     return MPI_SUCCESS;
 }
@@ -738,7 +756,13 @@ int PMPI_File_create_errhandler(MPI_File_errhandler_function *fn, MPI_Errhandler
     if (!n)
         return ferr(NULL, MPI_ERR_NO_MEM, "MPI_File_create_errhandler");
     feh = n;
+    unsigned char *lang = realloc(feh_fortran, (size_t)(nfeh + 1));
+    if (!lang)
+        return ferr(NULL, MPI_ERR_NO_MEM, "MPI_File_create_errhandler");
+    feh_fortran = lang;
     feh[nfeh] = fn;
+    feh_fortran[nfeh] = mpipriv_file_errh_lang != 0;
+    mpipriv_file_errh_lang = 0;
     *eh = XM_H_MAKE(XM_K_ERRH, 1, FEH_BIT | (unsigned)nfeh);
     nfeh++;
     return MPI_SUCCESS;
@@ -787,4 +811,17 @@ MPI_Fint PMPI_File_c2f(MPI_File fh)
 MPI_File PMPI_File_f2c(MPI_Fint fh)
 {
     return fh >= 1 && fh <= nfiles ? files[fh - 1] : MPI_FILE_NULL;
+}
+
+/* ---- user data representations (MPI-3.1 13.5.3; io/datarep.c) ---------------------- */
+/* Errors go to MPI_FILE_NULL's handler: no file is involved. */
+int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
+                          MPI_Datarep_conversion_function *write_conversion_fn,
+                          MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
+{
+    if (!datarep)
+        return ferr(NULL, MPI_ERR_ARG, "MPI_Register_datarep");
+    return ferr(NULL, xm_io_datarep_register(datarep, read_conversion_fn, write_conversion_fn,
+                                             dtype_file_extent_fn, extra_state),
+                "MPI_Register_datarep");
 }

@@ -9,12 +9,6 @@ static __attribute__((unused)) int stub(const char *fn)
     return xm_err(NULL, MPI_ERR_UNSUPPORTED_OPERATION, fn);
 }
 
-XM_WEAK(MPI_Register_datarep)
-int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn, MPI_Datarep_conversion_function *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
-{
-    return stub("MPI_Register_datarep");
-}
-
 XM_WEAK(MPI_Allgatherv_init_c)
 int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {

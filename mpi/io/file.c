@@ -415,17 +415,25 @@ int xm_io_set_view(struct xm_file *f, MPI_Offset disp, MPI_Datatype etype,
                    MPI_Datatype filetype, const char *datarep)
 {
     struct xm_dtype *et = xm_dt_get(etype), *ft = xm_dt_get(filetype);
-    int ext32;
+    int ext32 = 0;
+    const struct xm_datarep *udr = NULL;
     if (!strcmp(datarep, "native") || !strcmp(datarep, "internal"))
         ext32 = 0;
     else if (!strcmp(datarep, "external32"))
         ext32 = 1;
-    else
+    else if (!(udr = xm_io_datarep_find(datarep)))
         return MPI_ERR_UNSUPPORTED_DATAREP;
     if (!et->size || !ft->size || ft->size % et->size || ft->extent <= 0)
         return MPI_ERR_TYPE;
     if (ext32 && (ext32_check(et) || ext32_check(ft)))
         return MPI_ERR_UNSUPPORTED_DATAREP;
+    if (udr) { /* (io/datarep.c) the view's layout needs native-sized file extents */
+        int rc = xm_io_datarep_check(udr, et);
+        if (!rc)
+            rc = xm_io_datarep_check(udr, ft);
+        if (rc)
+            return rc;
+    }
     /* expand the flattened blocks into regions in type-map order; they must not go
      * backwards (MPI-3.1 §13.3: nonnegative, monotonically nondecreasing).  A layout
      * that breaks this is MPI_ERR_IO, the class ROMIO gives it (the type itself is a
@@ -501,6 +509,7 @@ int xm_io_set_view(struct xm_file *f, MPI_Offset disp, MPI_Datatype etype,
     f->rlen = rlen;
     f->rpos = rpos;
     f->ext32 = ext32;
+    f->udr = udr;
     snprintf(f->datarep, sizeof f->datarep, "%s", datarep);
     f->fp = 0;
     return MPI_SUCCESS;
@@ -727,15 +736,25 @@ int xm_io_access(struct xm_file *f, int write, MPI_Offset etoff, void *buf, int 
     *bytes = 0;
     if (f->ext32 && count && ext32_check(t))
         rc = MPI_ERR_CONVERSION;
+    /* a user data representation's conversion function for this direction (a
+     * MPI_CONVERSION_FN_NULL one moves native bytes) */
+    MPI_Datarep_conversion_function *conv = f->udr ? (write ? f->udr->wr : f->udr->rd) : NULL;
+    if (!rc && f->udr && count)
+        rc = xm_io_datarep_check(f->udr, t);
     char *stream = NULL, *tmp = NULL;
-    int direct = !f->ext32 && t->contig && t->extent == (MPI_Aint)t->size;
+    int direct = !f->ext32 && !conv && t->contig && t->extent == (MPI_Aint)t->size;
     if (!rc && n) {
         if (direct) {
             stream = (char *)buf + t->true_lb;
         } else if (!(stream = tmp = malloc(n))) {
             rc = MPI_ERR_NO_MEM;
         } else if (write) {
-            if (f->ext32) {
+            size_t items = 0;
+            if (conv) {
+                rc = xm_io_datarep_items(t, n, &items);
+                if (!rc)
+                    rc = conv(buf, dt, (int)items, stream, 0, f->udr->extra);
+            } else if (f->ext32) {
                 struct conv x = {stream, 0, 1};
                 xm_dt_visit(buf, count, t, ext32_conv, &x);
             } else {
@@ -772,7 +791,13 @@ int xm_io_access(struct xm_file *f, int write, MPI_Offset etoff, void *buf, int 
         rc = xm_io_indep(f, write, p, np, stream, bytes);
     }
     if (!rc && !write && !direct && n) {
-        if (f->ext32) {
+        size_t items = 0;
+        if (conv) {
+            /* the typemap entries read whole are converted; the rest stays */
+            rc = xm_io_datarep_items(t, *bytes, &items);
+            if (!rc && items)
+                rc = conv(buf, dt, (int)items, stream, 0, f->udr->extra);
+        } else if (f->ext32) {
             struct conv x = {stream, 0, 0};
             /* only whole elements that were read are converted; the rest stays */
             int whole = (int)(*bytes / t->size);

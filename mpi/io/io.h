@@ -16,7 +16,8 @@
  *     (".<name>.shfp.<id>"), read and updated under an fcntl write lock: it works for
  *     ranks on several nodes of a file system with POSIX locks and needs no rank to
  *     answer messages.
- * Caveats: single-threaded like the rest of libmpi; Register_datarep is not offered.
+ * Caveats: single-threaded like the rest of libmpi.  User data representations
+ *   (MPI_Register_datarep, io/datarep.c) must keep every basic type's size.
  */
 #ifndef XM_IO_H
 #define XM_IO_H
@@ -32,6 +33,14 @@ struct xm_io_hints {
     long ind_rd_buffer_size, ind_wr_buffer_size;
     long striping_unit;    /* accepted and reported (0 = not set) */
     int striping_factor;
+};
+
+/* a data representation registered by MPI_Register_datarep (io/datarep.c) */
+struct xm_datarep {
+    char name[MPI_MAX_DATAREP_STRING];
+    MPI_Datarep_conversion_function *rd, *wr;
+    MPI_Datarep_extent_function *ext;
+    void *extra;
 };
 
 struct xm_file {
@@ -58,6 +67,7 @@ struct xm_file {
     size_t *rpos;          /* packed position of each region (nreg + 1 entries) */
     int ext32;             /* data representation external32 */
     char datarep[MPI_MAX_DATAREP_STRING];
+    const struct xm_datarep *udr; /* a user data representation, else NULL */
     MPI_Offset fp;         /* individual file pointer, in etypes */
     /* split collective in progress */
     int split_active;
@@ -106,5 +116,18 @@ int xm_io_twophase(struct xm_file *f, int write, struct xm_io_piece *p, int np,
 /* independent access of a piece list (sieving, atomic locks): file.c */
 int xm_io_indep(struct xm_file *f, int write, struct xm_io_piece *p, int np, char *stream,
                 size_t *moved);
+
+/* datarep.c: the registry of user data representations.  0 or an error class. */
+int xm_io_datarep_register(const char *name, MPI_Datarep_conversion_function *rd,
+                           MPI_Datarep_conversion_function *wr,
+                           MPI_Datarep_extent_function *ext, void *extra);
+const struct xm_datarep *xm_io_datarep_find(const char *name);
+/* every basic type of t has a file extent equal to its native size (else the
+ * extent function's error, or MPI_ERR_UNSUPPORTED_DATAREP) */
+int xm_io_datarep_check(const struct xm_datarep *r, const struct xm_dtype *t);
+int xm_io_datarep_extent(const struct xm_datarep *r, MPI_Datatype dt, MPI_Aint *extent);
+/* typemap entries (conversion `count`) in the first `bytes` packed bytes of a stream
+ * of t: whole entries only */
+int xm_io_datarep_items(const struct xm_dtype *t, size_t bytes, size_t *items);
 
 #endif
