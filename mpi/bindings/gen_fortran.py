@@ -389,6 +389,12 @@ def c_wrapper(ret, name, params, kinds):
         elif k == 'errh_fn':
             cparams.append('void (*%s)(void)' % v)
             callargs.append('(%s)%s' % (ctype, v))
+        elif k == 'ferrh_fn':
+            # (f22) libmpi records the handler as Fortran (file handle by index)
+            cparams.append('void (*%s)(void)' % v)
+            callargs.append('(%s)%s' % (ctype, v))
+            pre.append('mpipriv_file_errh_lang = 1;')
+            post.append('mpipriv_file_errh_lang = 0;')
         elif k in ('attr_in', 'attr_in_int'):
             # (issue 22) libmpi stores the value with the language and width of this
             # call (mpipriv_attr_lang, core/xm.h), so that C readers get a pointer to it
@@ -630,6 +636,78 @@ def f08_greq_callbacks():
 # ---- end of Fortran info and generalized requests --------------------------------------
 
 
+# ---- (f22) spawn, user data representations, file error handlers -----------------------
+# MPI_COMM_SPAWN(_MULTIPLE) and MPI_REGISTER_DATAREP are bound by hand in
+# bindings/fspawn.c and bindings/fdatarep.c (CHARACTER arrays; Fortran conversion
+# procedures); here are their interfaces in module mpi ('f77'), in mpi_f08's interface
+# to the C layer ('f08c') and mpi_f08's module procedures ('f08').
+HAND_FNS = ['Comm_spawn', 'Comm_spawn_multiple', 'Register_datarep']
+C_F22 = r'''
+/* (f22) set around MPI_File_create_errhandler: the handler is a Fortran procedure */
+extern __thread int mpipriv_file_errh_lang;
+'''
+
+
+def hand_interface(name, style, procname, cprefix='loomf'):
+    h = style in ('f08', 'f08c')
+    comm = 'TYPE(MPI_Comm)' if h else 'INTEGER'
+    info = 'TYPE(MPI_Info)' if h else 'INTEGER'
+    if name == 'Comm_spawn':
+        args = ['command', 'argv', 'maxprocs', 'info', 'root', 'comm', 'intercomm',
+                'array_of_errcodes']
+        decl = ['CHARACTER(LEN=*) :: command, argv(*)', 'INTEGER :: maxprocs, root',
+                '%s :: info' % info, '%s :: comm, intercomm' % comm,
+                'INTEGER :: array_of_errcodes(*)']
+    elif name == 'Comm_spawn_multiple':
+        args = ['count', 'array_of_commands', 'array_of_argv', 'array_of_maxprocs',
+                'array_of_info', 'root', 'comm', 'intercomm', 'array_of_errcodes']
+        decl = ['INTEGER :: count, root', 'CHARACTER(LEN=*) :: array_of_commands(*)',
+                'CHARACTER(LEN=*) :: array_of_argv(count, *)',
+                'INTEGER :: array_of_maxprocs(*), array_of_errcodes(*)',
+                '%s :: array_of_info(*)' % info, '%s :: comm, intercomm' % comm]
+    else:
+        args = ['datarep', 'read_conversion_fn', 'write_conversion_fn',
+                'dtype_file_extent_fn', 'extra_state']
+        decl = ['CHARACTER(LEN=*) :: datarep']
+        if h:
+            decl += ['PROCEDURE(MPI_Datarep_conversion_function) :: read_conversion_fn',
+                     'PROCEDURE(MPI_Datarep_conversion_function) :: write_conversion_fn',
+                     'PROCEDURE(MPI_Datarep_extent_function) :: dtype_file_extent_fn']
+        else:
+            decl += ['EXTERNAL :: read_conversion_fn, write_conversion_fn, dtype_file_extent_fn']
+        decl += ['INTEGER(KIND=MPI_ADDRESS_KIND) :: extra_state']
+    lines = ['SUBROUTINE %s(%s, &' % (procname, ', '.join(args[:4])),
+             '    %s, ierror)' % ', '.join(args[4:])]
+    if style != 'f08':
+        lines += ['  IMPORT', '  IMPLICIT NONE']
+    lines += ['  ' + d for d in decl]
+    if style == 'f08':
+        lines += ['  INTEGER, OPTIONAL, INTENT(OUT) :: ierror', '  INTEGER :: ierr_',
+                  '  CALL %s_%s(%s, &' % (cprefix, name.lower(), ', '.join(args[:4])),
+                  '      %s, ierr_)' % ', '.join(args[4:]),
+                  '  IF (PRESENT(ierror)) ierror = ierr_']
+    else:
+        lines.append('  INTEGER :: ierror')
+    return lines + ['END SUBROUTINE']
+
+
+def f08_f22_callbacks():
+    return ['    SUBROUTINE MPI_File_errhandler_function(file, error_code)',
+            '      IMPORT', '      TYPE(MPI_File) :: file', '      INTEGER :: error_code',
+            '    END SUBROUTINE',
+            '    SUBROUTINE MPI_Datarep_conversion_function(userbuf, datatype, count, &',
+            '        filebuf, position, extra_state, ierror)',
+            '      IMPORT', '      TYPE(C_PTR), VALUE :: userbuf, filebuf',
+            '      TYPE(MPI_Datatype) :: datatype', '      INTEGER :: count, ierror',
+            '      INTEGER(KIND=MPI_OFFSET_KIND) :: position',
+            '      INTEGER(KIND=MPI_ADDRESS_KIND) :: extra_state', '    END SUBROUTINE',
+            '    SUBROUTINE MPI_Datarep_extent_function(datatype, extent, extra_state, ierror)',
+            '      IMPORT', '      TYPE(MPI_Datatype) :: datatype',
+            '      INTEGER(KIND=MPI_ADDRESS_KIND) :: extent, extra_state',
+            '      INTEGER :: ierror', '    END SUBROUTINE']
+# ---- end of spawn, user data representations, file error handlers ----------------------
+
+
 # ---- Fortran declarations --------------------------------------------------------------
 def fdecl(kind, ctype, fname, style):
     """Declaration of one dummy argument. style: 'f77' (module mpi interfaces),
@@ -691,6 +769,9 @@ def fdecl(kind, ctype, fname, style):
         return ['PROCEDURE(MPI_User_function) :: ' + fname if h else 'EXTERNAL :: ' + fname]
     if kind == 'errh_fn':
         return ['PROCEDURE(%s) :: %s' % (ctype.split()[0], fname) if h
+                else 'EXTERNAL :: ' + fname]
+    if kind == 'ferrh_fn':   # (f22)
+        return ['PROCEDURE(MPI_File_errhandler_function) :: ' + fname if h
                 else 'EXTERNAL :: ' + fname]
     if kind == 'baseptr':
         return ['TYPE(C_PTR) :: ' + fname if h
@@ -1048,7 +1129,7 @@ def main():
     large = largecount_bound(bound, rules, argkinds)
 
     # ---- C layer
-    c = [C_PROLOGUE % {'strmax': STRMAX}, C_FINFO]
+    c = [C_PROLOGUE % {'strmax': STRMAX}, C_FINFO, C_F22]
     for ret, name, params, kinds in bound + large:
         c.append('\n/* MPI_%s */\n' % name)
         c.append(c_wrapper(ret, name, params, kinds))
@@ -1095,6 +1176,11 @@ def main():
         h.append('      EXTERNAL MPI_%s, PMPI_%s' % (n.upper(), n.upper()))
     for i in range(0, len(PREDEF_CB), 2):   # two a line: fixed form ends at column 72
         h.append('      EXTERNAL ' + ', '.join(PREDEF_CB[i:i + 2]))
+    # (f22) spawn's CHARACTER sentinels (bindings/fspawn.c) and MPI_CONVERSION_FN_NULL
+    h += ['      CHARACTER*1 MPI_ARGV_NULL(1)', '      COMMON /mpipriv_argv_null/ MPI_ARGV_NULL',
+          '      CHARACTER*1 MPI_ARGVS_NULL(1,1)',
+          '      COMMON /mpipriv_argvs_null/ MPI_ARGVS_NULL',
+          '      EXTERNAL MPI_CONVERSION_FN_NULL']
 
     # module mpi
     m = ['! mpi.f90 - GENERATED by mpi/bindings/gen_fortran.py: module mpi (USE mpi).',
@@ -1110,6 +1196,10 @@ def main():
     for n, blk, dims in commons:
         m += ['  INTEGER :: %s%s' % (n, dims), '  COMMON /%s/ %s' % (blk, n)]
     m += wrap_free('EXTERNAL :: ' + ', '.join(PREDEF_CB), '  ')
+    m += ['  CHARACTER(LEN=1) :: MPI_ARGV_NULL(1)', '  COMMON /mpipriv_argv_null/ MPI_ARGV_NULL',
+          '  CHARACTER(LEN=1) :: MPI_ARGVS_NULL(1,1)',
+          '  COMMON /mpipriv_argvs_null/ MPI_ARGVS_NULL',
+          '  EXTERNAL :: MPI_CONVERSION_FN_NULL']   # (f22)
     # the profiling names of the typed functions (MPI_WTIME's have interfaces below)
     for n, r in funcs_typed:
         m.append('  %s, EXTERNAL :: PMPI_%s' % (FRET[r], n.upper()))
@@ -1120,6 +1210,8 @@ def main():
     for name, obj, val in KEYVAL_FNS:
         m += ['    ' + ln for ln in keyval_interface(name, obj, val, 'f77', 'MPI_' + name.upper())]
     m += ['    ' + ln for ln in greq_interface('f77', 'MPI_GREQUEST_START')]  # (issue 22)
+    for hn in HAND_FNS:   # (f22)
+        m += ['    ' + ln for ln in hand_interface(hn, 'f77', 'MPI_' + hn.upper())]
     for ret, name, params, kinds in bound:
         for ln in f_interface(ret, name, params, kinds, 'f77', 'MPI_' + name.upper()):
             m += wrap_free(ln, '    ')
@@ -1163,6 +1255,10 @@ def main():
         else:
             g += ['  INTEGER, PUBLIC, TARGET :: %s%s' % (n, dims)]
         g.append('  COMMON /%s/ %s' % (blk, n))
+    g += ['  CHARACTER(LEN=1), PUBLIC :: MPI_ARGV_NULL(1)',
+          '  COMMON /mpipriv_argv_null/ MPI_ARGV_NULL',
+          '  CHARACTER(LEN=1), PUBLIC :: MPI_ARGVS_NULL(1,1)',
+          '  COMMON /mpipriv_argvs_null/ MPI_ARGVS_NULL']   # (f22)
     # handle comparisons
     g.append('  INTERFACE OPERATOR(==)')
     g += wrap_free('MODULE PROCEDURE ' + ', '.join('xf_eq_' + t.lower() for t in HANDLES),
@@ -1185,8 +1281,12 @@ def main():
           '    SUBROUTINE MPI_Win_errhandler_function(win, error_code)',
           '      IMPORT', '      TYPE(MPI_Win) :: win', '      INTEGER :: error_code',
           '    END SUBROUTINE',
-          ] + f08_callback_interfaces() + f08_greq_callbacks() + [
+          ] + f08_callback_interfaces() + f08_greq_callbacks() + f08_f22_callbacks() + [
           '  END INTERFACE',
+          '  PUBLIC :: MPI_File_errhandler_function, MPI_Datarep_conversion_function',
+          '  PUBLIC :: MPI_Datarep_extent_function',
+          '  PROCEDURE(MPI_Datarep_conversion_function) :: MPI_CONVERSION_FN_NULL',
+          '  PUBLIC :: MPI_CONVERSION_FN_NULL',
           '  PUBLIC :: MPI_Grequest_query_function, MPI_Grequest_free_function',
           '  PUBLIC :: MPI_Grequest_cancel_function',
           '  PUBLIC :: MPI_User_function, MPI_Comm_errhandler_function',
@@ -1215,6 +1315,9 @@ def main():
     for name, obj, val in KEYVAL_FNS:
         g += ['    ' + ln for ln in keyval_interface(name, obj, val, 'f08c', 'loomf_' + name.lower())]
     g += ['    ' + ln for ln in greq_interface('f08c', 'loomf_grequest_start')]  # (issue 22)
+    for hn in HAND_FNS:   # (f22)
+        for pre in ('loomf_', 'loomfp_'):
+            g += ['    ' + ln for ln in hand_interface(hn, 'f08c', pre + hn.lower())]
     g.append('  END INTERFACE')
     for ret, name, params, kinds in bound + [('int', 'Pcontrol', [('int', 'level', '')],
                                                ['int'])]:
@@ -1227,10 +1330,17 @@ def main():
               '  END INTERFACE', '  PUBLIC :: MPI_%s, MPI_%s_f08' % (name, name)]
     g += ['  INTERFACE MPI_Grequest_start', '    MODULE PROCEDURE MPI_Grequest_start_f08',
           '  END INTERFACE', '  PUBLIC :: MPI_Grequest_start, MPI_Grequest_start_f08']
+    for hn in HAND_FNS:   # (f22)
+        for pre in ('MPI', 'PMPI'):
+            g += ['  INTERFACE %s_%s' % (pre, hn), '    MODULE PROCEDURE %s_%s_f08' % (pre, hn),
+                  '  END INTERFACE', '  PUBLIC :: %s_%s, %s_%s_f08' % (pre, hn, pre, hn)]
     g += f08_pmpi_generics(bound)
     g += largecount_generics(large)
     g.append('CONTAINS')
     g += ['  ' + ln for ln in greq_interface('f08', 'MPI_Grequest_start_f08')]  # (issue 22)
+    for hn in HAND_FNS:   # (f22)
+        g += ['  ' + ln for ln in hand_interface(hn, 'f08', 'MPI_%s_f08' % hn)]
+        g += ['  ' + ln for ln in hand_interface(hn, 'f08', 'PMPI_%s_f08' % hn, 'loomfp')]
     for name, obj, val in KEYVAL_FNS:
         g += ['  ' + ln for ln in keyval_interface(name, obj, val, 'f08', 'MPI_%s_f08' % name)]
     g += sizeof_procs(True)
