@@ -642,6 +642,10 @@ def f08_greq_callbacks():
 # procedures); here are their interfaces in module mpi ('f77'), in mpi_f08's interface
 # to the C layer ('f08c') and mpi_f08's module procedures ('f08').
 HAND_FNS = ['Comm_spawn', 'Comm_spawn_multiple', 'Register_datarep']
+# constants that are INTEGER(KIND=MPI_OFFSET_KIND) in Fortran (MPI-3.1 A.1.1): a
+# default INTEGER MPI_DISPLACEMENT_CURRENT handed to MPI_FILE_SET_VIEW's 8-byte DISP
+# through mpif.h (no interface) read 4 bytes of garbage
+OFFSET_CONSTS = ['MPI_DISPLACEMENT_CURRENT']
 C_F22 = r'''
 /* (f22) set around MPI_File_create_errhandler: the handler is a Fortran procedure */
 extern __thread int mpipriv_file_errh_lang;
@@ -1143,7 +1147,8 @@ def main():
              ('MPI_COUNT_KIND', 8), ('MPI_INTEGER_KIND', 4)]
     extra += [(f, sfields.index(f) + 1) for f in ('MPI_SOURCE', 'MPI_TAG', 'MPI_ERROR')]
     skipc = {'MPI_SOURCE', 'MPI_TAG', 'MPI_ERROR'}   # struct fields, not constants
-    ints = [(n, v) for n, (v, t) in sorted(consts.items()) if n not in skipc] + extra
+    ints = [(n, v) for n, (v, t) in sorted(consts.items())
+            if n not in skipc and n not in OFFSET_CONSTS] + extra
     commons = [('MPI_BOTTOM', 'mpipriv_bottom', ''), ('MPI_IN_PLACE', 'mpipriv_in_place', ''),
                ('MPI_STATUS_IGNORE', 'mpipriv_status_ignore', '(MPI_STATUS_SIZE)'),
                ('MPI_STATUSES_IGNORE', 'mpipriv_statuses_ignore', '(MPI_STATUS_SIZE,1)'),
@@ -1165,6 +1170,9 @@ def main():
         if len(par) > 72:
             die('constant line too long for fixed form: ' + n)
         h += [decl, par]
+    for n in OFFSET_CONSTS:   # (f22) after MPI_OFFSET_KIND
+        h += ['      INTEGER(KIND=MPI_OFFSET_KIND) %s' % n,
+              '      PARAMETER (%s=%d)' % (n, consts[n][0])]
     h += ['      LOGICAL MPI_SUBARRAYS_SUPPORTED',
           '      PARAMETER (MPI_SUBARRAYS_SUPPORTED=.FALSE.)',
           '      LOGICAL MPI_ASYNC_PROTECTS_NONBLOCKING',
@@ -1191,6 +1199,8 @@ def main():
          '  PUBLIC']
     for n, v in ints:
         m.append('  INTEGER, PARAMETER :: %s = %d' % (n, v))
+    for n in OFFSET_CONSTS:   # (f22)
+        m.append('  INTEGER(KIND=MPI_OFFSET_KIND), PARAMETER :: %s = %d' % (n, consts[n][0]))
     m += ['  LOGICAL, PARAMETER :: MPI_SUBARRAYS_SUPPORTED = .FALSE.',
           '  LOGICAL, PARAMETER :: MPI_ASYNC_PROTECTS_NONBLOCKING = .FALSE.']
     for n, blk, dims in commons:
@@ -1235,7 +1245,7 @@ def main():
         g.append('    INTEGER%s :: %s' % ('' if f.startswith('MPI_') else ', PRIVATE', f))
     g.append('  END TYPE')
     for n, (v, t) in sorted(consts.items()):
-        if n in skipc:
+        if n in skipc or n in OFFSET_CONSTS:
             continue
         if t:
             g.append('  TYPE(%s), PARAMETER, PUBLIC :: %s = %s(%d)' % (t, n, t, v))
@@ -1243,6 +1253,9 @@ def main():
             g.append('  INTEGER, PARAMETER, PUBLIC :: %s = %d' % (n, v))
     for n, v in extra:
         g.append('  INTEGER, PARAMETER, PUBLIC :: %s = %d' % (n, v))
+    for n in OFFSET_CONSTS:   # (f22)
+        g.append('  INTEGER(KIND=MPI_OFFSET_KIND), PARAMETER, PUBLIC :: %s = %d'
+                 % (n, consts[n][0]))
     # noncontiguous sections are described in place (f08_section_procedure); the choice
     # buffers of nonblocking calls are ASYNCHRONOUS, which gfortran honours (TS 29113)
     g += ['  LOGICAL, PARAMETER, PUBLIC :: MPI_SUBARRAYS_SUPPORTED = .TRUE.',

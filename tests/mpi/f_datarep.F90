@@ -80,6 +80,8 @@ SUBROUTINE test_mpi(path)
   INTEGER(KIND=MPI_ADDRESS_KIND) :: extra
   INTEGER(KIND=MPI_OFFSET_KIND) :: off
   extra = 42
+  ! MPI_FILE_SET_VIEW's DISP is INTEGER(KIND=MPI_OFFSET_KIND), so is this constant
+  CALL check(KIND(MPI_DISPLACEMENT_CURRENT) == MPI_OFFSET_KIND, 'MPI_DISPLACEMENT_CURRENT kind')
   CALL MPI_REGISTER_DATAREP('fxor   ', xor_read, xor_write, same_extent, extra, ierr)
   CALL check(ierr == MPI_SUCCESS, 'register fxor')
   CALL MPI_REGISTER_DATAREP('fxor', xor_read, xor_write, same_extent, extra, ierr)
