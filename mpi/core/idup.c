@@ -8,11 +8,20 @@
  * id a round offers is reserved here (xm_ctx_reserved, core/comm.c) until the round
  * ends, and at any time at most one round per process offers the real mask (the
  * "holder"); the others offer nothing, get an empty result and go again.  The one
- * allowed to offer is the pending agreement with the lowest key (parent ctx, then the
- * parent's collective sequence number at the call), the same order at every rank, so
- * once the lowest agreement is pending at all its members it succeeds and the next
- * goes (no livelock).  A round whose result has an id: every member offered the real
- * mask, all take the same lowest id.  Each round runs at a collective sequence number
+ * allowed to offer is the ordered agreement with the lowest key (parent ctx, then the
+ * parent's collective sequence number at the call).  "Ordered" = its first round
+ * ended here without an id, which needs every member's first round: an ordered
+ * agreement has been started at all its members.  That is what makes the order safe:
+ * the lowest ordered agreement of the job is, at each member, ordered and lowest or
+ * still in a first round that will end, so it gets the mask everywhere and succeeds,
+ * then the next goes (no livelock).  Ordering agreements merely pending would
+ * deadlock when a program starts them in different orders that depend on each
+ * other: rank 1 has the idup of parent A (lowest key) in flight and waits for that
+ * of parent B, rank 0 starts A's only after B's completed (MPICH's
+ * threads/comm/idup_deadlock); B would offer nothing at rank 1 for ever.  A first
+ * round offers the "eager" ids (1024..1279) if no other first round holds them, so
+ * one round is enough when agreements do not overlap.  A round whose result has an
+ * id: every member offered ids it reserved, all take the same lowest id.  Each round runs at a collective sequence number
  * of its own (bit 28 set: disjoint from the parent's own collectives, which keep
  * theirs in step whatever the other ranks' rounds do meanwhile).
  * Blocking constructors (xm_ctx_alloc) offer free ids minus the reserved ones; rounds
@@ -36,6 +45,7 @@
 #define ROUND_STRIDE 16u   /* sequence numbers one round may use */
 #define SEQ_ROUNDS 4096u   /* rounds before the sequence numbers wrap */
 #define NB_FIRST_WORD 32u  /* agreements offer ids 1024..2047 only */
+#define EAGER_END_WORD 40u /* first rounds offer ids 1024..1279 only */
 
 struct agree {
     struct agree *next;      /* pending list, by key */
@@ -45,7 +55,8 @@ struct agree {
     struct xm_req *req;      /* the MPI_Comm_idup request */
     uint32_t seq_base;
     unsigned round;
-    int holder;              /* this round offered the real mask */
+    int holder;              /* this round offered reserved ids: 1 mask, 2 eager ids */
+    int ordered;             /* the first round ended without an id: in `pending` */
     uint32_t mask[XM_CTX_MASK_WORDS];
     uint32_t offer[XM_CTX_MASK_WORDS];
     uint32_t *ctx_out;       /* only an id is wanted (xm_ctx_agree) */
@@ -53,8 +64,9 @@ struct agree {
     uint32_t mine[XM_CTX_MASK_WORDS]; /* intercommunicator rounds: what I contribute */
 };
 
-static struct agree *pending;
-static int mask_held; /* a round of ours offers the real mask now */
+static struct agree *pending; /* ordered agreements, by key */
+static int mask_held;  /* a round of ours offers the real mask now */
+static int eager_held; /* a first round of ours offers the eager ids now */
 
 static void unlink_agree(struct agree *a)
 {
@@ -71,8 +83,22 @@ static void release_offer(struct agree *a)
         return;
     for (int i = 0; i < XM_CTX_MASK_WORDS; i++)
         xm_ctx_reserved[i] &= ~a->offer[i];
+    if (a->holder == 2)
+        eager_held = 0;
+    else
+        mask_held = 0;
     a->holder = 0;
-    mask_held = 0;
+}
+
+/* Into `pending` by key: from now on the lowest there holds the mask. */
+static void order_agree(struct agree *a)
+{
+    struct agree **pp = &pending;
+    while (*pp && (*pp)->key < a->key)
+        pp = &(*pp)->next;
+    a->next = *pp;
+    *pp = a;
+    a->ordered = 1;
 }
 
 /* The end: build the communicator (or fail) and complete the request. */
@@ -150,6 +176,8 @@ static int round_result(struct agree *a, int err)
         finish(a, rc, ctx);
         return 1;
     }
+    if (!a->ordered)
+        order_agree(a);
     return 0;
 }
 
@@ -167,15 +195,22 @@ static void advance(struct agree *a)
                 a->req->kid[i] = NULL;
             }
         a->phase = 0;
-        if (!mask_held && pending == a) {
+        int first = !a->ordered;
+        if (first ? !eager_held : !mask_held && pending == a) {
             xm_ctx_offer(a->offer);
             /* the lower half stays for blocking constructors meanwhile */
             memset(a->offer, 0, NB_FIRST_WORD * sizeof(a->offer[0]));
+            if (first)
+                memset(a->offer + EAGER_END_WORD, 0,
+                       (XM_CTX_MASK_WORDS - EAGER_END_WORD) * sizeof(a->offer[0]));
             for (int i = 0; i < XM_CTX_MASK_WORDS; i++)
                 xm_ctx_reserved[i] |= a->offer[i];
             memcpy(a->mask, a->offer, sizeof(a->mask));
-            a->holder = 1;
-            mask_held = 1;
+            a->holder = first ? 2 : 1;
+            if (first)
+                eager_held = 1;
+            else
+                mask_held = 1;
         } else {
             memset(a->mask, 0, sizeof(a->mask));
         }
@@ -319,11 +354,6 @@ static int agree_start(struct xm_comm *c, MPI_Comm *newcomm, uint32_t *ctx_out,
         *newcomm = MPI_COMM_NULL;
     }
     a->req = r;
-    struct agree **pp = &pending;
-    while (*pp && (*pp)->key < a->key)
-        pp = &(*pp)->next;
-    a->next = *pp;
-    *pp = a;
     *rp = r;
     if (c->size == 1 && !c->inter) {
         /* nobody to agree with: any id free and not offered here will do (rounds
