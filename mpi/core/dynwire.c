@@ -355,3 +355,97 @@ const char *xm_dyn_hello_check(const void *buf, size_t len, struct xm_dyn_hello 
     *out = h;
     return NULL;
 }
+
+/* ---- the TCP netmod's cross-job hello ---- */
+
+static const char *xhello_bad(const struct xm_dyn_xhello *h)
+{
+    const char *bad = card_bad(&h->from);
+    if (bad)
+        return bad;
+    if (h->from.rank != h->rank)
+        return "rank";
+    if (!jobid_ok(h->tojob, strnlen(h->tojob, sizeof(h->tojob))))
+        return "acceptor's job id";
+    if (h->to < 0 || h->to >= XM_DYN_TAG_MAX)
+        return "acceptor's rank";
+    if (h->port_tag < 0 || h->port_tag >= XM_DYN_TAG_MAX ||
+        (h->port_tag != 0 && !(h->port_tag & 1)))
+        return "port tag";
+    return NULL;
+}
+
+int xm_dyn_xhello_encode(const struct xm_dyn_xhello *h, void *buf)
+{
+    if (xhello_bad(h))
+        return -EINVAL;
+    uint8_t *b = buf;
+    memset(b, 0, XM_DYN_XHELLO_WIRE);
+    put32(b, XM_DYN_XHELLO_MAGIC);
+    put32(b + 4, (uint32_t)h->rank);
+    put32(b + 8, (uint32_t)h->to);
+    put32(b + 12, (uint32_t)h->port_tag);
+    memcpy(b + 16, h->nonce, XM_DYN_NONCE);
+    memcpy(b + 32, h->from.jobid, strnlen(h->from.jobid, XM_DYN_JOBID));
+    memcpy(b + 32 + XM_DYN_JOBID, h->tojob, strnlen(h->tojob, XM_DYN_JOBID));
+    uint8_t *a = b + 32 + 2 * XM_DYN_JOBID;
+    put32(a, (uint32_t)h->from.addrs.naddr);
+    for (int k = 0; k < h->from.addrs.naddr; k++) {
+        memcpy(a + 4 + 8 * k, &h->from.addrs.ip[k], 4);
+        put32(a + 8 + 8 * k, h->from.addrs.port[k]);
+    }
+    return 0;
+}
+
+const char *xm_dyn_xhello_check(const void *buf, size_t len, struct xm_dyn_xhello *out)
+{
+    const uint8_t *b = buf;
+    struct xm_dyn_xhello h;
+    if (len != XM_DYN_XHELLO_WIRE)
+        return "length";
+    if (get32(b) != XM_DYN_XHELLO_MAGIC)
+        return "magic";
+    memset(&h, 0, sizeof(h));
+    uint32_t r = get32(b + 4), to = get32(b + 8), pt = get32(b + 12);
+    if (r >= XM_DYN_TAG_MAX || to >= XM_DYN_TAG_MAX || pt >= XM_DYN_TAG_MAX)
+        return "rank or port tag out of range";
+    h.rank = (int)r;
+    h.to = (int)to;
+    h.port_tag = (int)pt;
+    memcpy(h.nonce, b + 16, XM_DYN_NONCE);
+    for (int f = 0; f < 2; f++) { /* NUL-terminated, NUL-padded: one spelling only */
+        const uint8_t *j = b + 32 + f * XM_DYN_JOBID, *z = memchr(j, 0, XM_DYN_JOBID);
+        if (!z)
+            return "job id not terminated";
+        for (; z < j + XM_DYN_JOBID; z++)
+            if (*z)
+                return "job id padding not zero";
+    }
+    memcpy(h.from.jobid, b + 32, XM_DYN_JOBID);
+    memcpy(h.tojob, b + 32 + XM_DYN_JOBID, XM_DYN_JOBID);
+    h.from.rank = h.rank;
+    const uint8_t *a = b + 32 + 2 * XM_DYN_JOBID;
+    uint32_t na = get32(a);
+    if (na < 1 || na > XM_DYN_ADDRS)
+        return "address count";
+    h.from.addrs.naddr = (int)na;
+    for (int k = 0; k < XM_DYN_ADDRS; k++) {
+        uint32_t port = get32(a + 8 + 8 * k);
+        uint32_t ip;
+        memcpy(&ip, a + 4 + 8 * k, 4);
+        if (k >= (int)na) {
+            if (ip || port)
+                return "unused address slot not zero";
+            continue;
+        }
+        if (port == 0 || port > 65535)
+            return "port";
+        h.from.addrs.ip[k] = ip;
+        h.from.addrs.port[k] = (uint16_t)port;
+    }
+    const char *bad = xhello_bad(&h);
+    if (bad)
+        return bad;
+    *out = h;
+    return NULL;
+}

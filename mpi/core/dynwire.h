@@ -36,6 +36,17 @@
  *     length for count, 1 <= count <= XM_DYN_CARDS_MAX, each job id printable and
  *     terminated, rank < XM_DYN_TAG_MAX, 1 <= naddr <= XM_DYN_ADDRS, unused address
  *     slots zero, ports 1..65535, no (job id, rank) twice.
+ *   - The TCP netmod's cross-job hello (tcp.c, the first bytes a process of another job
+ *     sends to this one's listener): fixed XM_DYN_XHELLO_WIRE bytes, little-endian,
+ *     {u32 magic "LLMX", u32 connector's rank in its job, u32 acceptor's rank it wants,
+ *     u32 port tag (0 = none: the acceptor knows the connector already), 16-byte nonce,
+ *     connector's job id[64], acceptor's job id[64] (NUL-padded), u32 naddr, 4 x (u32
+ *     IPv4 in network order, u32 port)} (the connector's card).  The first 32 bytes
+ *     have the layout of the in-job hello, so the acceptor tells the two apart by the
+ *     magic before it reads more.  xm_dyn_xhello_check(): exact length, magic, both
+ *     job ids printable, terminated and zero-padded, ranks < XM_DYN_TAG_MAX, port tag 0 or odd and
+ *     below XM_DYN_TAG_MAX, the card as in a card list.  Nothing in it is believed
+ *     until the connector proved the secret (tcp.c).
  */
 #ifndef XM_DYNWIRE_H
 #define XM_DYNWIRE_H
@@ -118,5 +129,22 @@ long xm_dyn_cards_encode(const struct xm_dyn_card *c, int n, void *buf, size_t c
  * xm_dyn_cards_get (only after a NULL check).  Else what is wrong. */
 const char *xm_dyn_cards_check(const void *buf, size_t len, int *n);
 void xm_dyn_cards_get(const void *buf, int i, struct xm_dyn_card *out);
+
+#define XM_DYN_XHELLO_MAGIC 0x584d4c4cu /* "LLMX" little-endian */
+#define XM_DYN_NONCE 16
+#define XM_DYN_XHELLO_WIRE (32 + 2 * XM_DYN_JOBID + 4 + 8 * XM_DYN_ADDRS)
+
+struct xm_dyn_xhello {
+    int rank, to, port_tag;
+    uint8_t nonce[XM_DYN_NONCE];
+    char tojob[XM_DYN_JOBID];
+    struct xm_dyn_card from; /* the connector: job id, rank, card */
+};
+
+/* Encode h into buf (XM_DYN_XHELLO_WIRE bytes); 0 or -EINVAL (a field the check would
+ * refuse). */
+int xm_dyn_xhello_encode(const struct xm_dyn_xhello *h, void *buf);
+/* NULL = acceptable (*out filled), else what is wrong */
+const char *xm_dyn_xhello_check(const void *buf, size_t len, struct xm_dyn_xhello *out);
 
 #endif

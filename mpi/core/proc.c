@@ -118,3 +118,67 @@ int xm_proc_add(const struct xm_dyn_card *c)
     p->addrs = c->addrs;
     return xm_nprocs++;
 }
+
+int xm_proc_set_secret(int id, const uint8_t secret[XM_DYN_SECRET], int port_tag)
+{
+    if (id < world || id >= xm_nprocs)
+        return -EINVAL;
+    struct xm_proc *p = &tab[id - world];
+    if (!p->has_secret) {
+        memcpy(p->secret, secret, XM_DYN_SECRET);
+        p->has_secret = 1;
+        p->port_tag = port_tag;
+    }
+    return 0;
+}
+
+int xm_proc_cmp(int a, int b)
+{
+    const struct xm_proc *pa = xm_proc_get(a);
+    char ja[XM_DYN_JOBID];
+    int ra = pa ? pa->rank : -1;
+    memcpy(ja, pa ? pa->jobid : "", pa ? sizeof(ja) : 1);
+    const struct xm_proc *pb = xm_proc_get(b); /* may reuse the world entry's storage */
+    int c = strcmp(ja, pb ? pb->jobid : "");
+    if (c)
+        return c;
+    int rb = pb ? pb->rank : -1;
+    return ra < rb ? -1 : ra > rb;
+}
+
+/* ---- this process's ports (few: Open_port's table bounds them) ---- */
+#define PORT_SECRETS 1024
+static struct {
+    int tag;
+    uint8_t secret[XM_DYN_SECRET];
+} port_sec[PORT_SECRETS];
+
+int xm_proc_port_add(int tag, const uint8_t secret[XM_DYN_SECRET])
+{
+    for (int i = 0; i < PORT_SECRETS; i++)
+        if (!port_sec[i].tag) {
+            port_sec[i].tag = tag;
+            memcpy(port_sec[i].secret, secret, XM_DYN_SECRET);
+            return 0;
+        }
+    return -ENOSPC;
+}
+
+void xm_proc_port_del(int tag)
+{
+    for (int i = 0; i < PORT_SECRETS; i++)
+        if (port_sec[i].tag == tag && tag) {
+            memset(&port_sec[i], 0, sizeof(port_sec[i]));
+            return;
+        }
+}
+
+int xm_proc_port_secret(int tag, uint8_t out[XM_DYN_SECRET])
+{
+    for (int i = 0; tag && i < PORT_SECRETS; i++)
+        if (port_sec[i].tag == tag) {
+            memcpy(out, port_sec[i].secret, XM_DYN_SECRET);
+            return 0;
+        }
+    return -ENOENT;
+}

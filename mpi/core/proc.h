@@ -36,6 +36,12 @@ struct xm_proc {
     char jobid[XM_DYN_JOBID];
     int rank;                 /* in its own job */
     struct xm_dyn_addrs addrs; /* other jobs' processes: where the netmod reaches them */
+    /* other jobs' processes: the key of the TCP handshake with them, the secret of the
+     * port through which the two first met (both ends learn it in the same connection,
+     * so both hold the same one); port_tag != 0: that port is the other's, and it may
+     * not know us yet (the netmod's hello names the port) */
+    int has_secret, port_tag;
+    uint8_t secret[XM_DYN_SECRET];
 };
 
 /* The world's entries (jobid, size): 0 or -ENOMEM. */
@@ -57,6 +63,19 @@ int xm_proc_find(const char *jobid, int rank);
 /* id of the process c names: the existing one, or a new one (grow hooks run first);
  * -EINVAL for a card that dynwire would not carry, -ENOMEM, -ENOSPC at XM_PROC_MAX. */
 int xm_proc_add(const struct xm_dyn_card *c);
+
+/* Cross-job (DESIGN.md "Dynamic processes"): the first secret an id gets is kept for
+ * the library's life; world ids take none (-EINVAL).  0 or -EINVAL. */
+int xm_proc_set_secret(int id, const uint8_t secret[XM_DYN_SECRET], int port_tag);
+/* order of two ids by (job id, rank), the same in every process that knows both:
+ * <0, 0, >0 */
+int xm_proc_cmp(int a, int b);
+/* The ports this process owns, by tag, with their secrets: what lets a process of
+ * another job that does not know us yet through the TCP handshake.  add: 0 or -ENOSPC;
+ * secret: 0 (copied to out) or -ENOENT. */
+int xm_proc_port_add(int tag, const uint8_t secret[XM_DYN_SECRET]);
+void xm_proc_port_del(int tag);
+int xm_proc_port_secret(int tag, uint8_t out[XM_DYN_SECRET]);
 
 /* grow hook: make room for ids [0, newcap) and initialise [oldcap, newcap); 0 or
  * -ENOMEM.  After a failure the same (oldcap, newcap) may come again: a hook that had

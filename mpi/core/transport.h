@@ -67,4 +67,9 @@ struct xm_transport {
 extern struct xm_transport xm_shm_transport;
 extern struct xm_transport xm_tcp_transport;
 
+/* Processes of other jobs (api/dynproc.c): this process's TCP address card, the netmod
+ * started first (xm_g.net set) when the job runs without it.  0 or -errno. */
+struct xm_dyn_addrs;
+int xm_tcp_card(struct xm_dyn_addrs *a);
+
 #endif

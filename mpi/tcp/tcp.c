@@ -69,6 +69,21 @@
  *     callback in the sender's send()); block() puts them back before it sleeps.
  *   - queued(dest): packets to dest still in our queue (connection being made, socket
  *     full); core/p2p.c's Wait on a send progresses until there are none.
+ *   - Processes of other jobs (ids >= world size, core/proc.h): the same handshake with
+ *     a cross-job hello (core/dynwire.h: both job ids, both ranks in their jobs, the
+ *     port tag, the connector's card) and proofs keyed with the 16-byte secret of the
+ *     port through which the two processes met (their table entries hold it), over
+ *     both job ids and ranks.  The acceptor takes the key from its entry for the
+ *     connector or, when it does not know it yet (the first connection, a connector's
+ *     root to the port's owner), from the open port the hello names; it adds the
+ *     connector to the table only after its proof.  A hello that names neither is
+ *     refused, so a process of another job gets nothing parsed beyond the fixed hello
+ *     without proving a secret.  Frames from such a peer carry its rank in its own job
+ *     as src; the reader checks that and rewrites src to the peer's id here.  Of two
+ *     simultaneous connections, the one from the process lower in (job id, rank) wins.
+ *     A job that runs without the netmod (shared memory only) starts it when a port
+ *     is opened or another job's port connected (xm_tcp_card): listener and epoll set
+ *     only, no job secret, so its world ranks stay on shared memory.
  *   - TCP_NODELAY on every connection.
  *   - Not covered: an attacker on the path between two nodes (one who can read or
  *     change the traffic) - packets are authenticated per connection, not each one,
@@ -156,7 +171,7 @@ enum {
 };
 /* acceptor: HELLO (reading the connector's hello) -> (challenge) PROOF (reading its
  * proof) -> ACK/NAK and the connection, or closed */
-enum { P_HELLO, P_PROOF };
+enum { P_HELLO, P_PROOF, P_XHELLO };
 enum { F_PKT = 0, F_BYE = 1 };
 
 struct fhdr {
@@ -215,6 +230,7 @@ struct conn {
     int rgot;
     int tries;                /* handshakes of mine cut short (HS_RETRIES) */
     uint8_t nonce[NONCE_LEN]; /* my hello's nonce */
+    int xrank; /* the peer's rank in its own job: what its frames name as src */
     int big; /* the last frame was large: read the next header alone */
     int bye; /* goodbye received */
     int err; /* deferred failure (errno) from a send */
@@ -223,7 +239,10 @@ struct conn {
 struct pend { /* an accepted socket whose handshake is not done */
     int kind; /* K_PEND */
     int fd, state, rank, slot;
-    unsigned char buf[sizeof(struct hs_hello)]; /* hello, then proof */
+    unsigned char buf[XM_DYN_XHELLO_WIRE]; /* hello, then proof */
+    int x;                                 /* a process of another job (hello in xh) */
+    struct xm_dyn_xhello xh;
+    uint8_t xkey[XM_DYN_SECRET];
     size_t got;
     uint8_t nonce_c[NONCE_LEN], nonce_a[NONCE_LEN];
     double deadline;
@@ -277,6 +296,27 @@ static void put32le(uint8_t *p, uint32_t v)
 {
     p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8), p[2] = (uint8_t)(v >> 16);
     p[3] = (uint8_t)(v >> 24);
+}
+
+/* the cross-job proofs: HMAC-SHA256(port secret, label || n1 || n2 || connector's
+ * rank || acceptor's rank || connector's job id[64] || acceptor's job id[64]) */
+static const char HS_LABEL_XACC[16] = "loom-mpi-tcp-xac";
+static const char HS_LABEL_XCON[16] = "loom-mpi-tcp-xco";
+
+static void hs_xmac(const char label[16], const uint8_t *key, const uint8_t *n1,
+                    const uint8_t *n2, const char *cjob, int crank, const char *ajob,
+                    int arank, uint8_t out[LOOM_MAC_LEN])
+{
+    uint8_t m[16 + 2 * NONCE_LEN + 8 + 2 * XM_DYN_JOBID];
+    memset(m, 0, sizeof(m));
+    memcpy(m, label, 16);
+    memcpy(m + 16, n1, NONCE_LEN);
+    memcpy(m + 16 + NONCE_LEN, n2, NONCE_LEN);
+    put32le(m + 16 + 2 * NONCE_LEN, (uint32_t)crank);
+    put32le(m + 20 + 2 * NONCE_LEN, (uint32_t)arank);
+    memcpy(m + 24 + 2 * NONCE_LEN, cjob, strnlen(cjob, XM_DYN_JOBID - 1));
+    memcpy(m + 24 + 2 * NONCE_LEN + XM_DYN_JOBID, ajob, strnlen(ajob, XM_DYN_JOBID - 1));
+    loom_hmac_sha256(key, XM_DYN_SECRET, m, sizeof(m), out);
 }
 
 static void hs_mac(const char label[16], const uint8_t *n1, const uint8_t *n2, int crank,
@@ -563,8 +603,21 @@ static int mask_bits(struct in_addr m)
 static int peer_addr(int peer, struct sockaddr_in *sa)
 {
     char card[CARD_MAX];
-    if (peer >= xm_g.size)
-        return -EXDEV; /* another job's process: its handshake is not implemented yet */
+    if (peer >= xm_g.size) { /* another job's process: its card in the table */
+        const struct xm_proc *p = xm_proc_get(peer);
+        if (!p || p->addrs.naddr < 1 || !p->has_secret)
+            return -EXDEV;
+        int pick = 0;
+        for (int k = p->addrs.naddr - 1; k >= 0; k--)
+            for (int i = 0; i < T.nmy; i++)
+                if ((p->addrs.ip[k] & T.my_mask[i].s_addr) ==
+                    (T.my_addr[i].s_addr & T.my_mask[i].s_addr))
+                    pick = k; /* the first address in a subnet of mine */
+        *sa = (struct sockaddr_in){.sin_family = AF_INET,
+                                   .sin_port = htons(p->addrs.port[pick]),
+                                   .sin_addr.s_addr = p->addrs.ip[pick]};
+        return 0;
+    }
     int rc = xm_boot_get(peer, "tcp", card, sizeof(card));
     if (rc < 0)
         return rc;
@@ -614,6 +667,11 @@ static struct conn *conn_new(int peer)
     c->fd = -1;
     c->peer = peer;
     c->sq_tail = &c->sq;
+    c->xrank = peer;
+    if (peer >= xm_g.size) {
+        const struct xm_proc *p = xm_proc_get(peer);
+        c->xrank = p ? p->rank : -1;
+    }
     T.peer[peer] = c;
     return c;
 }
@@ -625,8 +683,8 @@ static void start_connect(struct conn *c)
     if (rc < 0) {
         lose(c, rc == -EADDRNOTAVAIL ? "its business card has no address reachable from "
                                        "another node (only loopback: see LOOM_MPI_TCP_IF)"
-                : rc == -EXDEV ? "a process of another job (TCP between jobs is not "
-                                 "implemented yet)"
+                : rc == -EXDEV ? "a process of another job without an address or "
+                                 "secret"
                                : "no business card in the KVS");
         return;
     }
@@ -705,9 +763,31 @@ static void connected(struct conn *c)
         return;
     }
     memcpy(h.nonce, c->nonce, sizeof(h.nonce));
+    unsigned char xb[XM_DYN_XHELLO_WIRE];
+    const void *hb = &h;
+    size_t hl = sizeof(h);
+    if (c->peer >= xm_g.size) { /* another job's process: the cross-job hello */
+        const struct xm_proc *p = xm_proc_get(c->peer);
+        struct xm_dyn_xhello x;
+        memset(&x, 0, sizeof(x));
+        x.rank = xm_g.rank;
+        x.to = p->rank;
+        x.port_tag = p->port_tag;
+        memcpy(x.nonce, c->nonce, NONCE_LEN);
+        memcpy(x.tojob, p->jobid, sizeof(x.tojob));
+        snprintf(x.from.jobid, sizeof(x.from.jobid), "%s", xm_g.jobid);
+        x.from.rank = xm_g.rank;
+        xm_tcp_card(&x.from.addrs);
+        if (xm_dyn_xhello_encode(&x, xb) < 0) {
+            lose(c, "no hello for it (job id or card this process cannot carry)");
+            return;
+        }
+        hb = xb;
+        hl = sizeof(xb);
+    }
     c->state = C_HELLO_SENT; /* connected: a failure from here on may be retried */
     c->rgot = 0;
-    if (send(c->fd, &h, sizeof(h), MSG_NOSIGNAL) != (ssize_t)sizeof(h)) {
+    if (send(c->fd, hb, hl, MSG_NOSIGNAL) != (ssize_t)hl) {
         hs_broken(c, errno);
         return;
     }
@@ -733,8 +813,13 @@ static void read_reply(struct conn *c)
         struct hs_chal ch;
         uint8_t mac[LOOM_MAC_LEN];
         memcpy(&ch, c->hs, sizeof(ch));
-        hs_mac(HS_LABEL_ACC, c->nonce, ch.nonce, xm_g.rank, c->peer, mac);
-        if (ch.magic != HS_MAGIC || ch.rank != c->peer ||
+        const struct xm_proc *xp = c->peer >= xm_g.size ? xm_proc_get(c->peer) : NULL;
+        if (xp)
+            hs_xmac(HS_LABEL_XACC, xp->secret, c->nonce, ch.nonce, xm_g.jobid, xm_g.rank,
+                    xp->jobid, xp->rank, mac);
+        else
+            hs_mac(HS_LABEL_ACC, c->nonce, ch.nonce, xm_g.rank, c->peer, mac);
+        if (ch.magic != (xp ? XM_DYN_XHELLO_MAGIC : HS_MAGIC) || ch.rank != c->xrank ||
             !loom_ct_equal(mac, ch.mac, sizeof(mac))) {
             /* whoever answers at the address of its card is not that rank: send it
              * nothing, no packet of ours ever goes to an impostor */
@@ -742,7 +827,11 @@ static void read_reply(struct conn *c)
                     "secret (TCP handshake)");
             return;
         }
-        hs_mac(HS_LABEL_CON, ch.nonce, c->nonce, xm_g.rank, c->peer, mac);
+        if (xp)
+            hs_xmac(HS_LABEL_XCON, xp->secret, ch.nonce, c->nonce, xm_g.jobid, xm_g.rank,
+                    xp->jobid, xp->rank, mac);
+        else
+            hs_mac(HS_LABEL_CON, ch.nonce, c->nonce, xm_g.rank, c->peer, mac);
         if (send(c->fd, mac, sizeof(mac), MSG_NOSIGNAL) != (ssize_t)sizeof(mac)) {
             hs_broken(c, errno);
             return;
@@ -869,7 +958,9 @@ static void do_accept(void)
  * the proof (then ACK or NAK and the connection). */
 static void read_hello(struct pend *p)
 {
-    size_t want = p->state == P_HELLO ? sizeof(struct hs_hello) : LOOM_MAC_LEN;
+    size_t want = p->state == P_HELLO    ? sizeof(struct hs_hello)
+                  : p->state == P_XHELLO ? XM_DYN_XHELLO_WIRE
+                                         : LOOM_MAC_LEN;
     ssize_t k = recv(p->fd, p->buf + p->got, want - p->got, 0);
     if (k < 0 && (errno == EAGAIN || errno == EINTR))
         return;
@@ -880,7 +971,44 @@ static void read_hello(struct pend *p)
     p->got += (size_t)k;
     if (p->got < want)
         return;
+    if (p->state == P_HELLO && xm_g.initialized &&
+        ((uint32_t)p->buf[0] | (uint32_t)p->buf[1] << 8 | (uint32_t)p->buf[2] << 16 |
+         (uint32_t)p->buf[3] << 24) == XM_DYN_XHELLO_MAGIC) {
+        p->state = P_XHELLO; /* a process of another job: the rest of its hello */
+        return;
+    }
     p->got = 0;
+    if (p->state == P_XHELLO) {
+        const char *bad = xm_dyn_xhello_check(p->buf, XM_DYN_XHELLO_WIRE, &p->xh);
+        int known = bad ? -1 : xm_proc_find(p->xh.from.jobid, p->xh.rank);
+        const struct xm_proc *kp = known >= 0 ? xm_proc_get(known) : NULL;
+        if (!bad && (strcmp(p->xh.tojob, xm_g.jobid) || p->xh.to != xm_g.rank))
+            bad = "a cross-job hello for another process";
+        else if (!bad && known >= 0 && known < xm_g.size)
+            bad = "a cross-job hello from a process of this job";
+        else if (!bad && kp && kp->has_secret)
+            memcpy(p->xkey, kp->secret, XM_DYN_SECRET);
+        else if (!bad && xm_proc_port_secret(p->xh.port_tag, p->xkey) < 0)
+            bad = "a process of another job naming no open port of this process";
+        if (bad) {
+            refuse(p, bad);
+            return;
+        }
+        p->x = 1;
+        p->rank = p->xh.rank;
+        memcpy(p->nonce_c, p->xh.nonce, NONCE_LEN);
+        struct hs_chal ch = {.magic = XM_DYN_XHELLO_MAGIC, .rank = xm_g.rank};
+        memcpy(ch.nonce, p->nonce_a, NONCE_LEN);
+        hs_xmac(HS_LABEL_XACC, p->xkey, p->nonce_c, p->nonce_a, p->xh.from.jobid,
+                p->xh.rank, xm_g.jobid, xm_g.rank, ch.mac);
+        if (send(p->fd, &ch, sizeof(ch), MSG_NOSIGNAL | MSG_DONTWAIT) !=
+            (ssize_t)sizeof(ch)) {
+            pend_free(p);
+            return;
+        }
+        p->state = P_PROOF;
+        return;
+    }
     if (p->state == P_HELLO) {
         struct hs_hello h;
         memcpy(&h, p->buf, sizeof(h));
@@ -903,12 +1031,23 @@ static void read_hello(struct pend *p)
         return;
     }
     uint8_t mac[LOOM_MAC_LEN];
-    hs_mac(HS_LABEL_CON, p->nonce_a, p->nonce_c, p->rank, xm_g.rank, mac);
+    if (p->x)
+        hs_xmac(HS_LABEL_XCON, p->xkey, p->nonce_a, p->nonce_c, p->xh.from.jobid,
+                p->xh.rank, xm_g.jobid, xm_g.rank, mac);
+    else
+        hs_mac(HS_LABEL_CON, p->nonce_a, p->nonce_c, p->rank, xm_g.rank, mac);
     if (!loom_ct_equal(mac, p->buf, sizeof(mac))) {
-        refuse(p, "wrong proof of the job's secret");
+        refuse(p, p->x ? "wrong proof of the port's secret" : "wrong proof of the job's secret");
         return;
     }
     int r = p->rank;
+    if (p->x) { /* proven: now it may join the table (grow hooks run here) */
+        r = xm_proc_add(&p->xh.from);
+        if (r < 0 || xm_proc_set_secret(r, p->xkey, 0) < 0) {
+            refuse(p, "the process table is full");
+            return;
+        }
+    }
     struct conn *c = T.peer[r] ? T.peer[r] : conn_new(r);
     int take;
     switch (c->state) {
@@ -919,7 +1058,7 @@ static void read_hello(struct pend *p)
     case C_CONNECTING:
     case C_HELLO_SENT:
     case C_PROOF_SENT:
-        take = r < xm_g.rank; /* the lower rank's connection wins */
+        take = xm_proc_cmp(r, xm_g.rank) < 0; /* the lower (job id, rank) wins */
         if (take) {
             ep_del_close(c->fd);
             c->fd = -1;
@@ -974,14 +1113,15 @@ static void frame_done(struct conn *c)
  * connection's authenticated rank as src and pass xm_pkt_check() (p2p.h: type, sizes,
  * cookies against our state). */
 static const char *frame_check(const struct conn *c, const struct fhdr *f,
-                               const struct xm_pkt_hdr *h)
+                               struct xm_pkt_hdr *h)
 {
     if (f->kind == F_BYE)
         return f->paylen ? "goodbye frame with a payload" : NULL;
     if (f->kind != F_PKT)
         return "frame kind unknown";
-    if (h->src != c->peer)
+    if (h->src != c->xrank)
         return "src: not the rank this connection authenticated";
+    h->src = c->peer; /* another job's rank in its job -> its id here */
     return xm_pkt_check(h, f->paylen);
 }
 
@@ -1571,6 +1711,37 @@ static int t_put_card(struct xm_transport *t)
     rc = xm_boot_put("tsec", hex);
     memset(hex, 0, sizeof(hex));
     return rc;
+}
+
+static int t_finalize(struct xm_transport *t);
+
+/* My TCP card (core/transport.h), starting the netmod first in a job that runs
+ * without it: listener, epoll set and addresses, no job secret (the world stays on
+ * shared memory; only other jobs' processes come in, with a port's secret). */
+int xm_tcp_card(struct xm_dyn_addrs *a)
+{
+    struct xm_transport *t = &xm_tcp_transport;
+    if (!T.active) {
+        T.lfd = T.ep = -1;
+        int rc = t_init(t);
+        if (rc < 0) {
+            t_finalize(t);
+            return rc;
+        }
+        if (find_addrs() == 0) {
+            T.my_addr[0].s_addr = htonl(INADDR_LOOPBACK);
+            T.my_mask[0].s_addr = htonl(0xff000000u);
+            T.nmy = 1;
+        }
+        T.active = 1;
+        xm_g.net = t;
+    }
+    memset(a, 0, sizeof(*a));
+    for (int i = 0; i < T.nmy && a->naddr < XM_DYN_ADDRS; i++) {
+        a->ip[a->naddr] = T.my_addr[i].s_addr;
+        a->port[a->naddr++] = (uint16_t)T.lport;
+    }
+    return 0;
 }
 
 static int t_connect(struct xm_transport *t)

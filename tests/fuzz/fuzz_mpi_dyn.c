@@ -10,7 +10,8 @@
  * Contract: input byte 0 picks the parser (0: port name, NUL-terminated copy of the
  * rest in an exact-size block; 1: control message; 2: join hello; 3: TCP address card
  * (the rest, not NUL-terminated: the parser gets its length); 4: the roots' card list;
- * the others get the rest in an exact-size block, any length).
+ * 5: the TCP netmod's cross-job hello; the others get the rest in an exact-size block,
+ * any length).
  * Invariants (a trap is a finding): an accepted port name has a rank and an odd tag in
  * range and a job id, and formats back to a name that parses to the same (version 2:
  * same secret and card too); an accepted card has 1..XM_DYN_ADDRS addresses with
@@ -19,9 +20,10 @@
  * a job id, a rank and an address count in range and encodes back to the same bytes;
  * an accepted control
  * message has a known kind and an even tag in range; an accepted hello has 0 <= rank <
- * size and a NUL-terminated job id.
+ * size and a NUL-terminated job id; an accepted cross-job hello has ranks and port tag
+ * in range, a card that could travel, and encodes back to the same bytes.
  * Seeds: corpus/mpi_dyn/: a port name of each version, each control message kind, a
- * hello, a card, a card list of three.
+ * hello, a card, a card list of three, a cross-job hello.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -41,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     memcpy(b, data + 1, len);
     b[len] = 0;
-    switch (data[0] % 5) {
+    switch (data[0] % 6) {
     case 0: {
         struct xm_dyn_port p;
         if (xm_dyn_port_parse(b, &p) == 0) {
@@ -102,6 +104,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             }
             free(c);
             free(again);
+        }
+        break;
+    }
+    case 5: {
+        struct xm_dyn_xhello h;
+        if (!xm_dyn_xhello_check(b, len, &h)) {
+            unsigned char again[XM_DYN_XHELLO_WIRE];
+            if (h.rank < 0 || h.to < 0 || h.port_tag < 0 || h.port_tag >= XM_DYN_TAG_MAX ||
+                h.from.addrs.naddr < 1 || h.from.addrs.naddr > XM_DYN_ADDRS ||
+                !memchr(h.tojob, 0, sizeof(h.tojob)) || !h.from.jobid[0] ||
+                xm_dyn_xhello_encode(&h, again) < 0 || memcmp(again, b, len))
+                __builtin_trap();
         }
         break;
     }

@@ -256,6 +256,57 @@ START_TEST(test_cards)
 }
 END_TEST
 
+/* the TCP netmod's cross-job hello: round trip, then every field the check bounds */
+START_TEST(test_xhello)
+{
+    struct xm_dyn_xhello h, out;
+    unsigned char b[XM_DYN_XHELLO_WIRE], m[XM_DYN_XHELLO_WIRE];
+    memset(&h, 0, sizeof(h));
+    h.rank = 3;
+    h.to = 0;
+    h.port_tag = 7;
+    memset(h.nonce, 0xab, sizeof(h.nonce));
+    strcpy(h.tojob, "job-a");
+    strcpy(h.from.jobid, "job-b");
+    h.from.rank = 3;
+    h.from.addrs.naddr = 2;
+    h.from.addrs.ip[0] = 0x0100007fu;
+    h.from.addrs.port[0] = 4567;
+    h.from.addrs.ip[1] = 0x0302010au;
+    h.from.addrs.port[1] = 65535;
+    ck_assert_int_eq(xm_dyn_xhello_encode(&h, b), 0);
+    ck_assert_ptr_null(xm_dyn_xhello_check(b, sizeof(b), &out));
+    ck_assert_int_eq(out.rank, 3);
+    ck_assert_int_eq(out.port_tag, 7);
+    ck_assert_str_eq(out.tojob, "job-a");
+    ck_assert_str_eq(out.from.jobid, "job-b");
+    ck_assert_int_eq(out.from.addrs.naddr, 2);
+    ck_assert_int_eq(out.from.addrs.port[1], 65535);
+    ck_assert_ptr_nonnull(xm_dyn_xhello_check(b, sizeof(b) - 1, &out)); /* length */
+    /* offsets: magic 0, rank 4, port tag 12, job ids 32 and 96, naddr 160, slots 164
+     * (two in use; 50: a byte after the NUL of the first job id) */
+    static const struct {
+        size_t off;
+        unsigned char v;
+    } bad[] = {{0, 0}, {7, 0x40}, {12, 8}, {33, 1}, {97, ' '}, {32, 0}, {40, 0},
+               {160, 0}, {160, 5}, {180, 1}, {50, 'x'}, {168, 0}, {170, 1}};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        memcpy(m, b, sizeof(b));
+        if (bad[i].off == 40) /* a job id without its NUL */
+            memset(m + 32, 'j', XM_DYN_JOBID);
+        else if (bad[i].off == 168) /* the first port: zero */
+            memset(m + 168, 0, 4);
+        else if (bad[i].off == 170) /* the first port: 65536 */
+            memcpy(m + 168, "\0\0\1\0", 4);
+        else
+            m[bad[i].off] = bad[i].v;
+        ck_assert_msg(xm_dyn_xhello_check(m, sizeof(m), &out) != NULL, "case %zu", i);
+    }
+    h.port_tag = 6; /* even: not a port */
+    ck_assert_int_eq(xm_dyn_xhello_encode(&h, b), -EINVAL);
+}
+END_TEST
+
 START_TEST(test_cards_max)
 {
     int n = XM_DYN_CARDS_MAX;
@@ -286,6 +337,7 @@ int main(void)
     tcase_add_test(tc, test_port_v2_refused);
     tcase_add_test(tc, test_cards);
     tcase_add_test(tc, test_cards_max);
+    tcase_add_test(tc, test_xhello);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
