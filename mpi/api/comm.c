@@ -365,6 +365,15 @@ int PMPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info, MPI_Co
         color = MPI_UNDEFINED;
     } else if (type == MPI_COMM_TYPE_SHARED) {
         color = xm_g.node_of ? xm_g.node_of[xm_g.rank] : 0;
+        /* members of several jobs: node numbers are per job; the lowest comm rank of
+         * my job on my node names the group (the same at its other members) */
+        for (int r = 0; c->xjob && r < c->size; r++) {
+            int id = xm_comm_world_rank(c, r);
+            if (id < xm_g.size && (!xm_g.node_of || xm_g.node_of[id] == color)) {
+                color = r;
+                break;
+            }
+        }
     } else if (type == MPI_COMM_TYPE_HW_GUIDED) {
         /* the resource type named by the info key; no info, no key or a type this
          * process cannot place itself in: MPI_COMM_NULL here (MPI-4.0 7.4.2) */

@@ -6,16 +6,25 @@
  * Owns: the port table of this process, the accept/connect
  * handshake, the join hello.  Wire formats and their bounds: core/dynwire.h.
  *
- * Scope today: the processes that connect are processes of this job (two halves of
- *   MPI_COMM_WORLD, or any groups of it).  Their engine already knows every peer by its
- *   world rank and reaches it over shm or the TCP netmod, so a new intercommunicator
+ * Scope: processes of this job (two halves of MPI_COMM_WORLD, or any groups of it),
+ *   whose engine already knows every peer by its world rank, so a new intercommunicator
  *   needs only an agreement between the two roots, then Intercomm_create's own body
  *   (api/intercomm.c, xm_intercomm_build) with the roots talking on XM_DYN_CTX, the
- *   context id no communicator gets (core/comm.h).  A port of another job (a spawned
- *   job, an independently launched one) is refused with MPI_ERR_PORT and a sentence on
- *   stderr, and Comm_spawn reports MPI_ERR_SPAWN before asking the process manager for
- *   anything: processes outside MPI_COMM_WORLD need peers beyond the world ranks in the
- *   engine (DESIGN.md, "Dynamic processes", lays out that next step).
+ *   context id no communicator gets (core/comm.h); and processes of another job
+ *   connecting through a version-2 port name (below).  Comm_spawn still reports
+ *   MPI_ERR_SPAWN before asking the process manager for anything (DESIGN.md,
+ *   "Dynamic processes", lays out that step).
+ * Between jobs: Open_port writes version 2 (a fresh 16-byte secret and this process's
+ *   TCP card; the netmod starts here in a job that runs without it) and registers the
+ *   secret with the process table (core/proc.h), which lets the TCP handshake of a
+ *   stranger naming the port in.  Connect's root adds the owner from the name's card
+ *   with the secret, then REQ/OK/CONFIRM as within a job on the owner's id.  After the
+ *   handshake the root tells its group whether the peer is of another job (with the
+ *   port's secret); if so every process of each group puts its card in (allgather),
+ *   the roots swap the card lists (core/dynwire.h, checked), each root broadcasts the
+ *   other group's list, every process adds those processes to its table with the
+ *   port's secret, and xm_intercomm_build_ids builds the intercommunicator on those
+ *   ids.
  *
  * Handshake (all on XM_DYN_CTX, messages are struct xm_dyn_msg):
  *   - Open_port takes a fresh odd tag t; the name is "loom-port:1:<my world rank>:t:<job
@@ -52,9 +61,12 @@
 #include <unistd.h>
 
 #include "../coll/coll.h"
+#include "../../common/mac.h"
 #include "../core/boot.h"
 #include "../core/dynwire.h"
 #include "../core/p2p.h"
+#include "../core/proc.h"
+#include "../core/transport.h"
 #include "intercomm.h"
 
 XM_WEAK(MPI_Open_port)
@@ -188,9 +200,22 @@ int PMPI_Open_port(MPI_Info info, char *port_name)
     snprintf(p.jobid, sizeof(p.jobid), "%s", xm_g.jobid);
     char name[XM_DYN_PORT_MAX];
     struct xm_dyn_port back;
+    /* version 2 (reachable from other jobs) when the netmod runs or can start; the
+     * secret goes to the process table only once the name is made */
+    if (xm_tcp_card(&p.addrs) == 0 && loom_random_bytes(p.secret, sizeof(p.secret)) == 0) {
+        p.version = 2;
+        if (xm_dyn_port_format(name, sizeof(name), &p) < 0 ||
+            xm_dyn_port_parse(name, &back) < 0) {
+            p.version = 1; /* too long a name with every address: this job only */
+            memset(&p.addrs, 0, sizeof(p.addrs));
+        }
+    }
     if (!tag || xm_dyn_port_format(name, sizeof(name), &p) < 0 ||
         xm_dyn_port_parse(name, &back) < 0)
         return xm_err(NULL, MPI_ERR_INTERN, fn); /* a job id we cannot carry */
+    if (p.version == 2 && xm_proc_port_add(tag, p.secret) < 0)
+        return xm_err(NULL, MPI_ERR_NO_MEM, fn);
+    memset(&p.secret, 0, sizeof(p.secret));
     ports[slot] = tag;
     memcpy(port_name, name, strlen(name) + 1);
     return MPI_SUCCESS;
@@ -207,6 +232,7 @@ int PMPI_Close_port(const char *port_name)
     if (slot < 0)
         return xm_err(NULL, MPI_ERR_PORT, fn);
     ports[slot] = 0;
+    xm_proc_port_del(p.tag); /* no stranger comes in through it any more */
     /* refuse the connectors already waiting */
     MPI_Status st;
     struct xm_req *u;
@@ -239,21 +265,119 @@ static int check_collective(struct xm_comm *c, int root, MPI_Comm *newcomm, cons
     return MPI_SUCCESS;
 }
 
-/* the port's owner and tag, or <0 (a message on stderr for another job's port) */
+/* the port's owner and tag: 0, 1 for a port of another job (version 2), or <0 (a
+ * message on stderr for a version-1 name of another job) */
 static int parse_port(const char *name, struct xm_dyn_port *p, const char *fn)
 {
     if (!name || xm_dyn_port_parse(name, p) < 0)
         return -EINVAL;
+    if (strcmp(p->jobid, xm_g.jobid) && p->version == 2)
+        return 1;
     if (strcmp(p->jobid, xm_g.jobid)) {
         fprintf(stderr,
-                "loom-mpi: rank %d: %s: port of job %s, this is job %s: connections "
-                "between jobs are not implemented yet\n",
+                "loom-mpi: rank %d: %s: port of job %s, this is job %s: a version-1 "
+                "port name reaches only its own job\n",
                 xm_g.rank, fn, p->jobid, xm_g.jobid);
         return -EXDEV;
     }
     if (p->rank >= xm_g.size)
         return -EINVAL;
     return 0;
+}
+
+/* After the roots' handshake (peer, tag g): the root tells its group whether the
+ * peer is of another job; if not, Intercomm_create's body as within a job, else the
+ * card swap (see the header) and the build on the ids it gave.  0 or -errno. */
+static int finish(struct xm_comm *c, int root, int peer, int g, int lrc, int cross,
+                  const uint8_t secret[XM_DYN_SECRET], MPI_Comm *newcomm)
+{
+    struct {
+        int32_t rc, cross;
+        uint8_t secret[XM_DYN_SECRET];
+    } h;
+    memset(&h, 0, sizeof(h));
+    h.rc = lrc;
+    h.cross = cross && lrc == 0;
+    if (h.cross)
+        memcpy(h.secret, secret, XM_DYN_SECRET);
+    int rc = c->size > 1 ? xm_coll_bcast(&h, (int)sizeof(h), MPI_BYTE, root, c) : 0;
+    if (rc < 0)
+        return rc;
+    if (!h.cross)
+        return xm_intercomm_build(c, root, peer, g, XM_DYN_CTX, lrc, newcomm);
+    /* every process's own card, to everyone of the group (the root needs them) */
+    struct xm_dyn_card mine, *all = calloc((size_t)c->size, sizeof(*all));
+    memset(&mine, 0, sizeof(mine));
+    snprintf(mine.jobid, sizeof(mine.jobid), "%s", xm_g.jobid);
+    mine.rank = xm_g.rank;
+    rc = all ? xm_tcp_card(&mine.addrs) : -ENOMEM;
+    if (rc < 0)
+        memset(&mine.addrs, 0, sizeof(mine.addrs)); /* the root refuses the list */
+    int arc = xm_icoll_allgather(&mine, (int)sizeof(mine), MPI_BYTE, all,
+                                 (int)sizeof(mine), MPI_BYTE, c, NULL);
+    if (!all)
+        return -ENOMEM; /* (calloc of a few KiB) */
+    int32_t hdr[2] = {arc < 0 ? arc : 0, 0}; /* rc, remote count */
+    char *list = NULL;
+    if (c->rank == root) {
+        size_t ml = xm_dyn_cards_len(c->size);
+        char *out = malloc(ml);
+        int32_t rn = 0;
+        long el = out && hdr[0] == 0 ? xm_dyn_cards_encode(all, c->size, out, ml) : -ENOMEM;
+        if (el < 0) /* our own list: the other root gets a count of 0 and fails too */
+            hdr[0] = (int32_t)el;
+        int32_t n = hdr[0] < 0 ? 0 : c->size;
+        rc = xm_sendrecv(&n, 1, MPI_INT32_T, peer, &rn, 1, MPI_INT32_T, peer, g, XM_DYN_CTX);
+        if (rc == 0 && (rn < 1 || rn > XM_DYN_CARDS_MAX))
+            rc = -EPROTO;
+        size_t rl = rc == 0 ? xm_dyn_cards_len(rn) : 0;
+        if (rc == 0 && !(list = malloc(rl)))
+            rc = -ENOMEM;
+        if (rc == 0)
+            rc = xm_sendrecv(out, n ? (int)ml : 0, MPI_BYTE, peer, list, (int)rl, MPI_BYTE,
+                             peer, g, XM_DYN_CTX);
+        int got = 0;
+        if (rc == 0 && (xm_dyn_cards_check(list, rl, &got) || got != rn))
+            rc = -EPROTO;
+        if (hdr[0] == 0)
+            hdr[0] = rc;
+        hdr[1] = hdr[0] == 0 ? rn : 0;
+        free(out);
+    }
+    rc = c->size > 1 ? xm_coll_bcast(hdr, 2, MPI_INT32_T, root, c) : 0;
+    if (rc == 0 && hdr[0] < 0)
+        rc = hdr[0];
+    size_t rl = rc == 0 ? xm_dyn_cards_len(hdr[1]) : 0;
+    if (rc == 0 && c->rank != root && !(list = malloc(rl)))
+        rc = -ENOMEM; /* (the bcast below then fails this process only) */
+    if (hdr[0] == 0 && c->size > 1) {
+        int brc = xm_coll_bcast(list, list ? (int)rl : 0, MPI_BYTE, root, c);
+        rc = rc < 0 ? rc : brc;
+    }
+    int *ids = rc == 0 ? malloc((size_t)hdr[1] * sizeof(int)) : NULL;
+    if (rc == 0 && !ids)
+        rc = -ENOMEM;
+    for (int i = 0; rc == 0 && i < hdr[1]; i++) {
+        struct xm_dyn_card k;
+        xm_dyn_cards_get(list, i, &k);
+        ids[i] = xm_proc_add(&k);
+        if (ids[i] < 0)
+            rc = ids[i];
+        else if (ids[i] >= xm_g.size)
+            xm_proc_set_secret(ids[i], h.secret, 0);
+    }
+    free(list);
+    free(all);
+    if (hdr[0] < 0) { /* the roots' swap failed: both groups end here */
+        free(ids);
+        return hdr[0];
+    }
+    if (rc < 0 && c->rank != root) /* out of memory or table space, alone in the group */
+        xm_die("connecting to another job: %s", strerror(-rc));
+    rc = xm_intercomm_build_ids(c, root, peer, g, XM_DYN_CTX, rc, hdr[1], ids, newcomm);
+    free(ids);
+    memset(&h, 0, sizeof(h));
+    return rc;
 }
 
 int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm,
@@ -265,12 +389,15 @@ int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm co
     int erc = check_collective(c, root, newcomm, fn);
     if (erc != MPI_SUCCESS)
         return erc;
-    int lrc = 0, peer = -1, g = 0;
+    int lrc = 0, peer = -1, g = 0, cross = 0;
+    uint8_t secret[XM_DYN_SECRET] = {0};
     if (c->rank == root) {
         struct xm_dyn_port p;
-        if (parse_port(port_name, &p, fn) < 0 || p.rank != xm_g.rank ||
+        if (parse_port(port_name, &p, fn) != 0 || p.rank != xm_g.rank ||
             port_slot(p.tag) < 0)
             lrc = -EINVAL;
+        else if (p.version == 2 && xm_proc_port_secret(p.tag, secret) < 0)
+            lrc = -EINVAL; /* a version-2 name of ours with another tag's secret */
         while (lrc == 0) {
             struct xm_dyn_msg m;
             int from = -1;
@@ -289,13 +416,15 @@ int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm co
             rc = recv_msg(from, g, deadline(), &m, &from);
             if (rc == 1 && m.kind == XM_DYN_CONFIRM && m.tag == g) {
                 peer = from;
+                cross = from >= xm_g.size; /* came in through the port's secret */
                 break;
             }
             /* the connector gave up or said something else: wait for the next one */
         }
     }
     *newcomm = MPI_COMM_NULL;
-    int rc = xm_intercomm_build(c, root, peer, g, XM_DYN_CTX, lrc, newcomm);
+    int rc = finish(c, root, peer, g, lrc, cross, secret, newcomm);
+    memset(secret, 0, sizeof(secret));
     return rc < 0 ? xm_err(c, to_class(rc), fn) : MPI_SUCCESS;
 }
 
@@ -308,10 +437,28 @@ int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm c
     int erc = check_collective(c, root, newcomm, fn);
     if (erc != MPI_SUCCESS)
         return erc;
-    int lrc = 0, peer = -1, g = 0;
+    int lrc = 0, peer = -1, g = 0, cross = 0;
+    struct xm_dyn_port p;
+    memset(&p, 0, sizeof(p));
     if (c->rank == root) {
-        struct xm_dyn_port p;
         lrc = parse_port(port_name, &p, fn);
+        if (lrc == 1) { /* another job's port: its owner joins the table */
+            cross = 1;
+            struct xm_dyn_card k;
+            struct xm_dyn_addrs mine;
+            memset(&k, 0, sizeof(k));
+            memcpy(k.jobid, p.jobid, sizeof(k.jobid));
+            k.rank = p.rank;
+            k.addrs = p.addrs;
+            lrc = xm_tcp_card(&mine); /* the netmod runs from here */
+            int id = lrc < 0 ? lrc : xm_proc_add(&k);
+            if (id >= 0 && id < xm_g.size)
+                id = -EINVAL; /* names a process of this job */
+            if (id >= 0)
+                xm_proc_set_secret(id, p.secret, p.tag);
+            lrc = id < 0 ? id : 0;
+            p.rank = id;
+        }
         if (lrc == 0) {
             peer = p.rank;
             g = fresh_tag();
@@ -330,7 +477,8 @@ int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm c
         }
     }
     *newcomm = MPI_COMM_NULL;
-    int rc = xm_intercomm_build(c, root, peer, g, XM_DYN_CTX, lrc, newcomm);
+    int rc = finish(c, root, peer, g, lrc, cross, p.secret, newcomm);
+    memset(&p, 0, sizeof(p));
     return rc < 0 ? xm_err(c, to_class(rc), fn) : MPI_SUCCESS;
 }
 

@@ -23,6 +23,7 @@
 
 #include "../coll/coll.h"
 #include "../core/p2p.h"
+#include "../core/proc.h"
 #include "intercomm.h"
 
 XM_WEAK(MPI_Intercomm_create)
@@ -211,6 +212,14 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
 int xm_intercomm_build(struct xm_comm *l, int local_leader, int peer, int tag,
                        uint32_t pctx, int lrc, MPI_Comm *newintercomm)
 {
+    return xm_intercomm_build_ids(l, local_leader, peer, tag, pctx, lrc, 0, NULL,
+                                  newintercomm);
+}
+
+int xm_intercomm_build_ids(struct xm_comm *l, int local_leader, int peer, int tag,
+                           uint32_t pctx, int lrc, int rn, const int *rids,
+                           MPI_Comm *newintercomm)
+{
     /* hdr: free mask of my group, then my group's size */
     int hdr[W + 1], rhdr[W + 1];
     xm_ctx_free_mask((uint32_t *)hdr);
@@ -227,14 +236,16 @@ int xm_intercomm_build(struct xm_comm *l, int local_leader, int peer, int tag,
     if (l->rank == local_leader && rc == 0) {
         rc = xm_sendrecv(hdr, W + 1, MPI_INT, peer, rhdr, W + 1, MPI_INT, peer, tag,
                          pctx);
-        if (rc == 0 && (rhdr[W] <= 0 || rhdr[W] > xm_g.size))
+        if (rc == 0 && (rhdr[W] <= 0 || rhdr[W] > (rids ? rn : xm_g.size)))
             rc = -EPROTO; /* the other side is not a matching Intercomm_create */
         if (rc == 0 && !(rw = malloc((size_t)rhdr[W] * sizeof(int))))
             rc = -ENOMEM;
-        if (rc == 0)
+        if (rc == 0 && rids) /* ids of the remote group known here already */
+            memcpy(rw, rids, (size_t)rn * sizeof(int));
+        else if (rc == 0)
             rc = xm_sendrecv(lw, l->size, MPI_INT, peer, rw, rhdr[W], MPI_INT, peer, tag,
                              pctx);
-        for (int i = 0; rc == 0 && i < rhdr[W]; i++) /* world ranks of this job only */
+        for (int i = 0; !rids && rc == 0 && i < rhdr[W]; i++) /* world ranks only */
             if (rw[i] < 0 || rw[i] >= xm_g.size)
                 rc = -EPROTO;
         if (rc < 0)
@@ -251,7 +262,12 @@ int xm_intercomm_build(struct xm_comm *l, int local_leader, int peer, int tag,
     if (rhdr[W] > 0 && l->rank != local_leader &&
         !(rw = malloc((size_t)rhdr[W] * sizeof(int))))
         rc = -ENOMEM;
-    if (rhdr[W] > 0) {
+    if (rhdr[W] > 0 && rids) {
+        if (rhdr[W] != rn)
+            rc = rc < 0 ? rc : -EPROTO;
+        else if (rw && l->rank != local_leader)
+            memcpy(rw, rids, (size_t)rn * sizeof(int));
+    } else if (rhdr[W] > 0) {
         int brc = xm_icoll_bcast(rw ? rw : lw, rw ? rhdr[W] : 0, MPI_INT, local_leader, l,
                                  NULL);
         if (brc < 0 && rc == 0)
@@ -289,7 +305,9 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
         rc = inter_ctx(c, &ctx);
     if (rc < 0)
         return fail(c, rc, fn);
-    int first = mine != theirs ? !mine : c->local_w[0] < c->w[0];
+    /* equal flags: the group whose first process is lower in (job id, rank) goes first,
+     * which both groups see alike also when they are different jobs */
+    int first = mine != theirs ? !mine : xm_proc_cmp(c->local_w[0], c->w[0]) < 0;
     int ln = c->local_size, rn = c->size;
     int *w = malloc((size_t)(ln + rn) * sizeof(int));
     if (w) {

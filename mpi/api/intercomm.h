@@ -20,5 +20,11 @@ int xm_intercomm_group(struct xm_comm *c, int remote, MPI_Group *group, const ch
  * Used by api/dynproc.c (accept/connect/join). */
 int xm_intercomm_build(struct xm_comm *l, int local_leader, int peer, int tag,
                        uint32_t pctx, int lrc, MPI_Comm *newintercomm);
+/* The same with the remote group's process ids known at every process (rn of them in
+ * rids, in remote rank order: connections between jobs, where each process has its
+ * own ids for the other job's processes); only sizes and context masks cross. */
+int xm_intercomm_build_ids(struct xm_comm *l, int local_leader, int peer, int tag,
+                           uint32_t pctx, int lrc, int rn, const int *rids,
+                           MPI_Comm *newintercomm);
 
 #endif

@@ -109,6 +109,8 @@ static int node_of_rank(struct xm_comm *c, int r)
         fake = xm_env_int("LOOM_MPI_COLL_NODES", 0);
     if (fake > 0)
         return (int)((long)r * fake / c->size);
+    if (c->xjob) /* several jobs: every member alone (the same view at every member) */
+        return r;
     return xm_g.node_of ? xm_g.node_of[xm_comm_world_rank(c, r)] : 0;
 }
 

@@ -119,9 +119,12 @@ struct xm_comm *xm_comm_new(int size, int *w, uint32_t ctx, struct xm_comm *pare
     c->size = size;
     c->w = w;
     c->rank = -1;
-    for (int i = 0; i < size; i++)
+    for (int i = 0; i < size; i++) {
         if (w[i] == xm_g.rank)
             c->rank = i;
+        if (w[i] >= xm_g.size)
+            c->xjob = 1;
+    }
     c->errh = parent ? parent->errh : MPI_ERRORS_ARE_FATAL;
     if (xm_comm_register(c) < 0) {
         free(w);

@@ -151,6 +151,10 @@ struct xm_comm {
     int local_size;
     int *local_w;            /* local group rank -> world rank (inter only) */
     struct xm_topo *topo;    /* Cartesian / graph / dist-graph topology or NULL */
+    /* (spawn) members of more than one job (an id >= world size, core/proc.h): node
+     * numbers of another job's processes mean nothing here, so node-aware code treats
+     * every member as a node of its own (set by xm_comm_new) */
+    int xjob;
 };
 
 /* process topology of a communicator (api/topo.c); neighbor collectives (coll/neighbor.c)

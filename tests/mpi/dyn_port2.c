@@ -13,13 +13,34 @@
 
 #include "mpitest.h"
 
-/* "loom-port:1:R:T:J" -> "loom-port:2:R:T:<secret>:<card>:J" */
+/* "loom-port:1:R:T:J" or "loom-port:2:R:T:<secret>:<card>:J" (what Open_port writes
+ * when the netmod can run) -> "loom-port:2:R:T:<secret>:<card>:J" with ours */
 static int to_v2(const char *v1, char *out, size_t len, const char *secret, const char *card)
 {
     int r, t, n = 0;
-    if (sscanf(v1, "loom-port:1:%d:%d:%n", &r, &t, &n) != 2 || n == 0)
+    const char *job;
+    if (sscanf(v1, "loom-port:1:%d:%d:%n", &r, &t, &n) == 2 && n > 0) {
+        job = v1 + n;
+    } else if (sscanf(v1, "loom-port:2:%d:%d:%n", &r, &t, &n) == 2 && n > 0 &&
+               strlen(v1 + n) > 33 && v1[n + 32] == ':') {
+        job = v1 + n + 33; /* past the secret: the card, a.b.c.d:port[,...], then ':' */
+        for (;;) {
+            const char *colon = strchr(job, ':');
+            if (!colon)
+                return -1;
+            job = colon + 1;
+            while (*job >= '0' && *job <= '9')
+                job++;
+            if (*job != ',')
+                break;
+            job++;
+        }
+        if (*job++ != ':')
+            return -1;
+    } else {
         return -1;
-    return snprintf(out, len, "loom-port:2:%d:%d:%s:%s:%s", r, t, secret, card, v1 + n) <
+    }
+    return snprintf(out, len, "loom-port:2:%d:%d:%s:%s:%s", r, t, secret, card, job) <
                    (int)len
                ? 0
                : -1;

@@ -1,0 +1,128 @@
+/*
+ * dyn_xjob.c - connect/accept between two jobs (two mpiexec runs) through a port name
+ *   passed in a file: `dyn_xjob accept FILE` (job A: rank 0 opens a port and writes its
+ *   name to FILE, everyone accepts) and `dyn_xjob connect FILE` (job B: waits for the
+ *   file, everyone connects).  Both check the intercommunicator (remote size = the other
+ *   job's world size, read from the other side), a message from every rank of A to a
+ *   rank of B and one back, an intercommunicator broadcast each way, Intercomm_merge
+ *   (A first), an allreduce on the merged communicator, then disconnect; A's rank 0
+ *   closes the port.  Run by tests/mpi/dyn_xjob.sh; each job prints "No Errors".
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mpitest.h"
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (argc != 3 || (strcmp(argv[1], "accept") && strcmp(argv[1], "connect"))) {
+        if (rank == 0)
+            printf("usage: dyn_xjob accept|connect FILE\n");
+        MPI_Finalize();
+        return 2;
+    }
+    int acc = strcmp(argv[1], "accept") == 0;
+    const char *file = argv[2];
+    char port[MPI_MAX_PORT_NAME] = "";
+    if (rank == 0 && acc) {
+        TEST_ASSERT(MPI_Open_port(MPI_INFO_NULL, port) == MPI_SUCCESS);
+        TEST_ASSERT_MSG(strncmp(port, "loom-port:2:", 12) == 0, "port \"%s\"", port);
+        char tmp[4096];
+        snprintf(tmp, sizeof(tmp), "%s.tmp", file);
+        FILE *f = fopen(tmp, "w");
+        TEST_ASSERT(f != NULL);
+        if (f) {
+            fprintf(f, "%s\n", port);
+            fclose(f);
+            TEST_ASSERT(rename(tmp, file) == 0);
+        }
+    } else if (rank == 0) {
+        FILE *f = NULL;
+        for (int i = 0; i < 600 && !f; i++) /* 30 s */
+            if (!(f = fopen(file, "r")))
+                usleep(50000);
+        TEST_ASSERT_MSG(f != NULL, "no port name in %s", file);
+        if (f) {
+            if (!fgets(port, sizeof(port), f))
+                port[0] = 0;
+            port[strcspn(port, "\n")] = 0;
+            fclose(f);
+        }
+    }
+    MPI_Comm inter = MPI_COMM_NULL;
+    int rc = acc ? MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter)
+                 : MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter);
+    TEST_ASSERT_MSG(rc == MPI_SUCCESS, "%s: %d", argv[1], rc);
+    if (rc == MPI_SUCCESS) {
+        int flag = 0, rs = -1, lsz = -1, theirs = -1;
+        MPI_Comm_test_inter(inter, &flag);
+        MPI_Comm_remote_size(inter, &rs);
+        MPI_Comm_size(inter, &lsz);
+        TEST_ASSERT(flag && lsz == size && rs >= 1);
+        /* the other job's world size, from its root, by an intercommunicator bcast
+         * each way (A's first) */
+        int v = size;
+        if (acc) {
+            MPI_Bcast(&v, 1, MPI_INT, rank == 0 ? MPI_ROOT : MPI_PROC_NULL, inter);
+            MPI_Bcast(&theirs, 1, MPI_INT, 0, inter);
+        } else {
+            MPI_Bcast(&theirs, 1, MPI_INT, 0, inter);
+            MPI_Bcast(&v, 1, MPI_INT, rank == 0 ? MPI_ROOT : MPI_PROC_NULL, inter);
+        }
+        TEST_ASSERT_MSG(theirs == rs, "remote size %d, the other root says %d", rs, theirs);
+        /* every rank of A sends to B's rank (r mod |B|), which answers */
+        if (acc) {
+            int dst = rank % rs, got = -1, out = 1000 + rank;
+            MPI_Send(&out, 1, MPI_INT, dst, 5, inter);
+            MPI_Recv(&got, 1, MPI_INT, dst, 6, inter, MPI_STATUS_IGNORE);
+            TEST_ASSERT_MSG(got == 2000 + rank * 10 + dst, "answer %d", got);
+        } else {
+            for (int a = rank; a < rs; a += size) {
+                int got = -1;
+                MPI_Status st;
+                MPI_Recv(&got, 1, MPI_INT, a, 5, inter, &st);
+                TEST_ASSERT_MSG(got == 1000 + a && st.MPI_SOURCE == a, "from %d: %d", a, got);
+                int out = 2000 + a * 10 + rank;
+                MPI_Send(&out, 1, MPI_INT, a, 6, inter);
+            }
+        }
+        /* a bigger message (rendezvous on TCP) from B's root to A's root */
+        enum { BIG = 300000 };
+        int *big = malloc(BIG * sizeof(int));
+        if (big && rank == 0) {
+            if (acc) {
+                MPI_Recv(big, BIG, MPI_INT, 0, 7, inter, MPI_STATUS_IGNORE);
+                int bad = 0;
+                for (int i = 0; i < BIG; i++)
+                    bad += big[i] != i * 3;
+                TEST_ASSERT_MSG(bad == 0, "%d wrong elements", bad);
+            } else {
+                for (int i = 0; i < BIG; i++)
+                    big[i] = i * 3;
+                MPI_Send(big, BIG, MPI_INT, 0, 7, inter);
+            }
+        }
+        free(big);
+        MPI_Comm merged = MPI_COMM_NULL;
+        TEST_ASSERT(MPI_Intercomm_merge(inter, !acc, &merged) == MPI_SUCCESS);
+        int mr = -1, ms = -1, sum = -1;
+        MPI_Comm_rank(merged, &mr);
+        MPI_Comm_size(merged, &ms);
+        TEST_ASSERT_MSG(ms == size + rs, "merged size %d", ms);
+        TEST_ASSERT_MSG(mr == (acc ? rank : rs + rank), "merged rank %d", mr);
+        MPI_Allreduce(&mr, &sum, 1, MPI_INT, MPI_SUM, merged);
+        TEST_ASSERT_MSG(sum == ms * (ms - 1) / 2, "sum %d", sum);
+        MPI_Comm_free(&merged);
+        TEST_ASSERT(MPI_Comm_disconnect(&inter) == MPI_SUCCESS);
+        TEST_ASSERT(inter == MPI_COMM_NULL);
+    }
+    if (rank == 0 && acc)
+        TEST_ASSERT(MPI_Close_port(port) == MPI_SUCCESS);
+    return test_finish();
+}
