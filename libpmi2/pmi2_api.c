@@ -357,7 +357,7 @@ int PMI2_Job_Spawn(int count, const char *cmds[], int argcs[], const char **argv
             }
         }
     }
-    r = request(&o, "spawn-response", &m);
+    r = request_ex(&o, "spawn-response", &m, true); /* the refusal reaches the user */
     if (r == PMI2_SUCCESS) {
         const char *jid = pmi_msg_get(&m, JOBID_KEY);
         const char *codes = pmi_msg_get(&m, "errcodes");

@@ -11,9 +11,8 @@
  *   needs only an agreement between the two roots, then Intercomm_create's own body
  *   (api/intercomm.c, xm_intercomm_build) with the roots talking on XM_DYN_CTX, the
  *   context id no communicator gets (core/comm.h); and processes of another job
- *   connecting through a version-2 port name (below).  Comm_spawn still reports
- *   MPI_ERR_SPAWN before asking the process manager for anything (DESIGN.md,
- *   "Dynamic processes", lays out that step).
+ *   connecting through a version-2 port name (below), which is also how a spawned
+ *   job meets its parents (the spawn section).
  * Between jobs: Open_port writes version 2 (a fresh 16-byte secret and this process's
  *   TCP card; the netmod starts here in a job that runs without it) and registers the
  *   secret with the process table (core/proc.h), which lets the TCP handshake of a
@@ -651,38 +650,101 @@ int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name)
     return MPI_SUCCESS;
 }
 
-/* ---- spawn ------------------------------------------------------------------------------ */
-static int spawn_refused(struct xm_comm *c, int n, int *errcodes, MPI_Comm *intercomm,
-                         const char *fn)
+/* ---- spawn ------------------------------------------------------------------------------
+ * MPICH's contract with the process manager: the root opens a port, asks for the new
+ * job with PARENT_ROOT_PORT_NAME=<port> in its KVS (xm_boot_spawn: PMI2_Job_Spawn),
+ * tells its group the outcome and the error codes, and the group accepts on the port;
+ * the children connect in MPI_Init (xm_dyn_init_parent) and keep the intercommunicator
+ * as MPI_Comm_get_parent's.  A refusal (e.g. more processes than the process manager
+ * allows) is MPI_ERR_SPAWN with the process manager's words on stderr. */
+static MPI_Comm parent_comm = MPI_COMM_NULL;
+
+/* every array is significant at the root only; n = total processes there */
+static int spawn_common(struct xm_comm *c, int root, int count, char *const *cmds,
+                        char **const *argv, const int *maxprocs, const MPI_Info *infos,
+                        int n, MPI_Comm *intercomm, int *errcodes, const char *fn)
 {
-    if (intercomm)
-        *intercomm = MPI_COMM_NULL;
-    if (errcodes && errcodes != MPI_ERRCODES_IGNORE)
-        for (int i = 0; i < n; i++)
-            errcodes[i] = MPI_ERR_SPAWN;
-    static int said;
-    if (!said++)
-        fprintf(stderr,
-                "loom-mpi: rank %d: %s: spawning is not implemented yet (the engine "
-                "reaches only the processes of MPI_COMM_WORLD)\n",
-                xm_g.rank, fn);
-    return xm_err(c, MPI_ERR_SPAWN, fn);
+    char port[MPI_MAX_PORT_NAME] = "";
+    int32_t hdr[2] = {0, n}; /* rc, processes */
+    int *codes = NULL;
+    if (c->rank == root) {
+        char **wdir = calloc((size_t)count, sizeof(char *));
+        codes = calloc((size_t)n, sizeof(int));
+        int rc = wdir && codes ? 0 : -ENOMEM;
+        for (int i = 0; rc == 0 && i < count; i++) {
+            int flag = 0;
+            char v[MPI_MAX_INFO_VAL + 1];
+            if (infos && infos[i] != MPI_INFO_NULL &&
+                PMPI_Info_get(infos[i], "wdir", MPI_MAX_INFO_VAL, v, &flag) == MPI_SUCCESS &&
+                flag && !(wdir[i] = strdup(v)))
+                rc = -ENOMEM;
+        }
+        if (rc == 0 && PMPI_Open_port(MPI_INFO_NULL, port) != MPI_SUCCESS)
+            rc = -EIO;
+        if (rc == 0) {
+            rc = xm_boot_spawn(count, cmds, argv, maxprocs, (const char *const *)wdir, port,
+                               codes);
+            if (rc < 0) {
+                fprintf(stderr,
+                        "loom-mpi: rank %d: %s: the process manager %s the spawn of %d "
+                        "process%s (%s)\n",
+                        xm_g.rank, fn, rc == -ENOSYS ? "cannot do" : "refused", n,
+                        n == 1 ? "" : "es",
+                        rc == -ENOSYS ? "this interface has no spawn"
+                                      : "its reason, where it gave one, is above");
+                PMPI_Close_port(port);
+            }
+        }
+        for (int i = 0; wdir && i < count; i++)
+            free(wdir[i]);
+        free(wdir);
+        hdr[0] = rc;
+    }
+    int rc = c->size > 1 ? xm_coll_bcast(hdr, 2, MPI_INT32_T, root, c) : 0;
+    if (rc == 0 && c->rank != root && hdr[0] == 0 && !(codes = calloc((size_t)hdr[1], sizeof(int))))
+        rc = -ENOMEM;
+    if (rc == 0 && hdr[0] == 0 && c->size > 1)
+        rc = xm_coll_bcast(codes, hdr[1], MPI_INT, root, c);
+    if (rc < 0 || hdr[0] < 0) {
+        free(codes);
+        if (intercomm)
+            *intercomm = MPI_COMM_NULL;
+        if (errcodes && errcodes != MPI_ERRCODES_IGNORE)
+            for (int i = 0; i < hdr[1]; i++)
+                errcodes[i] = MPI_ERR_SPAWN;
+        return xm_err(c, rc < 0 ? xm_errno_to_class(rc) : MPI_ERR_SPAWN, fn);
+    }
+    int bad = 0;
+    for (int i = 0; i < hdr[1]; i++) {
+        if (errcodes && errcodes != MPI_ERRCODES_IGNORE)
+            errcodes[i] = codes[i] ? MPI_ERR_SPAWN : MPI_SUCCESS;
+        bad |= codes[i] != 0;
+    }
+    free(codes);
+    /* the children connect from their MPI_Init */
+    int erc = PMPI_Comm_accept(port, MPI_INFO_NULL, root, c->handle, intercomm);
+    if (c->rank == root)
+        PMPI_Close_port(port);
+    if (erc != MPI_SUCCESS)
+        return erc; /* through the handler already */
+    return bad ? xm_err(c, MPI_ERR_SPAWN, fn) : MPI_SUCCESS;
 }
 
 int PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info,
                     int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
 {
-    (void)argv;
-    (void)info;
     const char *fn = "MPI_Comm_spawn";
     struct xm_comm *c = xm_comm_get(comm);
     int erc = check_collective(c, root, intercomm, fn);
     if (erc != MPI_SUCCESS)
         return erc;
-    if (c->rank == root && (!command || maxprocs <= 0))
+    if (c->rank == root && (!command || maxprocs <= 0 || maxprocs > (1 << 24)))
         return xm_err(c, MPI_ERR_ARG, fn);
-    return spawn_refused(c, c->rank == root ? maxprocs : 0, array_of_errcodes, intercomm,
-                         fn);
+    char *cmds[1] = {(char *)command};
+    char **argvs[1] = {argv == MPI_ARGV_NULL ? NULL : argv};
+    MPI_Info infos[1] = {info};
+    return spawn_common(c, root, 1, cmds, argvs, &maxprocs, infos,
+                        c->rank == root ? maxprocs : 0, intercomm, array_of_errcodes, fn);
 }
 
 int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[],
@@ -690,8 +752,6 @@ int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_
                              int root, MPI_Comm comm, MPI_Comm *intercomm,
                              int array_of_errcodes[])
 {
-    (void)array_of_argv;
-    (void)array_of_info;
     const char *fn = "MPI_Comm_spawn_multiple";
     struct xm_comm *c = xm_comm_get(comm);
     int erc = check_collective(c, root, intercomm, fn);
@@ -708,14 +768,30 @@ int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_
             n += array_of_maxprocs[i];
         }
     }
-    return spawn_refused(c, n, array_of_errcodes, intercomm, fn);
+    char ***argvs = array_of_argv == MPI_ARGVS_NULL ? NULL : array_of_argv;
+    return spawn_common(c, root, count, array_of_commands, argvs, array_of_maxprocs,
+                        array_of_info, n, intercomm, array_of_errcodes, fn);
 }
 
 int PMPI_Comm_get_parent(MPI_Comm *parent)
 {
     if (!parent)
         return xm_err(NULL, MPI_ERR_ARG, "MPI_Comm_get_parent");
-    /* no process of ours is ever started by Comm_spawn yet (see the header) */
-    *parent = MPI_COMM_NULL;
+    /* MPI_COMM_NULL once the parent intercommunicator was freed or disconnected */
+    *parent = parent_comm != MPI_COMM_NULL && xm_comm_get(parent_comm) ? parent_comm
+                                                                       : MPI_COMM_NULL;
     return MPI_SUCCESS;
+}
+
+/* MPI_Init of a spawned job (api/env.c): connect to the parents' port */
+void xm_dyn_init_parent(void)
+{
+    if (!xm_g.spawned)
+        return;
+    char port[MPI_MAX_PORT_NAME] = "";
+    if (xm_g.rank == 0 && xm_boot_parent_port(port, (int)sizeof(port)) < 0)
+        xm_die("spawned job without PARENT_ROOT_PORT_NAME from the process manager");
+    if (PMPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &parent_comm) !=
+        MPI_SUCCESS)
+        xm_die("spawned job: connecting to the parents failed");
 }

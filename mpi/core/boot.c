@@ -397,3 +397,15 @@ int xm_boot_unpublish(const char *service)
 {
     return pmi->unpublish ? pmi->unpublish(service) : -ENOSYS;
 }
+
+int xm_boot_spawn(int count, char *const *cmds, char **const *argv, const int *maxprocs,
+                  const char *const *wdir, const char *port, int *errors)
+{
+    return pmi->spawn ? pmi->spawn(count, cmds, argv, maxprocs, wdir, port, errors)
+                      : -ENOSYS;
+}
+
+int xm_boot_parent_port(char *buf, int len)
+{
+    return pmi->parent_port ? pmi->parent_port(buf, len) : -ENOSYS;
+}

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -110,6 +111,47 @@ static int pmi2_unpublish(const char *service)
     return PMI2_Nameserv_unpublish(service, NULL) == PMI2_SUCCESS ? 0 : -ENOENT;
 }
 
+/* ---- (spawn) MPI_Comm_spawn: PMI2_Job_Spawn with MPICH's preput key ---- */
+static int pmi2_spawn(int count, char *const *cmds, char **const *argv, const int *maxprocs,
+                      const char *const *wdir, const char *port, int *errors)
+{
+    int *argcs = calloc((size_t)count, sizeof(int)), *ninfo = calloc((size_t)count, sizeof(int));
+    MPID_Info *info = calloc((size_t)count, sizeof(MPID_Info));
+    const MPID_Info **infov = calloc((size_t)count, sizeof(*infov));
+    int rc = argcs && ninfo && info && infov ? 0 : -ENOMEM;
+    for (int i = 0; rc == 0 && i < count; i++) {
+        while (argv && argv[i] && argv[i][argcs[i]])
+            argcs[i]++;
+        info[i].key = (char *)"wdir";
+        info[i].value = (char *)(wdir && wdir[i] ? wdir[i] : "");
+        ninfo[i] = wdir && wdir[i] ? 1 : 0;
+        infov[i] = &info[i];
+    }
+    MPID_Info pp = {.key = (char *)"PARENT_ROOT_PORT_NAME", .value = (char *)port};
+    const MPID_Info *ppv[1] = {&pp};
+    char newjob[64];
+    if (rc == 0 && PMI2_Job_Spawn(count, (const char **)cmds, argcs, (const char ***)argv,
+                                  maxprocs, ninfo, infov, 1, ppv, newjob, sizeof(newjob),
+                                  errors) != PMI2_SUCCESS)
+        rc = -EIO;
+    free(argcs);
+    free(ninfo);
+    free(info);
+    free(infov);
+    return rc;
+}
+
+static int pmi2_parent_port(char *buf, int len)
+{
+    int got = 0;
+    if (PMI2_KVS_Get(jobid, PMI2_ID_NULL, "PARENT_ROOT_PORT_NAME", buf, len, &got) !=
+            PMI2_SUCCESS ||
+        got <= 0 || got >= len)
+        return -ENOENT;
+    buf[got] = 0;
+    return 0;
+}
+
 const struct xm_pmi xm_pmi_pmi2 = {
     .name = "PMI-2",
     .init = pmi2_init,
@@ -122,4 +164,6 @@ const struct xm_pmi xm_pmi_pmi2 = {
     .publish = pmi2_publish,
     .lookup = pmi2_lookup,
     .unpublish = pmi2_unpublish,
+    .spawn = pmi2_spawn,
+    .parent_port = pmi2_parent_port,
 };

@@ -309,6 +309,8 @@ static inline size_t xm_status_bytes(const MPI_Status *s)
 /* ---- errors (api/err.c): MPI error classes are produced only in mpi/api/ ------------- */
 int xm_err(struct xm_comm *c, int errclass, const char *fn); /* runs the error handler */
 int xm_errno_to_class(int neg_errno);
+/* (spawn) api/dynproc.c: MPI_Init of a spawned job connects to its parents */
+void xm_dyn_init_parent(void);
 void xm_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 int xm_env_int(const char *name, int dflt);         /* LOOM_MPI_* tunables */
 /* (issue 21) the largest error class/code in use

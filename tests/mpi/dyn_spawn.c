@@ -4,8 +4,7 @@
  * remote group of 2, every error code MPI_SUCCESS; each child gets a number from
  * parent rank 0 and sends back twice it; the merged intracommunicator (parents first)
  * sums ranks; both sides disconnect.  A child checks its argument, its parent's size
- * and MPI_COMM_WORLD of 2.  Until spawning works this fails with MPI_ERR_SPAWN
- * (testlist: the spawn block).
+ * and MPI_COMM_WORLD of 2; its failures go to its exit code, which fails the job.
  */
 #include <string.h>
 
