@@ -85,6 +85,7 @@ XM_WEAK(MPI_Comm_get_parent)
 
 static int ports[PORTS_MAX]; /* open port tags; 0 = free slot */
 static unsigned port_seq, tag_seq;
+static MPI_Comm parent_comm = MPI_COMM_NULL; /* a spawned job's, from MPI_Init */
 
 static double now_s(void)
 {
@@ -599,6 +600,8 @@ int PMPI_Comm_disconnect(MPI_Comm *comm)
     rc = xm_attr_delete_all(c);
     if (rc != MPI_SUCCESS)
         return xm_err(c, rc, fn);
+    if (*comm == parent_comm) /* Comm_get_parent: MPI_COMM_NULL from now on */
+        parent_comm = MPI_COMM_NULL;
     xm_comm_unref(c);
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;
@@ -657,8 +660,6 @@ int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name)
  * the children connect in MPI_Init (xm_dyn_init_parent) and keep the intercommunicator
  * as MPI_Comm_get_parent's.  A refusal (e.g. more processes than the process manager
  * allows) is MPI_ERR_SPAWN with the process manager's words on stderr. */
-static MPI_Comm parent_comm = MPI_COMM_NULL;
-
 /* every array is significant at the root only; n = total processes there */
 static int spawn_common(struct xm_comm *c, int root, int count, char *const *cmds,
                         char **const *argv, const int *maxprocs, const MPI_Info *infos,
