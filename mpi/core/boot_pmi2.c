@@ -44,6 +44,12 @@ static int pmi2_init(struct xm_pmi_job *job, char *why, size_t len)
     job->appnum = appnum;
     job->spawned = spawned;
     job->universe = size;
+    char us[32];
+    int found = 0, u = 0;
+    /* (spawn) the process manager's universe size, where it gives one above the job */
+    if (PMI2_Info_GetJobAttr("universeSize", us, sizeof(us), &found) == PMI2_SUCCESS &&
+        found && sscanf(us, "%d", &u) == 1 && u > size)
+        job->universe = u;
     if (PMI2_Job_GetId(job->jobid, sizeof(job->jobid)) != PMI2_SUCCESS)
         snprintf(job->jobid, sizeof(job->jobid), "nojob");
     job->jobid[sizeof(job->jobid) - 1] = 0;
