@@ -660,6 +660,33 @@ int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name)
  * the children connect in MPI_Init (xm_dyn_init_parent) and keep the intercommunicator
  * as MPI_Comm_get_parent's.  A refusal (e.g. more processes than the process manager
  * allows) is MPI_ERR_SPAWN with the process manager's words on stderr. */
+/* The reserved info key "path" (MPI-3.1 10.3.4): directories, ':'-separated, where
+ * the executable is looked for.  A command without '/' found executable in one of them
+ * becomes that file's path (malloc'd into *out); else *out stays NULL (the process
+ * manager searches as it does). */
+static int path_lookup(const char *cmd, const char *path, char **out)
+{
+    *out = NULL;
+    if (!cmd || strchr(cmd, '/'))
+        return 0;
+    for (const char *d = path; d && *d;) {
+        size_t n = strcspn(d, ":");
+        char *f = malloc(n + strlen(cmd) + 2);
+        if (!f)
+            return -ENOMEM;
+        memcpy(f, d, n);
+        f[n] = '/';
+        strcpy(f + n + 1, cmd);
+        if (n && access(f, X_OK) == 0) {
+            *out = f;
+            return 0;
+        }
+        free(f);
+        d += n + (d[n] == ':');
+    }
+    return 0;
+}
+
 /* every array is significant at the root only; n = total processes there */
 static int spawn_common(struct xm_comm *c, int root, int count, char *const *cmds,
                         char **const *argv, const int *maxprocs, const MPI_Info *infos,
@@ -670,8 +697,10 @@ static int spawn_common(struct xm_comm *c, int root, int count, char *const *cmd
     int *codes = NULL;
     if (c->rank == root) {
         char **wdir = calloc((size_t)count, sizeof(char *));
+        char **found = calloc((size_t)count, sizeof(char *)); /* by "path" */
+        char **run = calloc((size_t)count, sizeof(char *));
         codes = calloc((size_t)n, sizeof(int));
-        int rc = wdir && codes ? 0 : -ENOMEM;
+        int rc = wdir && found && run && codes ? 0 : -ENOMEM;
         for (int i = 0; rc == 0 && i < count; i++) {
             int flag = 0;
             char v[MPI_MAX_INFO_VAL + 1];
@@ -679,11 +708,17 @@ static int spawn_common(struct xm_comm *c, int root, int count, char *const *cmd
                 PMPI_Info_get(infos[i], "wdir", MPI_MAX_INFO_VAL, v, &flag) == MPI_SUCCESS &&
                 flag && !(wdir[i] = strdup(v)))
                 rc = -ENOMEM;
+            flag = 0;
+            if (rc == 0 && infos && infos[i] != MPI_INFO_NULL &&
+                PMPI_Info_get(infos[i], "path", MPI_MAX_INFO_VAL, v, &flag) == MPI_SUCCESS &&
+                flag)
+                rc = path_lookup(cmds[i], v, &found[i]);
+            run[i] = found[i] ? found[i] : cmds[i];
         }
         if (rc == 0 && PMPI_Open_port(MPI_INFO_NULL, port) != MPI_SUCCESS)
             rc = -EIO;
         if (rc == 0) {
-            rc = xm_boot_spawn(count, cmds, argv, maxprocs, (const char *const *)wdir, port,
+            rc = xm_boot_spawn(count, run, argv, maxprocs, (const char *const *)wdir, port,
                                codes);
             if (rc < 0) {
                 fprintf(stderr,
@@ -696,9 +731,13 @@ static int spawn_common(struct xm_comm *c, int root, int count, char *const *cmd
                 PMPI_Close_port(port);
             }
         }
-        for (int i = 0; wdir && i < count; i++)
+        for (int i = 0; wdir && found && i < count; i++) {
             free(wdir[i]);
+            free(found[i]);
+        }
         free(wdir);
+        free(found);
+        free(run);
         hdr[0] = rc;
     }
     int rc = c->size > 1 ? xm_coll_bcast(hdr, 2, MPI_INT32_T, root, c) : 0;
@@ -795,4 +834,7 @@ void xm_dyn_init_parent(void)
     if (PMPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &parent_comm) !=
         MPI_SUCCESS)
         xm_die("spawned job: connecting to the parents failed");
+    struct xm_comm *pc = xm_comm_get(parent_comm);
+    if (pc) /* MPI-3.1 10.3.2: the parent intercommunicator's default name */
+        snprintf(pc->name, sizeof(pc->name), "MPI_COMM_PARENT");
 }

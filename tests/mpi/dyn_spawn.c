@@ -3,8 +3,10 @@
  * program with the argument "child" (root 0 of MPI_COMM_WORLD); the parents see a
  * remote group of 2, every error code MPI_SUCCESS; each child gets a number from
  * parent rank 0 and sends back twice it; the merged intracommunicator (parents first)
- * sums ranks; both sides disconnect.  A child checks its argument, its parent's size
- * and MPI_COMM_WORLD of 2; its failures go to its exit code, which fails the job.
+ * sums ranks; both sides disconnect.  The command is the program's file name alone
+ * with its directory in the reserved info key "path".  A child checks its argument,
+ * its parent's size and name (MPI_COMM_PARENT) and MPI_COMM_WORLD of 2; its failures
+ * go to its exit code, which fails the job.
  */
 #include <string.h>
 
@@ -21,7 +23,19 @@ int main(int argc, char **argv)
     if (parent == MPI_COMM_NULL) {
         char *args[] = {"child", NULL};
         int errs[2] = {-1, -1};
-        MPI_Comm_spawn(argv[0], args, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, errs);
+        /* "dir/prog" -> command "prog", info path=dir */
+        char dir[4096];
+        const char *cmd = argv[0], *slash = strrchr(argv[0], '/');
+        MPI_Info info;
+        MPI_Info_create(&info);
+        if (slash && (size_t)(slash - argv[0]) < sizeof(dir)) {
+            memcpy(dir, argv[0], (size_t)(slash - argv[0]));
+            dir[slash - argv[0]] = 0;
+            MPI_Info_set(info, "path", slash == argv[0] ? "/" : dir);
+            cmd = slash + 1;
+        }
+        MPI_Comm_spawn(cmd, args, 2, info, 0, MPI_COMM_WORLD, &inter, errs);
+        MPI_Info_free(&info);
         int rsize = 0;
         MPI_Comm_remote_size(inter, &rsize);
         TEST_ASSERT(rsize == 2);
@@ -51,6 +65,10 @@ int main(int argc, char **argv)
     bad |= argc < 2 || strcmp(argv[1], "child") != 0;
     MPI_Comm_remote_size(parent, &psize);
     bad |= psize < 1;
+    char pname[MPI_MAX_OBJECT_NAME] = "";
+    int plen = 0;
+    MPI_Comm_get_name(parent, pname, &plen);
+    bad |= strcmp(pname, "MPI_COMM_PARENT") != 0;
     int v = -1;
     MPI_Recv(&v, 1, MPI_INT, 0, 0, parent, MPI_STATUS_IGNORE);
     bad |= v != 100 + rank;
