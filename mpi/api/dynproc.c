@@ -296,6 +296,14 @@ static int finish(struct xm_comm *c, int root, int peer, int g, int lrc, int cro
         uint8_t secret[XM_DYN_SECRET];
     } h;
     memset(&h, 0, sizeof(h));
+    /* the roots agree: the card swap as soon as either group has a process of another
+     * job (the peer, or a member of a communicator spanning jobs) */
+    if (c->rank == root && lrc == 0) {
+        int32_t mine = cross || c->xjob, theirs = 0;
+        lrc = xm_sendrecv(&mine, 1, MPI_INT32_T, peer, &theirs, 1, MPI_INT32_T, peer, g,
+                          XM_DYN_CTX);
+        cross = mine || theirs;
+    }
     h.rc = lrc;
     h.cross = cross && lrc == 0;
     if (h.cross)
