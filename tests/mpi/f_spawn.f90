@@ -3,10 +3,9 @@
 ! blanks gone, leading ones kept, the list ends at the first all-blank entry,
 ! ARRAY_OF_ARGV(COUNT, *) read by command), MPI_ARGV_NULL, MPI_ARGVS_NULL and
 ! MPI_ERRCODES_IGNORE become C's sentinels, and only the root converts.  f_spawn_c.c
-! records what C received (a profiling layer).  The call itself may work (then the
-! intercommunicator is checked and each child, this program started with the argument
-! "child", disconnects) or fail with MPI_ERR_SPAWN (then INTERCOMM is MPI_COMM_NULL
-! and the root's ARRAY_OF_ERRCODES say MPI_ERR_SPAWN).  Run with 2 processes.
+! records what C received (a profiling layer).  Spawning this program must work (the
+! intercommunicator is checked; each child sees its parent and disconnects); spawning
+! "cmd", which does not exist, must fail with MPI_ERR_SPAWN.  Run with 2 processes.
 MODULE f_spawn_util
   IMPLICIT NONE
   INTEGER :: nerr = 0, me = -1
@@ -31,16 +30,6 @@ CONTAINS
     END IF
   END SUBROUTINE
 END MODULE
-
-SUBROUTINE child()
-  USE mpi
-  IMPLICIT NONE
-  INTEGER :: parent, ierr
-  CALL MPI_INIT(ierr)
-  CALL MPI_COMM_GET_PARENT(parent, ierr)
-  IF (parent /= MPI_COMM_NULL) CALL MPI_COMM_DISCONNECT(parent, ierr)
-  CALL MPI_FINALIZE(ierr)
-END SUBROUTINE
 
 SUBROUTINE test_mpi(self)
   USE mpi
@@ -88,6 +77,7 @@ SUBROUTINE test_mpi(self)
     CALL MPI_ERROR_CLASS(ierr, cls, ierr)
     CALL check(cls == MPI_ERR_SPAWN, 'spawn_multiple of "cmd": class MPI_ERR_SPAWN')
   ELSE
+    CALL check(.FALSE., 'spawn_multiple of "cmd": it worked')
     CALL MPI_COMM_DISCONNECT(inter, ierr)
   END IF
 CONTAINS
@@ -105,6 +95,7 @@ CONTAINS
       END DO
       CALL MPI_COMM_DISCONNECT(icx, e)
     ELSE
+      CALL check(.FALSE., what // ': the spawn failed')
       CALL MPI_ERROR_CLASS(rc, c, e)
       CALL check(c == MPI_ERR_SPAWN, what // ': class MPI_ERR_SPAWN')
       CALL check(ic == MPI_COMM_NULL, what // ': intercomm MPI_COMM_NULL')
@@ -136,6 +127,7 @@ SUBROUTINE test_f08(self)
     CALL check(inter /= MPI_COMM_NULL, 'f08 spawn: intercomm')
     CALL MPI_Comm_disconnect(inter)
   ELSE
+    CALL check(.FALSE., 'f08 spawn: the spawn failed')
     CALL MPI_Error_class(ierr, cls)
     CALL check(cls == MPI_ERR_SPAWN, 'f08 spawn: class MPI_ERR_SPAWN')
     CALL check(inter == MPI_COMM_NULL, 'f08 spawn: intercomm MPI_COMM_NULL')
@@ -148,6 +140,7 @@ SUBROUTINE test_f08(self)
   IF (ierr == MPI_SUCCESS) THEN
     CALL MPI_Comm_disconnect(inter)
   ELSE
+    CALL check(.FALSE., 'f08 spawn_multiple: the spawn failed')
     CALL MPI_Error_class(ierr, cls)
     CALL check(cls == MPI_ERR_SPAWN, 'f08 spawn_multiple: class MPI_ERR_SPAWN')
   END IF
@@ -157,15 +150,17 @@ PROGRAM f_spawn
   USE mpi
   USE f_spawn_util
   IMPLICIT NONE
-  CHARACTER(LEN=256) :: self, arg
-  INTEGER :: ierr, total
-  CALL GET_COMMAND_ARGUMENT(1, arg)
-  IF (arg == 'child') THEN
-    CALL child()
-    STOP
-  END IF
+  CHARACTER(LEN=256) :: self
+  INTEGER :: ierr, total, parent
   CALL GET_COMMAND_ARGUMENT(0, self)
   CALL MPI_INIT(ierr)
+  ! a spawned copy (whatever its arguments: MPI_ARGV_NULL gives none) only disconnects
+  CALL MPI_COMM_GET_PARENT(parent, ierr)
+  IF (parent /= MPI_COMM_NULL) THEN
+    CALL MPI_COMM_DISCONNECT(parent, ierr)
+    CALL MPI_FINALIZE(ierr)
+    STOP
+  END IF
   CALL MPI_COMM_RANK(MPI_COMM_WORLD, me, ierr)
   CALL MPI_COMM_SET_ERRHANDLER(MPI_COMM_WORLD, MPI_ERRORS_RETURN, ierr)
   CALL test_mpi(TRIM(self))
