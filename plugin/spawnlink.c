@@ -578,12 +578,15 @@ static void kid_report(struct lspawn_srv *s, struct skid *k)
         ssize_t n = read(k->rfd, k->rep + k->rlen, sizeof(k->rep) - 1 - k->rlen);
         if (n > 0) {
             k->rlen += (size_t)n;
-            if (k->rlen < sizeof(k->rep) - 1)
+            /* the report is one line: act on it as soon as it is whole, not at EOF
+             * (the write end may outlive the report in the child srun's process
+             * tree while the new step runs) */
+            if (k->rlen < sizeof(k->rep) - 1 && !memchr(k->rep, '\n', k->rlen))
                 continue;
         } else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
             return;
         }
-        break; /* EOF, error or full */
+        break; /* a whole line, EOF, error or full */
     }
     close(k->rfd);
     k->rfd = -1;

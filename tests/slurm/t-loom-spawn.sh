@@ -12,7 +12,10 @@
 # exist, hostile counts past the wire's bounds (the server core); the reason is seen in
 # the job's PMI trace (LOOM_PMI_TRACE=1).  The cluster has 2 nodes: all cases run in a
 # 1-node step but the last, whose spawner (rank 0) runs on the step's second node
-# (-m arbitrary), so its stepd is not node 0.  Skips (77) without root, Slurm or the plugin.
+# (-m arbitrary), so its stepd is not node 0.  Then an MPI program: Loom's libmpi
+# MPI_Comm_spawn (tests/mpi/dyn_spawn.c: 2 children of a 2-rank job, a message each way,
+# a merged communicator, disconnect) through the same path, the children connecting
+# back to the parent's port over TCP.  Skips (77) without root, Slurm or the plugin.
 me=t-loom-spawn
 . "$(dirname "$0")/lib.sh"
 need_plugin
@@ -54,4 +57,13 @@ SLURM_HOSTFILE=$cdir/hosts case_ok "pmi2_spawn from rank 0 on node 1 of a 2-node
 grep -q "^pmi_spawn: parent spawned 2 OK (new job [0-9]*\.[0-9]*)" "$out.stdout"
 assert_last "pmi2_spawn on node 1: the spawner got rc 0 and the new step's id" \
     "pmi2_spawn on node 1: no success line from the spawner"
+lmpi=$bdir/mpi
+if [ ! -x "$lmpi/dyn_spawn" ] && ! make -C "$lmpi" dyn_spawn >"$cdir/make-mpi.log" 2>&1; then
+    tail -n 20 "$cdir/make-mpi.log" | sed 's/^/  make: /'
+    echo "FAIL: $me: cannot build dyn_spawn in $lmpi"
+    nfail=$((nfail + 1))
+else
+    case_ok "libmpi MPI_Comm_spawn under --mpi=$mpi: 2 children as a new step, messages both ways" \
+        "No Errors" --mpi="$mpi" -N 1 -n 2 "$lmpi/dyn_spawn"
+fi
 finish
