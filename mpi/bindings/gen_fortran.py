@@ -25,7 +25,7 @@ import os, re, sys
 
 HANDLES = ['Comm', 'Group', 'Datatype', 'Op', 'Errhandler', 'Request', 'Message', 'Info',
            'Win', 'File']   # File: a pointer in C, MPI_File_c2f's index in Fortran
-# (fsess) MPI-4 sessions: MPI_Session is an int handle like the others (INTEGER in
+# MPI-4 sessions: MPI_Session is an int handle like the others (INTEGER in
 # mpif.h and module mpi, TYPE(MPI_Session) in mpi_f08, MPI_SESSION_NULL, == and /=)
 HANDLES.append('Session')
 STRMAX = 'MPI_MAX_INFO_VAL'   # the largest fixed-size string out of the C API
@@ -368,7 +368,7 @@ def c_wrapper(ret, name, params, kinds):
             decls.append('int t_%s = i_%s <= 0 ? (int)i_%s : (int)((size_t)i_%s < l_%s ? '
                          '(size_t)i_%s : l_%s) + 1;' % ((cname,) * 4 + (sv, cname, sv)))
             callargs.append('&t_' + cname)
-            # (fsess) MPI_SESSION_GET_NTH_PSET has the same length rules and no flag
+            # MPI_SESSION_GET_NTH_PSET has the same length rules and no flag
             hasflag = any(p[1] == 'flag' and kk == 'logical_out' for p, kk
                           in zip(params, kinds))
             post.append('if (rc == MPI_SUCCESS%s) *%s = (MPI_Fint)t_%s - 1;'
@@ -1301,7 +1301,7 @@ def main():
           '      IMPORT', '      TYPE(MPI_Win) :: win', '      INTEGER :: error_code',
           '    END SUBROUTINE',
           ] + f08_callback_interfaces() + f08_greq_callbacks() + f08_f22_callbacks() + [
-          # (fsess) MPI-4.0 session error handlers (same ABI as the comm ones)
+          # MPI-4.0 session error handlers (same ABI as the comm ones)
           '    SUBROUTINE MPI_Session_errhandler_function(session, error_code)',
           '      IMPORT', '      TYPE(MPI_Session) :: session', '      INTEGER :: error_code',
           '    END SUBROUTINE',
