@@ -273,7 +273,7 @@ static int init_common(void)
         (rc = xm_coll_allreduce(MPI_IN_PLACE, &xm_g.ctx_rounds, 1, MPI_INT, MPI_MAX,
                                 xm_g.world)) < 0)
         xm_die("agreeing on the thread level: %s", strerror(-rc));
-    xm_dyn_init_parent(); /* (spawn) a spawned job connects to its parents */
+    xm_dyn_init_parent(); /* a spawned job connects to its parents */
     return MPI_SUCCESS;
 }
 

@@ -396,7 +396,7 @@ def c_wrapper(ret, name, params, kinds):
             cparams.append('void (*%s)(void)' % v)
             callargs.append('(%s)%s' % (ctype, v))
         elif k == 'ferrh_fn':
-            # (f22) libmpi records the handler as Fortran (file handle by index)
+            # libmpi records the handler as Fortran (file handle by index)
             cparams.append('void (*%s)(void)' % v)
             callargs.append('(%s)%s' % (ctype, v))
             pre.append('mpipriv_file_errh_lang = 1;')
@@ -642,7 +642,7 @@ def f08_greq_callbacks():
 # ---- end of Fortran info and generalized requests --------------------------------------
 
 
-# ---- (f22) spawn, user data representations, file error handlers -----------------------
+# ---- spawn, user data representations, file error handlers -----------------------
 # MPI_COMM_SPAWN(_MULTIPLE) and MPI_REGISTER_DATAREP are bound by hand in
 # bindings/fspawn.c and bindings/fdatarep.c (CHARACTER arrays; Fortran conversion
 # procedures); here are their interfaces in module mpi ('f77'), in mpi_f08's interface
@@ -653,7 +653,7 @@ HAND_FNS = ['Comm_spawn', 'Comm_spawn_multiple', 'Register_datarep']
 # through mpif.h (no interface) read 4 bytes of garbage
 OFFSET_CONSTS = ['MPI_DISPLACEMENT_CURRENT']
 C_F22 = r'''
-/* (f22) set around MPI_File_create_errhandler: the handler is a Fortran procedure */
+/* set around MPI_File_create_errhandler: the handler is a Fortran procedure */
 extern __thread int mpipriv_file_errh_lang;
 '''
 
@@ -780,7 +780,7 @@ def fdecl(kind, ctype, fname, style):
     if kind == 'errh_fn':
         return ['PROCEDURE(%s) :: %s' % (ctype.split()[0], fname) if h
                 else 'EXTERNAL :: ' + fname]
-    if kind == 'ferrh_fn':   # (f22)
+    if kind == 'ferrh_fn':
         return ['PROCEDURE(MPI_File_errhandler_function) :: ' + fname if h
                 else 'EXTERNAL :: ' + fname]
     if kind == 'baseptr':
@@ -1176,7 +1176,7 @@ def main():
         if len(par) > 72:
             die('constant line too long for fixed form: ' + n)
         h += [decl, par]
-    for n in OFFSET_CONSTS:   # (f22) after MPI_OFFSET_KIND
+    for n in OFFSET_CONSTS:   # after MPI_OFFSET_KIND
         h += ['      INTEGER(KIND=MPI_OFFSET_KIND) %s' % n,
               '      PARAMETER (%s=%d)' % (n, consts[n][0])]
     h += ['      LOGICAL MPI_SUBARRAYS_SUPPORTED',
@@ -1190,7 +1190,7 @@ def main():
         h.append('      EXTERNAL MPI_%s, PMPI_%s' % (n.upper(), n.upper()))
     for i in range(0, len(PREDEF_CB), 2):   # two a line: fixed form ends at column 72
         h.append('      EXTERNAL ' + ', '.join(PREDEF_CB[i:i + 2]))
-    # (f22) spawn's CHARACTER sentinels (bindings/fspawn.c) and MPI_CONVERSION_FN_NULL
+    # spawn's CHARACTER sentinels (bindings/fspawn.c) and MPI_CONVERSION_FN_NULL
     h += ['      CHARACTER*1 MPI_ARGV_NULL(1)', '      COMMON /mpipriv_argv_null/ MPI_ARGV_NULL',
           '      CHARACTER*1 MPI_ARGVS_NULL(1,1)',
           '      COMMON /mpipriv_argvs_null/ MPI_ARGVS_NULL',
@@ -1205,7 +1205,7 @@ def main():
          '  PUBLIC']
     for n, v in ints:
         m.append('  INTEGER, PARAMETER :: %s = %d' % (n, v))
-    for n in OFFSET_CONSTS:   # (f22)
+    for n in OFFSET_CONSTS:
         m.append('  INTEGER(KIND=MPI_OFFSET_KIND), PARAMETER :: %s = %d' % (n, consts[n][0]))
     m += ['  LOGICAL, PARAMETER :: MPI_SUBARRAYS_SUPPORTED = .FALSE.',
           '  LOGICAL, PARAMETER :: MPI_ASYNC_PROTECTS_NONBLOCKING = .FALSE.']
@@ -1215,7 +1215,7 @@ def main():
     m += ['  CHARACTER(LEN=1) :: MPI_ARGV_NULL(1)', '  COMMON /mpipriv_argv_null/ MPI_ARGV_NULL',
           '  CHARACTER(LEN=1) :: MPI_ARGVS_NULL(1,1)',
           '  COMMON /mpipriv_argvs_null/ MPI_ARGVS_NULL',
-          '  EXTERNAL :: MPI_CONVERSION_FN_NULL']   # (f22)
+          '  EXTERNAL :: MPI_CONVERSION_FN_NULL']
     # the profiling names of the typed functions (MPI_WTIME's have interfaces below)
     for n, r in funcs_typed:
         m.append('  %s, EXTERNAL :: PMPI_%s' % (FRET[r], n.upper()))
@@ -1226,7 +1226,7 @@ def main():
     for name, obj, val in KEYVAL_FNS:
         m += ['    ' + ln for ln in keyval_interface(name, obj, val, 'f77', 'MPI_' + name.upper())]
     m += ['    ' + ln for ln in greq_interface('f77', 'MPI_GREQUEST_START')]  # (issue 22)
-    for hn in HAND_FNS:   # (f22)
+    for hn in HAND_FNS:
         m += ['    ' + ln for ln in hand_interface(hn, 'f77', 'MPI_' + hn.upper())]
     for ret, name, params, kinds in bound:
         for ln in f_interface(ret, name, params, kinds, 'f77', 'MPI_' + name.upper()):
@@ -1259,7 +1259,7 @@ def main():
             g.append('  INTEGER, PARAMETER, PUBLIC :: %s = %d' % (n, v))
     for n, v in extra:
         g.append('  INTEGER, PARAMETER, PUBLIC :: %s = %d' % (n, v))
-    for n in OFFSET_CONSTS:   # (f22)
+    for n in OFFSET_CONSTS:
         g.append('  INTEGER(KIND=MPI_OFFSET_KIND), PARAMETER, PUBLIC :: %s = %d'
                  % (n, consts[n][0]))
     # noncontiguous sections are described in place (f08_section_procedure); the choice
@@ -1277,7 +1277,7 @@ def main():
     g += ['  CHARACTER(LEN=1), PUBLIC :: MPI_ARGV_NULL(1)',
           '  COMMON /mpipriv_argv_null/ MPI_ARGV_NULL',
           '  CHARACTER(LEN=1), PUBLIC :: MPI_ARGVS_NULL(1,1)',
-          '  COMMON /mpipriv_argvs_null/ MPI_ARGVS_NULL']   # (f22)
+          '  COMMON /mpipriv_argvs_null/ MPI_ARGVS_NULL']
     # handle comparisons
     g.append('  INTERFACE OPERATOR(==)')
     g += wrap_free('MODULE PROCEDURE ' + ', '.join('xf_eq_' + t.lower() for t in HANDLES),
@@ -1339,7 +1339,7 @@ def main():
     for name, obj, val in KEYVAL_FNS:
         g += ['    ' + ln for ln in keyval_interface(name, obj, val, 'f08c', 'loomf_' + name.lower())]
     g += ['    ' + ln for ln in greq_interface('f08c', 'loomf_grequest_start')]  # (issue 22)
-    for hn in HAND_FNS:   # (f22)
+    for hn in HAND_FNS:
         for pre in ('loomf_', 'loomfp_'):
             g += ['    ' + ln for ln in hand_interface(hn, 'f08c', pre + hn.lower())]
     g.append('  END INTERFACE')
@@ -1354,7 +1354,7 @@ def main():
               '  END INTERFACE', '  PUBLIC :: MPI_%s, MPI_%s_f08' % (name, name)]
     g += ['  INTERFACE MPI_Grequest_start', '    MODULE PROCEDURE MPI_Grequest_start_f08',
           '  END INTERFACE', '  PUBLIC :: MPI_Grequest_start, MPI_Grequest_start_f08']
-    for hn in HAND_FNS:   # (f22)
+    for hn in HAND_FNS:
         for pre in ('MPI', 'PMPI'):
             g += ['  INTERFACE %s_%s' % (pre, hn), '    MODULE PROCEDURE %s_%s_f08' % (pre, hn),
                   '  END INTERFACE', '  PUBLIC :: %s_%s, %s_%s_f08' % (pre, hn, pre, hn)]
@@ -1362,7 +1362,7 @@ def main():
     g += largecount_generics(large)
     g.append('CONTAINS')
     g += ['  ' + ln for ln in greq_interface('f08', 'MPI_Grequest_start_f08')]  # (issue 22)
-    for hn in HAND_FNS:   # (f22)
+    for hn in HAND_FNS:
         g += ['  ' + ln for ln in hand_interface(hn, 'f08', 'MPI_%s_f08' % hn)]
         g += ['  ' + ln for ln in hand_interface(hn, 'f08', 'PMPI_%s_f08' % hn, 'loomfp')]
     for name, obj, val in KEYVAL_FNS:

@@ -141,7 +141,7 @@ int xm_boot_init(char *why, size_t len)
     xm_g.appnum = job.appnum;
     xm_g.spawned = job.spawned;
     xm_g.universe = job.universe;
-    /* (spawn) MPI_UNIVERSE_SIZE: how many processes spawning may usefully reach in all;
+    /* MPI_UNIVERSE_SIZE: how many processes spawning may usefully reach in all;
      * LOOM_MPI_UNIVERSE_SIZE overrides the process manager's (at least the job size) */
     const char *ue = getenv("LOOM_MPI_UNIVERSE_SIZE"); /* (boot.c links alone in tests) */
     long usize = ue ? strtol(ue, NULL, 10) : 0;

@@ -48,7 +48,7 @@ void xm_boot_abort(int code, const char *msg) __attribute__((noreturn));
 int xm_boot_publish(const char *service, const char *port);
 int xm_boot_lookup(const char *service, char *port, int len);
 int xm_boot_unpublish(const char *service);
-/* (spawn) boot_pmi.h's spawn and parent_port; -ENOSYS where the interface has none */
+/* boot_pmi.h's spawn and parent_port; -ENOSYS where the interface has none */
 int xm_boot_spawn(int count, char *const *cmds, char **const *argv, const int *maxprocs,
                   const char *const *wdir, const char *port, int *errors);
 int xm_boot_parent_port(char *buf, int len);

@@ -42,14 +42,14 @@ struct xm_pmi {
     int (*publish)(const char *service, const char *port);
     int (*lookup)(const char *service, char *port, int len);
     int (*unpublish)(const char *service);
-    /* (spawn) MPI_Comm_spawn(_multiple) (may be NULL): start count commands, maxprocs[i]
+    /* MPI_Comm_spawn(_multiple) (may be NULL): start count commands, maxprocs[i]
      * processes of cmds[i] with argv[i] (NULL-terminated, may be NULL), wdir[i] (may be
      * NULL) as their directory, with PARENT_ROOT_PORT_NAME=port in the new job's KVS;
      * errors[] gets one code per process (0 = started).  0, or <0 with the process
      * manager's refusal (its words on stderr where the library prints them). */
     int (*spawn)(int count, char *const *cmds, char **const *argv, const int *maxprocs,
                  const char *const *wdir, const char *port, int *errors);
-    /* (spawn) a spawned job's PARENT_ROOT_PORT_NAME from its KVS (may be NULL): 0 or <0 */
+    /* a spawned job's PARENT_ROOT_PORT_NAME from its KVS (may be NULL): 0 or <0 */
     int (*parent_port)(char *buf, int len);
 };
 

@@ -46,7 +46,7 @@ static int pmi2_init(struct xm_pmi_job *job, char *why, size_t len)
     job->universe = size;
     char us[32];
     int found = 0, u = 0;
-    /* (spawn) the process manager's universe size, where it gives one above the job */
+    /* the process manager's universe size, where it gives one above the job */
     if (PMI2_Info_GetJobAttr("universeSize", us, sizeof(us), &found) == PMI2_SUCCESS &&
         found && sscanf(us, "%d", &u) == 1 && u > size)
         job->universe = u;
@@ -117,7 +117,7 @@ static int pmi2_unpublish(const char *service)
     return PMI2_Nameserv_unpublish(service, NULL) == PMI2_SUCCESS ? 0 : -ENOENT;
 }
 
-/* ---- (spawn) MPI_Comm_spawn: PMI2_Job_Spawn with MPICH's preput key ---- */
+/* ---- MPI_Comm_spawn: PMI2_Job_Spawn with MPICH's preput key ---- */
 static int pmi2_spawn(int count, char *const *cmds, char **const *argv, const int *maxprocs,
                       const char *const *wdir, const char *port, int *errors)
 {

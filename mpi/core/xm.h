@@ -151,7 +151,7 @@ struct xm_comm {
     int local_size;
     int *local_w;            /* local group rank -> world rank (inter only) */
     struct xm_topo *topo;    /* Cartesian / graph / dist-graph topology or NULL */
-    /* (spawn) members of more than one job (an id >= world size, core/proc.h): node
+    /* members of more than one job (an id >= world size, core/proc.h): node
      * numbers of another job's processes mean nothing here, so node-aware code treats
      * every member as a node of its own (set by xm_comm_new) */
     int xjob;
@@ -309,7 +309,7 @@ static inline size_t xm_status_bytes(const MPI_Status *s)
 /* ---- errors (api/err.c): MPI error classes are produced only in mpi/api/ ------------- */
 int xm_err(struct xm_comm *c, int errclass, const char *fn); /* runs the error handler */
 int xm_errno_to_class(int neg_errno);
-/* (spawn) api/dynproc.c: MPI_Init of a spawned job connects to its parents */
+/* api/dynproc.c: MPI_Init of a spawned job connects to its parents */
 void xm_dyn_init_parent(void);
 void xm_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 int xm_env_int(const char *name, int dflt);         /* LOOM_MPI_* tunables */

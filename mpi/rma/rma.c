@@ -1378,7 +1378,7 @@ static int all_on_my_node(struct xm_comm *c)
     return 1;
 }
 
-/* (rma2) Lock-word pages of Win_create windows, kept for the next window over the same
+/* Lock-word pages of Win_create windows, kept for the next window over the same
  * group: mapping one costs a shm object, a broadcast and an allreduce, and programs
  * create and free windows on one communicator in loops (MPICH's window_creation: 1000).
  * Windows of one group may share a page: a holder of a lock word never waits for
@@ -1536,7 +1536,7 @@ int xm_win_create(void *base, MPI_Aint size, int disp_unit, struct xm_comm *c, i
     w->lk_excl = -1;
     w->size = size;
     w->disp_unit = disp_unit;
-    /* (rma2) everything local first, so that one allgather both spreads sizes, units
+    /* everything local first, so that one allgather both spreads sizes, units
      * and bases and agrees on failures and on the lock page (Win_create in a loop) */
     w->sizes = calloc((size_t)n, sizeof(*w->sizes));
     w->units = calloc((size_t)n, sizeof(*w->units));

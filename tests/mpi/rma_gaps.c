@@ -1,5 +1,5 @@
 /*
- * rma_gaps.c - one-sided communication cases MPICH's suite found wrong (rma2):
+ * rma_gaps.c - one-sided communication cases MPICH's suite found wrong:
  *   - MINLOC/MAXLOC accumulates of padded pair types (MPI_DOUBLE_INT, MPI_SHORT_INT,
  *     MPI_LONG_DOUBLE_INT) with a derived target type, and Get_accumulate fetching
  *     them, on Win_create and Win_allocate windows (every engine path: node-shared,
