@@ -18,6 +18,7 @@
 #include "../coll/coll.h"
 #include "comm.h"
 #include "mt.h"
+#include "xsec.h"
 
 #define XM_NCTX_WORDS 64
 /* ids 0 (world), 1 (self), 2 (bootstrap of Comm_create_group, see api/comm.c),
@@ -132,6 +133,13 @@ struct xm_comm *xm_comm_new(int size, int *w, uint32_t ctx, struct xm_comm *pare
         errno = ENOMEM;
         return NULL;
     }
+    if (xm_xsec_add(c) < 0) { /* other jobs' packets on ctx are checked against it */
+        xm_comm_unregister(c);
+        free(w);
+        free(c);
+        errno = ENOMEM;
+        return NULL;
+    }
     return c;
 }
 
@@ -140,6 +148,7 @@ void xm_comm_release(struct xm_comm *c)
     if (c == xm_g.world || c == xm_g.self || !(c->handle & XM_H_DYN))
         return; /* predefined (or a temporary on the stack): never freed here */
     xm_ctx_release(c->ctx);
+    xm_xsec_del(c);
     xm_comm_unregister(c);
     struct inv *v = c->coll_priv;
     if (v)

@@ -44,6 +44,7 @@
 #include "p2p.h"
 #include "proc.h"
 #include "transport.h"
+#include "xsec.h"
 
 #define F_HDR_SENT 0x100u
 #define F_ACKED 0x200u
@@ -55,6 +56,10 @@
 #define F_CANCELING 0x8000u /* send: CANCEL sent, CANCEL_ACK due (the request stays
                              * incomplete until it comes) */
 #define F_DEFERRED 0x10000u /* send: finished (datatype let go) while F_CANCELING */
+/* ---- messages from other jobs' processes (core/xsec.h) ---- */
+#define F_XUNSURE 0x20000000u /* unexpected, from another job, on a context no
+                               * communicator had yet: asked again before a match */
+#define F_XDROP 0x40000000u   /* refused EAGER whose FRAGs are still due: swallowed */
 
 struct ctrl {
     struct ctrl *next;
@@ -827,13 +832,60 @@ void xm_handle_pkt(const struct xm_pkt_hdr *h, const void *payload, size_t payle
 static void cancel_unexp(int src, const struct xm_pkt_hdr *h);
 static void cancel_answer(struct xm_req *r, int dropped);
 
+/* An EAGER or RTS from a process of another job (src >= world size): 0 = match it,
+ * 1 = no communicator has its context yet (it waits unexpected, F_XUNSURE), -1 =
+ * dropped here (its sender is in no communicator of that context: never matched). */
+static int xsec_arrival(const struct xm_pkt_hdr *h, size_t paylen)
+{
+    int v = xm_xsec_verdict(h->ctx, h->src);
+    if (v == XM_XSEC_OK)
+        return 0;
+    if (v == XM_XSEC_UNKNOWN)
+        return 1;
+    xm_xsec_warn(h->src, h->ctx, h->tag);
+    if (h->type == XM_PKT_EAGER && paylen < h->len) { /* swallow the FRAGs to come */
+        struct xm_req *s = xm_req_new(XM_REQ_UNEXP);
+        if (!s || !(s->tmp = malloc(h->len)))
+            xm_die("out of memory dropping a %llu-byte message",
+                   (unsigned long long)h->len);
+        s->peer = h->src;
+        s->total = h->len;
+        s->pos = paylen;
+        s->flags = F_XDROP;
+        inflight[h->src] = s;
+    }
+    return -1;
+}
+
+/* Unexpected u (F_XUNSURE) is about to match: 1 = it may (now known good), 0 = not
+ * (still no communicator: leave it; refused: dropped once complete, never matched). */
+static int xsec_admit(struct xm_req *u)
+{
+    int v = xm_xsec_verdict(u->ctx, u->peer);
+    if (v == XM_XSEC_OK) {
+        u->flags &= ~F_XUNSURE;
+        return 1;
+    }
+    if (v == XM_XSEC_DENY && u->done) {
+        xm_xsec_warn(u->peer, u->ctx, u->tag);
+        list_del(&unexp, u);
+        xm_req_free(u);
+    }
+    return 0;
+}
+
 void xm_handle_pkt_checked(const struct xm_pkt_hdr *h, const void *payload, size_t paylen)
 {
     int src = h->src;
     struct xm_req *r;
+    int unsure = 0;
+    if (__builtin_expect(src >= xm_g.size, 0) &&
+        (h->type == XM_PKT_EAGER || h->type == XM_PKT_RTS) &&
+        (unsure = xsec_arrival(h, paylen)) < 0)
+        return;
     switch (h->type) {
     case XM_PKT_EAGER:
-        for (r = posted.head; r; r = r->next)
+        for (r = unsure ? NULL : posted.head; r; r = r->next)
             if (match(r, src, h->tag, h->ctx))
                 break;
         if (r) {
@@ -853,7 +905,7 @@ void xm_handle_pkt_checked(const struct xm_pkt_hdr *h, const void *payload, size
             r->tag = h->tag;
             r->ctx = h->ctx;
             r->total = h->len;
-            r->flags = h->flags;
+            r->flags = h->flags | (unsure ? F_XUNSURE : 0);
             r->cookie_ack = h->cookie;
             list_add(&unexp, r);
         }
@@ -868,7 +920,10 @@ void xm_handle_pkt_checked(const struct xm_pkt_hdr *h, const void *payload, size
         deliver(r, payload, paylen);
         if (r->pos >= r->total) {
             inflight[src] = NULL;
-            msg_complete(r);
+            if (__builtin_expect(r->flags & F_XDROP, 0))
+                xm_req_free(r); /* refused by xsec_arrival(), now all swallowed */
+            else
+                msg_complete(r);
         }
         break;
     case XM_PKT_RTS: {
@@ -880,7 +935,7 @@ void xm_handle_pkt_checked(const struct xm_pkt_hdr *h, const void *payload, size
             if (pid > 0 && rts.pid != (uint64_t)pid)
                 proto_fail(src, "RTS: pid is not the one the rank's KVS card names");
         }
-        for (r = posted.head; r; r = r->next)
+        for (r = unsure ? NULL : posted.head; r; r = r->next)
             if (match(r, src, h->tag, h->ctx))
                 break;
         if (r) {
@@ -895,7 +950,7 @@ void xm_handle_pkt_checked(const struct xm_pkt_hdr *h, const void *payload, size
         r->tag = h->tag;
         r->ctx = h->ctx;
         r->total = h->len;
-        r->flags = h->flags | F_RDV;
+        r->flags = h->flags | F_RDV | (unsure ? F_XUNSURE : 0);
         r->cookie_ack = h->cookie;
         r->rdv_pid = rts.pid;
         r->rdv_addr = rts.addr;
@@ -961,8 +1016,11 @@ int xm_irecv(void *buf, int count, MPI_Datatype dtype, int src, int tag, uint32_
     xm_dt_ref(dt); /* released by complete() */
     r->bytes = dt->size * (size_t)count;
     *rp = r;
-    for (struct xm_req *u = unexp.head; u; u = u->next) {
+    for (struct xm_req *u = unexp.head, *next; u; u = next) {
+        next = u->next;
         if (!match(r, u->peer, u->tag, u->ctx))
+            continue;
+        if (__builtin_expect(u->flags & F_XUNSURE, 0) && !xsec_admit(u))
             continue;
         list_del(&unexp, u);
         if (u->done) {
@@ -1071,25 +1129,31 @@ static void cancel_answer(struct xm_req *r, int dropped)
 int xm_iprobe(int src, int tag, uint32_t ctx, MPI_Status *st)
 {
     struct xm_req probe = {.peer = src, .tag = tag, .ctx = ctx};
-    for (struct xm_req *u = unexp.head; u; u = u->next)
-        if (match(&probe, u->peer, u->tag, u->ctx)) {
+    for (struct xm_req *u = unexp.head, *next; u; u = next) {
+        next = u->next;
+        if (match(&probe, u->peer, u->tag, u->ctx) &&
+            (!(u->flags & F_XUNSURE) || xsec_admit(u))) {
             if (st)
                 xm_status_set(st, u->peer, u->tag, MPI_SUCCESS, u->total);
             return 1;
         }
+    }
     return 0;
 }
 
 struct xm_req *xm_improbe(int src, int tag, uint32_t ctx, MPI_Status *st)
 {
     struct xm_req probe = {.peer = src, .tag = tag, .ctx = ctx};
-    for (struct xm_req *u = unexp.head; u; u = u->next)
-        if (match(&probe, u->peer, u->tag, u->ctx)) {
+    for (struct xm_req *u = unexp.head, *next; u; u = next) {
+        next = u->next;
+        if (match(&probe, u->peer, u->tag, u->ctx) &&
+            (!(u->flags & F_XUNSURE) || xsec_admit(u))) {
             list_del(&unexp, u);
             if (st)
                 xm_status_set(st, u->peer, u->tag, MPI_SUCCESS, u->total);
             return u;
         }
+    }
     return NULL;
 }
 
@@ -1197,6 +1261,9 @@ void *xm_rdata_target(const struct xm_pkt_hdr *h, size_t n)
          * arrive in order, so matching at the header is matching in order) */
         if (n != h->len)
             return NULL;
+        if (__builtin_expect(h->src >= xm_g.size, 0) &&
+            xm_xsec_verdict(h->ctx, h->src) != XM_XSEC_OK)
+            return NULL; /* xm_handle_pkt() decides, with the payload in a temporary */
         for (r = posted.head; r; r = r->next)
             if (match(r, h->src, h->tag, h->ctx))
                 break;

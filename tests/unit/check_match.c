@@ -5,6 +5,8 @@
  *   posted between fragments), rendezvous RTS held as an envelope only and read with
  *   CMA from this very process, Cancel, Iprobe, Improbe/Mrecv.
  *   This process plays world rank 0 of 4; packets claim to come from ranks 1..3.
+ *   Other jobs' processes (core/xsec.c): a pretend process of another job (id 4) is
+ *   heard only on contexts of communicators whose group holds it.
  */
 #define _GNU_SOURCE
 #include <check.h>
@@ -16,6 +18,9 @@
 
 #include "shm.h"
 #include "p2p.h"
+#include "comm.h"
+#include "proc.h"
+#include "xsec.h"
 
 /* what api/env.c provides in the library */
 void xm_die(const char *fmt, ...)
@@ -59,6 +64,15 @@ int xm_boot_get(int rank, const char *key, char *buf, int len)
 }
 
 void xm_comm_unref(struct xm_comm *c) { (void)c; }
+
+/* what comm.c provides to core/xsec.c: comm rank of an id */
+int xm_comm_rank_of(struct xm_comm *c, int wrank)
+{
+    for (int i = 0; i < c->size; i++)
+        if ((c->w ? c->w[i] : i) == wrank)
+            return i;
+    return -1;
+}
 
 /* what mpi/shm/shm.c provides: no segment here, so mpi/shm/lmt.c copies alone */
 struct xm_shm_lmt *xm_shm_lmt_slot(int lidx)
@@ -235,6 +249,159 @@ START_TEST(test_cancel_and_mprobe)
 }
 END_TEST
 
+/* ---- other jobs' processes (core/xsec.c) ---- */
+#define FOREIGN 4 /* the first id after the world's 4 ranks */
+
+static void add_foreign(void)
+{
+    struct xm_dyn_card c;
+    memset(&c, 0, sizeof(c));
+    snprintf(c.jobid, sizeof(c.jobid), "other-job");
+    c.rank = 0;
+    c.addrs.naddr = 1;
+    c.addrs.ip[0] = 0x0100007fu;
+    c.addrs.port[0] = 1;
+    ck_assert_int_eq(xm_proc_add(&c), FOREIGN);
+}
+
+/* a communicator object as xm_comm_new() would index it (no handle table here) */
+static struct xm_comm *fake_comm(uint32_t ctx, int n, const int *w)
+{
+    struct xm_comm *c = calloc(1, sizeof(*c));
+    c->ctx = ctx;
+    c->size = n;
+    c->w = malloc((size_t)n * sizeof(int));
+    memcpy(c->w, w, (size_t)n * sizeof(int));
+    ck_assert_int_eq(xm_xsec_add(c), 0);
+    return c;
+}
+
+START_TEST(test_xjob_world_refused)
+{
+    add_foreign();
+    int x = -1, v = 666;
+    /* MPI_COMM_WORLD with wildcards: a process that only proved a port's secret
+     * must not reach it, neither posted nor unexpected, EAGER nor RTS */
+    struct xm_req *r = recv(&x, 1, MPI_ANY_SOURCE, MPI_ANY_TAG, 0);
+    eager(FOREIGN, 1, 0, &v, 1);
+    ck_assert(!r->done);
+    ck_assert_int_eq(x, -1);
+    eager(FOREIGN, 1, 1, &v, 1); /* world's collective context */
+    eager(FOREIGN, 1, 2, &v, 1); /* MPI_COMM_SELF */
+    struct xm_rts rts = {.pid = (uint64_t)getpid(), .addr = (uint64_t)(uintptr_t)&v};
+    struct xm_pkt_hdr h = {.type = XM_PKT_RTS, .src = FOREIGN, .tag = 2, .ctx = 0,
+                           .len = sizeof(int), .cookie = 1};
+    xm_handle_pkt(&h, &rts, sizeof(rts));
+    ck_assert(!r->done);
+    MPI_Status st;
+    ck_assert_int_eq(xm_iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, 0, &st), 0);
+    ck_assert_int_eq(xm_iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, 1, &st), 0);
+    ck_assert_int_eq(xm_iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, 2, &st), 0);
+    ck_assert_int_eq((int)xm_xsec_dropped(), 4);
+    /* a refused EAGER whose fragments follow: swallowed, the stream stays in step */
+    int big[6] = {1, 2, 3, 4, 5, 6};
+    struct xm_pkt_hdr e = {
+        .type = XM_PKT_EAGER, .src = FOREIGN, .tag = 3, .ctx = 0, .len = sizeof(big)};
+    xm_handle_pkt(&e, big, 2 * sizeof(int));
+    struct xm_pkt_hdr f = {.type = XM_PKT_FRAG, .src = FOREIGN, .len = 4 * sizeof(int)};
+    xm_handle_pkt(&f, big + 2, 4 * sizeof(int));
+    ck_assert(!r->done);
+    /* world ranks are untouched */
+    v = 5;
+    eager(1, 1, 0, &v, 1);
+    ck_assert(r->done);
+    ck_assert_int_eq(x, 5);
+    ck_assert_int_eq(r->status.MPI_SOURCE, 1);
+    xm_req_free(r);
+}
+END_TEST
+
+START_TEST(test_xjob_member_contexts)
+{
+    add_foreign();
+    int x = -1, v;
+    MPI_Status st;
+    /* an intracommunicator {0, FOREIGN} on ctx 8 (a merge, or a dup/split of one):
+     * both its contexts take the foreign process */
+    int w1[2] = {0, FOREIGN};
+    fake_comm(8, 2, w1);
+    struct xm_req *r = recv(&x, 1, MPI_ANY_SOURCE, MPI_ANY_TAG, 8);
+    v = 81;
+    eager(FOREIGN, 0, 8, &v, 1);
+    ck_assert(r->done);
+    ck_assert_int_eq(x, 81);
+    ck_assert_int_eq(r->status.MPI_SOURCE, FOREIGN);
+    xm_req_free(r);
+    v = 91;
+    eager(FOREIGN, 0, 9, &v, 1);
+    ck_assert_int_eq(xm_iprobe(FOREIGN, 0, 9, &st), 1);
+    /* a communicator of this job only, ctx 10 (e.g. a window's over world ranks) */
+    int w2[2] = {0, 1};
+    fake_comm(10, 2, w2);
+    eager(FOREIGN, 0, 10, &v, 1);
+    eager(FOREIGN, 0, 11, &v, 1);
+    ck_assert_int_eq(xm_iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, 10, &st), 0);
+    ck_assert_int_eq(xm_iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, 11, &st), 0);
+    /* an intercommunicator: remote {1}, local {0, FOREIGN}: the local group's
+     * collective traffic (XM_SCHED_LOCAL) comes on ctx|1 */
+    int rw[1] = {1};
+    struct xm_comm *ic = fake_comm(16, 1, rw);
+    ic->inter = 1;
+    ic->local_size = 2;
+    ic->local_w = malloc(2 * sizeof(int));
+    ic->local_w[0] = 0;
+    ic->local_w[1] = FOREIGN;
+    v = 17;
+    eager(FOREIGN, 0, 17, &v, 1);
+    ck_assert_int_eq(xm_iprobe(FOREIGN, 0, 17, &st), 1);
+    /* and the other way round: remote {FOREIGN} */
+    int rw2[1] = {FOREIGN};
+    fake_comm(18, 1, rw2)->inter = 1;
+    eager(FOREIGN, 0, 18, &v, 1);
+    ck_assert_int_eq(xm_iprobe(FOREIGN, 0, 18, &st), 1);
+    /* the accept/connect context is open (dynproc.c checks what comes on it) */
+    eager(FOREIGN, 0, XM_DYN_CTX, &v, 1);
+    ck_assert_int_eq(xm_iprobe(FOREIGN, 0, XM_DYN_CTX, &st), 1);
+    /* a communicator freed here: its context no longer admits (held as for a
+     * context not made yet, never matched while no communicator takes it) */
+    struct xm_comm *gone = fake_comm(20, 2, w1);
+    xm_xsec_del(gone);
+    free(gone->w);
+    free(gone);
+    eager(FOREIGN, 0, 20, &v, 1);
+    ck_assert_int_eq(xm_iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, 20, &st), 0);
+    ck_assert_int_eq((int)xm_xsec_dropped(), 2);
+}
+END_TEST
+
+START_TEST(test_xjob_context_made_later)
+{
+    add_foreign();
+    int x = -1, v = 121;
+    MPI_Status st;
+    /* sent on a new communicator before this process made it: held, not matched... */
+    eager(FOREIGN, 0, 12, &v, 1);
+    v = 141;
+    eager(FOREIGN, 0, 14, &v, 1);
+    /* ...then ctx 12 becomes a communicator without the sender: never delivered */
+    int w2[2] = {0, 1};
+    fake_comm(12, 2, w2);
+    ck_assert_int_eq(xm_iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, 12, &st), 0);
+    struct xm_req *r = recv(&x, 1, MPI_ANY_SOURCE, MPI_ANY_TAG, 12);
+    ck_assert(!r->done);
+    ck_assert_int_eq((int)xm_xsec_dropped(), 1);
+    ck_assert_int_eq(xm_cancel_recv(r), 1);
+    xm_req_free(r);
+    /* ctx 14 becomes one with it: delivered */
+    int w1[2] = {FOREIGN, 0};
+    fake_comm(14, 2, w1);
+    r = recv(&x, 1, MPI_ANY_SOURCE, MPI_ANY_TAG, 14);
+    ck_assert(r->done);
+    ck_assert_int_eq(x, 141);
+    xm_req_free(r);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("match");
@@ -247,6 +414,9 @@ int main(void)
     tcase_add_test(tc, test_fragments);
     tcase_add_test(tc, test_rendezvous_unexpected);
     tcase_add_test(tc, test_cancel_and_mprobe);
+    tcase_add_test(tc, test_xjob_world_refused);
+    tcase_add_test(tc, test_xjob_member_contexts);
+    tcase_add_test(tc, test_xjob_context_made_later);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

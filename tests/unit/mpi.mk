@@ -61,7 +61,8 @@ check_match_SOURCES = check_match.c $(top_srcdir)/mpi/core/p2p.c \
 	$(top_srcdir)/mpi/core/proc.c \
 	$(top_srcdir)/mpi/shm/lmt.c \
 	$(top_srcdir)/mpi/core/obj.c $(top_srcdir)/mpi/dt/dtype.c \
-	$(top_srcdir)/mpi/dt/derived.c $(top_srcdir)/mpi/dt/flatten.c
+	$(top_srcdir)/mpi/dt/derived.c $(top_srcdir)/mpi/dt/flatten.c \
+	$(top_srcdir)/mpi/core/xsec.c
 check_match_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/mpi/include -I$(top_srcdir)/mpi/core \
 	-I$(top_srcdir)/mpi/shm
 check_match_LDADD = $(CHECK_LIBS)
