@@ -119,7 +119,7 @@ int main(int argc, char **argv)
         TEST_ASSERT_MSG(mr == (acc ? rank : rs + rank), "merged rank %d", mr);
         MPI_Allreduce(&mr, &sum, 1, MPI_INT, MPI_SUM, merged);
         TEST_ASSERT_MSG(sum == ms * (ms - 1) / 2, "sum %d", sum);
-        /* (xsec) communicators derived from those spanning jobs, and a window over
+        /* communicators derived from those spanning jobs, and a window over
          * one, carry the other job's traffic (core/xsec.c admits them); whichever job
          * makes each first sends on it before the other has it */
         MPI_Comm idup = MPI_COMM_NULL, mdup = MPI_COMM_NULL, half = MPI_COMM_NULL;
