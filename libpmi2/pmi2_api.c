@@ -2,7 +2,7 @@
  *
  * Contract:
  *   A clean-room implementation of the API and ABI of Slurm's libpmi2
- *   (contribs/pmi2): the 22 functions of reference.md §3.1, speaking the
+ *   (contribs/pmi2): the 22 functions listed in doc/clients.md, speaking the
  *   PMI-2 wire protocol to the server found through PMI_FD or PMI_PORT, or
  *   answering locally as a singleton (rank 0 of 1, appnum -1) when neither
  *   is set.  Behaviour that programs may depend on follows Slurm's library:

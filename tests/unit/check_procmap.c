@@ -2,8 +2,9 @@
  * exact strings for block, uneven block, cyclic, plane and irregular
  * layouts (the forms Slurm's srun writes), folding with [..]xN past 1024
  * characters, -EMSGSIZE when even that does not fit, and a parser of
- * MPICH's grammar (written here, from reference.md 2.5.1) that must give
- * back the exact rank->node table for every output, including random ones.
+ * MPICH's grammar (written here from doc/clients.md, "PMI_process_mapping",
+ * which names MPICH's source) that must give back the exact rank->node
+ * table for every output, including random ones.
  * Also: the attribute as served through psrv (override, too long), and the
  * client's own parser (common/pmap.c, compiled in below) on hostile values that
  * must fail or finish fast (no work quadratic in size x blocks).

@@ -1,6 +1,7 @@
 /* check_proto_pmi2.c - PMI-2 side of the server core, fed raw records.
  *
- * The captured Slurm 22.05.8 libpmi2 streams (fixtures/, reference.md 2.6)
+ * The captured Slurm 22.05.8 libpmi2 streams (fixtures/: how they were
+ * recorded is in fixtures/README.md, what they carry in doc/wire.md section 6)
  * replayed as synchronous clients with exact replies; thrid echo; not
  * found answers; limits; node attributes with wait; job attributes; name
  * service; spawn parsed and handed to the host (hostile counts and lengths
