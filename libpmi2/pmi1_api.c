@@ -31,6 +31,11 @@
  *   - Global state is unavoidable: the PMI-1 API has no handle.
  *
  * See also: include/pmi.h, libpmi2/pcli.h, doc/wire.md, doc/clients.md
+ *
+ * One piece (about 1000 lines): the 33 functions of one handle-less API share
+ * the one connection, its lock and the cached identity; each section (session,
+ * name service, identity, barrier and clique, KVS, spawn) is a few short
+ * request/reply exchanges over pcli.h.
  */
 #include <errno.h>
 #include <stdbool.h>

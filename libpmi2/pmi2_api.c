@@ -39,6 +39,11 @@
  *     are not portable to it.
  *
  * See also: include/pmi2.h, libpmi2/pcli.h, doc/wire.md, doc/clients.md
+ *
+ * One piece (about 880 lines): the 22 functions of one handle-less API share
+ * the one connection, its lock, the cached job state and the singleton's local
+ * store; each section (session, job, KVS, attributes, name service) is a few
+ * short request/reply exchanges over pcli.h.
  */
 #include <errno.h>
 #include <stdbool.h>

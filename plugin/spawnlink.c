@@ -2,7 +2,7 @@
  * authenticate, check, run the child srun, answer), the child srun's report and the
  * stepd's side of the call.  Contract: see spawnlink.h.  No Slurm inside.
  *
- * One file of about 1000 lines on purpose: the three ends of the one exchange (srun's
+ * One piece (about 1000 lines) on purpose: the three ends of the one exchange (srun's
  * server thread, the child srun's report, the stepd's call) share the frame layout and
  * the handshake order, and a change to one side must be read next to the others; the
  * server part alone is one state machine over struct lspawn_srv.  The bounded wire

@@ -33,6 +33,11 @@
  *     byte in a log.  srv_warn() rate-limits what a rank can provoke; trace()
  *     stops after lim.trace_lines lines.  Quotas: srv_quota() (one line, the
  *     reply's text, then the job ends in srv_quota_flush()).
+ *
+ * One piece (about 900 lines): what every protocol and every service shares, in
+ * short sections (shared semantics, lifecycle, client input, tree routing); the
+ * protocols and services are in their own files (proto_pmi1.c, proto_pmi2.c,
+ * fence.c, kvs.c, nameserv.c, ring.c, spawn.c, attrs.c).
  */
 #include <errno.h>
 #include <stdio.h>

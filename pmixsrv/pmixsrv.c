@@ -25,6 +25,11 @@
  *     down, fds only) BEFORE PMIx_server_finalize: libpmix removes its store
  *     directories by path, following whatever symlink the user swapped in, so
  *     it must find nothing left to remove.
+ *
+ * One piece (about 1350 lines): the only file that sees OpenPMIx's headers;
+ *   the upcalls, the queue they feed, the answers and the job data handed to
+ *   libpmix all use its types and the struct job hand-off, so a split would
+ *   spread those headers and that struct over several files.
  */
 #define _GNU_SOURCE
 #include "config.h"

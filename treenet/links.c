@@ -46,6 +46,10 @@
  *   - A write error is not reported from treenet_send(): LOOP_WRITE interest
  *     is turned on and the loop callback meets the (sticky) error again and
  *     reports it, so ops->lost never runs inside treenet_send().
+ *
+ * One piece (about 1000 lines): slots, conns, the handshake and the send
+ *   queues change together in each event of one loop callback; the framing
+ *   (common/stream.h) and the credentials (auth.c) are apart.
  */
 #include "config.h"
 

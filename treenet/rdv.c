@@ -31,6 +31,10 @@
  *     list of addresses to try; a node connects there, waits for the
  *     listener's nonce, and hands over only a credential bound to that
  *     nonce and decodable by root alone (doc/treenet.md).
+ *
+ * One piece (about 1250 lines): the server thread and the node's blocking
+ *   call are the two ends of one exchange; they share its frame layout and
+ *   the credential order, which must be read side by side.
  */
 #include "config.h"
 

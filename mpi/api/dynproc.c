@@ -50,6 +50,10 @@
  * Name service: the process manager's (PMI-2 Nameserv_*: mpiexec, srun's mpi/pmi2,
  *   Loom's plugin); boot.c's xm_boot_publish &c.  Without one (PMIx path, singleton):
  *   MPI_ERR_NAME / MPI_ERR_SERVICE.
+ *
+ * One piece (about 850 lines): ports, accept/connect, join and spawn all end in the
+ *   same root handshake on XM_DYN_CTX and the same card exchange between jobs (above),
+ *   which are read together; the wire formats and their checks are in core/dynwire.h.
  */
 #include <errno.h>
 #include <poll.h>

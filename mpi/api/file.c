@@ -12,6 +12,10 @@
  *   (two-phase).
  * Notes: the sixty-odd data-access entry points are one line each over the helpers
  *   rw() (independent), rw_coll() (collective), irw() and begin()/end().
+ *
+ * One piece (just over 800 lines): the entry points are one line each over the
+ *   helpers above and share the handle table and the file error handler; the I/O
+ *   itself is in mpi/io/.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -38,6 +38,10 @@
  * Every choice between algorithms is made from what all ranks see alike (sizes, types,
  *   ops, environment, the node map, xm_g.any_oversubscribed), never from what only my
  *   node has: ranks that pick different algorithms wait for each other for ever.
+ *
+ * One piece (about 1000 lines): every algorithm above is a schedule made of the
+ *   same sched.c steps and picked by the same rule (what all ranks see alike), in one
+ *   section per collective of at most 150 lines each.
  */
 #include <errno.h>
 #include <limits.h>

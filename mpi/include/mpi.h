@@ -9,8 +9,8 @@
  *   - Handles are plain ints (MPICH-style), not pointers to structs.  Why:
  *       * predefined handles are compile-time constants, usable in static initialisers,
  *         switch labels and #if-free comparisons, and they need no exported data symbol
- *         (libmpi exports MPI_* and PMPI_* functions only; Open MPI's pointer handles need
- *         exported ompi_mpi_* objects);
+ *         (libmpi exports MPI_* and PMPI_* functions only; Open MPI's pointer handles
+ *         need exported ompi_mpi_* objects);
  *       * MPI_Comm_f2c/c2f are the identity;
  *       * the bits carry a kind tag, so a handle of the wrong kind is detected at run
  *         time, and a predefined datatype carries its size (the p2p fast path needs no
@@ -24,6 +24,10 @@
  *   dynamic-process block at the end).  MPI-IO, one-sided
  *   communication, topologies, MPI_T and the Fortran interoperability: see their blocks
  *   at the end (and mpi/README.md; the Fortran bindings are generated from this file).
+ *
+ * One piece (about 1700 lines): C programs include this one header (the standard
+ *   names it), and gen_stubs.py, gen_mt.py and gen_largecount.py read every
+ *   prototype from it; each chapter is its own block.
  */
 #ifndef LOOM_MPI_H
 #define LOOM_MPI_H

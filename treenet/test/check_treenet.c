@@ -8,8 +8,12 @@
  * is in, leaves that never listen; an oversized frame from
  * an authenticated peer; a child that never connects and a parent that never
  * listens; a peer killed mid-stream; listeners (links and rendezvous) in a
- * port range, and a full range refused with EADDRINUSE.  All on 127.0.0.1.  munge cases are skipped, with a
- * message, when munged does not answer.
+ * port range, and a full range refused with EADDRINUSE.  All on 127.0.0.1.  munge cases
+ * are skipped, with a message, when munged does not answer.
+ *
+ * One piece (about 1050 lines): the cases share one harness (a tree of
+ * loops in threads, raw hostile connections, forged credentials) and one
+ * Check suite.
  */
 #include "config.h"
 
