@@ -24,6 +24,8 @@ PKGS=(
     mpich libmpich-dev openmpi-bin libopenmpi-dev
     # fuzz targets (tests/fuzz: clang's libFuzzer; llvm's llvm-symbolizer for reports)
     clang llvm
+    # the format check of changed lines (scripts/check-format.sh: git clang-format)
+    clang-format git
     # benchmarks: plots; scripts: pgrep/pkill, timeout, awk
     gnuplot-nox procps coreutils
     # MPICH's test suite on libmpi (tests/mpich/run.sh): apt-get source mpich needs

@@ -124,6 +124,15 @@ if [ "$(id -u)" = 0 ] && command -v munged >/dev/null 2>&1; then
     sh tests/slurm/cluster.sh munge || echo "test.sh: munged did not start; Slurm tests will say why" >&2
 fi
 
+# The format check (scripts/check-format.sh, run by make check as tests/tree/t-format.sh)
+# compares with the base commit of scripts/format-base: a shallow clone (CI) lacks that
+# history, so fetch it once; without it the check skips and says why.
+if [ "${CI:-}" = true ] && [ "$(git rev-parse --is-shallow-repository 2>/dev/null)" = true ]; then
+    step "history for the format check (git fetch --unshallow)"
+    timeout 300 git fetch -q --unshallow ||
+        echo "test.sh: git fetch --unshallow failed: the format check will skip" >&2
+fi
+
 step "build"
 built=1
 check_rc=0
