@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # tests/tree/lib.sh - sourced by the tree checks: LOOM_SRCDIR (the checkout), `cd`
 # there, and tree_files (the tracked files, one per line).  A source directory that is
 # not the top of a git checkout (a dist tarball, or a copy) skips the test: the checks
