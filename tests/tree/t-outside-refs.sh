@@ -14,6 +14,7 @@ patterns=(
     '/wt-[a-z0-9]+'                   # a git worktree of a work directory
     'engineer'                        # who works on what
     'who owns (this|which|what) file' # ownership notes
+    '\(area [A-Z]\)'                  # a work assignment's label
 )
 
 self=tests/tree/t-outside-refs.sh
