@@ -44,7 +44,7 @@ int tn_jobkey_ok(const char *jobkey)
 
 int tn_auth_supported(enum treenet_auth auth)
 {
-    if (auth == TREENET_AUTH_NONE)
+    if (auth == TREENET_AUTH_NONE || auth == TREENET_AUTH_COOKIE)
         return 0;
     if (auth != TREENET_AUTH_MUNGE)
         return -EINVAL;
@@ -166,9 +166,38 @@ static int munge_local_err(munge_err_t e)
 }
 #endif
 
+int tn_cookie_ok(const char *cookie)
+{
+    size_t n = cookie ? strlen(cookie) : 0;
+
+    return n >= TN_COOKIE_MIN && n <= TN_COOKIE_MAX ? 0 : -EINVAL;
+}
+
+/* The cookie mode's tag: HMAC-SHA256(cookie, domain || payload).  The domain
+ * string keeps a tag of this protocol from meaning anything to another user
+ * of the same cookie (mpiexec's own handshake proofs and frame tags). */
+static void cookie_tag(const char *cookie, const char *payload, size_t len,
+                       unsigned char tag[LOOM_MAC_LEN])
+{
+    static const char dom[] = "loom2 treenet cookie\n";
+    char buf[sizeof(dom) + TN_JOBKEY_MAX + 128];
+
+    memcpy(buf, dom, sizeof(dom) - 1);
+    memcpy(buf + sizeof(dom) - 1, payload, len);
+    loom_hmac_sha256(cookie, strlen(cookie), buf, sizeof(dom) - 1 + len, tag);
+    memset(buf, 0, sizeof(buf));
+}
+
 int tn_cred_make(enum treenet_auth auth, const char *jobkey, const char *from,
                  const char *to, const char *rnonce, const char *snonce, uid_t reader,
                  char **cred, char *why)
+{
+    return tn_cred_make_k(auth, NULL, jobkey, from, to, rnonce, snonce, reader, cred, why);
+}
+
+int tn_cred_make_k(enum treenet_auth auth, const char *cookie, const char *jobkey,
+                   const char *from, const char *to, const char *rnonce,
+                   const char *snonce, uid_t reader, char **cred, char *why)
 {
     char payload[TN_JOBKEY_MAX + 128];
     int n = make_payload(jobkey, from, to, rnonce, snonce, payload, sizeof(payload));
@@ -177,6 +206,26 @@ int tn_cred_make(enum treenet_auth auth, const char *jobkey, const char *from,
     if (n < 0) {
         tn_why(why, "cannot make a credential: bad job key, node or nonce");
         return n;
+    }
+    if (auth == TREENET_AUTH_COOKIE) {
+        unsigned char tag[LOOM_MAC_LEN];
+        char *c;
+
+        if (tn_cookie_ok(cookie) < 0) {
+            tn_why(why, "cannot make a credential: no job cookie");
+            return -EINVAL;
+        }
+        c = malloc((size_t)n + 1 + 2 * LOOM_MAC_LEN + 1);
+        if (!c) {
+            tn_why(why, "cannot make a credential: out of memory");
+            return -ENOMEM;
+        }
+        cookie_tag(cookie, payload, (size_t)n, tag);
+        memcpy(c, payload, (size_t)n);
+        c[n] = ' ';
+        loom_hex(tag, sizeof(tag), c + n + 1);
+        *cred = c;
+        return 0;
     }
     if (auth == TREENET_AUTH_NONE) {
         *cred = strdup(payload);
@@ -269,12 +318,66 @@ int tn_cred_check(enum treenet_auth auth, const void *cred, size_t len, uid_t wa
                   size_t fromlen, char peer_nonce[TN_NONCE_HEX + 1], uid_t *uidp,
                   char *why)
 {
+    return tn_cred_check_k(auth, NULL, cred, len, want_uid, jobkey, to, my_nonce, from,
+                           fromlen, peer_nonce, uidp, why);
+}
+
+/* Cookie mode: "<payload> <hex tag>"; the tag is checked (in constant time)
+ * before a byte of the payload is looked at. */
+static int cookie_check(const char *cookie, const char *cred, size_t len,
+                        const char *jobkey, const char *to, const char *my_nonce,
+                        char *from, size_t fromlen, char peer_nonce[TN_NONCE_HEX + 1],
+                        char *why)
+{
+    unsigned char want[LOOM_MAC_LEN], got[LOOM_MAC_LEN];
+    char hex[2 * LOOM_MAC_LEN + 1];
+    size_t plen;
+    int ok;
+
+    if (tn_cookie_ok(cookie) < 0) {
+        snprintf(why, TN_WHY_MAX, "no job cookie to check a credential with");
+        return -EACCES;
+    }
+    if (len < 2 * LOOM_MAC_LEN + 2 || cred[len - 2 * LOOM_MAC_LEN - 1] != ' ') {
+        snprintf(why, TN_WHY_MAX, "not a cookie credential");
+        return -EACCES;
+    }
+    plen = len - 2 * LOOM_MAC_LEN - 1;
+    if (plen > TN_JOBKEY_MAX + 127) {
+        snprintf(why, TN_WHY_MAX, "malformed payload");
+        return -EACCES;
+    }
+    memcpy(hex, cred + plen + 1, 2 * LOOM_MAC_LEN);
+    hex[2 * LOOM_MAC_LEN] = '\0';
+    if (loom_unhex(hex, got, sizeof(got)) < 0) {
+        snprintf(why, TN_WHY_MAX, "not a cookie credential (tag)");
+        return -EACCES;
+    }
+    cookie_tag(cookie, cred, plen, want);
+    ok = loom_ct_equal(want, got, sizeof(want));
+    memset(want, 0, sizeof(want));
+    if (!ok) {
+        snprintf(why, TN_WHY_MAX, "wrong proof of the job cookie");
+        return -EACCES;
+    }
+    return tn_payload_check(cred, plen, jobkey, to, my_nonce, from, fromlen, peer_nonce,
+                            why);
+}
+
+int tn_cred_check_k(enum treenet_auth auth, const char *cookie, const void *cred,
+                    size_t len, uid_t want_uid, const char *jobkey, const char *to,
+                    const char *my_nonce, char *from, size_t fromlen,
+                    char peer_nonce[TN_NONCE_HEX + 1], uid_t *uidp, char *why)
+{
     if (len == 0 || len > TN_CRED_MAX) {
         snprintf(why, TN_WHY_MAX, "bad credential length %zu", len);
         return -EACCES;
     }
     if (uidp)
         *uidp = TN_UID_ANY;
+    if (auth == TREENET_AUTH_COOKIE)
+        return cookie_check(cookie, cred, len, jobkey, to, my_nonce, from, fromlen,
+                            peer_nonce, why);
     if (auth == TREENET_AUTH_NONE)
         return tn_payload_check(cred, len, jobkey, to, my_nonce, from, fromlen,
                                 peer_nonce, why);

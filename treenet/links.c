@@ -113,6 +113,7 @@ struct treenet {
     struct loop *lp;
     struct treenet_config cfg;
     char jobkey[TN_JOBKEY_MAX + 1];
+    char cookie[TN_COOKIE_MAX + 1]; /* TREENET_AUTH_COOKIE's key, else empty */
     char bind_addr[TREENET_ADDR_MAX];
     struct treenet_ops ops;
     void *arg;
@@ -384,7 +385,7 @@ static int conn_got_nonce(struct conn *c, const uint8_t *p, size_t len)
     c->got_nonce = true;
     snprintf(to, sizeof(to), "%d", c->slot->node);
     /* the parent is a process like us: only our uid can decode it */
-    rc = tn_cred_make(tn->cfg.auth, tn->jobkey, tn->me, to, c->peer_nonce, c->nonce,
+    rc = tn_cred_make_k(tn->cfg.auth, tn->cookie, tn->jobkey, tn->me, to, c->peer_nonce, c->nonce,
                       geteuid(), &cred, why);
     if (rc < 0) {
         tn_log(tn, LOOM_LOG_ERROR, "treenet: node %s: %s", tn->me, why);
@@ -418,7 +419,7 @@ static int conn_got_cred(struct conn *c, const uint8_t *p, size_t len)
         return conn_got_nonce(c, p, len);
     /* peers are processes like us: their uid is ours (root for slurmstepd), never
      * merely the job owner's, who could otherwise pose as a node */
-    rc = tn_cred_check(tn->cfg.auth, p, len, geteuid(), tn->jobkey, tn->me, c->nonce,
+    rc = tn_cred_check_k(tn->cfg.auth, tn->cookie, p, len, geteuid(), tn->jobkey, tn->me, c->nonce,
                        from, sizeof(from), pn, &uid, why);
     if (rc < 0) {
         /* our own munge failing is no refusal of the peer: an error, unthrottled */
@@ -480,7 +481,7 @@ static int conn_got_cred(struct conn *c, const uint8_t *p, size_t len)
         char *cred = NULL, to[16];
         snprintf(to, sizeof(to), "%ld", node);
         /* only the child's uid (as its credential says) can decode ours */
-        rc = tn_cred_make(tn->cfg.auth, tn->jobkey, tn->me, to, pn, c->nonce, uid, &cred,
+        rc = tn_cred_make_k(tn->cfg.auth, tn->cookie, tn->jobkey, tn->me, to, pn, c->nonce, uid, &cred,
                           why);
         if (rc < 0) {
             tn_log(tn, LOOM_LOG_ERROR, "treenet: node %s: %s", tn->me, why);
@@ -872,6 +873,10 @@ struct treenet *treenet_create(struct loop *lp, const struct treenet_config *cfg
         errno = -rc;
         return NULL;
     }
+    if (cfg->auth == TREENET_AUTH_COOKIE && tn_cookie_ok(cfg->cookie) < 0) {
+        errno = EINVAL;
+        return NULL;
+    }
     tn = calloc(1, sizeof(*tn));
     if (!tn)
         return NULL;
@@ -879,6 +884,9 @@ struct treenet *treenet_create(struct loop *lp, const struct treenet_config *cfg
     tn->cfg = *cfg;
     snprintf(tn->jobkey, sizeof(tn->jobkey), "%s", cfg->jobkey);
     tn->cfg.jobkey = tn->jobkey;
+    if (cfg->auth == TREENET_AUTH_COOKIE)
+        snprintf(tn->cookie, sizeof(tn->cookie), "%s", cfg->cookie);
+    tn->cfg.cookie = NULL; /* only tn->cookie holds it */
     if (cfg->bind_addr) {
         snprintf(tn->bind_addr, sizeof(tn->bind_addr), "%s", cfg->bind_addr);
         tn->cfg.bind_addr = tn->bind_addr;
@@ -1027,5 +1035,6 @@ void treenet_destroy(struct treenet *tn)
         free(tn->addrs);
     }
     free(tn->kids);
+    memset(tn->cookie, 0, sizeof(tn->cookie));
     free(tn);
 }

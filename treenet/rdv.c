@@ -91,6 +91,7 @@ struct rdv_server {
     char jobkey[TN_JOBKEY_MAX + 1];
     uid_t uid;
     enum treenet_auth auth;
+    char cookie[TN_COOKIE_MAX + 1]; /* TREENET_AUTH_COOKIE's key, else empty */
     int timeout_ms;
     int lfd, port;
     int wake[2];
@@ -211,7 +212,7 @@ static void send_table(struct rdv_server *s, int i)
     char *cred = NULL, to[16], why[TN_WHY_MAX];
 
     snprintf(to, sizeof(to), "%d", c->node);
-    if (tn_cred_make(s->auth, s->jobkey, "rdv", to, c->pnonce, c->nonce, c->puid, &cred,
+    if (tn_cred_make_k(s->auth, s->cookie, s->jobkey, "rdv", to, c->pnonce, c->nonce, c->puid, &cred,
                      why) < 0) {
         rlog(s, LOOM_LOG_ERROR, "rdv: node %d: %s", c->node, why);
         rc_close(s, i);
@@ -344,7 +345,7 @@ static void got_frame(struct rdv_server *s, int i)
     long node, port;
 
     if (c->st == RS_CRED) {
-        int rc = tn_cred_check(s->auth, c->body, c->blen, s->uid, s->jobkey, "rdv",
+        int rc = tn_cred_check_k(s->auth, s->cookie, c->body, c->blen, s->uid, s->jobkey, "rdv",
                                c->nonce, from, sizeof(from), c->pnonce, &c->puid, why);
         if (rc < 0) {
             /* our own munge failing is no refusal of the peer: an error */
@@ -726,16 +727,17 @@ static void *rdv_thread(void *arg)
     return NULL;
 }
 
-struct rdv_server *
-rdv_server_start_ports(int nnodes, const char *jobkey, uid_t uid, enum treenet_auth auth,
-                       const char *bind_addr, unsigned port_lo, unsigned port_hi,
-                       int timeout_ms,
-                       void (*log)(void *arg, int level, const char *msg), void *log_arg)
+static struct rdv_server *
+server_start(int nnodes, const char *jobkey, uid_t uid, enum treenet_auth auth,
+             const char *cookie, const char *bind_addr, unsigned port_lo,
+             unsigned port_hi, int timeout_ms,
+             void (*log)(void *arg, int level, const char *msg), void *log_arg)
 {
     struct rdv_server *s;
     int rc;
 
     if (nnodes < 1 || tn_jobkey_ok(jobkey) < 0 || timeout_ms <= 0 ||
+        (auth == TREENET_AUTH_COOKIE && tn_cookie_ok(cookie) < 0) ||
         (port_lo == 0) != (port_hi == 0) || port_hi > 65535 || port_hi < port_lo) {
         errno = EINVAL;
         return NULL;
@@ -774,6 +776,8 @@ rdv_server_start_ports(int nnodes, const char *jobkey, uid_t uid, enum treenet_a
     snprintf(s->jobkey, sizeof(s->jobkey), "%s", jobkey);
     s->uid = uid;
     s->auth = auth;
+    if (auth == TREENET_AUTH_COOKIE)
+        snprintf(s->cookie, sizeof(s->cookie), "%s", cookie);
     s->timeout_ms = timeout_ms;
     s->log = log;
     s->log_arg = log_arg;
@@ -817,6 +821,31 @@ fail:
     free(s);
     errno = rc;
     return NULL;
+}
+
+struct rdv_server *
+rdv_server_start_ports(int nnodes, const char *jobkey, uid_t uid, enum treenet_auth auth,
+                       const char *bind_addr, unsigned port_lo, unsigned port_hi,
+                       int timeout_ms,
+                       void (*log)(void *arg, int level, const char *msg), void *log_arg)
+{
+    if (auth == TREENET_AUTH_COOKIE) { /* needs its key: rdv_server_start_cookie */
+        errno = EINVAL;
+        return NULL;
+    }
+    return server_start(nnodes, jobkey, uid, auth, NULL, bind_addr, port_lo, port_hi,
+                        timeout_ms, log, log_arg);
+}
+
+struct rdv_server *rdv_server_start_cookie(int nnodes, const char *jobkey,
+                                           const char *cookie, const char *bind_addr,
+                                           int timeout_ms,
+                                           void (*log)(void *arg, int level,
+                                                       const char *msg),
+                                           void *log_arg)
+{
+    return server_start(nnodes, jobkey, geteuid(), TREENET_AUTH_COOKIE, cookie, bind_addr,
+                        0, 0, timeout_ms, log, log_arg);
 }
 
 struct rdv_server *
@@ -867,6 +896,7 @@ int rdv_server_stop(struct rdv_server *s)
     free(s->lip);
     free(s->conns);
     free(s->table);
+    memset(s->cookie, 0, sizeof(s->cookie));
     free(s);
     return rc;
 }
@@ -1090,7 +1120,7 @@ static int answer_failed(const char *in)
  * and why (no answer awaited).  -EAGAIN: worth retrying. */
 static int exchange_on(int fd, const char *jobkey, uid_t job_uid, int nnodes, int nodeid,
                        int my_port, const char *reason, enum treenet_auth auth,
-                       uint64_t deadline, char ***addrs)
+                       const char *cookie, uint64_t deadline, char ***addrs)
 {
     char me[16], reg[RDV_FAIL_MAX + 8], *cred = NULL, *in = NULL, from[32];
     char why[TN_WHY_MAX];
@@ -1113,7 +1143,8 @@ static int exchange_on(int fd, const char *jobkey, uid_t job_uid, int nnodes, in
         return -ENOMEM;
     snprintf(me, sizeof(me), "%d", nodeid);
     /* only the job's owner (the server's uid) can decode it */
-    rc = tn_cred_make(auth, jobkey, me, "rdv", snonce, mine, job_uid, &cred, why);
+    rc = tn_cred_make_k(auth, cookie, jobkey, me, "rdv", snonce, mine, job_uid, &cred,
+                        why);
     if (rc < 0) {
         set_err(rc, why);
         return rc;
@@ -1135,8 +1166,8 @@ static int exchange_on(int fd, const char *jobkey, uid_t job_uid, int nnodes, in
     rc = recv_frame(fd, TN_CRED_MAX, &in, &inlen, deadline);
     if (rc < 0)
         return rc == -ETIMEDOUT || rc == -EPROTO ? rc : -EAGAIN;
-    rc = tn_cred_check(auth, in, inlen, job_uid, jobkey, me, mine, from, sizeof(from), pn,
-                       NULL, why);
+    rc = tn_cred_check_k(auth, cookie, in, inlen, job_uid, jobkey, me, mine, from,
+                         sizeof(from), pn, NULL, why);
     free(in);
     if (rc < 0) {
         /* -ENOKEY: our munge could not decode it; -EACCES: the server's refused */
@@ -1173,7 +1204,7 @@ int rdv_exchange(const char *server, const char *jobkey, int nnodes, int nodeid,
 
 static int rdv_talk(const char *server, const char *jobkey, uid_t job_uid, int nnodes,
                     int nodeid, int my_port, const char *reason, enum treenet_auth auth,
-                    int timeout_ms, char ***addrs, char *my_ip)
+                    const char *cookie, int timeout_ms, char ***addrs, char *my_ip)
 {
     char host[256], port[16];
     struct addrinfo hints, *res = NULL;
@@ -1185,6 +1216,7 @@ static int rdv_talk(const char *server, const char *jobkey, uid_t job_uid, int n
     if (!addrs || nnodes < 1 || nodeid < 0 || nodeid >= nnodes || my_port < 0 ||
         my_port > 65535 || timeout_ms <= 0 || tn_jobkey_ok(jobkey) < 0 ||
         job_uid == TN_UID_ANY ||
+        (auth == TREENET_AUTH_COOKIE && tn_cookie_ok(cookie) < 0) ||
         split_hostport(server, host, sizeof(host), port, sizeof(port)) < 0)
         return -EINVAL;
     if ((rc = tn_auth_supported(auth)) < 0)
@@ -1205,7 +1237,7 @@ static int rdv_talk(const char *server, const char *jobkey, uid_t job_uid, int n
             if (rc < 0)
                 continue;
             rc = exchange_on(fd, jobkey, job_uid, nnodes, nodeid, my_port, reason, auth,
-                             deadline, addrs);
+                             cookie, deadline, addrs);
             close(fd);
             break;
         }
@@ -1242,8 +1274,31 @@ int rdv_exchange_uid(const char *server, const char *jobkey, uid_t job_uid, int 
 {
     if (!addrs)
         return -EINVAL;
-    return rdv_talk(server, jobkey, job_uid, nnodes, nodeid, my_port, NULL, auth,
+    if (auth == TREENET_AUTH_COOKIE) /* needs its key: rdv_exchange_cookie */
+        return -EINVAL;
+    return rdv_talk(server, jobkey, job_uid, nnodes, nodeid, my_port, NULL, auth, NULL,
                     timeout_ms, addrs, my_ip);
+}
+
+int rdv_exchange_cookie(const char *server, const char *jobkey, const char *cookie,
+                        int nnodes, int nodeid, int my_port, int timeout_ms,
+                        char ***addrs, char *my_ip)
+{
+    if (!addrs)
+        return -EINVAL;
+    return rdv_talk(server, jobkey, geteuid(), nnodes, nodeid, my_port, NULL,
+                    TREENET_AUTH_COOKIE, cookie, timeout_ms, addrs, my_ip);
+}
+
+int rdv_fail_cookie(const char *server, const char *jobkey, const char *cookie,
+                    int nnodes, int nodeid, int timeout_ms, const char *why)
+{
+    char **none = NULL;
+
+    if (!why || !*why)
+        return -EINVAL;
+    return rdv_talk(server, jobkey, geteuid(), nnodes, nodeid, 0, why,
+                    TREENET_AUTH_COOKIE, cookie, timeout_ms, &none, NULL);
 }
 
 int rdv_fail_uid(const char *server, const char *jobkey, uid_t job_uid, int nnodes,
@@ -1253,7 +1308,9 @@ int rdv_fail_uid(const char *server, const char *jobkey, uid_t job_uid, int nnod
 
     if (!why || !*why)
         return -EINVAL;
-    return rdv_talk(server, jobkey, job_uid, nnodes, nodeid, 0, why, auth, timeout_ms,
+    if (auth == TREENET_AUTH_COOKIE) /* needs its key: rdv_fail_cookie */
+        return -EINVAL;
+    return rdv_talk(server, jobkey, job_uid, nnodes, nodeid, 0, why, auth, NULL, timeout_ms,
                     &none, NULL);
 }
 

@@ -10,7 +10,9 @@
  *   server, so a credential taken from one connection is refused on any other
  *   (the receiver's nonce differs).  With TREENET_AUTH_MUNGE the credential is
  *   a munge string carrying that payload, restricted (MUNGE_OPT_UID_RESTRICTION)
- *   to the one uid that must decode it; with TREENET_AUTH_NONE it is the
+ *   to the one uid that must decode it; with TREENET_AUTH_COOKIE the payload
+ *   followed by an HMAC of it keyed by the job's secret cookie; with
+ *   TREENET_AUTH_NONE it is the
  *   payload itself (tests only: anyone can forge it).
  *
  *   Every frame on the wire is a 4-byte big-endian length followed by that
@@ -65,6 +67,13 @@ int tn_jobkey_ok(const char *jobkey);
 /* -ENOTSUP when auth is MUNGE but Loom was built without libmunge. */
 int tn_auth_supported(enum treenet_auth auth);
 
+/* TREENET_AUTH_COOKIE: the job's secret, a printable string of
+ * TN_COOKIE_MIN..TN_COOKIE_MAX bytes (mpiexec's: 64 hex digits). */
+#define TN_COOKIE_MIN 16
+#define TN_COOKIE_MAX 256
+/* 0 if cookie is usable as the key of TREENET_AUTH_COOKIE. */
+int tn_cookie_ok(const char *cookie);
+
 /* Make a credential for (from -> to) bound to the receiver's nonce rnonce
  * and the sender's snonce, decodable only by uid reader (TN_UID_ANY: by
  * anyone); *cred is malloc'ed, NUL-terminated.  0, or -ENOKEY (munge
@@ -86,6 +95,19 @@ int tn_cred_check(enum treenet_auth auth, const void *cred, size_t len, uid_t wa
                   const char *jobkey, const char *to, const char *my_nonce, char *from,
                   size_t fromlen, char peer_nonce[TN_NONCE_HEX + 1], uid_t *uid,
                   char *why);
+/* The same two with the key of TREENET_AUTH_COOKIE (ignored by the other
+ * modes; the two above pass NULL).  In cookie mode the credential is the
+ * payload, a blank and the 64 hex digits of HMAC-SHA256(cookie, "loom2
+ * treenet cookie\n" payload); the check compares the tag in constant time
+ * before it reads the payload, and the uid is neither made nor checked
+ * (*uid: TN_UID_ANY): knowing the cookie is the proof. */
+int tn_cred_make_k(enum treenet_auth auth, const char *cookie, const char *jobkey,
+                   const char *from, const char *to, const char *rnonce,
+                   const char *snonce, uid_t reader, char **cred, char *why);
+int tn_cred_check_k(enum treenet_auth auth, const char *cookie, const void *cred,
+                    size_t len, uid_t want_uid, const char *jobkey, const char *to,
+                    const char *my_nonce, char *from, size_t fromlen,
+                    char peer_nonce[TN_NONCE_HEX + 1], uid_t *uid, char *why);
 
 /* The pure payload check of tn_cred_check (after munge), for tests/fuzzing. */
 int tn_payload_check(const char *p, size_t len, const char *jobkey, const char *to,

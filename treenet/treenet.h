@@ -33,8 +33,14 @@
  *   "refused ... : reason", rate-limited) unless the credential's uid is
  *   this process's euid (or root; the rendezvous server: the job's uid or
  *   root), the payload matches this job, this node and this
- *   connection's nonce, and munge reports no replay.  TREENET_AUTH_NONE
- *   exists for unit tests only.
+ *   connection's nonce, and munge reports no replay.
+ *   TREENET_AUTH_COOKIE (a launcher without munge: mpiexec and its proxies)
+ *   binds the same payload with an HMAC-SHA256 keyed by the job's secret
+ *   cookie (treenet_config.cookie, rdv_*_cookie()), in both directions; the
+ *   receiver compares the tag in constant time and then checks the payload
+ *   as above (job, node, this connection's nonce), so a proof replayed on
+ *   another connection, made for another pair of nodes or with another
+ *   cookie is refused.  TREENET_AUTH_NONE exists for unit tests only.
  *
  * Notes:
  *   - Sockets are SOCK_CLOEXEC and non-blocking; TCP_NODELAY on every link.
@@ -54,7 +60,7 @@
 
 struct loop;
 
-enum treenet_auth { TREENET_AUTH_MUNGE = 0, TREENET_AUTH_NONE = 1 };
+enum treenet_auth { TREENET_AUTH_MUNGE = 0, TREENET_AUTH_NONE = 1, TREENET_AUTH_COOKIE = 2 };
 
 #define TREENET_ADDR_MAX 64
 
@@ -90,6 +96,15 @@ struct rdv_server *rdv_server_start_ports(int nnodes, const char *jobkey, uid_t 
                                           void (*log)(void *arg, int level,
                                                       const char *msg),
                                           void *log_arg);
+/* Same, with TREENET_AUTH_COOKIE: every node must prove `cookie` (copied;
+ * 16..256 printable bytes), the answers prove it too; no uid is checked.
+ * (Addition: mpiexec's rendezvous for its proxies.) */
+struct rdv_server *rdv_server_start_cookie(int nnodes, const char *jobkey,
+                                           const char *cookie, const char *bind_addr,
+                                           int timeout_ms,
+                                           void (*log)(void *arg, int level,
+                                                       const char *msg),
+                                           void *log_arg);
 /* The port it listens on (the host passes "host:port" to the nodes). */
 int rdv_server_port(const struct rdv_server *s);
 /* Stop (if still running) and join the thread, free everything.  Returns 0
@@ -119,6 +134,13 @@ int rdv_exchange_uid(const char *server, const char *jobkey, uid_t job_uid, int 
  * once said, or -errno as rdv_exchange_uid.  (Addition.) */
 int rdv_fail_uid(const char *server, const char *jobkey, uid_t job_uid, int nnodes,
                  int nodeid, enum treenet_auth auth, int timeout_ms, const char *why);
+/* rdv_exchange_uid() and rdv_fail_uid() with TREENET_AUTH_COOKIE and the
+ * job's cookie (no uid is involved).  (Addition.) */
+int rdv_exchange_cookie(const char *server, const char *jobkey, const char *cookie,
+                        int nnodes, int nodeid, int my_port, int timeout_ms,
+                        char ***addrs, char *my_ip);
+int rdv_fail_cookie(const char *server, const char *jobkey, const char *cookie,
+                    int nnodes, int nodeid, int timeout_ms, const char *why);
 /* rdv_exchange*() return 0 or -errno: -ENOKEY munge is unavailable on this
  * host (munged stopped, frozen, out of resources), -EACCES the server's
  * credential was refused, -ETIMEDOUT no server answered in time,
@@ -147,6 +169,8 @@ struct treenet_config {
                                * (never above connect_timeout_ms) */
     unsigned short port_lo, port_hi; /* listen on a port of this range (inclusive,
                                       * as rdv_server_start_ports); 0, 0: any */
+    const char *cookie; /* TREENET_AUTH_COOKIE: the job's secret (copied);
+                         * else unused */
 };
 
 struct treenet_ops {

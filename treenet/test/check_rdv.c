@@ -1,5 +1,6 @@
 /* check_rdv.c - unit tests of the rendezvous (treenet/rdv.c): N nodes as
- * threads arriving in scrambled order with AUTH_NONE and AUTH_MUNGE,
+ * threads arriving in scrambled order with AUTH_NONE, AUTH_COOKIE (and a
+ * wrong cookie, a proof of another connection or node refused) and AUTH_MUNGE,
  * hostile and half-done connections that must be refused while the real
  * nodes are served, a node that re-registers, and the timeout.  All on
  * 127.0.0.1.  The munge cases are skipped, with a message, when munged
@@ -27,6 +28,7 @@ struct node_arg {
     char **addrs;
     char ip[TREENET_ADDR_MAX];
     const char *fail; /* say this node cannot join, with this reason */
+    const char *cookie; /* AUTH_COOKIE: NULL for COOKIE */
     char err[512];    /* rdv_strerror(rc) in the node's thread */
 };
 
@@ -40,6 +42,10 @@ static void *node_main(void *p)
     if (a->fail)
         a->rc = rdv_fail_uid(server, JOB, getuid(), a->nnodes, a->id, a->auth,
                              a->timeout_ms, a->fail);
+    else if (a->auth == TREENET_AUTH_COOKIE)
+        a->rc = rdv_exchange_cookie(server, JOB, a->cookie ? a->cookie : COOKIE,
+                                    a->nnodes, a->id, a->my_port, a->timeout_ms,
+                                    &a->addrs, a->ip);
     else
         a->rc = rdv_exchange(server, JOB, a->nnodes, a->id, a->my_port, a->auth,
                              a->timeout_ms, &a->addrs, a->ip);
@@ -104,6 +110,76 @@ START_TEST(test_rdv_none)
     rdv_n(TREENET_AUTH_NONE, 8);
     rdv_n(TREENET_AUTH_NONE, 1);
     rdv_n(TREENET_AUTH_NONE, 64);
+}
+END_TEST
+
+/* The cookie mode: every node proves the cookie and checks the server's
+ * proof; a node with another job's cookie, a registration bound to another
+ * connection's nonce or addressed to a node instead of the server, and a
+ * tag cut short are refused (and logged) while the real nodes are served. */
+START_TEST(test_rdv_cookie)
+{
+    struct logcap cap;
+    struct node_arg args[3], bad;
+    struct rdv_server *s;
+    char nonce[40], pl[256], *c;
+    int fd, fd2;
+
+    cap_init(&cap);
+    s = rdv_server_start_cookie(8, JOB, COOKIE, "127.0.0.1", 10000, cap_log, &cap);
+    ck_assert_ptr_nonnull(s);
+    struct node_arg a8[8];
+    run_nodes(rdv_server_port(s), 8, TREENET_AUTH_COOKIE, a8, 10000, 8);
+    check_tables(a8, 8);
+    ck_assert_int_eq(rdv_server_stop(s), 0);
+    ck_assert_int_eq(cap_count(&cap, "refused"), 0);
+    cap_free(&cap);
+
+    cap_init(&cap);
+    ck_assert_ptr_null(rdv_server_start_cookie(2, JOB, "short", "127.0.0.1", 1000, NULL,
+                                               NULL));
+    s = rdv_server_start_cookie(3, JOB, COOKIE, "127.0.0.1", 10000, cap_log, &cap);
+    ck_assert_ptr_nonnull(s);
+    /* another job's cookie: refused every time, until the node's timeout */
+    bad = (struct node_arg){.port = rdv_server_port(s), .nnodes = 3, .id = 2,
+                            .my_port = 20002, .auth = TREENET_AUTH_COOKIE,
+                            .timeout_ms = 700, .cookie = COOKIE2};
+    node_main(&bad);
+    ck_assert_int_eq(bad.rc, -ETIMEDOUT);
+    ck_assert_int_ge(cap_count(&cap, "wrong proof of the job cookie"), 1);
+    /* a registration proved with the cookie but bound to another connection */
+    fd = raw_connect_nonce(rdv_server_port(s), nonce);
+    ck_assert_int_ge(fd, 0);
+    fd2 = raw_connect_nonce(rdv_server_port(s), pl);
+    ck_assert_int_ge(fd2, 0);
+    snprintf(pl, sizeof(pl), "loom2 " JOB " 2 rdv %s " RAW_NONCE, nonce);
+    c = cookie_cred(COOKIE, pl, NULL);
+    ck_assert_int_eq(raw_frame(fd2, c, strlen(c)), 0);
+    ck_assert(raw_closed_within(fd2, 5000));
+    close(fd2);
+    free(c);
+    /* ... addressed to node 1 instead of the server; a tag cut short */
+    snprintf(pl, sizeof(pl), "loom2 " JOB " 2 1 %s " RAW_NONCE, nonce);
+    c = cookie_cred(COOKIE, pl, NULL);
+    ck_assert_int_eq(raw_frame(fd, c, strlen(c)), 0);
+    ck_assert(raw_closed_within(fd, 5000));
+    close(fd);
+    free(c);
+    fd = raw_connect_nonce(rdv_server_port(s), nonce);
+    ck_assert_int_ge(fd, 0);
+    snprintf(pl, sizeof(pl), "loom2 " JOB " 2 rdv %s " RAW_NONCE, nonce);
+    c = cookie_cred(COOKIE, pl, NULL);
+    ck_assert_int_eq(raw_frame(fd, c, strlen(c) - 1), 0);
+    ck_assert(raw_closed_within(fd, 5000));
+    close(fd);
+    free(c);
+    ck_assert(cap_wait(&cap, "another connection", 1));
+    ck_assert(cap_wait(&cap, "another node", 1));
+    /* the real nodes still get their table */
+    run_nodes(rdv_server_port(s), 3, TREENET_AUTH_COOKIE, args, 10000, 3);
+    check_tables(args, 3);
+    ck_assert_int_eq(rdv_server_stop(s), 0);
+    cap_free(&cap);
 }
 END_TEST
 
@@ -379,6 +455,7 @@ static Suite *rdv_suite(void)
 
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_rdv_none);
+    tcase_add_test(tc, test_rdv_cookie);
     tcase_add_test(tc, test_rdv_hostile);
     tcase_add_test(tc, test_rdv_timeout);
     tcase_add_test(tc, test_rdv_crowd);

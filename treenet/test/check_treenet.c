@@ -8,10 +8,13 @@
  * is in, leaves that never listen; an oversized frame from
  * an authenticated peer; a child that never connects and a parent that never
  * listens; a peer killed mid-stream; listeners (links and rendezvous) in a
- * port range, and a full range refused with EADDRINUSE.  All on 127.0.0.1.  munge cases
- * are skipped, with a message, when munged does not answer.
+ * port range, and a full range refused with EADDRINUSE.  The tree and the
+ * hostile connections run in every credential mode; in the cookie mode
+ * also a wrong cookie, a tag moved from another node pair's payload, a
+ * truncated or missing tag.  All on 127.0.0.1.  munge cases are skipped,
+ * with a message, when munged does not answer.
  *
- * One piece (about 1050 lines): the cases share one harness (a tree of
+ * One piece (about 1150 lines): the cases share one harness (a tree of
  * loops in threads, raw hostile connections, forged credentials) and one
  * Check suite.
  */
@@ -36,6 +39,7 @@
 #define MAXN 8
 
 static int munge_ok;
+
 
 struct tnode {
     int id, nnodes;
@@ -138,7 +142,8 @@ static void *tree_node_main(void *p)
                                  .uid = getuid(),
                                  .auth = nd->auth,
                                  .bind_addr = "127.0.0.1",
-                                 .connect_timeout_ms = 10000};
+                                 .connect_timeout_ms = 10000,
+                                 .cookie = COOKIE};
     struct treenet_ops ops = {tree_recv, tree_lost, node_log};
     char server[64], **addrs = NULL;
     uint8_t *big = malloc(BIG);
@@ -151,8 +156,12 @@ static void *tree_node_main(void *p)
         goto out;
     }
     snprintf(server, sizeof(server), "127.0.0.1:%d", nd->rdv_port);
-    rc = rdv_exchange(server, JOB, nd->nnodes, nd->id, treenet_port(nd->tn), nd->auth,
-                      10000, &addrs, NULL);
+    if (nd->auth == TREENET_AUTH_COOKIE)
+        rc = rdv_exchange_cookie(server, JOB, COOKIE, nd->nnodes, nd->id,
+                                 treenet_port(nd->tn), 10000, &addrs, NULL);
+    else
+        rc = rdv_exchange(server, JOB, nd->nnodes, nd->id, treenet_port(nd->tn),
+                          nd->auth, 10000, &addrs, NULL);
     if (rc < 0) {
         set_err(nd, "rdv_exchange: %d %d", rc, 0);
         goto out;
@@ -206,7 +215,10 @@ static void tree7(enum treenet_auth auth)
     cap_init(&cap);
     atomic_store(&g_done, 0);
     atomic_store(&g_abort, 0);
-    s = rdv_server_start(N, JOB, getuid(), auth, "127.0.0.1", 20000);
+    if (auth == TREENET_AUTH_COOKIE)
+        s = rdv_server_start_cookie(N, JOB, COOKIE, "127.0.0.1", 20000, NULL, NULL);
+    else
+        s = rdv_server_start(N, JOB, getuid(), auth, "127.0.0.1", 20000);
     ck_assert_ptr_nonnull(s);
     for (int i = 0; i < N; i++) {
         struct tnode *nd = &nodes[i];
@@ -240,6 +252,12 @@ static void tree7(enum treenet_auth auth)
 START_TEST(test_tree7_none)
 {
     tree7(TREENET_AUTH_NONE);
+}
+END_TEST
+
+START_TEST(test_tree7_cookie)
+{
+    tree7(TREENET_AUTH_COOKIE);
 }
 END_TEST
 
@@ -285,7 +303,8 @@ static void pp_create(struct tnode *nd, struct loop *lp, int id, int nnodes,
                                  .uid = getuid(),
                                  .auth = auth,
                                  .bind_addr = "127.0.0.1",
-                                 .connect_timeout_ms = timeout_ms};
+                                 .connect_timeout_ms = timeout_ms,
+                                 .cookie = COOKIE};
     memset(nd, 0, sizeof(*nd));
     nd->id = id;
     nd->nnodes = nnodes;
@@ -351,6 +370,8 @@ static char *make_cred(enum treenet_auth auth, const char *payload)
         return c;
     }
 #endif
+    if (auth == TREENET_AUTH_COOKIE)
+        return cookie_cred(COOKIE, payload, NULL);
     return strdup(payload);
 }
 
@@ -440,6 +461,17 @@ static int raw_child(int port, enum treenet_auth auth, int kid, int *fdp)
         free(p);
     }
 #endif
+    if (auth == TREENET_AUTH_COOKIE) {
+        /* node 0's answer proves the cookie over exactly the expected payload */
+        char *exp = cookie_cred(COOKIE, want, NULL);
+        int same = strcmp(buf, exp) == 0;
+        free(exp);
+        if (!same) {
+            close(fd);
+            return -1;
+        }
+        buf[strlen(want)] = '\0';
+    }
     if (strcmp(buf, want) != 0) {
         close(fd);
         return -1;
@@ -526,7 +558,52 @@ static void bad_creds(enum treenet_auth auth)
     }
     close(fd);
     free(c);
+    if (auth == TREENET_AUTH_COOKIE) {
+        /* the right payload for this connection, but: another job's cookie;
+         * a tag made for another node pair (child 2, or 0 -> 1) moved onto
+         * this payload; a tag cut short; no tag at all */
+        const char *tagged[] = {"loom2 " JOB " 2 0 %s " RAW_NONCE,
+                                "loom2 " JOB " 0 1 %s " RAW_NONCE};
+        char pl2[256];
+        fd = raw_connect_nonce(vp, nonce);
+        ck_assert_int_ge(fd, 0);
+        snprintf(pl, sizeof(pl), "loom2 " JOB " 1 0 %s " RAW_NONCE, nonce);
+        c = cookie_cred(COOKIE2, pl, NULL);
+        ck_assert_int_eq(raw_frame(fd, c, strlen(c)), 0);
+        ck_assert(raw_closed_within(fd, 5000));
+        close(fd);
+        free(c);
+        attacks++;
+        for (int k = 0; k < 2; k++) {
+            fd = raw_connect_nonce(vp, nonce);
+            ck_assert_int_ge(fd, 0);
+            snprintf(pl, sizeof(pl), "loom2 " JOB " 1 0 %s " RAW_NONCE, nonce);
+            snprintf(pl2, sizeof(pl2), tagged[k], nonce);
+            c = cookie_cred(COOKIE, pl, pl2);
+            ck_assert_int_eq(raw_frame(fd, c, strlen(c)), 0);
+            ck_assert(raw_closed_within(fd, 5000));
+            close(fd);
+            free(c);
+            attacks++;
+        }
+        fd = raw_connect_nonce(vp, nonce);
+        ck_assert_int_ge(fd, 0);
+        snprintf(pl, sizeof(pl), "loom2 " JOB " 1 0 %s " RAW_NONCE, nonce);
+        c = cookie_cred(COOKIE, pl, NULL);
+        ck_assert_int_eq(raw_frame(fd, c, strlen(c) - 2), 0);
+        ck_assert(raw_closed_within(fd, 5000));
+        close(fd);
+        free(c);
+        fd = raw_connect_nonce(vp, nonce);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(raw_frame(fd, pl, strlen(pl)), 0);
+        ck_assert(raw_closed_within(fd, 5000));
+        close(fd);
+        attacks += 2;
+    }
     ck_assert(cap_wait(&cap, "refused connection", attacks));
+    if (auth == TREENET_AUTH_COOKIE)
+        ck_assert_int_ge(cap_count(&cap, "wrong proof of the job cookie"), 3);
     ck_assert_int_ge(cap_count(&cap, "exceeds the limit"), 1);
     ck_assert_int_ge(cap_count(&cap, "another job"), 1);
     ck_assert_int_ge(cap_count(&cap, "another node"), 1);
@@ -593,6 +670,12 @@ static void bad_creds(enum treenet_auth auth)
 START_TEST(test_bad_creds_none)
 {
     bad_creds(TREENET_AUTH_NONE);
+}
+END_TEST
+
+START_TEST(test_bad_creds_cookie)
+{
+    bad_creds(TREENET_AUTH_COOKIE);
 }
 END_TEST
 
@@ -1011,6 +1094,8 @@ static Suite *treenet_suite(void)
     tcase_add_test(tc, test_port_range);
     tcase_add_test(tc, test_tree7_none);
     tcase_add_test(tc, test_bad_creds_none);
+    tcase_add_test(tc, test_tree7_cookie);
+    tcase_add_test(tc, test_bad_creds_cookie);
     tcase_add_test(tc, test_oversized_frame);
     tcase_add_test(tc, test_emfile);
     tcase_add_test(tc, test_child_never_connects);

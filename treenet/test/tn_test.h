@@ -21,6 +21,29 @@
 #include <munge.h>
 #endif
 
+#include "mac.h"
+
+/* ---- TREENET_AUTH_COOKIE -------------------------------------------------- */
+
+/* the job cookie of the TREENET_AUTH_COOKIE cases, and one of another job */
+#define COOKIE "5f1e0c9a7b3d2e4f6a8b0c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f60718293a4b5"
+#define COOKIE2 "5f1e0c9a7b3d2e4f6a8b0c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f60718293a4b6"
+
+/* A cookie-mode credential written here from the documented format (not
+ * with auth.c's code): payload, blank, hex HMAC(key, domain || payload). */
+static inline char *cookie_cred(const char *key, const char *payload, const char *tagged)
+{
+    static const char dom[] = "loom2 treenet cookie\n";
+    char msg[1024], *c = malloc(strlen(payload) + 2 + 2 * LOOM_MAC_LEN);
+    unsigned char tag[LOOM_MAC_LEN];
+
+    snprintf(msg, sizeof(msg), "%s%s", dom, tagged ? tagged : payload);
+    loom_hmac_sha256(key, strlen(key), msg, strlen(msg), tag);
+    sprintf(c, "%s ", payload);
+    loom_hex(tag, sizeof(tag), c + strlen(c));
+    return c;
+}
+
 /* ---- log capture ---------------------------------------------------------- */
 
 #define CAP_LINES 256
