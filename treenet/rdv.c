@@ -839,13 +839,14 @@ rdv_server_start_ports(int nnodes, const char *jobkey, uid_t uid, enum treenet_a
 
 struct rdv_server *rdv_server_start_cookie(int nnodes, const char *jobkey,
                                            const char *cookie, const char *bind_addr,
+                                           unsigned port_lo, unsigned port_hi,
                                            int timeout_ms,
                                            void (*log)(void *arg, int level,
                                                        const char *msg),
                                            void *log_arg)
 {
     return server_start(nnodes, jobkey, geteuid(), TREENET_AUTH_COOKIE, cookie, bind_addr,
-                        0, 0, timeout_ms, log, log_arg);
+                        port_lo, port_hi, timeout_ms, log, log_arg);
 }
 
 struct rdv_server *

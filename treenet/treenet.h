@@ -98,9 +98,11 @@ struct rdv_server *rdv_server_start_ports(int nnodes, const char *jobkey, uid_t 
                                           void *log_arg);
 /* Same, with TREENET_AUTH_COOKIE: every node must prove `cookie` (copied;
  * 16..256 printable bytes), the answers prove it too; no uid is checked.
+ * Ports as rdv_server_start_ports.
  * (Addition: mpiexec's rendezvous for its proxies.) */
 struct rdv_server *rdv_server_start_cookie(int nnodes, const char *jobkey,
                                            const char *cookie, const char *bind_addr,
+                                           unsigned port_lo, unsigned port_hi,
                                            int timeout_ms,
                                            void (*log)(void *arg, int level,
                                                        const char *msg),

@@ -8,7 +8,8 @@
  * fuzz-options: -max_len=65536
  *
  * Contract: the target includes treenet/rdv.c (its statics are the state).  Input byte
- * 0 picks:
+ * 0, bit 2 picks the credential mode: set, TREENET_AUTH_COOKIE with the cookie
+ * FZ_COOKIE; clear, TREENET_AUTH_NONE.  Bit 0 picks:
  *   even  the server side: a server for 1 + (byte0 >> 1 & 1) nodes (TREENET_AUTH_NONE,
  *         built as rdv_server_start_log builds it, without its thread) with one accepted
  *         connection whose nonce is 32 '0' (LOOM_FUZZ); the rest of the input arrives on
@@ -19,7 +20,8 @@
  * Invariants (a trap is a finding): a registered node id is in range and its address
  * parses; a node side success gives nnodes addresses that parse.  Everything is freed
  * per input.
- * Seeds: corpus/rdv/: a node's real registration (credential + "port p"), a leaf's
+ * Seeds: corpus/rdv/: a node's real registration (credential + "port p"; also in the
+ * cookie mode), a leaf's
  * "port 0", a node's "fail <reason>", a stranger's HTTP request, a server's real nonce +
  * answer + table, a server's "fail <node> <reason>" answer, a table with a line too
  * many, a 4 GiB frame length.
@@ -27,6 +29,8 @@
 #include "../../treenet/rdv.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define FZ_COOKIE "fuzz-cookie-0123456789abcdef0123456789abcdef0123456789abcdef0123"
 
 static int pair(int sv[2])
 {
@@ -49,7 +53,7 @@ static void feed(int fd, const uint8_t *p, size_t n)
     shutdown(fd, SHUT_WR);
 }
 
-static void server_side(const uint8_t *data, size_t size, int nnodes)
+static void server_side(const uint8_t *data, size_t size, int nnodes, int cookie)
 {
     struct rdv_server *s = calloc(1, sizeof(*s));
     int sv[2];
@@ -62,7 +66,9 @@ static void server_side(const uint8_t *data, size_t size, int nnodes)
     s->failed_node = -1;
     snprintf(s->jobkey, sizeof(s->jobkey), "77.0");
     s->uid = 0;
-    s->auth = TREENET_AUTH_NONE;
+    s->auth = cookie ? TREENET_AUTH_COOKIE : TREENET_AUTH_NONE;
+    if (cookie)
+        snprintf(s->cookie, sizeof(s->cookie), "%s", FZ_COOKIE);
     s->lfd = s->spare_fd = -1;
     s->node_conn = malloc(nnodes * sizeof(int));
     s->addr = calloc(nnodes, sizeof(char *));
@@ -112,7 +118,7 @@ static void server_side(const uint8_t *data, size_t size, int nnodes)
     free(s);
 }
 
-static void node_side(const uint8_t *data, size_t size)
+static void node_side(const uint8_t *data, size_t size, int cookie)
 {
     int sv[2];
     char **addrs = NULL;
@@ -120,8 +126,9 @@ static void node_side(const uint8_t *data, size_t size)
     if (pair(sv) < 0)
         return;
     feed(sv[1], data, size);
-    int rc = exchange_on(sv[0], "77.0", 0, 2, 0, 5000, NULL, TREENET_AUTH_NONE,
-                         now_ms() + 200, &addrs);
+    int rc = exchange_on(sv[0], "77.0", 0, 2, 0, 5000, NULL,
+                         cookie ? TREENET_AUTH_COOKIE : TREENET_AUTH_NONE,
+                         cookie ? FZ_COOKIE : NULL, now_ms() + 200, &addrs);
     if (rc == 0) {
         for (int i = 0; i < 2; i++) {
             struct sockaddr_storage ss;
@@ -140,8 +147,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 1 || size > 65536)
         return 0;
     if (data[0] & 1)
-        node_side(data + 1, size - 1);
+        node_side(data + 1, size - 1, data[0] & 4);
     else
-        server_side(data + 1, size - 1, 1 + ((data[0] >> 1) & 1));
+        server_side(data + 1, size - 1, 1 + ((data[0] >> 1) & 1), data[0] & 4);
     return 0;
 }

@@ -8,8 +8,10 @@
  * fuzz-options: -max_len=200000
  *
  * Contract: the target includes treenet/links.c (its statics are the state), auth.c
- * and util.c.  Input
- * byte 0 picks the side:
+ * and util.c.  Input byte 0, bit 2 picks the credential mode: set, TREENET_AUTH_COOKIE
+ * with the cookie FZ_COOKIE (the credential is the payload, a blank and the hex
+ * HMAC-SHA256 of "loom2 treenet cookie\n" payload); clear, TREENET_AUTH_NONE.  Bit 0
+ * picks the side:
  *   even  an accepted connection of node 0 (3 nodes, width 2: children 1 and 2), as a
  *         stranger or a child would open it: the rest of the input arrives on it (a
  *         socketpair, then end of stream).  With LOOM_FUZZ the listener's nonce is 32
@@ -22,7 +24,7 @@
  * node; nothing is delivered after the link is lost.  Everything is freed per input
  * (treenet_destroy), so LSan sees every leak.
  * Seeds: corpus/treenet_links/: a child's real handshake followed by small and 70 KiB
- * messages, a parent's real nonce + answer + messages, the old loom1 handshake, a 4 GiB
+ * messages (in both modes; and with one tag digit changed), a parent's real nonce + answer + messages, the old loom1 handshake, a 4 GiB
  * length, a frame cut in the middle.
  */
 #include "../../treenet/auth.c"
@@ -30,6 +32,8 @@
 #include "../../treenet/util.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define FZ_COOKIE "fuzz-cookie-0123456789abcdef0123456789abcdef0123456789abcdef0123"
 
 struct fz {
     int self;
@@ -76,6 +80,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!lp && !(lp = loop_create()))
         return 0;
     cfg.nodeid = z.self = data[0] & 1;
+    if (data[0] & 4) {
+        cfg.auth = TREENET_AUTH_COOKIE;
+        cfg.cookie = FZ_COOKIE;
+    }
     tn = treenet_create(lp, &cfg, &fz_ops, &z);
     if (!tn)
         return 0;

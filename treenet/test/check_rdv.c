@@ -126,7 +126,7 @@ START_TEST(test_rdv_cookie)
     int fd, fd2;
 
     cap_init(&cap);
-    s = rdv_server_start_cookie(8, JOB, COOKIE, "127.0.0.1", 10000, cap_log, &cap);
+    s = rdv_server_start_cookie(8, JOB, COOKIE, "127.0.0.1", 0, 0, 10000, cap_log, &cap);
     ck_assert_ptr_nonnull(s);
     struct node_arg a8[8];
     run_nodes(rdv_server_port(s), 8, TREENET_AUTH_COOKIE, a8, 10000, 8);
@@ -136,9 +136,9 @@ START_TEST(test_rdv_cookie)
     cap_free(&cap);
 
     cap_init(&cap);
-    ck_assert_ptr_null(rdv_server_start_cookie(2, JOB, "short", "127.0.0.1", 1000, NULL,
+    ck_assert_ptr_null(rdv_server_start_cookie(2, JOB, "short", "127.0.0.1", 0, 0, 1000, NULL,
                                                NULL));
-    s = rdv_server_start_cookie(3, JOB, COOKIE, "127.0.0.1", 10000, cap_log, &cap);
+    s = rdv_server_start_cookie(3, JOB, COOKIE, "127.0.0.1", 0, 0, 10000, cap_log, &cap);
     ck_assert_ptr_nonnull(s);
     /* another job's cookie: refused every time, until the node's timeout */
     bad = (struct node_arg){.port = rdv_server_port(s), .nnodes = 3, .id = 2,

@@ -216,7 +216,7 @@ static void tree7(enum treenet_auth auth)
     atomic_store(&g_done, 0);
     atomic_store(&g_abort, 0);
     if (auth == TREENET_AUTH_COOKIE)
-        s = rdv_server_start_cookie(N, JOB, COOKIE, "127.0.0.1", 20000, NULL, NULL);
+        s = rdv_server_start_cookie(N, JOB, COOKIE, "127.0.0.1", 0, 0, 20000, NULL, NULL);
     else
         s = rdv_server_start(N, JOB, getuid(), auth, "127.0.0.1", 20000);
     ck_assert_ptr_nonnull(s);
