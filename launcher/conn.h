@@ -42,7 +42,7 @@
 #define MPX_HS_FRAME_MAX 4096u
 /* Output queued for one peer at most (frames refused beyond: -ENOBUFS). */
 #define MPX_QUEUE_MAX ((size_t)16 * MPX_FRAME_MAX)
-#define MPX_PROTO_VERSION 2
+#define MPX_PROTO_VERSION 3 /* 3: tree messages over treenet, not through mpiexec */
 #define MPX_TAG_LEN 16   /* bytes of a frame tag on a tagged connection */
 #define MPX_NONCE_LEN 32 /* handshake nonces */
 #define MPX_PROOF_LEN 32 /* handshake proofs (HMAC-SHA256) */
@@ -51,8 +51,8 @@
 enum mpx_frame_type {
     MPX_P_HELLO = 1, /* u32 version, str cookie, i32 node, str hostname */
     MPX_F_JOB,       /* job description (see front.c send_job / proxy.c decode_job) */
-    MPX_P_TREE,      /* i32 to, bytes: psrv tree message to relay */
-    MPX_F_TREE,      /* i32 from, bytes: psrv tree message from another node */
+    MPX_P_TREE,      /* retired in version 3 (tree messages go over treenet) */
+    MPX_F_TREE,      /* retired in version 3 */
     MPX_P_OUT,       /* i32 rank, u8 stream (1 out, 2 err), bytes */
     MPX_P_EOF,       /* i32 rank, u8 stream */
     MPX_P_EXIT,      /* i32 rank, i32 wait status */

@@ -27,8 +27,8 @@
  *   and the node, so whatever answers at a candidate address (another user's
  *   listener, even one relaying to the real mpiexec) gets no cookie, cannot
  *   make the proxy run anything, and cannot alter the job the real mpiexec
- *   sends.  Tree messages and output are not tagged (the fence path: see
- *   conn.h); a relay could alter those, as anyone on the network could.
+ *   sends.  Output is not tagged (see conn.h); a relay could alter it, as
+ *   anyone on the network could.
  *
  *   The port against strangers: an accepted connection has LOOM_PROXY_
  *   HANDSHAKE_TIMEOUT (3 s) to finish its handshake; at most MAX_PENDING
@@ -39,12 +39,17 @@
  *   rate-limited (REFUSE_LOG_BURST per REFUSE_LOG_WINDOW_MS).  All of this
  *   is frontaccept.c.
  *
- *   The proxies' PMI server cores form the usual k-ary tree (psrv); their
- *   tree messages travel through mpiexec (a star), which forwards them by
- *   node id and queues those for proxies that have not connected yet.
+ *   The proxies' PMI server cores form the usual k-ary tree (psrv) and link
+ *   to each other directly over treenet (treenet/treenet.h), as the Slurm
+ *   plugin's stepds do: mpiexec runs treenet's rendezvous server (a thread,
+ *   TREENET_AUTH_COOKIE: every proxy and the server prove the job cookie,
+ *   bound to the job, both nodes and the connection's nonces) and sends its
+ *   port in the job frame; each proxy meets it at the address it reached
+ *   mpiexec on, then connects to its parent and accepts its children.  No
+ *   tree message passes through mpiexec: it is off the fence path.
  *
  *   Every wait is bounded: the connect-back (LOOM_PROXY_TIMEOUT, default
- *   30 s), an unauthenticated connection (3 s), a proxy's answer to the
+ *   30 s; the rendezvous twice that), an unauthenticated connection (3 s), a proxy's answer to the
  *   kill (MPX_KILL_GRACE_MS + GIVEUP_MS), and the launchers' exit after the job.
  *
  * Caveats:
@@ -363,6 +368,15 @@ int mpx_front_main(struct mpx_opts *o, int pmi_level, struct loom_log *log)
         front_msg(&f, "cannot install signal handlers: %s", strerror(-rc));
         return 1;
     }
+    /* the proxies' tree rendezvous: bounded by twice the connect-back, since
+     * a proxy comes there only after it connected back and got the job */
+    f.rdv = rdv_server_start_cookie(f.nnodes, f.jobid, f.cookie, NULL,
+                                    (unsigned)f.port_lo, (unsigned)f.port_hi,
+                                    2 * f.timeout_ms, NULL, NULL);
+    if (!f.rdv) {
+        front_msg(&f, "cannot start the tree rendezvous: %s", strerror(errno));
+        return MPX_EXIT_LAUNCH;
+    }
     f.sig_w = loop_watch_add(f.lp, rc, LOOP_READ, sig_cb, &f);
     f.lw = loop_watch_add(f.lp, f.lfd, LOOP_READ, front_listen_cb, &f);
     loop_set_prepare(f.lp, prepare_cb, &f);
@@ -398,11 +412,13 @@ int mpx_front_main(struct mpx_opts *o, int pmi_level, struct loom_log *log)
         getrusage(RUSAGE_SELF, &ru);
         front_msg(&f,
                   "job ended after %llu ms, exit code %d (mpiexec cpu: %ld.%03ld s user, "
-                  "%ld.%03ld s sys)",
+                  "%ld.%03ld s sys; %ld frames from the proxies)",
                   (unsigned long long)(loop_now_ms() - f.t0), f.end.exit_code,
                   (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec / 1000,
-                  (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec / 1000);
+                  (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec / 1000,
+                  f.frames_in);
     }
+    (void)rdv_server_stop(f.rdv); /* ended by itself once every proxy got the table */
 
     while (f.pending)
         front_pend_free(&f, f.pending);

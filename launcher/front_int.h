@@ -5,8 +5,8 @@
  *                  signals and --timeout
  *   frontaccept.c  the listener and the connections on it until their proxy
  *                  proved the cookie (mpiexec's side of the handshake)
- *   frontrelay.c   the attached connections: the job frame, relaying tree
- *                  messages, output lines, exits, failures, a lost proxy
+ *   frontrelay.c   the attached connections: the job frame, output lines,
+ *                  exits, failures, a lost proxy
  *   frontstart.c   starting the proxies (fork, or ssh/rsh), reaping the
  *                  launchers, waiting for them after the job
  * Not a public interface: front.h is.
@@ -28,6 +28,7 @@
 #include "log.h"
 #include "loop.h"
 #include "pack.h"
+#include "treenet.h"
 
 #define PENDING_MS 3000 /* default: a connection must finish its handshake */
 
@@ -77,6 +78,9 @@ struct front {
     int lfd, spare_fd;
     struct loop_watch *lw;
     int port;
+    int port_lo, port_hi; /* MPIEXEC_PORT_RANGE (0, 0: any) */
+    struct rdv_server *rdv; /* the proxies' treenet rendezvous (cookie mode) */
+    long frames_in;         /* frames received from the proxies (-v reports it) */
     int hs_ms; /* handshake deadline of a pending connection */
     uint64_t refuse_win;
     int refuse_n;

@@ -360,6 +360,8 @@ int front_open_listener(struct front *f, char *err, size_t errlen)
         snprintf(err, errlen, "MPIEXEC_PORT_RANGE='%s' is not LOW:HIGH", range);
         return -EINVAL;
     }
+    f->port_lo = lo;
+    f->port_hi = hi;
     /* any IPv4 address; the range's ports from a random one on (net.h) */
     int fd = loom_listen(NULL, (unsigned)lo, (unsigned)hi, 1024, &f->port);
     if (fd < 0) {

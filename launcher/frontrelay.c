@@ -1,8 +1,10 @@
 /* frontrelay.c - the multi-host front end's attached connections, one per
- * proxy: the job frame it gets first (ranks, programs, environment), the
- * frames it sends (tree messages relayed to their node, output assembled
- * into lines, rank exits judged by the exit rule, failures, log lines, done)
- * and a proxy lost before it said done.  Design: front.c; state: front_int.h.
+ * proxy: the job frame it gets first (ranks, programs, environment, the
+ * treenet rendezvous port), the frames it sends (output assembled into
+ * lines, rank exits judged by the exit rule, failures, log lines, done) and
+ * a proxy lost before it said done.  Tree messages never come here: the
+ * proxies link to each other over treenet.  Design: front.c; state:
+ * front_int.h.
  */
 #include "config.h"
 
@@ -100,20 +102,8 @@ static bool node_frame(struct fnode *nd, uint8_t type, const uint8_t *body, size
     struct unpack u;
 
     unpack_init(&u, body, len);
+    f->frames_in++;
     switch (type) {
-    case MPX_P_TREE: {
-        int to = unpack_i32(&u);
-        size_t n;
-        const void *b = unpack_bytes(&u, &n);
-        if (!b || unpack_error(&u) || to < 0 || to >= f->nnodes)
-            return false;
-        struct pack pk;
-        pack_init(&pk);
-        pack_i32(&pk, nd->id);
-        pack_bytes(&pk, b, n);
-        front_node_send(&f->nodes[to], MPX_F_TREE, &pk);
-        return true;
-    }
     case MPX_P_OUT: {
         int rank = unpack_i32(&u);
         int which = unpack_u8(&u);
@@ -263,6 +253,11 @@ int front_send_job(struct fnode *nd)
         pack_str(&pk, wdir ? wdir : f->cwd);
         pack_u8(&pk, wdir ? 0 : 1);
     }
+    /* the tree: the rendezvous port (on the address the proxy reached us
+     * at) and the port range for the proxies' own listeners */
+    pack_i32(&pk, f->rdv ? rdv_server_port(f->rdv) : 0);
+    pack_i32(&pk, f->port_lo);
+    pack_i32(&pk, f->port_hi);
     int rc = pack_error(&pk);
     if (rc == 0)
         rc = mpx_conn_send_first(&nd->c, MPX_F_JOB, pk.buf, pk.len);

@@ -362,7 +362,7 @@ int node_run(struct job *job, const int *rank_node, int nnodes, int nodeid,
         .universe_size = 0,
         .hwloc_xmlfile = (xml && *xml) ? xml : NULL,
         .process_mapping = NULL,
-        .tree_width = 2,
+        .tree_width = MPX_TREE_WIDTH,
         .fence_timeout_ms = o->fence_timeout_s * 1000,
         .log_level = (enum psrv_log_level)job->pmi_level,
         .spawner_jobid = job->spawned.on ? job->spawned.spawner_jobid : NULL,
@@ -421,10 +421,12 @@ int node_run(struct job *job, const int *rank_node, int nnodes, int nodeid,
         }
     }
 
-    /* tree messages that came with the job description, already read */
+    /* frames that came with the job description, already read */
     if (job->up)
         up_process(job);
-    rc = node_launch(job, binder);
+    /* a proxy joins the tree before its ranks can fence (it said why if not) */
+    int tree_rc = job->up ? proxy_join_tree(job, nnodes) : 0;
+    rc = tree_rc < 0 ? tree_rc : node_launch(job, binder);
     if (job->spawned.on && rc < 0)
         mpx_spawned_report(&job->spawned, 1,
                            "the mpiexec of the spawned job could not "
@@ -434,7 +436,8 @@ int node_run(struct job *job, const int *rank_node, int nnodes, int nodeid,
                 mpx_plural(job->live), (unsigned long long)(loop_now_ms() - job->t0),
                 job->jobid);
     if (rc < 0 && job->up) {
-        job_fail(job, MPX_EXIT_LAUNCH, "cannot start the ranks on host %s", job->host);
+        if (tree_rc == 0)
+            job_fail(job, MPX_EXIT_LAUNCH, "cannot start the ranks on host %s", job->host);
         job_kill(job);
     } else if (rc < 0) {
         job->end.exit_code = MPX_EXIT_LAUNCH;
@@ -467,6 +470,7 @@ int node_run(struct job *job, const int *rank_node, int nnodes, int nodeid,
             iobuf_free(&job->ranks[i].out[k].fwd.part);
     }
     lpmix_stop();
+    proxy_leave_tree(job);
     psrv_destroy(job->srv);
     job->srv = NULL;
     mpx_spawner_destroy(job->spawner);

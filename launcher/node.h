@@ -42,6 +42,8 @@
 #include "flow.h"
 #include "iofwd.h"
 #include "jobctl.h"
+
+struct treenet;
 #include "log.h"
 #include "loop.h"
 #include "pack.h"
@@ -49,6 +51,7 @@
 #include "spawn.h"
 
 #define DRAIN_GRACE_MS 1000 /* after the last rank exited, wait for pipe EOF */
+#define MPX_TREE_WIDTH 2 /* children per node of the psrv tree and its links */
 #define GONE_DELAY_MS 100   /* PMI hang-up: let the rank's exit be seen first */
 #define READ_CHUNK 65536
 /* Proxy mode: rank output queued for mpiexec that stops reading the ranks'
@@ -119,6 +122,12 @@ struct job {
     int nodeid;
     const char *host; /* our host name, for messages */
     struct loop_timer *bye_timer;
+    /* Proxy mode: the links to the adjacent proxies of the tree (treenet,
+     * cookie mode; proxy.c), the job cookie that keys them, the rendezvous
+     * port and port range from the job frame, the bound of every wait. */
+    struct treenet *tn;
+    char *cookie;
+    int rdv_port, port_lo, port_hi, tree_timeout_ms;
 
     /* Dynamic processes (spawn.h): the nested mpiexecs of the jobs our ranks
      * spawned, and, when this mpiexec runs a spawned job, its identity and
@@ -165,6 +174,8 @@ void up_send(struct job *job, uint8_t type, struct pack *pk);
 void up_process(struct job *job);
 void up_cb(struct loop *lp, struct loop_watch *w, int fd, int revents, void *arg);
 void proxy_bye_cb(struct loop *lp, struct loop_timer *t, void *arg);
+int proxy_join_tree(struct job *job, int nnodes);
+void proxy_leave_tree(struct job *job);
 
 /* srun.c */
 const char *mpx_getenv_cb(void *arg, const char *name);

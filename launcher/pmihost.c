@@ -1,8 +1,9 @@
 /* pmihost.c - the node's PMI host: the server core (pmiserv.h) over one
  * socket per rank, with flow control of replies (flow.h), the hang-up rule
  * (a rank's exit is judged before the core hears of its hang-up) and the
- * psrv_ops mpiexec gives the core: send to a client, tree messages (relayed
- * through the front end in proxy mode), abort, log and spawn (spawn.h). */
+ * psrv_ops mpiexec gives the core: send to a client, tree messages (over
+ * treenet to the adjacent proxies in proxy mode), abort, log and spawn
+ * (spawn.h). */
 #include "config.h"
 
 #include <errno.h>
@@ -16,6 +17,7 @@
 #include "fdio.h"
 #include "lpmix.h"
 #include "node.h"
+#include "treenet.h"
 
 void pmi_close(struct rank *r)
 {
@@ -162,20 +164,16 @@ static int op_client_send(void *arg, int client, const char *buf, size_t len)
     return rc;
 }
 
-/* psrv_ops->tree_send(): a proxy's tree messages go through mpiexec, which
- * relays them to node `to`; the standalone launcher is one node, no tree. */
+/* psrv_ops->tree_send(): a proxy's tree messages go straight to the adjacent
+ * proxy over treenet (proxy.c joined the tree); the standalone launcher is
+ * one node, no tree. */
 static int op_tree_send(void *arg, int to, const void *buf, size_t len)
 {
     struct job *job = arg;
-    struct pack pk;
 
-    if (!job->up || job->up_lost)
+    if (!job->tn)
         return -ENOTCONN;
-    pack_init(&pk);
-    pack_i32(&pk, to);
-    pack_bytes(&pk, buf, len);
-    up_send(job, MPX_P_TREE, &pk);
-    return 0;
+    return treenet_send(job->tn, to, buf, len);
 }
 
 /* psrv_ops->abort(): the core's message already names the culprit. */

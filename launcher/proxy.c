@@ -2,8 +2,10 @@
  * of a multi-host job): read the cookie, connect back and prove it
  * (mpx_proxy_connect), take the job description, then run this node's ranks
  * with node_run().  Output, exits, failures and log lines go to the front
- * end as frames (conn.h), tree messages are relayed through it, and it
- * decides the exit status; a lost connection ends the node's ranks. */
+ * end as frames (conn.h), and it decides the exit status; a lost connection
+ * ends the node's ranks.  Tree messages go to the adjacent proxies directly:
+ * proxy_join_tree() meets the others at mpiexec's treenet rendezvous and
+ * links to the parent and children (cookie mode, the job cookie as key). */
 #include "config.h"
 
 #include <errno.h>
@@ -14,11 +16,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "handshake.h"
 #include "node.h"
+#include "treenet.h"
 
 /* Proxy mode: one frame to mpiexec (pk is freed).  A failed send shows up
  * as EOF or an error on the connection, handled in up_cb(). */
@@ -86,14 +92,6 @@ static void up_frame(struct job *job, uint8_t type, const uint8_t *body, size_t 
 
     unpack_init(&u, body, len);
     switch (type) {
-    case MPX_F_TREE: {
-        int from = unpack_i32(&u);
-        size_t n;
-        const void *b = unpack_bytes(&u, &n);
-        if (b && !unpack_error(&u))
-            psrv_tree_input(job->srv, from, b, n);
-        break;
-    }
     case MPX_F_KILL: {
         int sig = unpack_i32(&u);
         if (sig == SIGKILL) {
@@ -258,13 +256,145 @@ static int decode_job(struct job *job, struct mpx_opts *o, const uint8_t *body,
         else
             app->wdir = wdir;
     }
-    if (unpack_error(&u) || o->nranks != job->size)
+    job->rdv_port = unpack_i32(&u);
+    job->port_lo = unpack_i32(&u);
+    job->port_hi = unpack_i32(&u);
+    if (unpack_error(&u) || o->nranks != job->size || job->rdv_port < 1 ||
+        job->rdv_port > 65535 || job->port_lo < 0 || job->port_hi > 65535 ||
+        job->port_lo > job->port_hi || (job->port_lo == 0) != (job->port_hi == 0))
         return -EPROTO;
     /* the program is searched in the PATH the ranks will have */
     for (int i = 0; i < o->apps[0].env.n; i++)
         if (strncmp(o->apps[0].env.v[i], "PATH=", 5) == 0)
             setenv("PATH", o->apps[0].env.v[i] + 5, 1);
     return 0;
+}
+
+/* ---- the tree ---------------------------------------------------------- */
+
+static void tn_recv(void *arg, int from, const void *buf, size_t len)
+{
+    struct job *job = arg;
+
+    psrv_tree_input(job->srv, from, buf, len);
+}
+
+/* A link that closes is normal once a node's ranks are done (its proxy
+ * leaves); one that matters fails the fence in progress, and the core then
+ * aborts the job with a message naming the node (as the Slurm plugin). */
+static void tn_lost(void *arg, int node, const char *why)
+{
+    struct job *job = arg;
+
+    if (job->o->verbose && !job->end.ending)
+        loom_logf(&job->log, LOOM_LOG_ERROR, "host %s (node %d): link to node %d closed: %s",
+                  job->host, job->nodeid, node, why ? why : "?");
+    psrv_tree_gone(job->srv, node);
+}
+
+static void tn_log(void *arg, int level, const char *msg)
+{
+    struct job *job = arg;
+
+    /* refused connections are worth saying; progress only with -v */
+    if (level <= LOOM_LOG_WARN ? !strstr(msg, " lost: ") : job->o->verbose > 1)
+        loom_logf(&job->log, LOOM_LOG_ERROR, "host %s (node %d): %s", job->host,
+                  job->nodeid, msg);
+}
+
+/* Join the tree of the proxies: listen (a leaf does not), meet the others at
+ * mpiexec's rendezvous (on the address this proxy reached mpiexec at), then
+ * connect to the parent; children connect to us.  Bounded by the connect
+ * timeout.  0, or -1 once the failure was reported to mpiexec. */
+int proxy_join_tree(struct job *job, int nnodes)
+{
+    struct treenet_config cfg = {
+        .nnodes = nnodes,
+        .nodeid = job->nodeid,
+        .width = MPX_TREE_WIDTH,
+        .jobkey = job->jobid,
+        .uid = geteuid(),
+        .auth = TREENET_AUTH_COOKIE,
+        .bind_addr = NULL,
+        .connect_timeout_ms = job->tree_timeout_ms,
+        .port_lo = (unsigned short)job->port_lo,
+        .port_hi = (unsigned short)job->port_hi,
+        .cookie = job->cookie,
+    };
+    static const struct treenet_ops ops = {
+        .recv = tn_recv,
+        .lost = tn_lost,
+        .log = tn_log,
+    };
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+    char ip[INET6_ADDRSTRLEN] = "", server[INET6_ADDRSTRLEN + 16], why[256];
+    char **addrs = NULL;
+    int rc;
+
+    if (nnodes <= 1)
+        return 0;
+    if (getpeername(job->up->s.fd, (struct sockaddr *)&ss, &sl) < 0 ||
+        (ss.ss_family == AF_INET &&
+         !inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, ip, sizeof(ip))) ||
+        (ss.ss_family == AF_INET6 &&
+         !inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, ip, sizeof(ip))) ||
+        !ip[0]) {
+        job_fail(job, MPX_EXIT_LAUNCH, "host %s: cannot tell mpiexec's address: %s",
+                 job->host, strerror(errno));
+        return -1;
+    }
+    snprintf(server, sizeof(server), ss.ss_family == AF_INET6 ? "[%s]:%d" : "%s:%d", ip,
+             job->rdv_port);
+    job->tn = treenet_create(job->lp, &cfg, &ops, job);
+    if (!job->tn) {
+        if (errno == EADDRINUSE && job->port_lo)
+            snprintf(why, sizeof(why),
+                     "host %s (node %d): cannot listen for tree links: every port of "
+                     "MPIEXEC_PORT_RANGE=%d:%d is in use",
+                     job->host, job->nodeid, job->port_lo, job->port_hi);
+        else
+            snprintf(why, sizeof(why), "host %s (node %d): cannot listen for tree links: %s",
+                     job->host, job->nodeid, strerror(errno));
+        /* the others hear it from the rendezvous at once, not at their timeout */
+        (void)rdv_fail_cookie(server, job->jobid, job->cookie, nnodes, job->nodeid, 5000,
+                              why);
+        job_fail(job, MPX_EXIT_LAUNCH, "%s", why);
+        return -1;
+    }
+    rc = rdv_exchange_cookie(server, job->jobid, job->cookie, nnodes, job->nodeid,
+                             treenet_port(job->tn), job->tree_timeout_ms, &addrs, NULL);
+    if (rc < 0) {
+        job_fail(job, MPX_EXIT_LAUNCH,
+                 "host %s (node %d): rendezvous with mpiexec at %s failed: %s", job->host,
+                 job->nodeid, server, rdv_strerror(rc));
+        return -1;
+    }
+    rc = treenet_start(job->tn, addrs);
+    rdv_addrs_free(addrs, nnodes);
+    if (rc < 0) {
+        job_fail(job, MPX_EXIT_LAUNCH, "host %s (node %d): cannot start tree links: %s",
+                 job->host, job->nodeid, strerror(-rc));
+        return -1;
+    }
+    if (job->o->verbose)
+        loom_logf(&job->log, LOOM_LOG_ERROR,
+                  "host %s (node %d): tree links started (rendezvous %s, port %d)",
+                  job->host, job->nodeid, server, treenet_port(job->tn));
+    return 0;
+}
+
+/* After the loop: close the links, forget the cookie. */
+void proxy_leave_tree(struct job *job)
+{
+    if (job->tn)
+        treenet_destroy(job->tn);
+    job->tn = NULL;
+    if (job->cookie) {
+        memset(job->cookie, 0, strlen(job->cookie));
+        free(job->cookie);
+        job->cookie = NULL;
+    }
 }
 
 /* mpiexec --proxy NODE --connect A1,A2,...:PORT [--connect-timeout S]
@@ -314,7 +444,13 @@ int mpx_proxy_main(int argc, char **argv)
     /* mutual proof of the cookie (front.c); the cookie never travels */
     rc = mpx_proxy_connect(spec, cookie, nodeid, host, timeout_s * 1000, &up, err,
                            sizeof(err));
+    job.cookie = strdup(cookie); /* the key of the tree links (proxy_join_tree) */
     memset(cookie, 0, sizeof(cookie));
+    job.tree_timeout_ms = timeout_s * 1000;
+    if (rc == 0 && !job.cookie) {
+        job_msg(&job, "out of memory");
+        return 1;
+    }
     if (rc < 0) {
         job_msg(&job, "%s", err);
         return 1;

@@ -3,8 +3,9 @@
  * both sides: frontaccept.c and handshake.c; the proxy frames mpiexec acts on:
  * frontrelay.c), as a hostile peer sends them.
  *
- * fuzz-sources: launcher/hosts.c launcher/iofwd.c common/loop.c common/pack.c common/stream.c launcher/front.c launcher/frontaccept.c launcher/frontrelay.c launcher/frontstart.c launcher/jobctl.c launcher/env.c common/net.c common/child.c
- * fuzz-cflags: -Ilauncher -Icommon -Ipmiserv
+ * fuzz-sources: launcher/hosts.c launcher/iofwd.c common/loop.c common/pack.c common/stream.c launcher/front.c launcher/frontaccept.c launcher/frontrelay.c launcher/frontstart.c launcher/jobctl.c launcher/env.c common/net.c common/child.c treenet/rdv.c treenet/auth.c treenet/util.c
+ * fuzz-cflags: -Ilauncher -Icommon -Ipmiserv -Itreenet
+ * fuzz-libs: -lmunge -lpthread
  * fuzz-options: -max_len=65536 -close_fd_mask=3
  *
  * Contract: the target includes launcher/handshake.c (proxy_handshake is static),
@@ -23,8 +24,9 @@
  *      sends), then the frames that follow on the now tagged connection; invariant: it
  *      succeeds only after a proof made with COOKIE.
  * Everything is freed per input.
- * Seeds: corpus/mpx_frames/: a real proxy's HELLO2 + PROOF and P_TREE/P_OUT/P_EXIT/
- * P_DONE frames, mpiexec's real PROOF + tagged F_JOB, version 1's HELLO with a cookie,
+ * Seeds: corpus/mpx_frames/: a real proxy's HELLO2 (version 3) + PROOF and P_TREE
+ * (refused since version 3: tree messages no longer pass mpiexec)/P_OUT/P_EXIT/P_DONE
+ * frames, mpiexec's real PROOF + tagged F_JOB, version 1's HELLO with a cookie,
  * a frame of 4 GiB, a tagged frame with a wrong tag.
  */
 #include "../../common/fdio.c"

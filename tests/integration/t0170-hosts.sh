@@ -1,7 +1,8 @@
 #!/bin/bash
 # t0170-hosts.sh - multi-host mpiexec on virtual hosts: `-launcher fork -hosts a,b,c`
 # starts one proxy per host name on this machine, each a separate node of the job (its
-# own PMI server core; fences relayed through mpiexec). PMI-2 and PMI-1 key-value
+# own PMI server core; the proxies link to each other over treenet, mpiexec is off the
+# fence path: it sees as many frames for 40 fences as for 1). PMI-2 and PMI-1 key-value
 # round trips across the nodes, PMI_process_mapping of the host split, rank placement
 # (blocks of slots, -ppn, host files), exit codes, an abort on one host ending the
 # others, and a proxy killed mid-job ending the job promptly with its host named.
@@ -21,6 +22,17 @@ LOOM_PMI_LOGLEVEL=debug run_job "${F[@]}" -hosts a:2,b:2,c:2 -n 6 "$LOOM_PROGDIR
 assert_kvstest 6
 assert_grep "mapping (vector,(0,3,2))" "$err" "PMI_process_mapping is 3 nodes x 2 ranks"
 assert_eq "$(grep -c 'pmi debug: node [0-2] of 3:' "$err")" 3 "three server cores, one per host"
+
+# the fences go proxy to proxy: mpiexec gets the same number of frames from the proxies
+# for 40 fences as for 1 (when it relayed them: 2 tree frames per proxy and fence more)
+for r in 1 40; do
+    run_job "${F[@]}" -v -hosts a,b,c,d -ppn 2 -n 8 "$LOOM_PROGDIR/pmi2_kvstest_loom" -r $r
+    assert_rc 0 "4 hosts, $r fences"
+    frames[$r]=$(sed -n 's/.* \([0-9]*\) frames from the proxies.*/\1/p' "$err")
+done
+[ -n "${frames[1]}" ] && [ "${frames[1]}" = "${frames[40]}" ] &&
+    ok "mpiexec saw ${frames[1]} frames for 1 fence and for 40" ||
+    fail "frames seen by mpiexec: '${frames[1]}' for 1 fence, '${frames[40]}' for 40"
 
 # PMI-1, one slot per host: ranks go round-robin; mapping (0,3,1) twice
 LOOM_PMI_LOGLEVEL=debug run_job "${F[@]}" -hosts a,b,c -n 6 "$LOOM_PROGDIR/pmi1_kvstest"

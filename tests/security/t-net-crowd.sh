@@ -3,7 +3,9 @@
 # the real peers out (issue 18 item 5): the rendezvous server (net_tool rdvcrowd: three
 # real nodes must get their tables within 5 s), and mpiexec's port with -hosts and the
 # fork launcher (the crowd connects before the proxies, which a wrapper delays by 2 s;
-# the job must pass).  Before the fix both listeners refused newcomers once 64 / 256
+# the job must pass).  MPIEXEC_PORT_RANGE holds three ports, one for each listener of
+# the job (mpiexec's port, its tree rendezvous, node 0's tree links): the crowd is on
+# one of them, whichever took $port.  Before the fix both listeners refused newcomers once 64 / 256
 # strangers waited (10 s each), and the proxy never retried.
 . "$(dirname "$0")/../integration/lib.sh"
 need_mpiexec
@@ -26,7 +28,7 @@ EOS
 chmod +x "$TEST_TMP/slowproxy"
 "$tool" crowd 127.0.0.1 "$port" 1000 60 2>"$TEST_TMP/crowd.err" &
 crowd=$!
-MPIEXEC_PORT_RANGE=$port:$port LOOM_MPIEXEC_PROXY=$TEST_TMP/slowproxy \
+MPIEXEC_PORT_RANGE=$port:$((port + 2)) LOOM_MPIEXEC_PROXY=$TEST_TMP/slowproxy \
     run_job -t 60 -launcher fork -hosts h1,h2,h3 -n 6 "$LOOM_PROGDIR/pmi2_kvstest_loom"
 kill "$crowd" 2>/dev/null
 wait "$crowd" 2>/dev/null
