@@ -49,8 +49,9 @@
  *   tree message passes through mpiexec: it is off the fence path.
  *
  *   Every wait is bounded: the connect-back (LOOM_PROXY_TIMEOUT, default
- *   30 s; the rendezvous twice that), an unauthenticated connection (3 s), a proxy's answer to the
- *   kill (MPX_KILL_GRACE_MS + GIVEUP_MS), and the launchers' exit after the job.
+ *   30 s; the rendezvous twice that), an unauthenticated connection (3 s),
+ *   a proxy's answer to the kill (MPX_KILL_GRACE_MS + GIVEUP_MS), and the
+ *   launchers' exit after the job.
  *
  * Caveats:
  *   - Rank 0's stdin is /dev/null in multi-host mode (not forwarded).
