@@ -3,7 +3,11 @@
  * both sides: frontaccept.c and handshake.c; the proxy frames mpiexec acts on:
  * frontrelay.c), as a hostile peer sends them.
  *
- * fuzz-sources: launcher/hosts.c launcher/iofwd.c common/loop.c common/pack.c common/stream.c launcher/front.c launcher/frontaccept.c launcher/frontrelay.c launcher/frontstart.c launcher/jobctl.c launcher/env.c common/net.c common/child.c treenet/rdv.c treenet/auth.c treenet/util.c
+ * fuzz-sources: launcher/hosts.c launcher/iofwd.c common/loop.c common/pack.c
+ * fuzz-sources: common/stream.c launcher/front.c launcher/frontaccept.c
+ * fuzz-sources: launcher/frontrelay.c launcher/frontstart.c launcher/jobctl.c
+ * fuzz-sources: launcher/env.c common/net.c common/child.c treenet/rdv.c treenet/auth.c
+ * fuzz-sources: treenet/util.c treenet/rdv.c treenet/auth.c treenet/util.c
  * fuzz-cflags: -Ilauncher -Icommon -Ipmiserv -Itreenet
  * fuzz-libs: -lmunge -lpthread
  * fuzz-options: -max_len=65536 -close_fd_mask=3

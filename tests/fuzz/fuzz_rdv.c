@@ -2,7 +2,8 @@
  * ends: what a stranger or a node sends to the server, and what a server (srun: the
  * job owner's process) sends back to a node.
  *
- * fuzz-sources: treenet/auth.c treenet/util.c common/net.c common/log.c common/fdio.c common/mac.c
+ * fuzz-sources: treenet/auth.c treenet/util.c common/net.c common/log.c common/fdio.c
+ * fuzz-sources: common/mac.c
  * fuzz-cflags: -Itreenet -Icommon
  * fuzz-libs: -lmunge -lpthread
  * fuzz-options: -max_len=65536

@@ -2,7 +2,8 @@
  * (treenet/links.c over common/stream.c: staging buffer, frame split, large-frame
  * assembly, the handshake on both sides, delivery), as a hostile peer drives it.
  *
- * fuzz-sources: common/loop.c common/ktree.c common/log.c common/fdio.c common/mac.c common/net.c common/stream.c
+ * fuzz-sources: common/loop.c common/ktree.c common/log.c common/fdio.c common/mac.c
+ * fuzz-sources: common/net.c common/stream.c
  * fuzz-cflags: -Itreenet -Icommon
  * fuzz-libs: -lmunge
  * fuzz-options: -max_len=200000

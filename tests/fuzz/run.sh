@@ -7,7 +7,8 @@
 #
 # Contract:
 #   - Targets are found, never listed: every tests/fuzz/fuzz_<name>.c is one target.  Its
-#     first comment block carries the lines the build reads (README.md): `fuzz-sources:`
+#     first comment block carries the lines the build reads (README.md; a field may take
+#     several lines, each starting with its name, so that lines stay within 90 columns): `fuzz-sources:`
 #     (files compiled with it, relative to the top of the tree), `fuzz-cflags:` (`-I`
 #     paths relative to the top), optional `fuzz-libs:` (link flags) and `fuzz-options:`
 #     (extra libFuzzer flags, e.g. -max_len=65536).  A `<name>.dict` beside it is passed
@@ -77,8 +78,9 @@ if [ ${#targets[@]} -eq 0 ]; then
 fi
 
 # value of a "fuzz-KEY:" line in the first 60 lines of a target (empty if none)
-field() {
-    head -n 60 "$1" | sed -n "s/^[ *#/]*fuzz-$2:[[:space:]]*//p" | head -n1 | sed 's/[[:space:]]*\*\/.*$//; s/[[:space:]]*$//'
+field() { # every "fuzz-NAME:" line of the header, joined (long lists take several)
+    head -n 60 "$1" | sed -n "s/^[ *#/]*fuzz-$2:[[:space:]]*//p" |
+        sed 's/[[:space:]]*\*\/.*$//; s/[[:space:]]*$//' | tr '\n' ' ' | sed 's/[[:space:]]*$//'
 }
 
 # true when bin is missing, its recorded command differs, or a dependency is newer
