@@ -78,7 +78,7 @@ struct front {
     int lfd, spare_fd;
     struct loop_watch *lw;
     int port;
-    int port_lo, port_hi; /* MPIEXEC_PORT_RANGE (0, 0: any) */
+    int port_lo, port_hi;   /* MPIEXEC_PORT_RANGE (0, 0: any) */
     struct rdv_server *rdv; /* the proxies' treenet rendezvous (cookie mode) */
     long frames_in;         /* frames received from the proxies (-v reports it) */
     int hs_ms; /* handshake deadline of a pending connection */

@@ -437,7 +437,8 @@ int node_run(struct job *job, const int *rank_node, int nnodes, int nodeid,
                 job->jobid);
     if (rc < 0 && job->up) {
         if (tree_rc == 0)
-            job_fail(job, MPX_EXIT_LAUNCH, "cannot start the ranks on host %s", job->host);
+            job_fail(job, MPX_EXIT_LAUNCH, "cannot start the ranks on host %s",
+                     job->host);
         job_kill(job);
     } else if (rc < 0) {
         job->end.exit_code = MPX_EXIT_LAUNCH;

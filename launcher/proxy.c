@@ -8,16 +8,16 @@
  * links to the parent and children (cookie mode, the job cookie as key). */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -287,8 +287,9 @@ static void tn_lost(void *arg, int node, const char *why)
     struct job *job = arg;
 
     if (job->o->verbose && !job->end.ending)
-        loom_logf(&job->log, LOOM_LOG_ERROR, "host %s (node %d): link to node %d closed: %s",
-                  job->host, job->nodeid, node, why ? why : "?");
+        loom_logf(&job->log, LOOM_LOG_ERROR,
+                  "host %s (node %d): link to node %d closed: %s", job->host, job->nodeid,
+                  node, why ? why : "?");
     psrv_tree_gone(job->srv, node);
 }
 
@@ -338,7 +339,8 @@ int proxy_join_tree(struct job *job, int nnodes)
         (ss.ss_family == AF_INET &&
          !inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, ip, sizeof(ip))) ||
         (ss.ss_family == AF_INET6 &&
-         !inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, ip, sizeof(ip))) ||
+         !inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, ip,
+                    sizeof(ip))) ||
         !ip[0]) {
         job_fail(job, MPX_EXIT_LAUNCH, "host %s: cannot tell mpiexec's address: %s",
                  job->host, strerror(errno));
@@ -354,8 +356,9 @@ int proxy_join_tree(struct job *job, int nnodes)
                      "MPIEXEC_PORT_RANGE=%d:%d is in use",
                      job->host, job->nodeid, job->port_lo, job->port_hi);
         else
-            snprintf(why, sizeof(why), "host %s (node %d): cannot listen for tree links: %s",
-                     job->host, job->nodeid, strerror(errno));
+            snprintf(why, sizeof(why),
+                     "host %s (node %d): cannot listen for tree links: %s", job->host,
+                     job->nodeid, strerror(errno));
         /* the others hear it from the rendezvous at once, not at their timeout */
         (void)rdv_fail_cookie(server, job->jobid, job->cookie, nnodes, job->nodeid, 5000,
                               why);

@@ -192,7 +192,8 @@ int tn_cred_make(enum treenet_auth auth, const char *jobkey, const char *from,
                  const char *to, const char *rnonce, const char *snonce, uid_t reader,
                  char **cred, char *why)
 {
-    return tn_cred_make_k(auth, NULL, jobkey, from, to, rnonce, snonce, reader, cred, why);
+    return tn_cred_make_k(auth, NULL, jobkey, from, to, rnonce, snonce, reader, cred,
+                          why);
 }
 
 int tn_cred_make_k(enum treenet_auth auth, const char *cookie, const char *jobkey,

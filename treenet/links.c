@@ -385,8 +385,8 @@ static int conn_got_nonce(struct conn *c, const uint8_t *p, size_t len)
     c->got_nonce = true;
     snprintf(to, sizeof(to), "%d", c->slot->node);
     /* the parent is a process like us: only our uid can decode it */
-    rc = tn_cred_make_k(tn->cfg.auth, tn->cookie, tn->jobkey, tn->me, to, c->peer_nonce, c->nonce,
-                      geteuid(), &cred, why);
+    rc = tn_cred_make_k(tn->cfg.auth, tn->cookie, tn->jobkey, tn->me, to, c->peer_nonce,
+                        c->nonce, geteuid(), &cred, why);
     if (rc < 0) {
         tn_log(tn, LOOM_LOG_ERROR, "treenet: node %s: %s", tn->me, why);
         slot_lost(c->slot, tn, why);
@@ -419,8 +419,8 @@ static int conn_got_cred(struct conn *c, const uint8_t *p, size_t len)
         return conn_got_nonce(c, p, len);
     /* peers are processes like us: their uid is ours (root for slurmstepd), never
      * merely the job owner's, who could otherwise pose as a node */
-    rc = tn_cred_check_k(tn->cfg.auth, tn->cookie, p, len, geteuid(), tn->jobkey, tn->me, c->nonce,
-                       from, sizeof(from), pn, &uid, why);
+    rc = tn_cred_check_k(tn->cfg.auth, tn->cookie, p, len, geteuid(), tn->jobkey, tn->me,
+                         c->nonce, from, sizeof(from), pn, &uid, why);
     if (rc < 0) {
         /* our own munge failing is no refusal of the peer: an error, unthrottled */
         if (rc != -EACCES)
@@ -481,8 +481,8 @@ static int conn_got_cred(struct conn *c, const uint8_t *p, size_t len)
         char *cred = NULL, to[16];
         snprintf(to, sizeof(to), "%ld", node);
         /* only the child's uid (as its credential says) can decode ours */
-        rc = tn_cred_make_k(tn->cfg.auth, tn->cookie, tn->jobkey, tn->me, to, pn, c->nonce, uid, &cred,
-                          why);
+        rc = tn_cred_make_k(tn->cfg.auth, tn->cookie, tn->jobkey, tn->me, to, pn,
+                            c->nonce, uid, &cred, why);
         if (rc < 0) {
             tn_log(tn, LOOM_LOG_ERROR, "treenet: node %s: %s", tn->me, why);
             conn_fail(c, why);

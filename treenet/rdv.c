@@ -212,8 +212,8 @@ static void send_table(struct rdv_server *s, int i)
     char *cred = NULL, to[16], why[TN_WHY_MAX];
 
     snprintf(to, sizeof(to), "%d", c->node);
-    if (tn_cred_make_k(s->auth, s->cookie, s->jobkey, "rdv", to, c->pnonce, c->nonce, c->puid, &cred,
-                     why) < 0) {
+    if (tn_cred_make_k(s->auth, s->cookie, s->jobkey, "rdv", to, c->pnonce, c->nonce,
+                       c->puid, &cred, why) < 0) {
         rlog(s, LOOM_LOG_ERROR, "rdv: node %d: %s", c->node, why);
         rc_close(s, i);
         return;
@@ -345,8 +345,9 @@ static void got_frame(struct rdv_server *s, int i)
     long node, port;
 
     if (c->st == RS_CRED) {
-        int rc = tn_cred_check_k(s->auth, s->cookie, c->body, c->blen, s->uid, s->jobkey, "rdv",
-                               c->nonce, from, sizeof(from), c->pnonce, &c->puid, why);
+        int rc = tn_cred_check_k(s->auth, s->cookie, c->body, c->blen, s->uid, s->jobkey,
+                                 "rdv", c->nonce, from, sizeof(from), c->pnonce, &c->puid,
+                                 why);
         if (rc < 0) {
             /* our own munge failing is no refusal of the peer: an error */
             if (rc != -EACCES)
@@ -727,11 +728,12 @@ static void *rdv_thread(void *arg)
     return NULL;
 }
 
-static struct rdv_server *
-server_start(int nnodes, const char *jobkey, uid_t uid, enum treenet_auth auth,
-             const char *cookie, const char *bind_addr, unsigned port_lo,
-             unsigned port_hi, int timeout_ms,
-             void (*log)(void *arg, int level, const char *msg), void *log_arg)
+static struct rdv_server *server_start(int nnodes, const char *jobkey, uid_t uid,
+                                       enum treenet_auth auth, const char *cookie,
+                                       const char *bind_addr, unsigned port_lo,
+                                       unsigned port_hi, int timeout_ms,
+                                       void (*log)(void *arg, int level, const char *msg),
+                                       void *log_arg)
 {
     struct rdv_server *s;
     int rc;
@@ -826,8 +828,8 @@ fail:
 struct rdv_server *
 rdv_server_start_ports(int nnodes, const char *jobkey, uid_t uid, enum treenet_auth auth,
                        const char *bind_addr, unsigned port_lo, unsigned port_hi,
-                       int timeout_ms,
-                       void (*log)(void *arg, int level, const char *msg), void *log_arg)
+                       int timeout_ms, void (*log)(void *arg, int level, const char *msg),
+                       void *log_arg)
 {
     if (auth == TREENET_AUTH_COOKIE) { /* needs its key: rdv_server_start_cookie */
         errno = EINVAL;
@@ -837,13 +839,11 @@ rdv_server_start_ports(int nnodes, const char *jobkey, uid_t uid, enum treenet_a
                         timeout_ms, log, log_arg);
 }
 
-struct rdv_server *rdv_server_start_cookie(int nnodes, const char *jobkey,
-                                           const char *cookie, const char *bind_addr,
-                                           unsigned port_lo, unsigned port_hi,
-                                           int timeout_ms,
-                                           void (*log)(void *arg, int level,
-                                                       const char *msg),
-                                           void *log_arg)
+struct rdv_server *
+rdv_server_start_cookie(int nnodes, const char *jobkey, const char *cookie,
+                        const char *bind_addr, unsigned port_lo, unsigned port_hi,
+                        int timeout_ms,
+                        void (*log)(void *arg, int level, const char *msg), void *log_arg)
 {
     return server_start(nnodes, jobkey, geteuid(), TREENET_AUTH_COOKIE, cookie, bind_addr,
                         port_lo, port_hi, timeout_ms, log, log_arg);
@@ -1311,8 +1311,8 @@ int rdv_fail_uid(const char *server, const char *jobkey, uid_t job_uid, int nnod
         return -EINVAL;
     if (auth == TREENET_AUTH_COOKIE) /* needs its key: rdv_fail_cookie */
         return -EINVAL;
-    return rdv_talk(server, jobkey, job_uid, nnodes, nodeid, 0, why, auth, NULL, timeout_ms,
-                    &none, NULL);
+    return rdv_talk(server, jobkey, job_uid, nnodes, nodeid, 0, why, auth, NULL,
+                    timeout_ms, &none, NULL);
 }
 
 void rdv_addrs_free(char **addrs, int nnodes)

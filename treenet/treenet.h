@@ -60,7 +60,11 @@
 
 struct loop;
 
-enum treenet_auth { TREENET_AUTH_MUNGE = 0, TREENET_AUTH_NONE = 1, TREENET_AUTH_COOKIE = 2 };
+enum treenet_auth {
+    TREENET_AUTH_MUNGE = 0,
+    TREENET_AUTH_NONE = 1,
+    TREENET_AUTH_COOKIE = 2
+};
 
 #define TREENET_ADDR_MAX 64
 
@@ -100,13 +104,10 @@ struct rdv_server *rdv_server_start_ports(int nnodes, const char *jobkey, uid_t 
  * 16..256 printable bytes), the answers prove it too; no uid is checked.
  * Ports as rdv_server_start_ports.
  * (Addition: mpiexec's rendezvous for its proxies.) */
-struct rdv_server *rdv_server_start_cookie(int nnodes, const char *jobkey,
-                                           const char *cookie, const char *bind_addr,
-                                           unsigned port_lo, unsigned port_hi,
-                                           int timeout_ms,
-                                           void (*log)(void *arg, int level,
-                                                       const char *msg),
-                                           void *log_arg);
+struct rdv_server *rdv_server_start_cookie(
+    int nnodes, const char *jobkey, const char *cookie, const char *bind_addr,
+    unsigned port_lo, unsigned port_hi, int timeout_ms,
+    void (*log)(void *arg, int level, const char *msg), void *log_arg);
 /* The port it listens on (the host passes "host:port" to the nodes). */
 int rdv_server_port(const struct rdv_server *s);
 /* Stop (if still running) and join the thread, free everything.  Returns 0
@@ -171,8 +172,8 @@ struct treenet_config {
                                * (never above connect_timeout_ms) */
     unsigned short port_lo, port_hi; /* listen on a port of this range (inclusive,
                                       * as rdv_server_start_ports); 0, 0: any */
-    const char *cookie; /* TREENET_AUTH_COOKIE: the job's secret (copied);
-                         * else unused */
+    const char *cookie;              /* TREENET_AUTH_COOKIE: the job's secret (copied);
+                                      * else unused */
 };
 
 struct treenet_ops {

@@ -25,8 +25,8 @@
  * node; nothing is delivered after the link is lost.  Everything is freed per input
  * (treenet_destroy), so LSan sees every leak.
  * Seeds: corpus/treenet_links/: a child's real handshake followed by small and 70 KiB
- * messages (in both modes; and with one tag digit changed), a parent's real nonce + answer + messages, the old loom1 handshake, a 4 GiB
- * length, a frame cut in the middle.
+ * messages (in both modes; and with one tag digit changed), a parent's real nonce +
+ * answer + messages, the old loom1 handshake, a 4 GiB length, a frame cut in the middle.
  */
 #include "../../treenet/auth.c"
 #include "../../treenet/links.c"

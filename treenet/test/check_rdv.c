@@ -43,9 +43,9 @@ static void *node_main(void *p)
         a->rc = rdv_fail_uid(server, JOB, getuid(), a->nnodes, a->id, a->auth,
                              a->timeout_ms, a->fail);
     else if (a->auth == TREENET_AUTH_COOKIE)
-        a->rc = rdv_exchange_cookie(server, JOB, a->cookie ? a->cookie : COOKIE,
-                                    a->nnodes, a->id, a->my_port, a->timeout_ms,
-                                    &a->addrs, a->ip);
+        a->rc =
+            rdv_exchange_cookie(server, JOB, a->cookie ? a->cookie : COOKIE, a->nnodes,
+                                a->id, a->my_port, a->timeout_ms, &a->addrs, a->ip);
     else
         a->rc = rdv_exchange(server, JOB, a->nnodes, a->id, a->my_port, a->auth,
                              a->timeout_ms, &a->addrs, a->ip);
@@ -136,14 +136,18 @@ START_TEST(test_rdv_cookie)
     cap_free(&cap);
 
     cap_init(&cap);
-    ck_assert_ptr_null(rdv_server_start_cookie(2, JOB, "short", "127.0.0.1", 0, 0, 1000, NULL,
-                                               NULL));
+    ck_assert_ptr_null(
+        rdv_server_start_cookie(2, JOB, "short", "127.0.0.1", 0, 0, 1000, NULL, NULL));
     s = rdv_server_start_cookie(3, JOB, COOKIE, "127.0.0.1", 0, 0, 10000, cap_log, &cap);
     ck_assert_ptr_nonnull(s);
     /* another job's cookie: refused every time, until the node's timeout */
-    bad = (struct node_arg){.port = rdv_server_port(s), .nnodes = 3, .id = 2,
-                            .my_port = 20002, .auth = TREENET_AUTH_COOKIE,
-                            .timeout_ms = 700, .cookie = COOKIE2};
+    bad = (struct node_arg){.port = rdv_server_port(s),
+                            .nnodes = 3,
+                            .id = 2,
+                            .my_port = 20002,
+                            .auth = TREENET_AUTH_COOKIE,
+                            .timeout_ms = 700,
+                            .cookie = COOKIE2};
     node_main(&bad);
     ck_assert_int_eq(bad.rc, -ETIMEDOUT);
     ck_assert_int_ge(cap_count(&cap, "wrong proof of the job cookie"), 1);

@@ -40,7 +40,6 @@
 
 static int munge_ok;
 
-
 struct tnode {
     int id, nnodes;
     enum treenet_auth auth;
@@ -160,8 +159,8 @@ static void *tree_node_main(void *p)
         rc = rdv_exchange_cookie(server, JOB, COOKIE, nd->nnodes, nd->id,
                                  treenet_port(nd->tn), 10000, &addrs, NULL);
     else
-        rc = rdv_exchange(server, JOB, nd->nnodes, nd->id, treenet_port(nd->tn),
-                          nd->auth, 10000, &addrs, NULL);
+        rc = rdv_exchange(server, JOB, nd->nnodes, nd->id, treenet_port(nd->tn), nd->auth,
+                          10000, &addrs, NULL);
     if (rc < 0) {
         set_err(nd, "rdv_exchange: %d %d", rc, 0);
         goto out;
