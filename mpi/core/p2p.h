@@ -3,7 +3,8 @@
  *
  * Owns: matching (posted + unexpected queues), send queues per destination,
  * fragmenting through the transports, the one packet funnel xm_handle_pkt(), progress
- * and the idle/wait policy.
+ * and the idle/wait policy; implemented by core/p2p.c, match.c, rdv.c, funnel.c and
+ * progress.c (p2p_int.h says which file owns what).
  * Contract:
  *   - Ranks are WORLD ranks; ctx is the full context (comm->ctx for user p2p,
  *     comm->ctx|1 for collectives).  Tags >= 0 (MPI_ANY_TAG only on receives).
@@ -23,8 +24,10 @@
  *     halves when sched_yield() shows another task wants this CPU and doubles back when
  *     spinning pays; LOOM_MPI_SPIN_ADAPT=0 turns that off), then sched_yield()
  *     (LOOM_MPI_YIELD times), then transport->block() (futex) with a short timeout.
- *   - Messages above LOOM_MPI_EAGER_MAX (64 KiB; LOOM_MPI_TCP_EAGER_MAX, 256 KiB, towards
- *     peers reached by the netmod) go by rendezvous (pkt.h): the send
+ *   - Messages above the eager limit of the transport that reaches the peer (its
+ *     eager_max: shm LOOM_MPI_EAGER_MAX, 32 KiB with CMA, 64 KiB without;
+ *     LOOM_MPI_TCP_EAGER_MAX, 256 KiB, towards peers reached by the netmod) go by
+ *     rendezvous (pkt.h): the send
  *     completes when the receiver has the bytes (CMA read + FIN, or the last RDATA
  *     packet left); an unexpected one holds only its envelope.
  *   - xm_improbe()/xm_mrecv(): matched probe (the message leaves the matcher).

@@ -62,6 +62,34 @@ struct xm_transport {
     /* MPI_THREAD_MULTIPLE, core/mt.h: wake a thread of this process
      * asleep in block(), from another thread.  May be NULL. */
     void (*wake)(struct xm_transport *t);
+    /* ---- how the point-to-point engine uses this transport (it never asks which
+     * transport it holds; these fields and ops are what differs) ----
+     * eager_max: a message longer than this goes by rendezvous (RTS, then the single
+     *   copy below or CTS + RDATA); set by init(), may change after a failed single
+     *   copy (shm: the limit is higher without CMA).
+     * zcopy_min: with post_ref, an eager message of at least this many contiguous
+     *   bytes is posted by reference instead of copied (unused without post_ref).
+     *   TCP: LOOM_MPI_TCP_ZCOPY_MIN, 64 KiB: with the socket send buffer bounded to
+     *   128 KiB, a 64 KiB ping-pong over loopback written from the user buffer took
+     *   19.2-20.4 us against 20.7-20.9 copied first (and streamed 5% more). */
+    size_t eager_max;
+    size_t zcopy_min;
+    /* Single copy of a large message between processes of one kernel (may be NULL:
+     * the receiver then asks for the bytes with CTS and gets RDATA packets).
+     *   rdv_read(dst, n, src, cookie, pid, addr, whole): receiver; copy n bytes at addr
+     *     in process pid (the pid world rank src's KVS card names, checked by the
+     *     caller) into dst.  whole: dst is the whole contiguous message, so the sender
+     *     (request `cookie`) may be called on to help.  0 done (the caller sends FIN);
+     *     -EOWNERDEAD the sender died; other -errno: use CTS (the transport may turn
+     *     its single copy off for good).
+     *   rdv_offer(n): sender, its RTS for n bytes just left: 1 = call rdv_help from
+     *     progress until FIN or CTS comes.  May be NULL.
+     *   rdv_help(dest, cookie): sender; help with the transfer of request `cookie`
+     *     to dest if the receiver offers it; returns the work done. */
+    int (*rdv_read)(struct xm_transport *t, void *dst, size_t n, int src, uint32_t cookie,
+                    int pid, uint64_t addr, int whole);
+    int (*rdv_offer)(struct xm_transport *t, size_t n);
+    int (*rdv_help)(struct xm_transport *t, int dest, uint32_t cookie);
 };
 
 extern struct xm_transport xm_shm_transport;

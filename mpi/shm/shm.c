@@ -398,11 +398,13 @@ int xm_shm_node_cpus(void)
 
 static int t_init(struct xm_transport *t)
 {
+    xm_shm_rdv_init(t);
     return 0;
 }
 
 static int t_finalize(struct xm_transport *t)
 {
+    xm_lmt_report();
     if (S.late_wakes && getenv("LOOM_MPI_DEBUG"))
         fprintf(stderr, "loom-mpi: rank %d: %lu shm sleep(s) outlived their wake-up\n",
                 xm_g.rank, S.late_wakes);
@@ -707,4 +709,7 @@ struct xm_transport xm_shm_transport = {
     .poll = t_poll,
     .block = t_block,
     .wake = t_wake,
+    .rdv_read = xm_shm_rdv_read,
+    .rdv_offer = xm_shm_rdv_offer,
+    .rdv_help = xm_shm_rdv_help,
 };

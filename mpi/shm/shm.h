@@ -109,5 +109,17 @@ int xm_lmt_recv(int src, uint32_t cookie, int spid, uint64_t saddr, void *dst, s
 int xm_lmt_help(int dest, uint32_t cookie);
 /* with LOOM_MPI_DEBUG: one line of counts on stderr (at finalize) */
 void xm_lmt_report(void);
+/* The shm transport's rendezvous ops (core/transport.h rdv_*), over CMA and the
+ * cooperative copy above.  Mode: LOOM_SHM_LMT=cma|copy (or LOOM_MPI_CMA=1|0); default
+ * auto: CMA on the first large message, and the copy path (CTS + RDATA through the
+ * cells) for good if the kernel refuses (Yama ptrace_scope, namespaces).
+ * xm_shm_rdv_init() reads the mode and LOOM_MPI_EAGER_MAX into t->eager_max (32 KiB
+ * with CMA, 64 KiB on the copy path) and lets processes of the same user read us. */
+struct xm_transport;
+void xm_shm_rdv_init(struct xm_transport *t);
+int xm_shm_rdv_read(struct xm_transport *t, void *dst, size_t n, int src, uint32_t cookie,
+                    int pid, uint64_t addr, int whole);
+int xm_shm_rdv_offer(struct xm_transport *t, size_t n);
+int xm_shm_rdv_help(struct xm_transport *t, int dest, uint32_t cookie);
 
 #endif

@@ -1645,6 +1645,8 @@ static int t_init(struct xm_transport *t)
     if (!hooked && xm_proc_on_grow(tcp_grow) < 0)
         return -ENOSPC;
     hooked = 1;
+    t->eager_max = (size_t)xm_env_int("LOOM_MPI_TCP_EAGER_MAX", 262144);
+    t->zcopy_min = (size_t)xm_env_int("LOOM_MPI_TCP_ZCOPY_MIN", 65536);
     T.ep = epoll_create1(EPOLL_CLOEXEC);
     if (T.ep < 0)
         return -errno;
@@ -1865,4 +1867,6 @@ struct xm_transport xm_tcp_transport = {
     .post_ref = t_post_ref,
     .queued = t_queued,
     .one_max = BIG_CAP,
+    .eager_max = 262144,
+    .zcopy_min = 65536,
 };

@@ -42,8 +42,13 @@
 #include <string.h>
 #include <sys/socket.h>
 
+/* the engine is p2p.c with funnel.c, match.c, progress.c and rdv.c (core/p2p_int.h) */
+#include "../../mpi/core/funnel.c"
+#include "../../mpi/core/match.c"
 #include "../../mpi/core/obj.c"
 #include "../../mpi/core/p2p.c"
+#include "../../mpi/core/progress.c"
+#include "../../mpi/core/rdv.c"
 #include "../../mpi/tcp/tcp.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -185,38 +190,38 @@ static void reset(struct xm_req **mine, int n)
         struct xm_req *r = mine[i];
         if (!r)
             continue;
-        if (!r->done && !xm_cancel_recv(r) && inflight[1] != r) {
+        if (!r->done && !xm_cancel_recv(r) && xm_p2p_inflight[1] != r) {
             /* matched and waiting for its data: fail it like a lost peer would */
             xm_status_set(&r->status, 1, r->tag, MPI_ERR_OTHER, 0);
-            complete(r);
+            xm_p2p_complete(r);
         }
         if (!r->done)
-            complete(r);
+            xm_p2p_complete(r);
         xm_req_free(r);
     }
     for (int r = 0; r < NRANKS; r++) {
-        struct xm_req *u = inflight[r];
-        inflight[r] = NULL;
-        if (u && u->kind == XM_REQ_UNEXP && !on_list(&unexp, u))
+        struct xm_req *u = xm_p2p_inflight[r];
+        xm_p2p_inflight[r] = NULL;
+        if (u && u->kind == XM_REQ_UNEXP && !xm_p2p_on_list(&xm_p2p_unexp, u))
             xm_req_free(u);
     }
-    while (unexp.head) {
-        struct xm_req *u = unexp.head;
-        list_del(&unexp, u);
+    while (xm_p2p_unexp.head) {
+        struct xm_req *u = xm_p2p_unexp.head;
+        xm_p2p_list_del(&xm_p2p_unexp, u);
         xm_req_free(u);
     }
-    while (posted.head)
-        list_del(&posted, posted.head);
-    while (ctrlq) {
-        struct ctrl *c = ctrlq;
-        ctrlq = c->next;
+    while (xm_p2p_posted.head)
+        xm_p2p_list_del(&xm_p2p_posted, xm_p2p_posted.head);
+    while (xm_p2p_ctrlq) {
+        struct xm_p2p_ctrl *c = xm_p2p_ctrlq;
+        xm_p2p_ctrlq = c->next;
         free(c);
     }
-    ctrlq_tail = &ctrlq;
+    ctrlq_tail = &xm_p2p_ctrlq;
     for (int r = 0; r < NRANKS; r++) {
         reset_conn(r);
-        lost[r] = 0;
-        pending[r] = 0;
+        xm_p2p_lost[r] = 0;
+        xm_p2p_pending[r] = 0;
     }
     T.nup = T.nwl = T.nhand = T.quiet = 0;
     T.any_err = 0;

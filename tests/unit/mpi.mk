@@ -58,6 +58,8 @@ check_coll_op_LDADD = $(CHECK_LIBS)
 check_PROGRAMS += check_match
 TESTS += check_match
 check_match_SOURCES = check_match.c $(top_srcdir)/mpi/core/p2p.c \
+	$(top_srcdir)/mpi/core/match.c $(top_srcdir)/mpi/core/rdv.c \
+	$(top_srcdir)/mpi/core/funnel.c $(top_srcdir)/mpi/core/progress.c \
 	$(top_srcdir)/mpi/core/proc.c \
 	$(top_srcdir)/mpi/shm/lmt.c \
 	$(top_srcdir)/mpi/core/obj.c $(top_srcdir)/mpi/dt/dtype.c \
