@@ -63,41 +63,6 @@ XM_WEAK(MPI_Pcontrol)
 XM_WEAK(MPI_Alloc_mem)
 XM_WEAK(MPI_Free_mem)
 
-void xm_die(const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "loom-mpi: rank %d: %s\n", xm_g.rank, msg);
-    if (xm_g.initialized)
-        xm_boot_abort(1, msg);
-    _exit(1);
-}
-
-int xm_env_int(const char *name, int dflt)
-{
-    const char *s = getenv(name);
-    if (!s || !*s)
-        return dflt;
-    char *end;
-    long v = strtol(s, &end, 0);
-    return (*end || v < 0 || v > 1 << 30) ? dflt : (int)v;
-}
-
-int xm_errno_to_class(int e)
-{
-    switch (-e) {
-    case 0: return MPI_SUCCESS;
-    case ENOMEM: return MPI_ERR_NO_MEM;
-    case EMSGSIZE: return MPI_ERR_TRUNCATE;
-    case EINVAL: return MPI_ERR_ARG;
-    case ENOSYS: return MPI_ERR_UNSUPPORTED_OPERATION;
-    default: return MPI_ERR_OTHER;
-    }
-}
-
 /* User error handlers: a table of functions, handle kind ERRH with
  * the dynamic bit.  Slots are never reused, so a handle stays valid for communicators
  * that still use it after Errhandler_free (the standard allows that use). */

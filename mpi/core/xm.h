@@ -311,6 +311,7 @@ int xm_err(struct xm_comm *c, int errclass, const char *fn); /* runs the error h
 int xm_errno_to_class(int neg_errno);
 /* api/dynproc.c: MPI_Init of a spawned job connects to its parents */
 void xm_dyn_init_parent(void);
+/* core/util.c: the fatal exit and the LOOM_MPI_* tunables (xm_errno_to_class too) */
 void xm_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 int xm_env_int(const char *name, int dflt);         /* LOOM_MPI_* tunables */
 /* (issue 21) the largest error class/code in use

@@ -23,7 +23,7 @@
 #include "transport.h"
 #include "xsec.h"
 
-/* what api/env.c provides in the library */
+/* what core/util.c provides in the library */
 void xm_die(const char *fmt, ...)
 {
     va_list ap;
