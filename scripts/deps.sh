@@ -34,6 +34,8 @@ PKGS=(
     # build systems finding the MPI wrappers (tests/integration/t0630-mpi-langs.sh):
     # CMake's FindMPI, Meson's dependency('mpi'); gfortran for the Fortran bindings
     cmake meson gfortran
+    # man pages (tests/integration/t0650-manpages.sh): mandoc -T lint
+    mandoc
 )
 
 export DEBIAN_FRONTEND=noninteractive
