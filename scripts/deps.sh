@@ -34,8 +34,10 @@ PKGS=(
     # build systems finding the MPI wrappers (tests/integration/t0630-mpi-langs.sh):
     # CMake's FindMPI, Meson's dependency('mpi'); gfortran for the Fortran bindings
     cmake meson gfortran
-    # man pages (tests/integration/t0650-manpages.sh): mandoc -T lint
-    mandoc
+    # man pages and environment modules (tests/integration/t0640-envvars.sh,
+    # t0650-manpages.sh, t0660-modulefiles.sh): mandoc -T lint, tclsh, and Lmod, which
+    # also reads Tcl modulefiles (Debian's environment-modules conflicts with it)
+    mandoc tcl lmod
 )
 
 export DEBIAN_FRONTEND=noninteractive

@@ -33,6 +33,7 @@ step() { printf '\n=== test.sh: %s (%ds)\n' "$*" $(( $(date +%s) - t0 )); }
 # slurmstepd loads the plugin, which that build does not make.
 declare -A ASAN_SKIP=(
     [tests/integration/t0600-install.sh]="builds programs from the installed headers with the system's cc, without -fsanitize: uninstrumented programs linking the instrumented libpmi2/libmpi"
+    [tests/integration/t0660-modulefiles.sh]="builds an MPI program with the installed mpicc, without -fsanitize (as t0600): an uninstrumented program linking the instrumented libmpi"
     [tests/unit/abi-libpmi2.sh]="checks that libpmi2.so.0 and libpmi.so.0 need nothing but libc; a sanitizer build links libasan and libubsan into them"
     [tests/integration/t0620-mpich-suite.sh]="builds MPICH's test programs (not our code) with the sanitizer build's mpicc; a report from their code would count against libmpi, and the pass costs CI minutes twice; the main build runs it"
     [tests/unit/check_slurm_libpmi2]="runs Debian Slurm's own libpmi2.so.0 against malformed replies, and that library reads past a heap buffer (strncmp in its reply parser, under PMI2_KVS_Fence): a bug of the peer, not ours"
