@@ -5,7 +5,8 @@
 #     Loom* key named anywhere in the page);
 #   - mpiexec(1): the option names of launcher/args.c's table against the tagged
 #     paragraphs of the page's option sections;
-#   - mpicc(1): the options the wrapper template mpi/mpiwrap.in handles itself;
+#   - mpicc(1), mpicxx(1), mpifort(1): the options the wrapper template mpi/mpiwrap.in
+#     handles itself;
 #   - loom-info(1): the options of tools/loom-info.in;
 #   - and each page names its program's options both ways.
 # mandoc's lint of every page is tests/integration/t0650-manpages.sh (it needs mandoc).
@@ -55,10 +56,13 @@ wopts=$( {
         grep -v 'link=no' | sed 's/).*//' | tr '|' '\n' | tr -d ' '
     grep -o -E '"\$1" = -[a-z]+' mpi/mpiwrap.in | sed 's/.*= //'
 } | sort -u)
-page=doc/man/mpicc.1
-# --version goes to the compiler by design (as MPICH's and Open MPI's wrappers do)
-pw=$(heads "$page" '^\.SH OPTIONS' | grep -v -x -e --version)
-compare mpicc "$wopts" "$pw" mpi/mpiwrap.in "$page"
+# (one template makes every wrapper: each wrapper's page lists them all; --version goes
+# to the compiler by design, as MPICH's and Open MPI's wrappers do)
+for w in mpicc mpicxx mpifort; do
+    page=doc/man/$w.1
+    pw=$(heads "$page" '^\.SH OPTIONS' | grep -v -x -e --version)
+    compare "$w" "$wopts" "$pw" mpi/mpiwrap.in "$page"
+done
 
 # ---- loom-info -----------------------------------------------------------------------
 iopts=$(sed -n '/^for a in "\$@"; do/,/^done/p' tools/loom-info.in | grep -E '^ *-[^)]*\) ' |
