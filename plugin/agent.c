@@ -1,5 +1,6 @@
 /* agent.c - the slurmstepd thread that serves PMI: one common/loop.h loop over
- * the task sockets and the tree links, driving the server core (psrv_*).
+ * the task sockets (the node server, nodesrv/nodesrv.h) and the tree links,
+ * with Slurm's side of it: the step kill, the stepd's log, the rendezvous.
  *
  * Contract:
  *   loom_agent_start() (in slurmstepd_prefork, before the tasks fork) creates
@@ -11,8 +12,8 @@
  *   (with a bound where the stepd holds its auth lock in fini: slurm_compat.h).
  *   Only this thread calls psrv_* after the start.
  *
- *   psrv callbacks: client_send queues bytes per task socket (common/flow.h:
- *   MSG_NOSIGNAL, LOOP_WRITE while something is queued); tree_send ->
+ *   The task sockets, the replies' queues, the flow cap and the tick are the
+ *   node server's (nodesrv.h); what the agent gives it: tree_send ->
  *   treenet_send; abort -> error() naming the rank (slurmstepd's error lines
  *   reach srun's stderr) and slurm_kill_job_step(job, step, SIGKILL), once;
  *   log -> error() for errors and warnings, info() for everything else (so the
@@ -25,13 +26,13 @@
  *     together), so closing them makes a dead task's socket report EOF, which
  *     psrv turns into "rank R exited without finalize" when others wait.
  *   - Everything waits with a bound: the rendezvous and the links by
- *     LoomConnectTimeout, fences by LoomFenceTimeout (psrv_tick through the
- *     loop's prepare hook).
+ *     LoomConnectTimeout, fences by LoomFenceTimeout (the node server ticks
+ *     psrv in the loop's prepare hook).
  *   - A slurmstepd serves one step, hence one global agent (g_agent).
  *   - A task that sends requests and never reads the replies is not read
  *     once FLOW_HIGH (1 MiB) of its replies are queued, until it reads them
- *     (common/flow.h): it costs the stepd at most FLOW_MAX_BYTES, and the
- *     other tasks are served as usual.
+ *     (common/flow.h, applied by nodesrv): it costs the stepd at most
+ *     FLOW_MAX_BYTES, and the other tasks are served as usual.
  *   - Lines the job asked for itself (LOOM_PMI_TRACE=1, LOOM_PMI_DEBUG above
  *     mpi.conf's level: st->log_job > st->log_admin) go to the job's stderr,
  *     the stepd's fd 2, which slurmstepd points at task 0's stderr before it
@@ -62,11 +63,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "flow.h"
 #include "ktree.h"
 #include "log.h"
 #include "loom_plugin.h"
 #include "loop.h"
+#include "nodesrv.h"
 #include "pmiserv.h"
 #include "spawnlink.h"
 #include "spawnwire.h"
@@ -76,15 +77,6 @@
 #ifndef LOOM_PLUGIN_NO_TREENET
 #include "treenet.h"
 #endif
-
-struct client {
-    struct agent *a;
-    int idx;
-    int fd;
-    struct loop_watch *w;
-    int inited, finalized; /* sent something / psrv said it finalized */
-    struct flow flow;      /* replies not yet taken by the socket; input held */
-};
 
 /* A spawn handed to srun (op_spawn): its connection, until the answer. */
 struct spawn_call {
@@ -102,7 +94,9 @@ struct agent {
     struct loom_step *st;
     struct spawn_call *spawns; /* [local_count]: a task has one spawn at a time */
     struct loop *lp;
-    struct psrv *srv;
+    struct nodesrv *ns; /* the task sockets and the core */
+    struct psrv *srv;   /* ns's core */
+    int nregistered;    /* task sockets 0..nregistered-1 are ns's to close */
 #ifndef LOOM_PLUGIN_NO_TREENET
     struct treenet *tn;
 #endif
@@ -110,7 +104,6 @@ struct agent {
     struct pmixsrv *px;
     struct loop_watch *pxw;
 #endif
-    struct client *cl;
     pthread_t thr;
     int started;
     int task_ends_closed;
@@ -118,8 +111,6 @@ struct agent {
     int kill_sent;    /* slurm_kill_job_step asked (once) */
     int in_fini;      /* loom_agent_stop() runs the loop: it sends the kill itself */
     uint64_t kill_at; /* when kill_now() is due (loop_now_ms) */
-    int hold_output;  /* between the abort line and the kill: replies wait */
-    int in_psrv;
     unsigned long job_log_dropped; /* job-requested lines its stderr had no room for */
 };
 
@@ -149,8 +140,6 @@ static int set_thread_nice(int nice)
 #define FLUSH_MS 200 /* fini: longest wait for bytes still queued on the tree links */
 #define FLUSH_STUCK_MS 20 /* ... and for a link that takes none of them (silent) */
 
-static int client_flush(struct client *c);
-
 static void send_kill(struct agent *a)
 {
     struct loom_step *st = a->st;
@@ -166,14 +155,10 @@ static void send_kill(struct agent *a)
 static void kill_now(struct loop *lp, struct loop_timer *t, void *arg)
 {
     struct agent *a = arg;
-    struct loom_step *st = a->st;
 
     /* The failure replies held since kill_step() go out now (a task may be
      * waiting on one if the kill below fails); the abort line had a head start. */
-    a->hold_output = 0;
-    for (int i = 0; i < st->local_count; i++)
-        if (a->cl[i].fd >= 0 && flow_queued(&a->cl[i].flow))
-            (void)client_flush(&a->cl[i]);
+    nodesrv_hold_output(a->ns, false);
     if (!a->in_fini)
         send_kill(a);
 }
@@ -196,7 +181,7 @@ static void kill_step(struct agent *a, int rank, const char *msg)
     /* Hold the rc!=0 replies psrv is about to send: a task that got one would
      * exit at once, and srun could tear the step's I/O down before the line
      * below reached its stderr (seen once in the node-gone test). */
-    a->hold_output = 1;
+    nodesrv_hold_output(a->ns, true);
     snprintf(who, sizeof(who), "rank %d", rank);
     /* the rank's node, said here: from Slurm 23.11 on srun no longer prefixes the
      * stepd's lines with "slurmstepd-<node>" */
@@ -237,89 +222,6 @@ static void close_task_ends(struct agent *a)
             close(st->task_fd[i]);
         st->task_fd[i] = -1;
     }
-}
-
-static void client_close(struct client *c)
-{
-    if (c->w)
-        loop_watch_remove(c->a->lp, c->w);
-    c->w = NULL;
-    if (c->fd >= 0)
-        close(c->fd);
-    c->fd = -1;
-    c->a->st->stepd_fd[c->idx] = -1;
-    flow_free(&c->flow);
-}
-
-/* The interest the client's flow asks for; no writing while output is held. */
-static void client_watch(struct client *c)
-{
-    int ev = flow_events(&c->flow);
-
-    if (c->a->hold_output)
-        ev &= ~LOOP_WRITE;
-    loop_watch_set(c->w, ev);
-}
-
-static int client_feed(void *arg, const char *buf, size_t len)
-{
-    struct client *c = arg;
-    struct agent *a = c->a;
-    int rc;
-
-    a->in_psrv = 1;
-    rc = psrv_client_input(a->srv, c->idx, buf, len);
-    a->in_psrv = 0;
-    return rc;
-}
-
-/* psrv's verdict on input fed (flow_feed/flow_resume): 1 finalized, < 0 a
- * protocol error (psrv replied and aborted) or input that cannot be held. */
-static void client_fed(struct client *c, int rc)
-{
-    if (rc == 1)
-        c->finalized = 1;
-    if (rc < 0 && c->fd >= 0)
-        client_close(c);
-    else if (c->fd >= 0)
-        client_watch(c);
-}
-
-/* Write what the socket takes; below the low-water mark again, feed psrv the
- * input held back meanwhile.  Never from inside psrv.  0, or -errno on a
- * broken socket. */
-static int client_flush(struct client *c)
-{
-    int rc;
-
-    if (c->a->hold_output) {
-        client_watch(c);
-        return 0;
-    }
-    if ((rc = flow_send(&c->flow, c->fd)) < 0)
-        return rc;
-    client_fed(c, flow_resume(&c->flow, client_feed, c));
-    return 0;
-}
-
-/* ---- psrv callbacks ----------------------------------------------------- */
-
-static int op_client_send(void *arg, int client, const char *buf, size_t len)
-{
-    struct agent *a = arg;
-    struct client *c;
-
-    if (client < 0 || client >= a->st->local_count)
-        return -EINVAL;
-    c = &a->cl[client];
-    if (c->fd < 0)
-        return -EPIPE;
-    /* inside psrv: queue or send, but never feed held input from here */
-    int rc = a->hold_output ? flow_queue(&c->flow, buf, len)
-                            : flow_write(&c->flow, c->fd, buf, len);
-    if (rc == 0)
-        client_watch(c);
-    return rc;
 }
 
 static int op_tree_send(void *arg, int to, const void *buf, size_t len)
@@ -450,9 +352,9 @@ static void on_pmix(struct loop *lp, struct loop_watch *w, int fd, int revents, 
     (void)w;
     (void)fd;
     (void)revents;
-    a->in_psrv = 1;
+    nodesrv_core_enter(a->ns);
     pmixsrv_dispatch(a->px);
-    a->in_psrv = 0;
+    nodesrv_core_leave(a->ns);
 }
 
 /* The slurmd's spool directory with %n (node name) and %h (host name)
@@ -561,9 +463,8 @@ static void spawn_call_end(struct agent *a, struct spawn_call *sc, int rc,
     if (rc != 0)
         loom_plog(LOOM_PLOG_QUIET, "%s: step %s node %d: spawn failed: %s",
                   loom_plugin_tag, a->st->jobid, a->st->nodeid, msg);
-    a->in_psrv = 1;
-    (void)psrv_spawn_done(a->srv, id, rc, jobid, NULL, total, msg);
-    a->in_psrv = 0;
+    (void)psrv_spawn_done(nodesrv_core_enter(a->ns), id, rc, jobid, NULL, total, msg);
+    nodesrv_core_leave(a->ns);
 }
 
 static void on_spawn_answer(struct loop *lp, struct loop_watch *w, int fd, int revents,
@@ -660,70 +561,44 @@ static int op_spawn(void *arg, uint64_t id, const struct psrv_spawn *req, char *
 
 /* ---- loop callbacks ------------------------------------------------------ */
 
-static void on_client(struct loop *lp, struct loop_watch *w, int fd, int revents,
-                      void *arg)
+/* nodesrv hook: a task sent its first bytes.  Every task has been forked by
+ * now (see the notes above). */
+static void on_client_first(void *arg, int client)
 {
-    struct client *c = arg;
-    struct agent *a = c->a;
-    char buf[65536];
-    ssize_t n;
-
-    if (revents & (LOOP_WRITE | LOOP_ERROR)) {
-        if (client_flush(c) < 0) {
-            client_close(c);
-            a->in_psrv = 1;
-            psrv_client_gone(a->srv, c->idx);
-            a->in_psrv = 0;
-            return;
-        }
-    }
-    /* not read while its replies pile up unread (flow.h); a hang-up shows
-     * as a failed send then */
-    if (c->fd < 0 || !(revents & (LOOP_READ | LOOP_ERROR)) || !flow_reading(&c->flow))
-        return;
-    n = recv(fd, buf, sizeof(buf), 0);
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-        return;
-    if (n <= 0) {
-        /* Say it here: psrv fails a fence for it only where one is in progress,
-         * and a node with no other rank may never see that fence. */
-        if (c->inited && !c->finalized && !step_ending(a))
-            loom_plog(LOOM_PLOG_LOUD, "%s: step %s: rank %d exited without PMI finalize",
-                      loom_plugin_tag, a->st->jobid, a->st->local_ranks[c->idx]);
-        client_close(c);
-        a->in_psrv = 1;
-        psrv_client_gone(a->srv, c->idx);
-#ifdef LOOM_WITH_PMIX
-        if (!step_ending(a))
-            pmixsrv_client_gone(a->px, c->idx);
-#endif
-        a->in_psrv = 0;
-        return;
-    }
-    /* Every task has been forked by now (see the notes above). */
-    close_task_ends(a);
-    c->inited = 1;
-    client_fed(c, flow_feed(&c->flow, buf, (size_t)n, client_feed, c));
+    (void)client;
+    close_task_ends(arg);
 }
 
-static int on_prepare(struct loop *lp, void *arg)
+/* nodesrv hook: a task's socket ended; the core hears of it at once. */
+static int on_client_hangup(void *arg, int client, enum nodesrv_hangup how)
 {
     struct agent *a = arg;
-    int ms;
 
-    a->in_psrv = 1;
-    ms = psrv_tick(a->srv);
-    a->in_psrv = 0;
-    return ms;
+    /* Say it here: psrv fails a fence for it only where one is in progress,
+     * and a node with no other rank may never see that fence. */
+    if (how == NODESRV_EOF && nodesrv_client_inited(a->ns, client) &&
+        !nodesrv_client_finalized(a->ns, client) && !step_ending(a))
+        loom_plog(LOOM_PLOG_LOUD, "%s: step %s: rank %d exited without PMI finalize",
+                  loom_plugin_tag, a->st->jobid, a->st->local_ranks[client]);
+    return 0;
 }
+
+#ifdef LOOM_WITH_PMIX
+/* nodesrv hook: the core heard a task is gone; so does libpmix. */
+static void on_client_gone(void *arg, int client)
+{
+    struct agent *a = arg;
+
+    if (!step_ending(a))
+        pmixsrv_client_gone(a->px, client);
+}
+#endif
 
 #ifndef LOOM_PLUGIN_NO_TREENET
 static void tn_recv(void *arg, int from, const void *buf, size_t len)
 {
     struct agent *a = arg;
-    a->in_psrv = 1;
-    psrv_tree_input(a->srv, from, buf, len);
-    a->in_psrv = 0;
+    nodesrv_tree_input(a->ns, from, buf, len);
 }
 
 /* A link that closes is normal at the end of a step (a node whose ranks
@@ -736,11 +611,8 @@ static void tn_lost(void *arg, int node, const char *why)
 
     loom_plog(LOOM_PLOG_QUIET, "%s: step %s node %d: link to node %d closed: %s",
               loom_plugin_tag, a->st->jobid, a->st->nodeid, node, why ? why : "?");
-    if (a->in_psrv) /* treenet promises not to, but never re-enter psrv */
-        return;
-    a->in_psrv = 1;
-    psrv_tree_gone(a->srv, node);
-    a->in_psrv = 0;
+    /* treenet promises not to call this from inside psrv; nodesrv drops it if so */
+    nodesrv_tree_gone(a->ns, node);
 }
 
 static void tn_log(void *arg, int level, const char *msg)
@@ -863,13 +735,11 @@ static void *agent_main(void *arg)
         int i, kids[1024], nk;
         int w = (int)a->st->conf.tree_width;
         int p = ktree_parent(w, a->st->nnodes, a->st->nodeid);
-        a->in_psrv = 1;
         if (p >= 0)
-            psrv_tree_gone(a->srv, p);
+            nodesrv_tree_gone(a->ns, p);
         nk = w <= 1024 ? ktree_children(w, a->st->nnodes, a->st->nodeid, kids) : 0;
         for (i = 0; i < nk; i++)
-            psrv_tree_gone(a->srv, kids[i]);
-        a->in_psrv = 0;
+            nodesrv_tree_gone(a->ns, kids[i]);
     }
 #endif
     loop_run(a->lp);
@@ -884,9 +754,6 @@ static void agent_free(struct agent *a)
 
     if (!a)
         return;
-    for (i = 0; a->cl && i < a->st->local_count; i++)
-        if (a->cl[i].w || a->cl[i].fd >= 0)
-            client_close(&a->cl[i]);
     for (i = 0; a->spawns && i < a->st->local_count; i++) {
         struct spawn_call *sc = &a->spawns[i];
         if (sc->w)
@@ -906,11 +773,11 @@ static void agent_free(struct agent *a)
     if (a->tn)
         treenet_destroy(a->tn);
 #endif
-    if (a->srv)
-        psrv_destroy(a->srv);
+    for (i = 0; i < a->nregistered; i++)
+        a->st->stepd_fd[i] = -1; /* closed by nodesrv_destroy, or already */
+    nodesrv_destroy(a->ns);      /* the task sockets it owns, the core */
     if (a->lp)
         loop_destroy(a->lp);
-    free(a->cl);
     loom_step_free(a->st);
     free(a);
 }
@@ -919,13 +786,14 @@ int loom_agent_start(struct loom_step *st)
 {
     struct agent *a;
     struct psrv_config cfg;
-    static const struct psrv_ops ops = {
-        .client_send = op_client_send,
+    static const struct nodesrv_ops ops = {
         .tree_send = op_tree_send,
         .abort = op_abort,
         .log = op_log,
-        .now_ms = NULL,
+        .client_first = on_client_first,
+        .client_hangup = on_client_hangup,
 #ifdef LOOM_WITH_PMIX
+        .client_gone = on_client_gone,
         .coll_done = op_coll_done,
         .dmdx_request = op_dmdx_request,
         .dmdx_done = op_dmdx_done,
@@ -955,13 +823,10 @@ int loom_agent_start(struct loom_step *st)
         return -ENOMEM;
     }
     a->st = st;
-    a->cl = calloc((size_t)st->local_count, sizeof(*a->cl));
-    for (i = 0; a->cl && i < st->local_count; i++)
-        a->cl[i].fd = -1;
     a->spawns = calloc((size_t)st->local_count, sizeof(*a->spawns));
     for (i = 0; a->spawns && i < st->local_count; i++)
         a->spawns[i].fd = -1;
-    if (!a->cl || !a->spawns || !(a->lp = loop_create())) {
+    if (!a->spawns || !(a->lp = loop_create())) {
         rc = -ENOMEM;
         goto fail;
     }
@@ -990,22 +855,21 @@ int loom_agent_start(struct loom_step *st)
     cfg.npreput = st->npreput;
     cfg.preput = st->preput;
     cfg.spawn_unsupported_msg = "spawn needs a plugin built with tree links (treenet)";
-    if (!(a->srv = psrv_create(&cfg, &ops, a))) {
+    /* the core's tick runs in the loop's prepare hook (nodesrv) */
+    if (!(a->ns = nodesrv_create(a->lp, &cfg, &ops, a))) {
         rc = errno ? -errno : -EINVAL;
         goto fail;
     }
+    a->srv = nodesrv_psrv(a->ns);
     for (i = 0; i < st->local_count; i++) {
-        struct client *c = &a->cl[i];
-        c->a = a;
-        c->idx = i;
-        c->fd = st->stepd_fd[i];
-        c->w = loop_watch_add(a->lp, c->fd, LOOP_READ, on_client, c);
-        if (!c->w) {
-            rc = -errno;
+        if ((rc = nodesrv_add_client(a->ns, i, st->stepd_fd[i])) < 0)
             goto fail;
-        }
+        /* The node server's now; st->stepd_fd[] keeps the number until the
+         * agent ends, for each task to close its copies (loom_setup_task).
+         * The server closes none before the first byte from a task, hence
+         * before every task is forked (see the notes above). */
+        a->nregistered = i + 1;
     }
-    loop_set_prepare(a->lp, on_prepare, a);
 #ifdef LOOM_WITH_PMIX
     if (st->conf.pmix) {
         /* libpmix's thread, created by PMIx_server_init, inherits this thread's
@@ -1039,13 +903,8 @@ int loom_agent_start(struct loom_step *st)
     a->started = 1;
     return 0;
 fail:
-    /* Keep the clients' fds owned by st (closed by loom_step_free). */
-    for (i = 0; a->cl && i < st->local_count; i++) {
-        if (a->cl[i].w)
-            loop_watch_remove(a->lp, a->cl[i].w);
-        a->cl[i].w = NULL;
-        a->cl[i].fd = -1;
-    }
+    /* the sockets registered are closed with the node server (agent_free), the
+     * others by loom_step_free */
     agent_free(a);
     return rc;
 }
