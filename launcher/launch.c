@@ -270,9 +270,10 @@ int node_launch(struct job *job, struct mpx_bind *binder)
             r->pid = pid;
             job->live++;
 
-            r->pmi_fd = sv[0];
             fdio_set_nonblock(sv[0], true);
-            r->pmi_w = loop_watch_add(job->lp, sv[0], LOOP_READ, pmi_cb, r);
+            bool pmi_ok = nodesrv_add_client(job->ns, r->idx, sv[0]) == 0;
+            if (!pmi_ok)
+                close(sv[0]);
             int fds[2] = {po[0], pe[0]};
             for (int k = 0; k < 2; k++) {
                 struct stream *s = &r->out[k];
@@ -282,7 +283,7 @@ int node_launch(struct job *job, struct mpx_bind *binder)
                                       stream_cb, s);
                 job->open_streams++;
             }
-            if (!r->pmi_w || !r->out[0].w || !r->out[1].w) {
+            if (!pmi_ok || !r->out[0].w || !r->out[1].w) {
                 job_msg(job, "out of memory");
                 rc = -ENOMEM;
             }

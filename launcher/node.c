@@ -175,7 +175,7 @@ void rank_exited(struct job *job, struct rank *r, int status)
     job->live--;
     /* Whatever it said last comes first: an abort before exit, its output. */
     r->judging = true;
-    pmi_read(r, true);
+    nodesrv_read(job->ns, r->idx, true);
     r->judging = false;
     for (int k = 0; k < 2; k++)
         stream_read(&r->out[k], true);
@@ -288,15 +288,6 @@ static void timeout_cb(struct loop *lp, struct loop_timer *t, void *arg)
         job_kill(job);
 }
 
-/* Before every poll(): flush gathered output, let psrv bound the sleep. */
-static int prepare_cb(struct loop *lp, void *arg)
-{
-    struct job *job = arg;
-
-    mpx_console_flush(&job->con);
-    return job->srv ? psrv_tick(job->srv) : -1;
-}
-
 /* Starts the ranks of node `nodeid` (those with rank_node[r] == nodeid; all
  * of them when rank_node is NULL), serves them and returns the exit code.
  * job->o, job->size, job->jobid and job->pmi_level are set. */
@@ -331,7 +322,6 @@ int node_run(struct job *job, const int *rank_node, int nnodes, int nodeid,
             rk->rank = r;
             rk->idx = k;
             rk->app = a;
-            rk->pmi_fd = -1;
             for (int j = 0; j < 2; j++) {
                 rk->out[j].job = job;
                 rk->out[j].r = rk;
@@ -372,7 +362,8 @@ int node_run(struct job *job, const int *rank_node, int nnodes, int nodeid,
     char limits_err[160]; /* quotas of the server core: LOOM_PMI_MAX_* */
     if (psrv_limits_from_env(&cfg.limits, limits_err, sizeof(limits_err)) < 0)
         job_msg(job, "%s", limits_err);
-    job->srv = node_server_start(job, &cfg);
+    job->ns = node_server_start(job, &cfg);
+    job->srv = nodesrv_psrv(job->ns);
     if (job->srv)
         (void)lpmix_start(job->lp, job->srv, &cfg, job->host, node_pmi_log, job);
     if (job->srv && !job->up) {
@@ -411,7 +402,6 @@ int node_run(struct job *job, const int *rank_node, int nnodes, int nodeid,
             return 1;
         }
     }
-    loop_set_prepare(job->lp, prepare_cb, job);
     if (o->timeout_s > 0) {
         job->timeout_timer =
             loop_timer_add(job->lp, (uint64_t)o->timeout_s * 1000, timeout_cb, job);
@@ -466,13 +456,13 @@ int node_run(struct job *job, const int *rank_node, int nnodes, int nodeid,
     }
 
     for (int i = 0; i < job->n; i++) {
-        pmi_close(&job->ranks[i]);
         for (int k = 0; k < 2; k++)
             iobuf_free(&job->ranks[i].out[k].fwd.part);
     }
     lpmix_stop();
     proxy_leave_tree(job);
-    psrv_destroy(job->srv);
+    nodesrv_destroy(job->ns); /* the ranks' PMI sockets, the core */
+    job->ns = NULL;
     job->srv = NULL;
     mpx_spawner_destroy(job->spawner);
     job->spawner = NULL;

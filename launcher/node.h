@@ -9,7 +9,8 @@
  *   launch.c   fork/exec of the ranks: fds, environment, binding, exec errors.
  *   output.c   the ranks' stdout/stderr pipes: lines to our console, or
  *              frames to the front end in proxy mode.
- *   pmihost.c  the PMI server core over the ranks' sockets (psrv_ops).
+ *   pmihost.c  the node server (nodesrv.h) over the ranks' sockets: what
+ *              mpiexec gives it (abort, log, spawn, tree, the hang-up rule).
  *   proxy.c    proxy mode: the connection to the front end (front.c).
  *   srun.c     inside a Slurm allocation: the job handed to srun --mpi=loom.
  *   mpiexec.c  main: picks the mode.
@@ -23,10 +24,10 @@
  *   SIGCHLD and the terminating signals reach the loop through a self-pipe
  *   (jobctl.h); children are reaped with waitpid(WNOHANG) and, before a
  *   rank's exit is judged, its PMI socket and output pipes are drained so
- *   that an abort message sent just before exit is seen first.  psrv_tick()
- *   feeds the poll timeout through the loop's prepare hook; the same hook
+ *   that an abort message sent just before exit is seen first.  The node
+ *   server ticks psrv in the loop's prepare hook; before that the hook
  *   flushes the output gathered during an iteration with one write per
- *   stream.
+ *   stream (nodesrv_ops->prepare).
  */
 #ifndef LOOM_LAUNCHER_NODE_H
 #define LOOM_LAUNCHER_NODE_H
@@ -39,13 +40,13 @@
 #include "args.h"
 #include "bind.h"
 #include "conn.h"
-#include "flow.h"
 #include "iofwd.h"
 #include "jobctl.h"
 
 struct treenet;
 #include "log.h"
 #include "loop.h"
+#include "nodesrv.h"
 #include "pack.h"
 #include "pmiserv.h"
 #include "spawn.h"
@@ -78,19 +79,16 @@ struct rank {
     int app;
     pid_t pid;
     bool exited;
-    int pmi_fd; /* our end of the socketpair, -1 when closed */
-    struct loop_watch *pmi_w;
     bool judging;      /* rank_exited() is draining its PMI socket */
-    bool gone_pending; /* PMI hang-up not yet told to psrv */
-    struct loop_timer *gone_timer;
-    struct flow pmi_flow; /* replies the socket did not take yet; input held meanwhile */
+    struct loop_timer *gone_timer; /* PMI hang-up: the core hears of it when it fires */
     struct stream out[2];
 };
 
 struct job {
     struct mpx_opts *o;
     struct loop *lp;
-    struct psrv *srv;
+    struct nodesrv *ns; /* the ranks' PMI sockets and the server core */
+    struct psrv *srv;   /* ns's core */
     struct loom_log log;
     struct rank *ranks;
     int n;            /* ranks started here */
@@ -161,11 +159,8 @@ void streams_pause(struct job *job, bool pause);
 size_t up_queued(const struct job *job);
 
 /* pmihost.c */
-struct psrv *node_server_start(struct job *job, const struct psrv_config *cfg);
+struct nodesrv *node_server_start(struct job *job, const struct psrv_config *cfg);
 void node_pmi_log(void *arg, enum psrv_log_level level, const char *text);
-void pmi_read(struct rank *r, bool drain);
-void pmi_close(struct rank *r);
-void pmi_cb(struct loop *lp, struct loop_watch *w, int fd, int revents, void *arg);
 void tell_gone(struct rank *r);
 
 /* proxy.c */

@@ -276,7 +276,7 @@ static void tn_recv(void *arg, int from, const void *buf, size_t len)
 {
     struct job *job = arg;
 
-    psrv_tree_input(job->srv, from, buf, len);
+    nodesrv_tree_input(job->ns, from, buf, len);
 }
 
 /* A link that closes is normal once a node's ranks are done (its proxy
@@ -290,7 +290,7 @@ static void tn_lost(void *arg, int node, const char *why)
         loom_logf(&job->log, LOOM_LOG_ERROR,
                   "host %s (node %d): link to node %d closed: %s", job->host, job->nodeid,
                   node, why ? why : "?");
-    psrv_tree_gone(job->srv, node);
+    nodesrv_tree_gone(job->ns, node); /* dropped if from inside the core */
 }
 
 static void tn_log(void *arg, int level, const char *msg)
