@@ -1,6 +1,6 @@
 /*
  * mac.c - libmpi's own copy of common/mac.c (SHA-256, HMAC-SHA256, getrandom, a
- *         constant-time compare, hex) for the TCP netmod's handshake (tcp.c).
+ *         constant-time compare, hex) for the TCP netmod's handshake (conn.c).
  *
  * Contract: compiled into libmpi.so so that the library needs nothing of the build
  *   tree's convenience libraries; libmpi.map keeps every loom_* symbol local, so a

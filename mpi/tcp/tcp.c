@@ -2,6 +2,13 @@
  * tcp.c - the TCP netmod: one stream socket per pair of ranks, behind the same
  *         transport ops as shared memory (core/transport.h).
  *
+ * This file owns the ops table, discovery (addresses, business cards, the job
+ * secret), the listener socket, the epoll set and progress (poll, block and the
+ * helper thread that sleeps on shm), start and finalize.  The connection state
+ * machine and the handshake are conn.c's, the send queue send.c's, the frame parser
+ * recv.c's; tcp.h has what they share (and why frames do not go through
+ * common/stream.c).  The contract below is the netmod's as a whole.
+ *
  * Contract:
  *   - Business card: every rank listens on an ephemeral port (all addresses) and puts
  *     "ip:port[,ip:port...]" in the KVS under "tcp" before the fence.  Advertised
@@ -99,12 +106,9 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <ifaddrs.h>
 #include <linux/futex.h>
 #include <net/if.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -115,274 +119,18 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "../../common/mac.h"
 #include "../core/boot.h"
 #include "../core/mt.h"
-#include "../core/p2p.h"
-#include "../core/proc.h"
-#include "../core/transport.h"
+#include "../core/xm.h"
+#include "tcp.h"
 
-#define HS_MAGIC 0x324d4c4cu /* "LLM2": handshake version 2 (authenticated) */
-#define REPLY_ACK 0x41434b31u
-#define REPLY_NAK 0x4e414b31u
-#define NONCE_LEN 16
-#define HS_TIMEOUT_DEFAULT 10 /* s: LOOM_MPI_TCP_HANDSHAKE_TIMEOUT */
-#define HS_PENDING_DEFAULT 64 /* LOOM_MPI_TCP_MAX_PENDING */
-#define HS_RETRIES 16         /* a handshake of mine cut short is tried again */
-#define REFUSE_LOG_S 60       /* refusals after the first: one summary line a minute */
-#define SMALL_CAP 4096
-#define BIG_CAP 65536
-#define RBUF_INIT (256 * 1024)
-#define MAX_IOV 64
-#define CARD_MAX 1024
-#define MAX_ADDRS 8
-#define DIRECT_MIN 4096 /* payloads read straight into the receive buffer */
-#define BIG_FRAME 65536 /* after a frame this big, read the next header alone */
-/* Socket send buffer: the kernel doubles it, so 256 KiB may be in flight per
- * connection (about 20 Gb/s at a 100 us round trip).  With autotuning the kernel grows
- * it to megabytes and a 1 MiB message is copied into socket buffers long before the
- * receiver reads it, out of cache by then: over loopback 1 MiB took 150-200 us and
- * streamed at 4.3-4.8 GB/s, with this bound 106 us and 7.4 GB/s.  Across network
- * namespaces (veth, MTU 1500) it is still the best of 64 KiB-1 MiB (11-25: 1 MiB
- * ping-pong 216 us, 380-460 us with 512 KiB). */
-#define SNDBUF_DEFAULT 131072
-/* Between two processes of this host (the loopback device, MTU 64 KiB) a bigger one
- * lets the sender's copy run ahead of the receiver's.  11-25, interleaved: 1 MiB
- * ping-pong 116 us against 175-190 us with SNDBUF_DEFAULT, 1 MiB stream 6.3 GB/s
- * against 4.9; 1 MiB (doubled to 2) was worse again (152-158 us). */
-#define SNDBUF_LOOPBACK 524288
+struct xm_tcp_state xm_tcp;
+#define T xm_tcp
 
-enum { K_LISTEN = 1, K_PEND, K_CONN, K_EVENT };
-/* connector: CONNECTING -> (hello) HELLO_SENT -> (challenge checked, proof) PROOF_SENT
- * -> ACK: UP, NAK: WAIT_PEER (the peer's own connection wins) */
-enum {
-    C_NONE,
-    C_CONNECTING,
-    C_HELLO_SENT,
-    C_PROOF_SENT,
-    C_WAIT_PEER,
-    C_UP,
-    C_CLOSED,
-    C_DEAD
-};
-/* acceptor: HELLO (reading the connector's hello) -> (challenge) PROOF (reading its
- * proof) -> ACK/NAK and the connection, or closed */
-enum { P_HELLO, P_PROOF, P_XHELLO };
-enum { F_PKT = 0, F_BYE = 1 };
-
-struct fhdr {
-    uint32_t kind;
-    uint32_t zero;
-    uint64_t paylen;
-};
-#define FRAME_HDR (sizeof(struct fhdr) + sizeof(struct xm_pkt_hdr))
-
-/* connector -> acceptor, first */
-struct hs_hello {
-    uint32_t magic;
-    int32_t rank; /* the connector's world rank */
-    int32_t to;   /* the acceptor's world rank it wants */
-    uint32_t zero;
-    uint8_t nonce[NONCE_LEN]; /* fresh: binds the acceptor's proof to this connection */
-};
-/* acceptor -> connector: its challenge and its own proof */
-struct hs_chal {
-    uint32_t magic;
-    int32_t rank;
-    uint8_t nonce[NONCE_LEN]; /* fresh: the connector's proof must cover it */
-    uint8_t mac[LOOM_MAC_LEN];
-};
-/* then connector -> acceptor: LOOM_MAC_LEN bytes of proof; acceptor -> connector: a
- * 4-byte REPLY_ACK or REPLY_NAK */
-
-/* One queued frame: header (+ copied payload) in buf, or a referenced payload. */
-struct tq {
-    struct tq *next;
-    size_t cap;       /* bytes of buf beyond the frame header */
-    size_t hlen;      /* bytes in buf to send (frame header + copied payload) */
-    const char *zptr; /* referenced payload (post_ref) or NULL */
-    size_t zlen;
-    size_t off;         /* bytes of hlen + zlen already written */
-    struct xm_req *req; /* post_ref: told when written */
-    _Alignas(8) char buf[];
-};
-
-struct conn {
-    int kind; /* K_CONN (first: epoll data points at it) */
-    int fd, state, peer;
-    struct tq *sq, **sq_tail;
-    int in_wlist;
-    uint32_t ev;   /* events registered in T.ep (0: not in the set) */
-    uint32_t want; /* events it should have there (ep_set); T.quiet defers them */
-    char *rb;
-    size_t rlen, rcap;
-    /* a frame whose payload is read straight into memory outside rb */
-    char *dptr;
-    size_t dleft, dlen;
-    size_t dkeep; /* of dleft, bytes still to store at dptr (the rest is dropped) */
-    char *dtmp; /* temporary of the frame's size (not a direct target) */
-    struct xm_pkt_hdr dh;
-    unsigned char hs[sizeof(struct hs_chal)]; /* handshake bytes read so far */
-    int rgot;
-    int tries;                /* handshakes of mine cut short (HS_RETRIES) */
-    uint8_t nonce[NONCE_LEN]; /* my hello's nonce */
-    int xrank; /* the peer's rank in its own job: what its frames name as src */
-    int big; /* the last frame was large: read the next header alone */
-    int bye; /* goodbye received */
-    int err; /* deferred failure (errno) from a send */
-};
-
-struct pend { /* an accepted socket whose handshake is not done */
-    int kind; /* K_PEND */
-    int fd, state, rank, slot;
-    unsigned char buf[XM_DYN_XHELLO_WIRE]; /* hello, then proof */
-    int x;                                 /* a process of another job (hello in xh) */
-    struct xm_dyn_xhello xh;
-    uint8_t xkey[XM_DYN_SECRET];
-    size_t got;
-    uint8_t nonce_c[NONCE_LEN], nonce_a[NONCE_LEN];
-    double deadline;
-    struct sockaddr_in from;
-};
-
-static struct {
-    int ep, lfd, lport;
-    int kind_listen;
-    struct conn **peer; /* process id (core/proc.h) -> conn (NULL until first used) */
-    int cap;            /* entries of peer, up and wl */
-    struct conn **up;   /* connections in C_UP (for the fast poll) */
-    int nup;
-    struct conn **wl; /* connections with something queued */
-    int nwl;
-    int nhand; /* handshakes in progress (connecting, pending accepts) */
-    struct pend **pend; /* accepted sockets in their handshake (at most pend_max) */
-    int npend, pend_max, lpaused;
-    double hs_timeout;
-    unsigned sweep;
-    uint8_t key[LOOM_KEY_LEN]; /* the job's secret (rank 0 made it; the KVS spread it) */
-    int have_key;
-    double refuse_t; /* refusals: when the last line was logged, and since then */
-    unsigned long refused, refused_quiet;
-    int any_err;
-    unsigned tick;
-    int quiet;           /* the C_UP connections are out of T.ep (see quiet_set) */
-    unsigned fast_polls; /* fast polls since the last block() */
-    struct tq *free_small, *free_big;
-    struct in_addr my_addr[MAX_ADDRS], my_mask[MAX_ADDRS];
-    int nmy;
-    int active;
-} T;
-
-static double mono_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* The handshake's proofs: HMAC-SHA256(job secret, label || first nonce || second nonce
- * || connector rank || acceptor rank), ranks as 4 bytes little-endian.  The acceptor
- * proves with its label over (connector's nonce, its own), the connector with the
- * other label over (acceptor's nonce, its own): neither proof fits another
- * connection (fresh nonces), the other direction (label) or other ranks. */
-static const char HS_LABEL_ACC[16] = "loom-mpi-tcp-acc";
-static const char HS_LABEL_CON[16] = "loom-mpi-tcp-con";
-
-static void put32le(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8), p[2] = (uint8_t)(v >> 16);
-    p[3] = (uint8_t)(v >> 24);
-}
-
-/* the cross-job proofs: HMAC-SHA256(port secret, label || n1 || n2 || connector's
- * rank || acceptor's rank || connector's job id[64] || acceptor's job id[64]) */
-static const char HS_LABEL_XACC[16] = "loom-mpi-tcp-xac";
-static const char HS_LABEL_XCON[16] = "loom-mpi-tcp-xco";
-
-static void hs_xmac(const char label[16], const uint8_t *key, const uint8_t *n1,
-                    const uint8_t *n2, const char *cjob, int crank, const char *ajob,
-                    int arank, uint8_t out[LOOM_MAC_LEN])
-{
-    uint8_t m[16 + 2 * NONCE_LEN + 8 + 2 * XM_DYN_JOBID];
-    memset(m, 0, sizeof(m));
-    memcpy(m, label, 16);
-    memcpy(m + 16, n1, NONCE_LEN);
-    memcpy(m + 16 + NONCE_LEN, n2, NONCE_LEN);
-    put32le(m + 16 + 2 * NONCE_LEN, (uint32_t)crank);
-    put32le(m + 20 + 2 * NONCE_LEN, (uint32_t)arank);
-    memcpy(m + 24 + 2 * NONCE_LEN, cjob, strnlen(cjob, XM_DYN_JOBID - 1));
-    memcpy(m + 24 + 2 * NONCE_LEN + XM_DYN_JOBID, ajob, strnlen(ajob, XM_DYN_JOBID - 1));
-    loom_hmac_sha256(key, XM_DYN_SECRET, m, sizeof(m), out);
-}
-
-static void hs_mac(const char label[16], const uint8_t *n1, const uint8_t *n2, int crank,
-                   int arank, uint8_t out[LOOM_MAC_LEN])
-{
-    uint8_t m[16 + 2 * NONCE_LEN + 8];
-    memcpy(m, label, 16);
-    memcpy(m + 16, n1, NONCE_LEN);
-    memcpy(m + 16 + NONCE_LEN, n2, NONCE_LEN);
-    put32le(m + 16 + 2 * NONCE_LEN, (uint32_t)crank);
-    put32le(m + 20 + 2 * NONCE_LEN, (uint32_t)arank);
-    loom_hmac_sha256(T.key, sizeof(T.key), m, sizeof(m), out);
-}
-
-/* fd, connected or connecting to peer (NULL: ask the socket), stays on this host:
- * the peer is a loopback address or our own source address. */
-static int host_local(int fd, const struct sockaddr_in *peer)
-{
-    struct sockaddr_in me, p;
-    socklen_t ml = sizeof(me), pl = sizeof(p);
-
-    if (!peer) {
-        if (getpeername(fd, (struct sockaddr *)&p, &pl) < 0 || p.sin_family != AF_INET)
-            return 0;
-        peer = &p;
-    }
-    if ((ntohl(peer->sin_addr.s_addr) >> 24) == 127)
-        return 1;
-    return getsockname(fd, (struct sockaddr *)&me, &ml) == 0 && me.sin_family == AF_INET &&
-           me.sin_addr.s_addr == peer->sin_addr.s_addr;
-}
-
-/* A link that goes silent (a node that lost power or its network) sends no reset: by
- * itself TCP retransmits unacknowledged data for about 15 minutes and never notices
- * anything while it has nothing to send, so a rank waiting for a message from such a
- * peer would wait for ever.  Keepalive probes an idle connection, and the user timeout
- * ends a connection whose data or probes stay unacknowledged that long; the socket
- * then reports ETIMEDOUT and the peer is lost as if it had died.  A live peer busy
- * outside MPI still answers: its kernel acknowledges. */
-#define TCP_TIMEOUT_DEFAULT 60 /* seconds; LOOM_MPI_TCP_TIMEOUT, 0 = the kernel's */
-
-/* After connect() or accept() of the connection to rank r: no Nagle, the send buffer
- * for the path, and the dead-link timeout. */
-static void set_sockopts(int fd, const struct sockaddr_in *peer, int r)
-{
-    int one = 1, local = host_local(fd, peer);
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    int b = xm_env_int("LOOM_MPI_TCP_SNDBUF", local ? SNDBUF_LOOPBACK : SNDBUF_DEFAULT);
-    if (b > 0)
-        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &b, sizeof(b));
-    if (getenv("LOOM_MPI_DEBUG"))
-        fprintf(stderr, "loom-mpi: rank %d: TCP to rank %d (%s): send buffer %d\n",
-                xm_g.rank, r, local ? "this host" : "another host", b);
-    b = xm_env_int("LOOM_MPI_TCP_RCVBUF", 0);
-    if (b > 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &b, sizeof(b));
-    int tmo = xm_env_int("LOOM_MPI_TCP_TIMEOUT", TCP_TIMEOUT_DEFAULT);
-    if (tmo > 0 && tmo <= 86400) {
-        unsigned ms = (unsigned)tmo * 1000u;
-        int idle = tmo / 3 > 0 ? tmo / 3 : 1;
-        setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
-        setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
-        setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &idle, sizeof(idle));
-        setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms));
-    }
-}
+/* ---- the epoll set ------------------------------------------------------- */
 
 /* Make c's registration in T.ep what c->want says. */
 static void ep_sync(struct conn *c)
@@ -398,7 +146,7 @@ static void ep_sync(struct conn *c)
     c->ev = c->want;
 }
 
-static void ep_set(struct conn *c, uint32_t ev)
+void tcp_ep_set(struct conn *c, uint32_t ev)
 {
     c->want = ev;
     if (!(T.quiet && c->state == C_UP))
@@ -428,171 +176,13 @@ static void quiet_set(int on)
     }
 }
 
-static void ep_del_close(int fd)
+void tcp_ep_del_close(int fd)
 {
     epoll_ctl(T.ep, EPOLL_CTL_DEL, fd, NULL);
     close(fd);
 }
 
-/* A connection gone for good: its socket (out of the epoll set), its queued packets
- * and its buffers. */
-static void conn_free(struct conn *c)
-{
-    if (c->fd >= 0)
-        ep_del_close(c->fd);
-    while (c->sq) {
-        struct tq *q = c->sq;
-        c->sq = q->next;
-        free(q);
-    }
-    free(c->rb);
-    free(c->dtmp);
-    free(c);
-}
-
-/* ---- queue entries ------------------------------------------------------------ */
-
-static struct tq *tq_get(size_t want)
-{
-    struct tq **fl = want <= SMALL_CAP ? &T.free_small : &T.free_big;
-    size_t cap = want <= SMALL_CAP ? SMALL_CAP : BIG_CAP;
-    struct tq *q = *fl;
-    if (q)
-        *fl = q->next;
-    else if (!(q = malloc(sizeof(*q) + FRAME_HDR + cap)))
-        return NULL;
-    q->next = NULL;
-    q->cap = cap;
-    q->zptr = NULL;
-    q->zlen = q->off = 0;
-    q->req = NULL;
-    return q;
-}
-
-static void tq_put(struct tq *q)
-{
-    struct tq **fl = q->cap == SMALL_CAP ? &T.free_small : &T.free_big;
-    q->next = *fl;
-    *fl = q;
-}
-
-static void wl_add(struct conn *c)
-{
-    if (c->in_wlist)
-        return;
-    c->in_wlist = 1;
-    T.wl[T.nwl++] = c;
-}
-
-static void up_del(struct conn *c)
-{
-    for (int i = 0; i < T.nup; i++)
-        if (T.up[i] == c) {
-            T.up[i] = T.up[--T.nup];
-            return;
-        }
-}
-
-/* ---- failure ------------------------------------------------------------------ */
-
-/* The connection to c->peer is gone: fail what depends on it. */
-static void lose(struct conn *c, const char *why)
-{
-    if (c->state == C_DEAD)
-        return;
-    if (c->state == C_UP)
-        up_del(c);
-    if (c->state == C_CONNECTING || c->state == C_HELLO_SENT || c->state == C_PROOF_SENT)
-        T.nhand--;
-    c->state = C_DEAD;
-    if (c->fd >= 0)
-        ep_del_close(c->fd);
-    c->fd = -1;
-    c->ev = 0;
-    /* referenced payloads will never leave: their requests fail in xm_peer_lost() */
-    while (c->sq) {
-        struct tq *q = c->sq;
-        c->sq = q->next;
-        tq_put(q);
-    }
-    c->sq_tail = &c->sq;
-    free(c->dtmp);
-    c->dtmp = NULL;
-    c->dleft = c->dkeep = 0;
-    xm_peer_lost(c->peer, why);
-}
-
-static void lose_errno(struct conn *c, int e)
-{
-    char why[96];
-    snprintf(why, sizeof(why), "%s", e ? strerror(e) : "end of stream");
-    lose(c, why);
-}
-
-/* ---- writing ------------------------------------------------------------------ */
-
-/* Write as much of c's queue as the socket takes.  0, or -errno on a broken socket. */
-static int flush(struct conn *c)
-{
-    while (c->sq) {
-        struct iovec iov[MAX_IOV];
-        int n = 0;
-        size_t total = 0;
-        for (struct tq *q = c->sq; q && n + 2 <= MAX_IOV; q = q->next) {
-            size_t off = q->off;
-            if (off < q->hlen) {
-                iov[n++] = (struct iovec){q->buf + off, q->hlen - off};
-                off = q->hlen;
-            }
-            if (q->zlen && off < q->hlen + q->zlen)
-                iov[n++] = (struct iovec){(char *)q->zptr + (off - q->hlen),
-                                          q->hlen + q->zlen - off};
-        }
-        for (int i = 0; i < n; i++)
-            total += iov[i].iov_len;
-        struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)n};
-        ssize_t k = sendmsg(c->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (k < 0) {
-            if (errno == EAGAIN || errno == EWOULDBLOCK)
-                return 0;
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        size_t left = (size_t)k;
-        while (c->sq && left) {
-            struct tq *q = c->sq;
-            size_t rest = q->hlen + q->zlen - q->off;
-            if (left < rest) {
-                q->off += left;
-                left = 0;
-                break;
-            }
-            left -= rest;
-            c->sq = q->next;
-            if (!c->sq)
-                c->sq_tail = &c->sq;
-            struct xm_req *r = q->req;
-            tq_put(q);
-            if (r)
-                xm_p2p_sent(r);
-        }
-        if ((size_t)k < total) /* socket full */
-            return 0;
-    }
-    return 0;
-}
-
-static void flush_or_fail(struct conn *c)
-{
-    int rc = flush(c);
-    if (rc < 0) {
-        c->err = -rc;
-        T.any_err = 1;
-    }
-}
-
-/* ---- connecting --------------------------------------------------------------- */
+/* ---- discovery: the address of a peer ------------------------------------ */
 
 static int mask_bits(struct in_addr m)
 {
@@ -600,7 +190,7 @@ static int mask_bits(struct in_addr m)
 }
 
 /* The address to reach `peer` at, from its card.  0 or -errno. */
-static int peer_addr(int peer, struct sockaddr_in *sa)
+int tcp_peer_addr(int peer, struct sockaddr_in *sa)
 {
     char card[CARD_MAX];
     if (peer >= xm_g.size) { /* another job's process: its card in the table */
@@ -658,712 +248,9 @@ static int peer_addr(int peer, struct sockaddr_in *sa)
     return 0;
 }
 
-static struct conn *conn_new(int peer)
-{
-    struct conn *c = calloc(1, sizeof(*c));
-    if (!c)
-        xm_die("out of memory for a TCP connection");
-    c->kind = K_CONN;
-    c->fd = -1;
-    c->peer = peer;
-    c->sq_tail = &c->sq;
-    c->xrank = peer;
-    if (peer >= xm_g.size) {
-        const struct xm_proc *p = xm_proc_get(peer);
-        c->xrank = p ? p->rank : -1;
-    }
-    T.peer[peer] = c;
-    return c;
-}
-
-static void start_connect(struct conn *c)
-{
-    struct sockaddr_in sa;
-    int rc = peer_addr(c->peer, &sa);
-    if (rc < 0) {
-        lose(c, rc == -EADDRNOTAVAIL ? "its business card has no address reachable from "
-                                       "another node (only loopback: see LOOM_MPI_TCP_IF)"
-                : rc == -EXDEV ? "a process of another job without an address or "
-                                 "secret"
-                               : "no business card in the KVS");
-        return;
-    }
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        lose_errno(c, errno);
-        return;
-    }
-    c->fd = fd;
-    c->ev = 0;
-    T.nhand++;
-    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 && errno != EINPROGRESS) {
-        c->state = C_CONNECTING;
-        lose_errno(c, errno);
-        return;
-    }
-    set_sockopts(fd, &sa, c->peer); /* the source address is chosen by now */
-    c->state = C_CONNECTING;
-    ep_set(c, EPOLLOUT);
-}
-
-static void became_up(struct conn *c)
-{
-    if (!c->rb) {
-        c->rb = malloc(RBUF_INIT);
-        if (!c->rb)
-            xm_die("out of memory for a TCP receive buffer");
-        c->rcap = RBUF_INIT;
-    }
-    c->state = C_UP;
-    c->rgot = 0;
-    T.up[T.nup++] = c;
-    ep_set(c, EPOLLIN | (c->sq ? EPOLLOUT : 0));
-    if (c->sq) {
-        flush_or_fail(c);
-        wl_add(c);
-    }
-}
-
-/* A handshake of mine broke before the acceptor's answer (its deadline passed while
- * we were busy, its process is going): connect again, a few times, before the peer
- * counts as lost.  Nothing was delivered on it yet. */
-static void hs_broken(struct conn *c, int e)
-{
-    if (c->tries++ >= HS_RETRIES || c->state == C_CONNECTING) {
-        lose_errno(c, e);
-        return;
-    }
-    if (getenv("LOOM_MPI_DEBUG"))
-        fprintf(stderr,
-                "loom-mpi: rank %d: TCP handshake with rank %d cut short (%s), "
-                "connecting again\n",
-                xm_g.rank, c->peer, e ? strerror(e) : "end of stream");
-    ep_del_close(c->fd);
-    c->fd = -1;
-    c->ev = 0;
-    c->state = C_NONE;
-    T.nhand--;
-    start_connect(c);
-}
-
-/* My connect finished (writable): send the hello with a fresh nonce. */
-static void connected(struct conn *c)
-{
-    int e = 0;
-    socklen_t l = sizeof(e);
-    if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &e, &l) < 0)
-        e = errno;
-    if (e) {
-        lose_errno(c, e);
-        return;
-    }
-    struct hs_hello h = {.magic = HS_MAGIC, .rank = xm_g.rank, .to = c->peer};
-    if (loom_random_bytes(c->nonce, sizeof(c->nonce)) < 0) {
-        lose_errno(c, errno);
-        return;
-    }
-    memcpy(h.nonce, c->nonce, sizeof(h.nonce));
-    unsigned char xb[XM_DYN_XHELLO_WIRE];
-    const void *hb = &h;
-    size_t hl = sizeof(h);
-    if (c->peer >= xm_g.size) { /* another job's process: the cross-job hello */
-        const struct xm_proc *p = xm_proc_get(c->peer);
-        struct xm_dyn_xhello x;
-        memset(&x, 0, sizeof(x));
-        x.rank = xm_g.rank;
-        x.to = p->rank;
-        x.port_tag = p->port_tag;
-        memcpy(x.nonce, c->nonce, NONCE_LEN);
-        memcpy(x.tojob, p->jobid, sizeof(x.tojob));
-        snprintf(x.from.jobid, sizeof(x.from.jobid), "%s", xm_g.jobid);
-        x.from.rank = xm_g.rank;
-        xm_tcp_card(&x.from.addrs);
-        if (xm_dyn_xhello_encode(&x, xb) < 0) {
-            lose(c, "no hello for it (job id or card this process cannot carry)");
-            return;
-        }
-        hb = xb;
-        hl = sizeof(xb);
-    }
-    c->state = C_HELLO_SENT; /* connected: a failure from here on may be retried */
-    c->rgot = 0;
-    if (send(c->fd, hb, hl, MSG_NOSIGNAL) != (ssize_t)hl) {
-        hs_broken(c, errno);
-        return;
-    }
-    ep_set(c, EPOLLIN);
-}
-
-/* Read the acceptor's challenge (C_HELLO_SENT) or its answer (C_PROOF_SENT). */
-static void read_reply(struct conn *c)
-{
-    size_t want = c->state == C_HELLO_SENT ? sizeof(struct hs_chal) : 4;
-    ssize_t k = recv(c->fd, c->hs + c->rgot, want - (size_t)c->rgot, 0);
-    if (k < 0 && (errno == EAGAIN || errno == EINTR))
-        return;
-    if (k <= 0) {
-        hs_broken(c, k < 0 ? errno : 0);
-        return;
-    }
-    c->rgot += (int)k;
-    if (c->rgot < (int)want)
-        return;
-    c->rgot = 0;
-    if (c->state == C_HELLO_SENT) {
-        struct hs_chal ch;
-        uint8_t mac[LOOM_MAC_LEN];
-        memcpy(&ch, c->hs, sizeof(ch));
-        const struct xm_proc *xp = c->peer >= xm_g.size ? xm_proc_get(c->peer) : NULL;
-        if (xp)
-            hs_xmac(HS_LABEL_XACC, xp->secret, c->nonce, ch.nonce, xm_g.jobid, xm_g.rank,
-                    xp->jobid, xp->rank, mac);
-        else
-            hs_mac(HS_LABEL_ACC, c->nonce, ch.nonce, xm_g.rank, c->peer, mac);
-        if (ch.magic != (xp ? XM_DYN_XHELLO_MAGIC : HS_MAGIC) || ch.rank != c->xrank ||
-            !loom_ct_equal(mac, ch.mac, sizeof(mac))) {
-            /* whoever answers at the address of its card is not that rank: send it
-             * nothing, no packet of ours ever goes to an impostor */
-            lose(c, "the process at its address failed to prove it knows the job's "
-                    "secret (TCP handshake)");
-            return;
-        }
-        if (xp)
-            hs_xmac(HS_LABEL_XCON, xp->secret, ch.nonce, c->nonce, xm_g.jobid, xm_g.rank,
-                    xp->jobid, xp->rank, mac);
-        else
-            hs_mac(HS_LABEL_CON, ch.nonce, c->nonce, xm_g.rank, c->peer, mac);
-        if (send(c->fd, mac, sizeof(mac), MSG_NOSIGNAL) != (ssize_t)sizeof(mac)) {
-            hs_broken(c, errno);
-            return;
-        }
-        c->state = C_PROOF_SENT;
-        return;
-    }
-    uint32_t v;
-    memcpy(&v, c->hs, 4);
-    T.nhand--;
-    if (v == REPLY_ACK) {
-        became_up(c);
-    } else if (v == REPLY_NAK) {
-        /* the peer's own connection to me wins (it is the lower rank) */
-        ep_del_close(c->fd);
-        c->fd = -1;
-        c->ev = 0;
-        c->state = C_WAIT_PEER;
-    } else {
-        T.nhand++;
-        lose(c, "bad handshake reply");
-    }
-}
-
-/* ---- accepting ------------------------------------------------------------------
- * Anyone may connect to the listener.  An accepted socket holds one of pend_max slots
- * for at most hs_timeout seconds; with every slot taken the listener stops accepting
- * (further connections wait in the kernel's backlog) until one frees, so idle
- * strangers can delay but never shut out a rank of the job.  A connection is refused
- * (closed, nothing sent) on a bad hello or proof, and refusals are logged: the first,
- * then one count a minute. */
-
-static void listen_pause(int on)
-{
-    if (on == T.lpaused || T.lfd < 0)
-        return;
-    T.lpaused = on;
-    if (on) {
-        epoll_ctl(T.ep, EPOLL_CTL_DEL, T.lfd, NULL);
-    } else {
-        struct epoll_event e = {.events = EPOLLIN, .data.ptr = &T.kind_listen};
-        epoll_ctl(T.ep, EPOLL_CTL_ADD, T.lfd, &e);
-    }
-}
-
-static void pend_free(struct pend *p)
-{
-    if (p->fd >= 0)
-        ep_del_close(p->fd);
-    T.pend[p->slot] = T.pend[--T.npend];
-    T.pend[p->slot]->slot = p->slot;
-    T.nhand--;
-    free(p);
-    if (T.lpaused && T.npend < T.pend_max)
-        listen_pause(0);
-}
-
-static void refuse(struct pend *p, const char *why)
-{
-    double now = mono_now();
-    T.refused++;
-    if (T.refused == 1 || now - T.refuse_t >= REFUSE_LOG_S) {
-        char ip[INET_ADDRSTRLEN] = "?";
-        inet_ntop(AF_INET, &p->from.sin_addr, ip, sizeof(ip));
-        if (T.refused_quiet)
-            fprintf(stderr, "loom-mpi: rank %d: refused %lu more TCP connections\n",
-                    xm_g.rank, T.refused_quiet);
-        fprintf(stderr,
-                "loom-mpi: rank %d: refused a TCP connection from %s:%u: %s (further "
-                "refusals: one line a minute)\n",
-                xm_g.rank, ip, (unsigned)ntohs(p->from.sin_port), why);
-        T.refuse_t = now;
-        T.refused_quiet = 0;
-    } else {
-        T.refused_quiet++;
-    }
-    pend_free(p);
-}
-
-/* Handshakes past their deadline are refused; a paused listener tries again. */
-static void pend_sweep(void)
-{
-    double now = mono_now();
-    for (int i = T.npend - 1; i >= 0; i--)
-        if (i < T.npend && now > T.pend[i]->deadline)
-            refuse(T.pend[i], "no handshake within LOOM_MPI_TCP_HANDSHAKE_TIMEOUT");
-    if (T.lpaused && T.npend < T.pend_max)
-        listen_pause(0);
-}
-
-static void do_accept(void)
-{
-    while (T.npend < T.pend_max) {
-        struct sockaddr_in from;
-        socklen_t fl = sizeof(from);
-        int fd =
-            accept4(T.lfd, (struct sockaddr *)&from, &fl, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0) {
-            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
-                listen_pause(1); /* pend_sweep() tries again */
-            return;
-        }
-        struct pend *p = calloc(1, sizeof(*p));
-        if (!p || loom_random_bytes(p->nonce_a, sizeof(p->nonce_a)) < 0) {
-            free(p);
-            close(fd);
-            continue;
-        }
-        p->kind = K_PEND;
-        p->fd = fd;
-        p->state = P_HELLO;
-        p->from = from;
-        p->deadline = mono_now() + T.hs_timeout;
-        p->slot = T.npend;
-        T.pend[T.npend++] = p;
-        T.nhand++;
-        struct epoll_event e = {.events = EPOLLIN, .data.ptr = p};
-        epoll_ctl(T.ep, EPOLL_CTL_ADD, fd, &e);
-    }
-    listen_pause(1); /* every slot taken */
-}
-
-/* Bytes of an accepted socket's handshake: the hello (then our challenge goes out),
- * the proof (then ACK or NAK and the connection). */
-static void read_hello(struct pend *p)
-{
-    size_t want = p->state == P_HELLO    ? sizeof(struct hs_hello)
-                  : p->state == P_XHELLO ? XM_DYN_XHELLO_WIRE
-                                         : LOOM_MAC_LEN;
-    ssize_t k = recv(p->fd, p->buf + p->got, want - p->got, 0);
-    if (k < 0 && (errno == EAGAIN || errno == EINTR))
-        return;
-    if (k <= 0) { /* a loser of a simultaneous connect that went away: fine */
-        pend_free(p);
-        return;
-    }
-    p->got += (size_t)k;
-    if (p->got < want)
-        return;
-    if (p->state == P_HELLO && xm_g.initialized &&
-        ((uint32_t)p->buf[0] | (uint32_t)p->buf[1] << 8 | (uint32_t)p->buf[2] << 16 |
-         (uint32_t)p->buf[3] << 24) == XM_DYN_XHELLO_MAGIC) {
-        p->state = P_XHELLO; /* a process of another job: the rest of its hello */
-        return;
-    }
-    p->got = 0;
-    if (p->state == P_XHELLO) {
-        const char *bad = xm_dyn_xhello_check(p->buf, XM_DYN_XHELLO_WIRE, &p->xh);
-        int known = bad ? -1 : xm_proc_find(p->xh.from.jobid, p->xh.rank);
-        const struct xm_proc *kp = known >= 0 ? xm_proc_get(known) : NULL;
-        if (!bad && (strcmp(p->xh.tojob, xm_g.jobid) || p->xh.to != xm_g.rank))
-            bad = "a cross-job hello for another process";
-        else if (!bad && known >= 0 && known < xm_g.size)
-            bad = "a cross-job hello from a process of this job";
-        else if (!bad && kp && kp->has_secret)
-            memcpy(p->xkey, kp->secret, XM_DYN_SECRET);
-        else if (!bad && xm_proc_port_secret(p->xh.port_tag, p->xkey) < 0)
-            bad = "a process of another job naming no open port of this process";
-        if (bad) {
-            refuse(p, bad);
-            return;
-        }
-        p->x = 1;
-        p->rank = p->xh.rank;
-        memcpy(p->nonce_c, p->xh.nonce, NONCE_LEN);
-        struct hs_chal ch = {.magic = XM_DYN_XHELLO_MAGIC, .rank = xm_g.rank};
-        memcpy(ch.nonce, p->nonce_a, NONCE_LEN);
-        hs_xmac(HS_LABEL_XACC, p->xkey, p->nonce_c, p->nonce_a, p->xh.from.jobid,
-                p->xh.rank, xm_g.jobid, xm_g.rank, ch.mac);
-        if (send(p->fd, &ch, sizeof(ch), MSG_NOSIGNAL | MSG_DONTWAIT) !=
-            (ssize_t)sizeof(ch)) {
-            pend_free(p);
-            return;
-        }
-        p->state = P_PROOF;
-        return;
-    }
-    if (p->state == P_HELLO) {
-        struct hs_hello h;
-        memcpy(&h, p->buf, sizeof(h));
-        if (h.magic != HS_MAGIC || h.zero != 0 || h.to != xm_g.rank || h.rank < 0 ||
-            h.rank >= xm_g.size || h.rank == xm_g.rank || !T.have_key) {
-            refuse(p, "not a hello of this job's ranks");
-            return;
-        }
-        p->rank = h.rank;
-        memcpy(p->nonce_c, h.nonce, NONCE_LEN);
-        struct hs_chal ch = {.magic = HS_MAGIC, .rank = xm_g.rank};
-        memcpy(ch.nonce, p->nonce_a, NONCE_LEN);
-        hs_mac(HS_LABEL_ACC, p->nonce_c, p->nonce_a, p->rank, xm_g.rank, ch.mac);
-        if (send(p->fd, &ch, sizeof(ch), MSG_NOSIGNAL | MSG_DONTWAIT) !=
-            (ssize_t)sizeof(ch)) {
-            pend_free(p);
-            return;
-        }
-        p->state = P_PROOF;
-        return;
-    }
-    uint8_t mac[LOOM_MAC_LEN];
-    if (p->x)
-        hs_xmac(HS_LABEL_XCON, p->xkey, p->nonce_a, p->nonce_c, p->xh.from.jobid,
-                p->xh.rank, xm_g.jobid, xm_g.rank, mac);
-    else
-        hs_mac(HS_LABEL_CON, p->nonce_a, p->nonce_c, p->rank, xm_g.rank, mac);
-    if (!loom_ct_equal(mac, p->buf, sizeof(mac))) {
-        refuse(p, p->x ? "wrong proof of the port's secret" : "wrong proof of the job's secret");
-        return;
-    }
-    int r = p->rank;
-    if (p->x) { /* proven: now it may join the table (grow hooks run here) */
-        r = xm_proc_add(&p->xh.from);
-        if (r < 0 || xm_proc_set_secret(r, p->xkey, 0) < 0) {
-            refuse(p, "the process table is full");
-            return;
-        }
-    }
-    struct conn *c = T.peer[r] ? T.peer[r] : conn_new(r);
-    int take;
-    switch (c->state) {
-    case C_NONE:
-    case C_WAIT_PEER:
-        take = 1;
-        break;
-    case C_CONNECTING:
-    case C_HELLO_SENT:
-    case C_PROOF_SENT:
-        take = xm_proc_cmp(r, xm_g.rank) < 0; /* the lower (job id, rank) wins */
-        if (take) {
-            ep_del_close(c->fd);
-            c->fd = -1;
-            c->ev = 0;
-            T.nhand--;
-        }
-        break;
-    default:
-        take = 0; /* already up (or gone): a second connection of that rank */
-    }
-    if (!take) {
-        if (getenv("LOOM_MPI_DEBUG"))
-            fprintf(stderr, "loom-mpi: rank %d: simultaneous connect with rank %d: %s\n",
-                    xm_g.rank, r, "mine wins, NAK to theirs");
-        uint32_t nak = REPLY_NAK;
-        send(p->fd, &nak, sizeof(nak), MSG_NOSIGNAL | MSG_DONTWAIT);
-        pend_free(p);
-        return;
-    }
-    uint32_t ack = REPLY_ACK;
-    int fd = p->fd;
-    epoll_ctl(T.ep, EPOLL_CTL_DEL, fd, NULL);
-    p->fd = -1;
-    pend_free(p);
-    set_sockopts(fd, NULL, r);
-    if (send(fd, &ack, sizeof(ack), MSG_NOSIGNAL) != (ssize_t)sizeof(ack)) {
-        close(fd);
-        c->state = C_NONE;
-        lose(c, "handshake failed");
-        return;
-    }
-    c->fd = fd;
-    c->ev = 0;
-    became_up(c);
-}
-
-/* ---- reading ------------------------------------------------------------------ */
-
-static void frame_done(struct conn *c)
-{
-    if (c->dtmp) {
-        xm_handle_pkt(&c->dh, c->dtmp, c->dlen);
-        free(c->dtmp);
-        c->dtmp = NULL;
-    } else {
-        xm_rdata_done(&c->dh, c->dlen);
-    }
-}
-
-/* A frame header from c's peer, before anything is read or allocated for its
- * payload: NULL = acceptable, else what is wrong.  The packet header must name the
- * connection's authenticated rank as src and pass xm_pkt_check() (p2p.h: type, sizes,
- * cookies against our state). */
-static const char *frame_check(const struct conn *c, const struct fhdr *f,
-                               struct xm_pkt_hdr *h)
-{
-    if (f->kind == F_BYE)
-        return f->paylen ? "goodbye frame with a payload" : NULL;
-    if (f->kind != F_PKT)
-        return "frame kind unknown";
-    if (h->src != c->xrank)
-        return "src: not the rank this connection authenticated";
-    h->src = c->peer; /* another job's rank in its job -> its id here */
-    return xm_pkt_check(h, f->paylen);
-}
-
-static void proto_lose(struct conn *c, const char *what)
-{
-    char why[160];
-    snprintf(why, sizeof(why), "protocol error: %s", what);
-    lose(c, why);
-}
-
-/* Handle every complete frame in c->rb; start a direct read for a large one. */
-static void parse(struct conn *c)
-{
-    size_t off = 0;
-    while (c->rlen - off >= FRAME_HDR && c->state == C_UP) {
-        struct fhdr f;
-        struct xm_pkt_hdr h;
-        memcpy(&f, c->rb + off, sizeof(f));
-        memcpy(&h, c->rb + off + sizeof(f), sizeof(h));
-        const char *bad = frame_check(c, &f, &h);
-        if (bad) {
-            proto_lose(c, bad);
-            return; /* nothing more is read from c */
-        }
-        if (f.kind == F_BYE) {
-            c->bye = 1;
-            off += FRAME_HDR;
-            continue;
-        }
-        size_t avail = c->rlen - off - FRAME_HDR;
-        char *dst = NULL;
-        c->big = f.paylen >= BIG_FRAME;
-        if ((h.type == XM_PKT_RDATA || h.type == XM_PKT_EAGER) && f.paylen > avail &&
-            f.paylen >= DIRECT_MIN)
-            dst = xm_rdata_target(&h, f.paylen);
-        size_t keep = f.paylen;
-        if (!dst && FRAME_HDR + f.paylen > c->rcap) {
-            /* a temporary only of what the engine will read (the rest of a truncated
-             * rendezvous is dropped as it arrives): never the size a peer announces */
-            keep = xm_pkt_keep(&h, f.paylen);
-            c->dtmp = malloc(keep ? keep : 1);
-            if (!c->dtmp)
-                xm_die("out of memory receiving a %llu-byte TCP frame",
-                       (unsigned long long)keep);
-            dst = c->dtmp;
-        }
-        if (dst) {
-            size_t now = avail < keep ? avail : keep;
-            memcpy(dst, c->rb + off + FRAME_HDR, now);
-            c->dh = h;
-            c->dlen = f.paylen;
-            c->dptr = dst + now;
-            c->dkeep = keep - now;
-            c->dleft = f.paylen - avail;
-            off = c->rlen;
-            if (!c->dleft)
-                frame_done(c);
-            break;
-        }
-        if (avail < f.paylen)
-            break; /* checked again when the rest is there */
-        xm_handle_pkt_checked(&h, c->rb + off + FRAME_HDR, f.paylen);
-        off += FRAME_HDR + f.paylen;
-    }
-    if (off && off < c->rlen)
-        memmove(c->rb, c->rb + off, c->rlen - off);
-    c->rlen -= off;
-}
-
-/* Read what is there.  Returns the number of packets-ish events (>0 = progress). */
-static int read_conn(struct conn *c)
-{
-    int n = 0;
-    for (int rounds = 0; rounds < 8 && c->state == C_UP; rounds++) {
-        ssize_t k;
-        size_t want;
-        if (c->dleft && c->dkeep) {
-            want = c->dkeep < c->dleft ? c->dkeep : c->dleft;
-            k = recv(c->fd, c->dptr, want, MSG_DONTWAIT);
-        } else if (c->dleft) { /* bytes of the frame nobody reads */
-            static char sink[65536];
-            want = c->dleft < sizeof(sink) ? c->dleft : sizeof(sink);
-            k = recv(c->fd, sink, want, MSG_DONTWAIT);
-        } else {
-            if (c->rcap - c->rlen < FRAME_HDR + 64) {
-                size_t nc = c->rcap * 2;
-                char *nb = realloc(c->rb, nc);
-                if (!nb)
-                    xm_die("out of memory growing a TCP receive buffer");
-                c->rb = nb;
-                c->rcap = nc;
-            }
-            want = c->rcap - c->rlen;
-            /* after a large frame, another is likely: read its header alone, so its
-             * payload goes straight to the user buffer instead of through rb */
-            if (c->big && c->rlen < FRAME_HDR)
-                want = FRAME_HDR - c->rlen;
-            k = recv(c->fd, c->rb + c->rlen, want, MSG_DONTWAIT);
-        }
-        if (k < 0) {
-            if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
-                return n;
-            lose_errno(c, errno);
-            return n + 1;
-        }
-        if (k == 0) {
-            if (c->bye) {
-                up_del(c);
-                ep_del_close(c->fd);
-                c->fd = -1;
-                c->ev = 0;
-                c->state = C_CLOSED;
-            } else {
-                lose(c, "end of stream (peer exited)");
-            }
-            return n + 1;
-        }
-        n++;
-        if (c->dleft) {
-            if (c->dkeep) {
-                c->dptr += k;
-                c->dkeep -= (size_t)k;
-            }
-            c->dleft -= (size_t)k;
-            if (!c->dleft)
-                frame_done(c);
-        } else {
-            c->rlen += (size_t)k;
-            parse(c);
-        }
-        if ((size_t)k < want)
-            return n; /* drained */
-    }
-    return n;
-}
-
-/* ---- transport ops ------------------------------------------------------------ */
+/* ---- progress ------------------------------------------------------------ */
 
 static void drain_event(void);
-
-static struct conn *get_conn(int dest)
-{
-    struct conn *c = T.peer[dest];
-    if (!c)
-        c = conn_new(dest);
-    if (c->state == C_NONE)
-        start_connect(c);
-    return c;
-}
-
-static struct xm_pkt_hdr *t_alloc_n(struct xm_transport *t, int dest, size_t want,
-                                    void **payload, size_t *cap)
-{
-    struct tq *q = tq_get(want);
-    if (!q)
-        return NULL;
-    *payload = q->buf + FRAME_HDR;
-    *cap = q->cap;
-    return (struct xm_pkt_hdr *)(q->buf + sizeof(struct fhdr));
-}
-
-static struct xm_pkt_hdr *t_alloc(struct xm_transport *t, int dest, void **payload,
-                                  size_t *cap)
-{
-    return t_alloc_n(t, dest, BIG_CAP, payload, cap);
-}
-
-/* Queue q on c (writing at once when nothing is ahead of it).  1 = all written. */
-static int enqueue(struct conn *c, struct tq *q)
-{
-    q->next = NULL;
-    if (c->state == C_UP && !c->sq) {
-        ssize_t k;
-        if (!q->zlen) { /* send() skips sendmsg's iovec import: small packets */
-            k = send(c->fd, q->buf, q->hlen, MSG_NOSIGNAL | MSG_DONTWAIT);
-        } else {
-            struct iovec iov[2] = {{q->buf, q->hlen}, {(void *)q->zptr, q->zlen}};
-            struct msghdr m = {.msg_iov = iov, .msg_iovlen = 2};
-            k = sendmsg(c->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
-        }
-        if (k == (ssize_t)(q->hlen + q->zlen)) {
-            tq_put(q);
-            return 1;
-        }
-        if (k > 0)
-            q->off = (size_t)k;
-        else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-            c->err = errno;
-            T.any_err = 1;
-        }
-    }
-    *c->sq_tail = q;
-    c->sq_tail = &q->next;
-    if (c->state == C_UP) {
-        ep_set(c, EPOLLIN | EPOLLOUT);
-        wl_add(c);
-    }
-    return 0;
-}
-
-static int t_post(struct xm_transport *t, int dest, struct xm_pkt_hdr *h, size_t paylen)
-{
-    struct tq *q =
-        (struct tq *)((char *)h - sizeof(struct fhdr) - offsetof(struct tq, buf));
-    struct fhdr f = {.kind = F_PKT, .paylen = paylen};
-    memcpy(q->buf, &f, sizeof(f));
-    q->hlen = FRAME_HDR + paylen;
-    struct conn *c = get_conn(dest);
-    if (c->state == C_DEAD) {
-        tq_put(q);
-        return -EPIPE;
-    }
-    enqueue(c, q);
-    return 0;
-}
-
-/* Packet h with a payload left in the caller's memory.  1 = written now; 0 = queued,
- * xm_p2p_sent(r) follows once written; -errno: the peer is gone. */
-static int t_post_ref(struct xm_transport *t, int dest, const struct xm_pkt_hdr *h,
-                      const void *data, size_t len, struct xm_req *r)
-{
-    struct conn *c = get_conn(dest);
-    if (c->state == C_DEAD)
-        return -EPIPE;
-    struct tq *q = tq_get(0);
-    if (!q)
-        return -ENOMEM;
-    struct fhdr f = {.kind = F_PKT, .paylen = len};
-    memcpy(q->buf, &f, sizeof(f));
-    memcpy(q->buf + sizeof(f), h, sizeof(*h));
-    q->hlen = FRAME_HDR;
-    q->zptr = data;
-    q->zlen = len;
-    q->req = r;
-    return enqueue(c, q);
-}
-
-static int t_queued(struct xm_transport *t, int dest)
-{
-    struct conn *c = T.peer && dest >= 0 && dest < xm_proc_count() ? T.peer[dest] : NULL;
-    return c && c->sq && c->state != C_DEAD;
-}
 
 static int t_poll(struct xm_transport *t, int max)
 {
@@ -1372,19 +259,19 @@ static int t_poll(struct xm_transport *t, int max)
         T.any_err = 0;
         for (int r = 0; r < xm_proc_count(); r++)
             if (T.peer[r] && T.peer[r]->err && T.peer[r]->state != C_DEAD)
-                lose_errno(T.peer[r], T.peer[r]->err);
+                tcp_lose_errno(T.peer[r], T.peer[r]->err);
     }
     for (int i = 0; i < T.nwl; i++) {
         struct conn *c = T.wl[i];
         if (c->state == C_UP && c->sq) {
             int before = c->sq != NULL;
-            flush_or_fail(c);
+            tcp_flush_or_fail(c);
             n += before && !c->sq;
         }
         if (c->state != C_UP || !c->sq) {
             c->in_wlist = 0;
             if (c->state == C_UP)
-                ep_set(c, EPOLLIN);
+                tcp_ep_set(c, EPOLLIN);
             T.wl[i--] = T.wl[--T.nwl];
         }
     }
@@ -1397,14 +284,14 @@ static int t_poll(struct xm_transport *t, int max)
         quiet_set(0);
     if (fast && (++T.tick & 63)) {
         for (int i = 0; i < T.nup; i++)
-            n += read_conn(T.up[i]);
+            n += tcp_read(T.up[i]);
         return n;
     }
     if (T.quiet) /* not in the set: epoll below does not report them */
         for (int i = 0; i < T.nup; i++)
-            n += read_conn(T.up[i]);
+            n += tcp_read(T.up[i]);
     if ((T.npend || T.lpaused) && !(++T.sweep & 31))
-        pend_sweep();
+        tcp_pend_sweep();
     struct epoll_event ev[64];
     int k = epoll_wait(T.ep, ev, 64, 0);
     for (int i = 0; i < k; i++) {
@@ -1413,21 +300,12 @@ static int t_poll(struct xm_transport *t, int max)
             drain_event();
             continue;
         }
-        if (kind == K_LISTEN) {
-            do_accept();
-        } else if (kind == K_PEND) {
-            read_hello(ev[i].data.ptr);
-        } else {
-            struct conn *c = ev[i].data.ptr;
-            if (c->state == C_CONNECTING) {
-                connected(c);
-            } else if (c->state == C_HELLO_SENT || c->state == C_PROOF_SENT) {
-                read_reply(c);
-            } else if (c->state == C_UP) {
-                if (ev[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP))
-                    n += read_conn(c);
-            }
-        }
+        if (kind == K_LISTEN)
+            tcp_accept();
+        else if (kind == K_PEND)
+            tcp_pend_event(ev[i].data.ptr);
+        else
+            n += tcp_conn_event(ev[i].data.ptr, ev[i].events);
         n++;
     }
     return n;
@@ -1770,23 +648,14 @@ static int t_finalize(struct xm_transport *t)
     helper_stop();
     if (T.quiet)
         quiet_set(0); /* its naps below wake on the connections */
-    struct fhdr f = {.kind = F_BYE};
-    char bye[FRAME_HDR] = {0};
-    memcpy(bye, &f, sizeof(f));
     struct timespec t0, now;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int r = 0; r < xm_proc_count(); r++) {
         struct conn *c = T.peer[r];
         if (!c || (c->state != C_UP && c->state != C_CLOSED))
             continue;
-        if (c->state == C_UP) {
-            struct tq *q = tq_get(0);
-            if (q) {
-                memcpy(q->buf, bye, sizeof(bye));
-                q->hlen = FRAME_HDR;
-                enqueue(c, q);
-            }
-        }
+        if (c->state == C_UP)
+            tcp_send_bye(c);
     }
     for (;;) {
         int busy = 0;
@@ -1795,8 +664,8 @@ static int t_finalize(struct xm_transport *t)
             if (!c || c->fd < 0)
                 continue;
             if (c->sq) {
-                if (flush(c) < 0) {
-                    ep_del_close(c->fd);
+                if (tcp_flush(c) < 0) {
+                    tcp_ep_del_close(c->fd);
                     c->fd = -1;
                     continue;
                 }
@@ -1804,12 +673,12 @@ static int t_finalize(struct xm_transport *t)
                     shutdown(c->fd, SHUT_WR);
             } else if (c->state == C_UP) {
                 shutdown(c->fd, SHUT_WR);
-                c->state = C_CLOSED; /* write side done; read until EOF */
+                tcp_conn_to(c, C_CLOSED); /* write side done; read until EOF */
             }
             char sink[4096];
             ssize_t k = recv(c->fd, sink, sizeof(sink), MSG_DONTWAIT);
             if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR)) {
-                ep_del_close(c->fd);
+                tcp_ep_del_close(c->fd);
                 c->fd = -1;
                 continue;
             }
@@ -1824,10 +693,10 @@ static int t_finalize(struct xm_transport *t)
     }
     for (int r = 0; r < xm_proc_count(); r++) {
         if (T.peer[r])
-            conn_free(T.peer[r]);
+            tcp_conn_free(T.peer[r]);
     }
     while (T.npend)
-        pend_free(T.pend[T.npend - 1]);
+        tcp_pend_free(T.pend[T.npend - 1]);
     free(T.pend);
     for (struct tq *q; (q = T.free_small);) {
         T.free_small = q->next;
@@ -1858,14 +727,14 @@ struct xm_transport xm_tcp_transport = {
     .put_card = t_put_card,
     .connect = t_connect,
     .reaches = t_reaches,
-    .alloc = t_alloc,
-    .alloc_n = t_alloc_n,
-    .post = t_post,
+    .alloc = tcp_alloc,
+    .alloc_n = tcp_alloc_n,
+    .post = tcp_post,
     .poll = t_poll,
     .block = t_block,
     .wake = t_wake,
-    .post_ref = t_post_ref,
-    .queued = t_queued,
+    .post_ref = tcp_post_ref,
+    .queued = tcp_queued,
     .one_max = BIG_CAP,
     .eager_max = 262144,
     .zcopy_min = 65536,

@@ -6,7 +6,7 @@
  * fuzz-cflags: -Impi/include -Iinclude -Impi/core -Icommon
  * fuzz-options: -max_len=200000 -close_fd_mask=2 -use_value_profile=1
  *
- * Contract: the target includes mpi/core/obj.c, mpi/core/p2p.c and mpi/tcp/tcp.c (their
+ * Contract: the target includes mpi/core/obj.c, mpi/core/p2p.c and mpi/tcp/*.c (their
  * statics are its state; the request table restarts empty for every input, so request
  * handles - the cookies - are the same for the same input) and runs rank 0 of a 4-rank
  * job whose COMM_WORLD returns errors (a broken connection fails requests instead of
@@ -22,13 +22,13 @@
  * sizes); a packet xm_pkt_check() passed never writes outside the buffers (ASan); a
  * stranger's connection never becomes rank 1's connection (it cannot make the proof).
  * State (requests, queues, the connection) is reset after every input.
- * Seeds: corpus/mpi_pkt/: the frames a real rank 1 writes, byte for byte in tcp.c's
+ * Seeds: corpus/mpi_pkt/: the frames a real rank 1 writes, byte for byte in tcp.h's
  * layout (struct fhdr + struct xm_pkt_hdr + payload): an 8-byte eager message, one for
  * the any-source receive, a synchronous one, 64 KiB straight into the posted buffer,
  * an unexpected eager message in three fragments, 100 ints, RTS then RDATA (whole and
  * truncated in two parts), an unexpected RTS, SSEND_ACK/CTS/FIN, CANCEL of an unexpected
  * message and of none then a stray CANCEL_ACK (cancel), a stream cut without
- * goodbye; for the acceptor a hello as tcp.c's connector sends it with a proof, and
+ * goodbye; for the acceptor a hello as conn.c's connector sends it with a proof, and
  * the old unauthenticated hello.
  */
 #ifndef _GNU_SOURCE
@@ -50,6 +50,9 @@
 #include "../../mpi/core/progress.c"
 #include "../../mpi/core/rdv.c"
 #include "../../mpi/tcp/tcp.c"
+#include "../../mpi/tcp/conn.c"
+#include "../../mpi/tcp/send.c"
+#include "../../mpi/tcp/recv.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -180,7 +183,7 @@ static void reset_conn(int r)
 {
     if (!T.peer[r])
         return;
-    conn_free(T.peer[r]);
+    tcp_conn_free(T.peer[r]);
     T.peer[r] = NULL;
 }
 
@@ -226,7 +229,7 @@ static void reset(struct xm_req **mine, int n)
     T.nup = T.nwl = T.nhand = T.quiet = 0;
     T.any_err = 0;
     while (T.npend)
-        pend_free(T.pend[T.npend - 1]);
+        tcp_pend_free(T.pend[T.npend - 1]);
     T.nhand = 0;
     /* every request is free: the next input's get handles 0x47800000, ...01, ...02 */
     for (int i = 0; i < reqs.n; i++)
@@ -250,12 +253,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                  &mine[1]);
         xm_irecv(ints, 100, MPI_INT, 1, MPI_ANY_TAG, 0, NULL, &mine[2]);
         other = feed(data + 1, size - 1, &fd);
-        struct conn *c = conn_new(1);
+        struct conn *c = tcp_conn_new(1);
         c->fd = fd;
         c->tries = 0;
-        became_up(c);
+        tcp_became_up(c);
         for (int i = 0; i < 4096 && c->state == C_UP; i++)
-            if (read_conn(c) == 0 && c->state == C_UP && !c->dleft)
+            if (tcp_read(c) == 0 && c->state == C_UP && !c->dleft)
                 break; /* nothing more will come: a frame cut short */
         close(other);
         reset(mine, 3);
@@ -267,12 +270,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         p->kind = K_PEND;
         p->fd = fd;
         p->state = P_HELLO;
-        p->deadline = mono_now() + 5;
+        p->deadline = tcp_now() + 5;
         p->slot = T.npend;
         T.pend[T.npend++] = p;
         T.nhand++;
         for (int i = 0; i < 64 && T.npend; i++)
-            read_hello(T.pend[0]); /* p, until it is refused and freed */
+            tcp_pend_event(T.pend[0]); /* p, until it is refused and freed */
         if (T.peer[1] && T.peer[1]->state == C_UP)
             __builtin_trap(); /* a stranger became rank 1 */
         close(other);
