@@ -2,7 +2,7 @@
  * tcp_hsretry.c - a rank that computes outside MPI in the middle of its TCP handshake:
  *   the acceptor's handshake deadline (LOOM_MPI_TCP_HANDSHAKE_TIMEOUT, set to 1 s by
  *   the testlist) passes and it drops the connection; the connector must connect again
- *   and the message must arrive (mpi/tcp/tcp.c hs_broken), never "connection lost".
+ *   and the message must arrive (mpi/tcp/conn.c hs_broken), never "connection lost".
  *
  * Rank 1 starts an MPI_Isend to rank 0 (the connect starts), then sleeps 3 s without
  * calling MPI, three times with a new message; rank 0 waits in MPI_Recv for each (it

@@ -1,5 +1,5 @@
 # tests/security/mpitcp.mk - (fragment of tests/security/Makefile.am; see there)
-# libmpi's TCP netmod (mpi/tcp/tcp.c, mpi/core/p2p.c) against a stranger on the network
+# libmpi's TCP netmod (mpi/tcp/, mpi/core/p2p.c) against a stranger on the network
 # and against a rank of the job that breaks the protocol: t-mpitcp-intruder.sh runs
 # mpitcp_victim (a checked message exchange) under attack by mpitcp_intruder.
 check_PROGRAMS += mpitcp_victim mpitcp_intruder

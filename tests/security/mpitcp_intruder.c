@@ -1,5 +1,5 @@
 /*
- * mpitcp_intruder.c - attacks a Loom MPI rank's TCP listener (mpi/tcp/tcp.c), as a
+ * mpitcp_intruder.c - attacks a Loom MPI rank's TCP listener (mpi/tcp/conn.c), as a
  *                     stranger on the network or as a rank of the job gone bad.
  *
  * Usage:

@@ -1,6 +1,6 @@
 #!/bin/bash
 # t-mpitcp-intruder.sh - libmpi's TCP netmod holds against intruders (doc/security.md,
-# "MPI TCP"; mpi/tcp/tcp.c handshake, mpi/core/p2p.c xm_pkt_check).
+# "MPI TCP"; mpi/tcp/conn.c handshake, mpi/core/p2p.c xm_pkt_check).
 #
 # 1. A stranger: a 3-rank job forced to TCP (mpitcp_victim: checked messages from rank 1
 #    to rank 0, received with MPI_ANY_SOURCE) while mpitcp_intruder, not a rank, tries

@@ -141,7 +141,7 @@ run_list "testlist, mpiexec -hosts loom1,...,loom4" \
 -launcher-exec $here/netns-exec.sh -n %N" -list "$cdir/listh"
 
 # Across nodes the TCP send buffer is the one for a link, not the loopback one
-# (mpi/tcp/tcp.c: SNDBUF_DEFAULT vs SNDBUF_LOOPBACK; the loopback case is in testlist).
+# (mpi/tcp/conn.c: SNDBUF_DEFAULT vs SNDBUF_LOOPBACK; the loopback case is in testlist).
 run_srun --mpi="$mpi" -N2 --ntasks-per-node=1 --export=ALL,LOOM_MPI_DEBUG=1 \
     "$bdir/mpi/pingpong"
 [ $rc -eq 0 ] && grep -q 'No Errors' "$out.stdout" &&
