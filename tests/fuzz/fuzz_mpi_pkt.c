@@ -6,7 +6,7 @@
  * fuzz-cflags: -Impi/include -Iinclude -Impi/core -Icommon
  * fuzz-options: -max_len=200000 -close_fd_mask=2 -use_value_profile=1
  *
- * Contract: the target includes mpi/core/obj.c, mpi/core/p2p.c and mpi/tcp/*.c (their
+ * Contract: the target includes mpi/core/obj.c, mpi/core/p2p.c and mpi/tcp/tcp.c (their
  * statics are its state; the request table restarts empty for every input, so request
  * handles - the cookies - are the same for the same input) and runs rank 0 of a 4-rank
  * job whose COMM_WORLD returns errors (a broken connection fails requests instead of
@@ -22,13 +22,13 @@
  * sizes); a packet xm_pkt_check() passed never writes outside the buffers (ASan); a
  * stranger's connection never becomes rank 1's connection (it cannot make the proof).
  * State (requests, queues, the connection) is reset after every input.
- * Seeds: corpus/mpi_pkt/: the frames a real rank 1 writes, byte for byte in tcp.h's
+ * Seeds: corpus/mpi_pkt/: the frames a real rank 1 writes, byte for byte in tcp.c's
  * layout (struct fhdr + struct xm_pkt_hdr + payload): an 8-byte eager message, one for
  * the any-source receive, a synchronous one, 64 KiB straight into the posted buffer,
  * an unexpected eager message in three fragments, 100 ints, RTS then RDATA (whole and
  * truncated in two parts), an unexpected RTS, SSEND_ACK/CTS/FIN, CANCEL of an unexpected
  * message and of none then a stray CANCEL_ACK (cancel), a stream cut without
- * goodbye; for the acceptor a hello as conn.c's connector sends it with a proof, and
+ * goodbye; for the acceptor a hello as tcp.c's connector sends it with a proof, and
  * the old unauthenticated hello.
  */
 #ifndef _GNU_SOURCE
@@ -49,10 +49,12 @@
 #include "../../mpi/core/p2p.c"
 #include "../../mpi/core/progress.c"
 #include "../../mpi/core/rdv.c"
-#include "../../mpi/tcp/tcp.c"
+/* the TCP netmod in four files (mpi/tcp/tcp.h): tcp.c, the state machine and
+ * handshake (conn.c), the send queue (send.c) and the frame parser (recv.c) */
 #include "../../mpi/tcp/conn.c"
-#include "../../mpi/tcp/send.c"
 #include "../../mpi/tcp/recv.c"
+#include "../../mpi/tcp/send.c"
+#include "../../mpi/tcp/tcp.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
