@@ -32,6 +32,7 @@
 #include "../core/proc.h"
 #include "../core/transport.h"
 #include "../dt/dtype.h"
+#include "../rma/rma.h"
 #include "../shm/shm.h"
 
 static struct xm_comm world_comm, self_comm;
@@ -715,9 +716,16 @@ int PMPI_Pcontrol(const int level, ...)
     return MPI_SUCCESS;
 }
 
+/* blocks other ranks of the node can map (rma/allocmem.c): Win_create over them
+ * works by loads and stores */
 int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 {
-    void *p = malloc(size ? (size_t)size : 1);
+    (void)info;
+    if (size < 0)
+        return xm_err(NULL, MPI_ERR_SIZE, "MPI_Alloc_mem");
+    if (!baseptr)
+        return xm_err(NULL, MPI_ERR_ARG, "MPI_Alloc_mem");
+    void *p = xm_mem_alloc((size_t)size);
     if (!p)
         return xm_err(NULL, MPI_ERR_NO_MEM, "MPI_Alloc_mem");
     *(void **)baseptr = p;
@@ -726,6 +734,6 @@ int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 
 int PMPI_Free_mem(void *base)
 {
-    free(base);
-    return MPI_SUCCESS;
+    int rc = xm_mem_free(base);
+    return rc ? xm_err(NULL, rc, "MPI_Free_mem") : MPI_SUCCESS;
 }

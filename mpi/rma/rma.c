@@ -32,6 +32,7 @@
 #define _GNU_SOURCE /* process_vm_readv/writev */
 #include <errno.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -943,7 +944,8 @@ static int rma_cma(struct xm_win *w, int trank, uint64_t tbase, int tcount,
 static char *fast_target(struct xm_win *w, int trank, MPI_Aint tdisp, int count,
                          MPI_Datatype dt, size_t *n)
 {
-    if (!w->offs || w->flavor == MPI_WIN_FLAVOR_DYNAMIC || count <= 0)
+    char *part = xm_win_part(w, trank);
+    if (!part || w->flavor == MPI_WIN_FLAVOR_DYNAMIC || count <= 0)
         return NULL;
     struct xm_dtype *t = xm_dt_get(dt);
     if (!t || t->basic != dt || !t->size || !t->contig || (MPI_Aint)t->size != t->extent ||
@@ -954,7 +956,7 @@ static char *fast_target(struct xm_win *w, int trank, MPI_Aint tdisp, int count,
     if (b < 0 || b + (__int128)len > w->sizes[trank])
         return NULL;
     *n = len;
-    return w->map + w->offs[trank] + (size_t)b;
+    return part + (size_t)b;
 }
 
 int xm_rma_copy_fast(struct xm_win *w, void *addr, int count, MPI_Datatype dt, int trank,
@@ -1002,7 +1004,7 @@ int xm_rma_put(struct xm_win *w, const void *oaddr, int ocount, MPI_Datatype odt
     int rc = target_base(w, trank, tdisp, tcount, t, &base);
     if (rc)
         return rc;
-    if (w->offs && w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
+    if (xm_win_part(w, trank) && w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
         xm_shmwin_copy(w, trank, base, tcount, t, (void *)oaddr, ocount, o, 1);
         return 0;
     }
@@ -1022,7 +1024,7 @@ int xm_rma_get(struct xm_win *w, void *oaddr, int ocount, MPI_Datatype odt, int 
     int rc = target_base(w, trank, tdisp, tcount, t, &base);
     if (rc)
         return rc;
-    if (w->offs && w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
+    if (xm_win_part(w, trank) && w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
         xm_shmwin_copy(w, trank, base, tcount, t, oaddr, ocount, o, 0);
         return 0;
     }
@@ -1042,7 +1044,7 @@ int xm_rma_acc(struct xm_win *w, const void *oaddr, int ocount, MPI_Datatype odt
     int rc = target_base(w, trank, tdisp, tcount, t, &base);
     if (rc)
         return rc;
-    if (w->offs && w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+    if (xm_win_part(w, trank) && w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
         return xm_shmwin_acc(w, oaddr, ocount, xm_dt_get(odt), fetch ? raddr : NULL, rcount,
                              fetch ? xm_dt_get(rdt) : NULL, trank, base, tcount, t, op);
     if (w->lkmap) {
@@ -1095,7 +1097,7 @@ int xm_rma_cas(struct xm_win *w, const void *oaddr, const void *caddr, void *rad
     int rc = target_base(w, trank, tdisp, 1, t, &base);
     if (rc)
         return rc;
-    if (w->offs && w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+    if (xm_win_part(w, trank) && w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
         return xm_shmwin_cas(w, oaddr, caddr, raddr, XM_DT_SIZE(dt), trank, base);
     size_t es = XM_DT_SIZE(dt);
     if (w->lkmap) {
@@ -1484,6 +1486,15 @@ static void win_destroy(struct xm_win *w)
         lkpage_unref(w->lkpage);
     else if (w->lkmap)
         xm_shmwin_unmap(w->lkmap, w->lklen);
+    if (w->dmap)
+        for (int i = 0; i < w->comm->size; i++)
+            if (w->dmap[i])
+                munmap(w->dmap[i], w->dmaplen[i]);
+    free(w->direct);
+    free(w->dmap);
+    free(w->dmaplen);
+    if (w->memref)
+        xm_mem_win_unref(w->base, (size_t)w->size);
     if (w->own_base)
         free(w->base);
     if (w->handle)
@@ -1503,6 +1514,41 @@ static void win_destroy(struct xm_win *w)
     free(w->access);
     free(w->expo);
     free(w);
+}
+
+/* Win_create inside one node, accumulates under w->lkmap's words: map each local
+ * peer's window that lies in an MPI_Alloc_mem block (all[8 * r + 6] its memory file,
+ * + 7 the offset of its base in it), so put/get/accumulate to it are loads and stores
+ * here (xm_win_part).  Per rank and optional: a rank that cannot be mapped (ptrace
+ * rules, a file that does not pass allocmem.c's checks) keeps CMA. */
+static void map_direct(struct xm_win *w, const long long *all)
+{
+    int n = w->comm->size;
+    w->direct = calloc((size_t)n, sizeof(*w->direct));
+    w->dmap = calloc((size_t)n, sizeof(*w->dmap));
+    w->dmaplen = calloc((size_t)n, sizeof(*w->dmaplen));
+    if (!w->direct || !w->dmap || !w->dmaplen) {
+        free(w->direct);
+        free(w->dmap);
+        free(w->dmaplen);
+        w->direct = NULL;
+        w->dmap = NULL;
+        w->dmaplen = NULL;
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        int wr = wrank(w, i);
+        if (i == w->comm->rank) {
+            w->direct[i] = w->base;
+            continue;
+        }
+        if (all[8 * i + 6] < 0 || all[8 * i + 6] > INT32_MAX || w->sizes[i] <= 0 ||
+            !w->cma_ok || !xm_g.shm || !xm_g.local_index || xm_g.local_index[wr] < 0)
+            continue;
+        w->direct[i] = xm_mem_map_peer(xm_peer_pid(wr), (int)all[8 * i + 6],
+                                       (uint64_t)all[8 * i + 7], (uint64_t)w->sizes[i],
+                                       &w->dmap[i], &w->dmaplen[i]);
+    }
 }
 
 int xm_win_create(void *base, MPI_Aint size, int disp_unit, struct xm_comm *c, int flavor,
@@ -1580,30 +1626,42 @@ int xm_win_create(void *base, MPI_Aint size, int disp_unit, struct xm_comm *c, i
     int want = !rc && w->cma_ok && all_on_my_node(w->comm) &&
                xm_env_int("LOOM_MPI_RMA_CMA_ACC", 1);
     struct xm_rma_lkpage *page = want ? lkpage_find(w->comm) : NULL;
-    long long mine[6] = {size, disp_unit, (long long)(uintptr_t)base, rc != 0, want,
-                         page ? (long long)page->id : 0};
+    /* Win_create over an MPI_Alloc_mem block: counted there (Free_mem refuses it
+     * while the window lives), and its memory file offered to the node (allocmem.c) */
+    int memfd = -1;
+    uint64_t memoff = 0;
+    if (!rc && flavor == MPI_WIN_FLAVOR_CREATE && size > 0)
+        w->memref = xm_mem_win_ref(base, (size_t)size, &memfd, &memoff);
+#define NG 8
+    long long mine[NG] = {size, disp_unit, (long long)(uintptr_t)base, rc != 0, want,
+                          page ? (long long)page->id : 0, memfd, (long long)memoff};
     long long *all = malloc(sizeof(mine) * (size_t)n);
     if (!all) /* the others wait in the allgather for this rank: no way back */
         xm_die("out of memory creating a window of %d ranks", n);
-    if (xm_icoll_allgather(mine, 6, MPI_LONG_LONG, all, 6, MPI_LONG_LONG, w->comm, NULL) <
+    if (xm_icoll_allgather(mine, NG, MPI_LONG_LONG, all, NG, MPI_LONG_LONG, w->comm, NULL) <
         0) {
         free(all);
         win_destroy(w);
         return MPI_ERR_OTHER;
     }
-    int anybad = 0, every = 1, same = page != NULL;
+    int anybad = 0, every = 1, same = page != NULL, anyfd = 0;
     for (int i = 0; i < n; i++) {
-        w->sizes[i] = (MPI_Aint)all[6 * i];
-        w->units[i] = (int)all[6 * i + 1];
-        w->raddr[i] = (uint64_t)all[6 * i + 2];
-        anybad |= all[6 * i + 3] != 0;
-        every &= all[6 * i + 4] != 0;
-        same &= page && all[6 * i + 5] == (long long)page->id;
+        w->sizes[i] = (MPI_Aint)all[NG * i];
+        w->units[i] = (int)all[NG * i + 1];
+        w->raddr[i] = (uint64_t)all[NG * i + 2];
+        anybad |= all[NG * i + 3] != 0;
+        every &= all[NG * i + 4] != 0;
+        same &= page && all[NG * i + 5] == (long long)page->id;
+        anyfd |= all[NG * i + 6] >= 0 && i != w->comm->rank;
     }
-    free(all);
     if (anybad) {
+        free(all);
         win_destroy(w);
         return rc ? rc : MPI_ERR_NO_MEM;
+    }
+    if (flavor != MPI_WIN_FLAVOR_CREATE || !anyfd) {
+        free(all);
+        all = NULL;
     }
     if (flavor == MPI_WIN_FLAVOR_DYNAMIC) {
         for (int i = 0; i < n; i++)
@@ -1674,6 +1732,10 @@ int xm_win_create(void *base, MPI_Aint size, int disp_unit, struct xm_comm *c, i
             w->lklen = page->len;
         }
     }
+    if (all && w->lkmap && xm_env_int("LOOM_MPI_RMA_DIRECT", 1))
+        map_direct(w, all);
+    free(all);
+#undef NG
     w->next_live = live;
     live = w;
     xm_rma_progress_hook = xm_rma_progress;

@@ -52,6 +52,13 @@ struct xm_win {
     char *lkmap;
     size_t lklen;
     struct xm_rma_lkpage *lkpage; /* lkmap's entry in rma.c's cache (shared by windows) */
+    /* Win_create over MPI_Alloc_mem memory (allocmem.c): per rank, its window base
+     * mapped into this process (mine: w->base), or NULL; taken like a node-shared
+     * part (put/get copies, the accumulate family under the rank's lkmap word) */
+    char **direct;
+    void **dmap;      /* per rank: the mapping behind direct[r] (to unmap) */
+    size_t *dmaplen;
+    int memref;       /* base lies in an Alloc_mem block: counted there (Free_mem) */
     MPI_Errhandler errh;
     char name[MPI_MAX_OBJECT_NAME];
     /* dynamic windows */
@@ -171,4 +178,23 @@ int xm_shmwin_map(struct xm_comm *c, size_t total, char **map);
 /* the same, and *id = the mapping's random name bits (equal at every rank of c) */
 int xm_shmwin_map_id(struct xm_comm *c, size_t total, char **map, uint64_t *id);
 void xm_shmwin_unmap(char *map, size_t total);
+/* rank r's part of a window whose memory this process reaches directly (node-shared,
+ * or a peer's Alloc_mem block mapped here), or NULL */
+static inline char *xm_win_part(const struct xm_win *w, int r)
+{
+    return w->offs ? w->map + w->offs[r] : w->direct ? w->direct[r] : NULL;
+}
+
+/* allocmem.c: MPI_Alloc_mem blocks other ranks of the node may map */
+void *xm_mem_alloc(size_t size);
+/* 0, or MPI_ERR_BASE (a window still uses it); pointers not from xm_mem_alloc: free() */
+int xm_mem_free(void *p);
+/* a window over [base, base + len): 1 if that lies in one block (counted; *fd is its
+ * memory file and *off the offset of base in it, or -1 for a malloc block), else 0 */
+int xm_mem_win_ref(const void *base, size_t len, int *fd, uint64_t *off);
+void xm_mem_win_unref(const void *base, size_t len);
+/* map [off, off + len) of process pid's memory file fd (a peer's announcement, checked
+ * against the file): its address here, or NULL; *map and *maplen for munmap */
+char *xm_mem_map_peer(pid_t pid, int fd, uint64_t off, uint64_t len, void **map,
+                      size_t *maplen);
 #endif

@@ -100,7 +100,7 @@ void xm_shmwin_copy(struct xm_win *w, int trank, uint64_t tbase, int tcount,
                     const struct xm_dtype *tdt, void *obuf, int ocount,
                     const struct xm_dtype *odt, int put)
 {
-    char *tb = w->map + w->offs[trank];
+    char *tb = xm_win_part(w, trank);
     struct xm_rma_segit it;
     uint64_t off, len;
     size_t pos = 0;
@@ -168,7 +168,7 @@ static int acc_pair(struct xm_win *w, const void *obuf, int ocount, const struct
                     size_t es)
 {
     size_t total = (size_t)tcount * tdt->size, pos;
-    char *cur = malloc(total), *in = malloc(total), *tb = w->map + w->offs[trank];
+    char *cur = malloc(total), *in = malloc(total), *tb = xm_win_part(w, trank);
     if (!cur || !in) {
         free(cur);
         free(in);
@@ -209,7 +209,7 @@ int xm_shmwin_acc(struct xm_win *w, const void *obuf, int ocount, const struct x
     char *tmp = NULL;
     if (combine && !ocontig && !(tmp = malloc(chunk)))
         return MPI_ERR_NO_MEM;
-    char *tb = w->map + w->offs[trank];
+    char *tb = xm_win_part(w, trank);
     struct xm_rma_segit it;
     uint64_t off, len;
     size_t pos = 0, pf, pso, psc;
@@ -251,7 +251,7 @@ int xm_shmwin_acc(struct xm_win *w, const void *obuf, int ocount, const struct x
 int xm_shmwin_cas(struct xm_win *w, const void *obuf, const void *cbuf, void *rbuf,
                   size_t es, int trank, uint64_t tbase)
 {
-    char *p = w->map + w->offs[trank] + tbase;
+    char *p = xm_win_part(w, trank) + tbase;
     part_lock(w, trank);
     memcpy(rbuf, p, es);
     if (memcmp(p, cbuf, es) == 0)
