@@ -25,7 +25,9 @@
  *     they stay atomic against each other and need no progress of the target.
  *     Win_create windows of ranks the shm transport reaches take put/get by CMA
  *     (rma_cma); when all ranks are on this node their accumulate family goes by CMA
- *     too, under lock words in a small shared page (cma_acc, w->lkmap).
+ *     too, under lock words in a small shared page (cma_acc, w->lkmap).  Ranks whose
+ *     window lies in an MPI_Alloc_mem block (allocmem.c) are mapped at creation
+ *     (map_direct) and then taken like node-shared parts (xm_win_part).
  *   - Every wait goes through xm_wait()/xm_idle() (the engine's idle policy); a dead
  *     peer ends the job there as for p2p.
  */
