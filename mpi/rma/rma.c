@@ -75,6 +75,29 @@ struct outmsg {        /* a message we sent and whose buffer we free on completi
     struct outmsg *next;
 };
 
+/* deferred accumulates (acc_defer, below) */
+#define ACCQ_MAX 256          /* accumulates */
+#define ACCQ_DATA 8192        /* their operand bytes */
+#define ACCQ_SPAN 65536       /* bytes between the lowest and highest byte touched */
+#define ACCQ_ONE 256          /* the largest accumulate deferred */
+struct accq_ent {
+    uint64_t off;
+    uint32_t len, dpos;
+    MPI_Op op;
+    MPI_Datatype basic;
+};
+struct xm_rma_accq {
+    int trank, n;
+    pid_t pid;
+    size_t used;
+    uint64_t lo, hi;
+    struct accq_ent e[ACCQ_MAX];
+    struct iovec liov[ACCQ_MAX], riov[ACCQ_MAX];
+    uint64_t roff[ACCQ_MAX];  /* merged ranges (offsets) */
+    long double data[ACCQ_DATA / sizeof(long double)];
+    long double span[ACCQ_SPAN / sizeof(long double)];
+};
+
 static struct xm_win **wins;
 static int nwins;
 static struct xm_win *live;
@@ -574,8 +597,12 @@ static int post_reply(struct xm_win *w, int trank, int tag, const struct opdesc 
     return 0;
 }
 
+static void acc_drain(struct xm_win *w);
+
 static void pend_wait(struct xm_win *w)
 {
+    if (w->accq && w->accq->n)
+        acc_drain(w);
     while (w->pend) {
         struct xm_rma_pend *p = w->pend;
         xm_wait(p->r);
@@ -876,6 +903,125 @@ static int cma_cas(struct xm_win *w, const void *obuf, const void *cbuf, void *r
     return rc ? rc : 1;
 }
 
+/* Small accumulates (no result) by CMA are deferred to the next completion point
+ * (pend_wait: flush, unlock, fence, complete, Win_free) or the next other operation on
+ * the window, then applied in issue order under the target's lock word with one
+ * process_vm_readv and one process_vm_writev of the distinct byte ranges they touch:
+ * an accumulate completes only there (MPI-3.1 11.5), and two system calls per
+ * accumulate were its whole cost.  One target at a time; element-wise atomic as before
+ * (the lock word), ordered as issued, bytes between the ranges untouched (other
+ * origins' puts there are not overwritten).  LOOM_MPI_RMA_ACC_DEFER=0: off. */
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void acc_drain(struct xm_win *w)
+{
+    struct xm_rma_accq *q = w->accq;
+    int n = q->n, nr = 0, rc = 0;
+    q->n = 0;
+    q->used = 0;
+    uint64_t raddr = w->raddr[q->trank];
+    char *rbase = (char *)(uintptr_t)raddr, *span = (char *)q->span;
+    /* span[0] is the target's byte at the 16-aligned address at or below the lowest
+     * one touched: each element keeps its alignment in the copy */
+    uint64_t abase = (raddr + q->lo) & ~(uint64_t)15;
+    /* the distinct ranges: sort the entries' (start, end) pairs by start, merge */
+    uint64_t ranges[2 * ACCQ_MAX];
+    for (int i = 0; i < n; i++) {
+        ranges[2 * i] = q->e[i].off;
+        ranges[2 * i + 1] = q->e[i].off + q->e[i].len;
+    }
+    qsort(ranges, (size_t)n, 2 * sizeof(uint64_t), cmp_u64);
+    uint64_t tmp[2 * ACCQ_MAX];
+    for (int i = 0; i < n; i++) {
+        if (nr && ranges[2 * i] <= tmp[2 * nr - 1]) {
+            if (ranges[2 * i + 1] > tmp[2 * nr - 1])
+                tmp[2 * nr - 1] = ranges[2 * i + 1];
+        } else {
+            tmp[2 * nr] = ranges[2 * i];
+            tmp[2 * nr + 1] = ranges[2 * i + 1];
+            nr++;
+        }
+    }
+    size_t total = 0;
+    for (int i = 0; i < nr; i++) {
+        size_t len = (size_t)(tmp[2 * i + 1] - tmp[2 * i]);
+        q->liov[i] = (struct iovec){span + (raddr + tmp[2 * i] - abase), len};
+        q->riov[i] = (struct iovec){rbase + tmp[2 * i], len};
+        total += len;
+    }
+    xm_shmwin_lock(w, q->trank);
+    if (process_vm_readv(q->pid, q->liov, (unsigned long)nr, q->riov, (unsigned long)nr, 0) !=
+        (ssize_t)total)
+        rc = MPI_ERR_OTHER; /* the target went away (ranges were checked at issue) */
+    for (int i = 0; i < n && !rc; i++) {
+        struct accq_ent *e = &q->e[i];
+        const char *src = (const char *)q->data + e->dpos;
+        char *dst = span + (raddr + e->off - abase);
+        if (e->op == MPI_REPLACE)
+            memcpy(dst, src, e->len);
+        else
+            xm_op_apply(e->op, src, dst, (int)(e->len / XM_DT_SIZE(e->basic)), e->basic);
+    }
+    if (!rc && process_vm_writev(q->pid, q->liov, (unsigned long)nr, q->riov,
+                                 (unsigned long)nr, 0) != (ssize_t)total)
+        rc = MPI_ERR_OTHER;
+    xm_shmwin_unlock(w, q->trank);
+    if (rc && !w->accrc)
+        w->accrc = rc;
+}
+
+/* 1 deferred, 0 not (take another path) */
+static int acc_defer(struct xm_win *w, const void *obuf, int ocount, const struct xm_dtype *odt,
+                     int trank, uint64_t tbase, int tcount, const struct xm_dtype *tdt,
+                     MPI_Op op)
+{
+    size_t total = (size_t)tcount * tdt->size, es = XM_DT_SIZE(tdt->basic), pf, pso, psc;
+    if (!total || total > ACCQ_ONE || !es || !odt || op == MPI_NO_OP ||
+        xm_rma_pair_layout(tdt->basic, &pf, &pso, &psc) ||
+        (op != MPI_REPLACE && xm_op_apply(op, NULL, NULL, 0, tdt->basic) < 0))
+        return 0;
+    struct xm_rma_segit it;
+    uint64_t off, len, off2, len2;
+    xm_rma_segit_init(&it, tbase, tcount, tdt);
+    if (!xm_rma_segit_next(&it, &off, &len) || len != total ||
+        xm_rma_segit_next(&it, &off2, &len2))
+        return 0; /* not one contiguous range of the target */
+    pid_t pid;
+    int self;
+    if (!cma_peer(w, trank, &pid, &self) || self)
+        return 0;
+    static int on = -1;
+    if (on < 0)
+        on = xm_env_int("LOOM_MPI_RMA_ACC_DEFER", 1) != 0;
+    if (!on)
+        return 0;
+    if (!w->accq && !(w->accq = calloc(1, sizeof(*w->accq))))
+        return 0;
+    struct xm_rma_accq *q = w->accq;
+    uint64_t lo = q->n && q->lo < off ? q->lo : off;
+    uint64_t hi = q->n && q->hi > off + len ? q->hi : off + len;
+    if (q->n && (q->trank != trank || q->n == ACCQ_MAX || q->used + total > ACCQ_DATA ||
+                 hi - lo > ACCQ_SPAN - 16))
+        acc_drain(w);
+    if (!q->n) {
+        q->trank = trank;
+        q->pid = pid;
+        lo = off;
+        hi = off + len;
+    }
+    q->lo = lo;
+    q->hi = hi;
+    struct accq_ent *e = &q->e[q->n++];
+    *e = (struct accq_ent){off, (uint32_t)len, (uint32_t)q->used, op, tdt->basic};
+    xm_dt_pack(obuf, ocount, odt, 0, (char *)q->data + q->used, total);
+    q->used += (total + 15) & ~(size_t)15; /* keep every operand aligned */
+    return 1; /* completes at the next drain: nothing to ask the target */
+}
+
 /* Put/get by CMA into a Win_create window of another rank of this node (or a copy for
  * my own window), with the pid that rank put in the KVS (xm_peer_pid), as the p2p
  * engine's single copies do.  The bytes are range-checked against the window first
@@ -1001,6 +1147,8 @@ int xm_rma_acc_fast(struct xm_win *w, const void *oaddr, void *raddr, int count,
 int xm_rma_put(struct xm_win *w, const void *oaddr, int ocount, MPI_Datatype odt, int trank,
                MPI_Aint tdisp, int tcount, MPI_Datatype tdt)
 {
+    if (w->accq && w->accq->n)
+        acc_drain(w); /* issue order */
     struct xm_dtype *o = xm_dt_get(odt), *t = xm_dt_get(tdt);
     uint64_t base;
     int rc = target_base(w, trank, tdisp, tcount, t, &base);
@@ -1021,6 +1169,8 @@ int xm_rma_put(struct xm_win *w, const void *oaddr, int ocount, MPI_Datatype odt
 int xm_rma_get(struct xm_win *w, void *oaddr, int ocount, MPI_Datatype odt, int trank,
                MPI_Aint tdisp, int tcount, MPI_Datatype tdt)
 {
+    if (w->accq && w->accq->n)
+        acc_drain(w); /* issue order */
     struct xm_dtype *o = xm_dt_get(odt), *t = xm_dt_get(tdt);
     uint64_t base;
     int rc = target_base(w, trank, tdisp, tcount, t, &base);
@@ -1049,6 +1199,11 @@ int xm_rma_acc(struct xm_win *w, const void *oaddr, int ocount, MPI_Datatype odt
     if (xm_win_part(w, trank) && w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
         return xm_shmwin_acc(w, oaddr, ocount, xm_dt_get(odt), fetch ? raddr : NULL, rcount,
                              fetch ? xm_dt_get(rdt) : NULL, trank, base, tcount, t, op);
+    if (w->lkmap && !fetch &&
+        acc_defer(w, oaddr, ocount, xm_dt_get(odt), trank, base, tcount, t, op))
+        return 0;
+    if (w->accq && w->accq->n)
+        acc_drain(w); /* issue order */
     if (w->lkmap) {
         rc = cma_acc(w, oaddr, ocount, op == MPI_NO_OP ? NULL : xm_dt_get(odt),
                      fetch ? raddr : NULL, rcount, fetch ? xm_dt_get(rdt) : NULL, trank, base,
@@ -1094,6 +1249,8 @@ int xm_rma_acc(struct xm_win *w, const void *oaddr, int ocount, MPI_Datatype odt
 int xm_rma_cas(struct xm_win *w, const void *oaddr, const void *caddr, void *raddr,
                MPI_Datatype dt, int trank, MPI_Aint tdisp)
 {
+    if (w->accq && w->accq->n)
+        acc_drain(w); /* issue order */
     struct xm_dtype *t = xm_dt_get(dt);
     uint64_t base;
     int rc = target_base(w, trank, tdisp, 1, t, &base);
@@ -1169,6 +1326,11 @@ static void mem_sync(void)
 int xm_rma_flush(struct xm_win *w, int trank)
 {
     pend_wait(w);
+    if (w->accrc) { /* applying deferred accumulates failed: the target is gone */
+        int e = w->accrc;
+        w->accrc = 0;
+        return e;
+    }
     for (int i = 0; i < w->comm->size; i++)
         if (w->dirty[i] == DIRTY_REPLY)
             w->dirty[i] = 0; /* its answer came after all my earlier requests applied */
@@ -1492,6 +1654,7 @@ static void win_destroy(struct xm_win *w)
         for (int i = 0; i < w->comm->size; i++)
             if (w->dmap[i])
                 munmap(w->dmap[i], w->dmaplen[i]);
+    free(w->accq);
     free(w->direct);
     free(w->dmap);
     free(w->dmaplen);

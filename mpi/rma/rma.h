@@ -83,6 +83,8 @@ struct xm_win {
     int started, posted;
     uint32_t next_tag;
     struct xm_rma_pend *pend; /* outstanding get-like replies */
+    struct xm_rma_accq *accq; /* accumulates by CMA not yet applied (rma.c acc_defer) */
+    int accrc;                /* an error class from applying them, for the next flush */
     struct xm_win *next_live;
     struct xm_attr *attrs; /* user attributes (api/winattr.c) */
     /* info hints of MPI-3.1 11.2.1 (api/rma.c hint table): the values set at creation
