@@ -3,7 +3,8 @@
 # and Open MPI in the same run, with the same source (rmabench.c) built by each MPI's
 # own mpicc.  Two ranks on one node; the figures and their method are in rmabench.c's
 # header (put/get latency with a flush, 1 MiB put/get bandwidth, accumulate rate,
-# fetch_and_op latency; on a Win_allocate window and on a Win_create window).
+# fetch_and_op latency; on a Win_allocate window, a Win_create window over calloc
+# memory and a Win_create window over MPI_Alloc_mem memory).
 #
 # Usage: bench/mpi/rma.sh [-r REPS] [BUILDDIR]     (default 3 runs each, ./build)
 # Runs interleave the MPIs; each cell is the median of the runs (each run already
@@ -45,7 +46,7 @@ d = B.read_raw(raw, 2)  # (flavour, figure) -> mpi -> [values]
 units = {'put_lat_8': 'us', 'get_lat_8': 'us', 'put_bw_1m': 'MB/s', 'get_bw_1m': 'MB/s',
          'acc_rate': 'M ops/s', 'fop_lat': 'us'}
 lower = {'put_lat_8', 'get_lat_8', 'fop_lat'}
-keys = sorted((k for k in d if k[1] in units), key=lambda k: (k[0] != 'allocate', list(units).index(k[1])))
+keys = sorted((k for k in d if k[1] in units), key=lambda k: (['allocate', 'create', 'allocmem'].index(k[0]) if k[0] in ('allocate', 'create', 'allocmem') else 9, list(units).index(k[1])))
 rows = []
 for flav, name in keys:
     v = {m: B.med(x) for m, x in d[(flav, name)].items()}

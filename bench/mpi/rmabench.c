@@ -4,7 +4,11 @@
  *
  * Two ranks; rank 0 is the origin, rank 1 the target, which waits in MPI_Barrier while
  * rank 0 measures (passive target: the target does nothing but be inside MPI).  Rank 0
- * holds MPI_Win_lock_all for the whole run.  For each window flavor (allocate, create):
+ * holds MPI_Win_lock_all for the whole run.  For each window flavor:
+ *   allocate   MPI_Win_allocate
+ *   create     MPI_Win_create over calloc() memory (user memory the MPI knows nothing of)
+ *   allocmem   MPI_Win_create over MPI_Alloc_mem memory (the usual way to get memory
+ *              for MPI_Win_create; an MPI may give memory other ranks can map)
  *   put_lat_8 / get_lat_8     us per MPI_Put/MPI_Get of 8 B followed by MPI_Win_flush
  *   put_bw_1m / get_bw_1m     MB/s: 64 transfers of 1 MiB, one flush at the end
  *   acc_rate                  M ops/s: MPI_Accumulate of one double (SUM), flush every 256
@@ -127,6 +131,13 @@ int main(int argc, char **argv)
     bench("create", win, buf, rank);
     MPI_Win_free(&win);
     free(mem);
+    MPI_Alloc_mem(wsize, MPI_INFO_NULL, &mem);
+    memset(mem, 0, (size_t)wsize);
+    MPI_Win_create(mem, wsize, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    bench("allocmem", win, buf, rank);
+    MPI_Win_free(&win);
+    MPI_Free_mem(mem);
     free(buf);
     MPI_Finalize();
     return 0;

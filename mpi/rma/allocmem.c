@@ -4,7 +4,8 @@
  *              stores instead of CMA system calls or requests to the target.
  *
  * Owns: the table of live MPI_Alloc_mem blocks (xm_mem_alloc/xm_mem_free), the count of
- * windows over each block (Free_mem of a block still in a window is an error), and
+ * windows over each block (Free_mem of a block still in a window releases it only with
+ * the last such window, so the window never reaches freed memory), and
  * xm_mem_map_peer(), which maps another rank's block into this process.
  * How a block is shared:
  *   - Each block is its own anonymous memory file (memfd_create, close-on-exec): it has
@@ -54,6 +55,7 @@ struct memblk {
     size_t maplen; /* bytes mapped (whole pages), 0 for malloc */
     int fd;      /* the memory file, -1 for malloc */
     int wins;    /* windows over (part of) it */
+    int freed;   /* MPI_Free_mem came while windows used it: released with the last */
     struct memblk *next;
 };
 static struct memblk *blocks;
@@ -64,7 +66,7 @@ static struct memblk *find(const void *p, size_t len)
     uintptr_t a = (uintptr_t)p;
     for (struct memblk *b = blocks; b; b = b->next) {
         uintptr_t s = (uintptr_t)b->base;
-        if (a >= s && a - s <= b->len && len <= b->len - (a - s))
+        if (!b->freed && a >= s && a - s <= b->len && len <= b->len - (a - s))
             return b;
     }
     return NULL;
@@ -119,18 +121,11 @@ void *xm_mem_alloc(size_t size)
     return b->base;
 }
 
-int xm_mem_free(void *p)
+static void release(struct memblk *b)
 {
     struct memblk **pp = &blocks;
-    while (*pp && (*pp)->base != (char *)p)
+    while (*pp != b)
         pp = &(*pp)->next;
-    struct memblk *b = *pp;
-    if (!b) {
-        free(p); /* not from MPI_Alloc_mem: what the caller handed us */
-        return 0;
-    }
-    if (b->wins)
-        return MPI_ERR_BASE; /* still the memory of a window */
     *pp = b->next;
     if (b->fd >= 0) {
         munmap(b->base, b->maplen);
@@ -140,29 +135,47 @@ int xm_mem_free(void *p)
         free(b->base);
     }
     free(b);
+}
+
+int xm_mem_free(void *p)
+{
+    struct memblk *b = blocks;
+    while (b && (b->base != (char *)p || b->freed))
+        b = b->next;
+    if (!b) {
+        free(p); /* not from MPI_Alloc_mem: what the caller handed us */
+        return 0;
+    }
+    if (b->wins) {
+        /* still the memory of a window (MPICH's own tests free it before Win_free):
+         * the window keeps it until the last one over it is freed */
+        b->freed = 1;
+        return 0;
+    }
+    release(b);
     return 0;
 }
 
-int xm_mem_win_ref(const void *base, size_t len, int *fd, uint64_t *off)
+void *xm_mem_win_ref(const void *base, size_t len, int *fd, uint64_t *off)
 {
     struct memblk *b = len ? find(base, len) : NULL;
     *fd = -1;
     *off = 0;
     if (!b)
-        return 0;
+        return NULL;
     b->wins++;
     if (b->fd >= 0) {
         *fd = b->fd;
         *off = (uint64_t)((const char *)base - b->base);
     }
-    return 1;
+    return b;
 }
 
-void xm_mem_win_unref(const void *base, size_t len)
+void xm_mem_win_unref(void *blk)
 {
-    struct memblk *b = len ? find(base, len) : NULL;
-    if (b && b->wins > 0)
-        b->wins--;
+    struct memblk *b = blk;
+    if (b && --b->wins == 0 && b->freed)
+        release(b);
 }
 
 char *xm_mem_map_peer(pid_t pid, int fd, uint64_t off, uint64_t len, void **map,

@@ -1658,8 +1658,7 @@ static void win_destroy(struct xm_win *w)
     free(w->direct);
     free(w->dmap);
     free(w->dmaplen);
-    if (w->memref)
-        xm_mem_win_unref(w->base, (size_t)w->size);
+    xm_mem_win_unref(w->memref);
     if (w->own_base)
         free(w->base);
     if (w->handle)

@@ -58,7 +58,7 @@ struct xm_win {
     char **direct;
     void **dmap;      /* per rank: the mapping behind direct[r] (to unmap) */
     size_t *dmaplen;
-    int memref;       /* base lies in an Alloc_mem block: counted there (Free_mem) */
+    void *memref;     /* the Alloc_mem block base lies in (counted there), or NULL */
     MPI_Errhandler errh;
     char name[MPI_MAX_OBJECT_NAME];
     /* dynamic windows */
@@ -189,12 +189,13 @@ static inline char *xm_win_part(const struct xm_win *w, int r)
 
 /* allocmem.c: MPI_Alloc_mem blocks other ranks of the node may map */
 void *xm_mem_alloc(size_t size);
-/* 0, or MPI_ERR_BASE (a window still uses it); pointers not from xm_mem_alloc: free() */
+/* 0; a block windows still use goes with the last of them; pointers not from
+ * xm_mem_alloc: free() */
 int xm_mem_free(void *p);
-/* a window over [base, base + len): 1 if that lies in one block (counted; *fd is its
- * memory file and *off the offset of base in it, or -1 for a malloc block), else 0 */
-int xm_mem_win_ref(const void *base, size_t len, int *fd, uint64_t *off);
-void xm_mem_win_unref(const void *base, size_t len);
+/* a window over [base, base + len): the block that holds it (counted; *fd is its
+ * memory file and *off the offset of base in it, or -1 for a malloc block), or NULL */
+void *xm_mem_win_ref(const void *base, size_t len, int *fd, uint64_t *off);
+void xm_mem_win_unref(void *blk);
 /* map [off, off + len) of process pid's memory file fd (a peer's announcement, checked
  * against the file): its address here, or NULL; *map and *maplen for munmap */
 char *xm_mem_map_peer(pid_t pid, int fd, uint64_t off, uint64_t len, void **map,
