@@ -93,7 +93,6 @@ struct xm_rma_accq {
     uint64_t lo, hi;
     struct accq_ent e[ACCQ_MAX];
     struct iovec liov[ACCQ_MAX], riov[ACCQ_MAX];
-    uint64_t roff[ACCQ_MAX];  /* merged ranges (offsets) */
     long double data[ACCQ_DATA / sizeof(long double)];
     long double span[ACCQ_SPAN / sizeof(long double)];
 };
