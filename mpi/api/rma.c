@@ -528,9 +528,10 @@ static int check_acc(MPI_Op op, MPI_Datatype odt, MPI_Datatype tdt, int tcount,
 
 /* (issue 21) the same predefined type and count at both ends, a valid rank in an open
  * epoch, on a node-shared window: the engine's fast paths may take it whole */
-#define FAST_OK(w, ocount, odt, tcount, tdt, trank)                                    \
-    (((w)->offs || (w)->direct) && (odt) == (tdt) && (ocount) == (tcount) && XM_DT_IS_PREDEF(tdt) &&    \
-     (trank) >= 0 && (trank) < (w)->comm->size && in_epoch((w), (trank)))
+#define FAST_OK(w, ocount, odt, tcount, tdt, trank)                                      \
+    (((w)->offs || (w)->direct) && (odt) == (tdt) && (ocount) == (tcount) &&             \
+     XM_DT_IS_PREDEF(tdt) && (trank) >= 0 && (trank) < (w)->comm->size &&                \
+     in_epoch((w), (trank)))
 
 int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
              int target_rank, MPI_Aint target_disp, int target_count,

@@ -51,11 +51,11 @@
 
 struct memblk {
     char *base;
-    size_t len;  /* bytes asked for */
+    size_t len;    /* bytes asked for */
     size_t maplen; /* bytes mapped (whole pages), 0 for malloc */
-    int fd;      /* the memory file, -1 for malloc */
-    int wins;    /* windows over (part of) it */
-    int freed;   /* MPI_Free_mem came while windows used it: released with the last */
+    int fd;        /* the memory file, -1 for malloc */
+    int wins;      /* windows over (part of) it */
+    int freed;     /* MPI_Free_mem came while windows used it: released with the last */
     struct memblk *next;
 };
 static struct memblk *blocks;

@@ -34,10 +34,10 @@
 #define _GNU_SOURCE /* process_vm_readv/writev */
 #include <errno.h>
 #include <stdio.h>
-#include <sys/mman.h>
-#include <sys/uio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
 
 #include "rma.h"
 #include "../coll/coll.h"
@@ -76,10 +76,10 @@ struct outmsg {        /* a message we sent and whose buffer we free on completi
 };
 
 /* deferred accumulates (acc_defer, below) */
-#define ACCQ_MAX 256          /* accumulates */
-#define ACCQ_DATA 8192        /* their operand bytes */
-#define ACCQ_SPAN 65536       /* bytes between the lowest and highest byte touched */
-#define ACCQ_ONE 256          /* the largest accumulate deferred */
+#define ACCQ_MAX 256    /* accumulates */
+#define ACCQ_DATA 8192  /* their operand bytes */
+#define ACCQ_SPAN 65536 /* bytes between the lowest and highest byte touched */
+#define ACCQ_ONE 256    /* the largest accumulate deferred */
 struct accq_ent {
     uint64_t off;
     uint32_t len, dpos;
@@ -953,8 +953,8 @@ static void acc_drain(struct xm_win *w)
         total += len;
     }
     xm_shmwin_lock(w, q->trank);
-    if (process_vm_readv(q->pid, q->liov, (unsigned long)nr, q->riov, (unsigned long)nr, 0) !=
-        (ssize_t)total)
+    if (process_vm_readv(q->pid, q->liov, (unsigned long)nr, q->riov, (unsigned long)nr,
+                         0) != (ssize_t)total)
         rc = MPI_ERR_OTHER; /* the target went away (ranges were checked at issue) */
     for (int i = 0; i < n && !rc; i++) {
         struct accq_ent *e = &q->e[i];
@@ -974,9 +974,9 @@ static void acc_drain(struct xm_win *w)
 }
 
 /* 1 deferred, 0 not (take another path) */
-static int acc_defer(struct xm_win *w, const void *obuf, int ocount, const struct xm_dtype *odt,
-                     int trank, uint64_t tbase, int tcount, const struct xm_dtype *tdt,
-                     MPI_Op op)
+static int acc_defer(struct xm_win *w, const void *obuf, int ocount,
+                     const struct xm_dtype *odt, int trank, uint64_t tbase, int tcount,
+                     const struct xm_dtype *tdt, MPI_Op op)
 {
     size_t total = (size_t)tcount * tdt->size, es = XM_DT_SIZE(tdt->basic), pf, pso, psc;
     if (!total || total > ACCQ_ONE || !es || !odt || op == MPI_NO_OP ||
@@ -1796,13 +1796,19 @@ int xm_win_create(void *base, MPI_Aint size, int disp_unit, struct xm_comm *c, i
     if (!rc && flavor == MPI_WIN_FLAVOR_CREATE && size > 0)
         w->memref = xm_mem_win_ref(base, (size_t)size, &memfd, &memoff);
 #define NG 8
-    long long mine[NG] = {size, disp_unit, (long long)(uintptr_t)base, rc != 0, want,
-                          page ? (long long)page->id : 0, memfd, (long long)memoff};
+    long long mine[NG] = {size,
+                          disp_unit,
+                          (long long)(uintptr_t)base,
+                          rc != 0,
+                          want,
+                          page ? (long long)page->id : 0,
+                          memfd,
+                          (long long)memoff};
     long long *all = malloc(sizeof(mine) * (size_t)n);
     if (!all) /* the others wait in the allgather for this rank: no way back */
         xm_die("out of memory creating a window of %d ranks", n);
-    if (xm_icoll_allgather(mine, NG, MPI_LONG_LONG, all, NG, MPI_LONG_LONG, w->comm, NULL) <
-        0) {
+    if (xm_icoll_allgather(mine, NG, MPI_LONG_LONG, all, NG, MPI_LONG_LONG, w->comm,
+                           NULL) < 0) {
         free(all);
         win_destroy(w);
         return MPI_ERR_OTHER;

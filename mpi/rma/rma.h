@@ -56,9 +56,9 @@ struct xm_win {
      * mapped into this process (mine: w->base), or NULL; taken like a node-shared
      * part (put/get copies, the accumulate family under the rank's lkmap word) */
     char **direct;
-    void **dmap;      /* per rank: the mapping behind direct[r] (to unmap) */
+    void **dmap; /* per rank: the mapping behind direct[r] (to unmap) */
     size_t *dmaplen;
-    void *memref;     /* the Alloc_mem block base lies in (counted there), or NULL */
+    void *memref; /* the Alloc_mem block base lies in (counted there), or NULL */
     MPI_Errhandler errh;
     char name[MPI_MAX_OBJECT_NAME];
     /* dynamic windows */

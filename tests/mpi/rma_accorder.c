@@ -4,13 +4,14 @@
  * atomicity against the other origins on shared and on interleaved elements, ranges
  * with gaps that other origins' puts fill at the same time (their bytes survive), and
  * fetch_and_op and compare_and_swap after accumulates of the same origin without a
- * flush in between seeing them (accumulate ordering; a plain get is not ordered).  Any number of ranks (3 or more to mean something).
+ * flush in between seeing them (accumulate ordering; a plain get is not ordered).  Any
+ * number of ranks (3 or more to mean something).
  */
+#include "mpitest.h"
 #include <stdlib.h>
 #include <string.h>
-#include "mpitest.h"
 
-#define NE 512   /* longs in the window */
+#define NE 512 /* longs in the window */
 #define ROUNDS 300
 
 int main(int argc, char **argv)
@@ -21,7 +22,8 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     long *mem = calloc(NE, sizeof(long));
     MPI_Win win;
-    MPI_Win_create(mem, NE * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Win_create(mem, NE * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD,
+                   &win);
     long one = 1, v;
     MPI_Win_lock_all(0, win);
     /* everyone: SUM 1 into element 0 and into its own even element 2 + 2 * rank of
@@ -56,13 +58,15 @@ int main(int argc, char **argv)
     /* a vector of doubles (two elements per call, different ranks interleaved) */
     double d2[2] = {0.5, 0.25};
     for (int i = 0; i < ROUNDS; i++)
-        MPI_Accumulate(d2, 2, MPI_DOUBLE, 0, 400 + 2 * (rank % 4), 2, MPI_DOUBLE, MPI_SUM, win);
+        MPI_Accumulate(d2, 2, MPI_DOUBLE, 0, 400 + 2 * (rank % 4), 2, MPI_DOUBLE, MPI_SUM,
+                       win);
     MPI_Win_unlock_all(win);
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win);
     TEST_ASSERT_MSG(mem[0] == (long)ROUNDS * size, "element 0: %ld", mem[0]);
     for (int q = 0; q < size && 3 + 2 * q < 300; q++) {
-        TEST_ASSERT_MSG(mem[2 + 2 * q] == ROUNDS, "element %d: %ld", 2 + 2 * q, mem[2 + 2 * q]);
+        TEST_ASSERT_MSG(mem[2 + 2 * q] == ROUNDS, "element %d: %ld", 2 + 2 * q,
+                        mem[2 + 2 * q]);
         TEST_ASSERT_MSG(mem[3 + 2 * q] == 1000000 + ROUNDS - 1, "put element %d: %ld",
                         3 + 2 * q, mem[3 + 2 * q]);
     }

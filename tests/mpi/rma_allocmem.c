@@ -5,21 +5,21 @@
  * block, and MPI_Free_mem of a block still in windows (it succeeds; the windows keep
  * the memory until the last of them is freed).  Any number of ranks.
  */
+#include "mpitest.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "mpitest.h"
 
-#define N 64      /* longs per rank slot area */
-#define NACC 200  /* accumulates per rank */
+#define N 64     /* longs per rank slot area */
+#define NACC 200 /* accumulates per rank */
 
-struct area { /* the window's layout (disp_unit 1) */
-    long slot[N];   /* slot[r]: written by rank r */
-    double sum;     /* every rank adds 1.0 NACC times */
-    long counter;   /* fetch_and_op target */
-    long cas;       /* compare_and_swap target */
-    long fence[N];  /* fence epoch: slot[r] from rank r */
-    long pscw[N];   /* PSCW epoch */
+struct area {      /* the window's layout (disp_unit 1) */
+    long slot[N];  /* slot[r]: written by rank r */
+    double sum;    /* every rank adds 1.0 NACC times */
+    long counter;  /* fetch_and_op target */
+    long cas;      /* compare_and_swap target */
+    long fence[N]; /* fence epoch: slot[r] from rank r */
+    long pscw[N];  /* PSCW epoch */
 };
 #define OFF(f) ((MPI_Aint)offsetof(struct area, f))
 
@@ -31,8 +31,8 @@ static void run(MPI_Win win, struct area *a, int rank, int size)
     /* passive target, lock_all: put to every rank, flush, barrier, check */
     MPI_Win_lock_all(0, win);
     for (int t = 0; t < size; t++)
-        MPI_Put(&v, 1, MPI_LONG, t, OFF(slot) + (MPI_Aint)sizeof(long) * rank, 1, MPI_LONG,
-                win);
+        MPI_Put(&v, 1, MPI_LONG, t, OFF(slot) + (MPI_Aint)sizeof(long) * rank, 1,
+                MPI_LONG, win);
     MPI_Win_flush_all(win);
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Win_sync(win);
@@ -97,13 +97,14 @@ static void run(MPI_Win win, struct area *a, int rank, int size)
 
     /* fence: put to the right, get from the left */
     MPI_Win_fence(0, win);
-    MPI_Put(&v, 1, MPI_LONG, right, OFF(fence) + (MPI_Aint)sizeof(long) * rank, 1, MPI_LONG,
-            win);
+    MPI_Put(&v, 1, MPI_LONG, right, OFF(fence) + (MPI_Aint)sizeof(long) * rank, 1,
+            MPI_LONG, win);
     MPI_Win_fence(0, win);
     TEST_ASSERT_MSG(a->fence[left] == 1000 + left, "fence %ld", a->fence[left]);
     long lf = 0;
-    MPI_Get(&lf, 1, MPI_LONG, left, OFF(fence) + (MPI_Aint)sizeof(long) * ((left + size - 1) % size),
-            1, MPI_LONG, win);
+    MPI_Get(&lf, 1, MPI_LONG, left,
+            OFF(fence) + (MPI_Aint)sizeof(long) * ((left + size - 1) % size), 1, MPI_LONG,
+            win);
     MPI_Win_fence(0, win);
     TEST_ASSERT_MSG(lf == 1000 + (left + size - 1) % size, "fence get %ld", lf);
 
@@ -114,8 +115,8 @@ static void run(MPI_Win win, struct area *a, int rank, int size)
     MPI_Group_incl(world, 1, &right, &gr);
     MPI_Win_post(gl, 0, win);
     MPI_Win_start(gr, 0, win);
-    MPI_Put(&v, 1, MPI_LONG, right, OFF(pscw) + (MPI_Aint)sizeof(long) * rank, 1, MPI_LONG,
-            win);
+    MPI_Put(&v, 1, MPI_LONG, right, OFF(pscw) + (MPI_Aint)sizeof(long) * rank, 1,
+            MPI_LONG, win);
     MPI_Accumulate(&one, 1, MPI_DOUBLE, right, OFF(sum), 1, MPI_DOUBLE, MPI_SUM, win);
     MPI_Win_complete(win);
     MPI_Win_wait(win);
@@ -143,8 +144,8 @@ int main(int argc, char **argv)
 
     /* a window over a whole block */
     char *blk;
-    TEST_ASSERT(MPI_Alloc_mem((MPI_Aint)sizeof(struct area) + 4096, MPI_INFO_NULL, &blk) ==
-                MPI_SUCCESS);
+    TEST_ASSERT(MPI_Alloc_mem((MPI_Aint)sizeof(struct area) + 4096, MPI_INFO_NULL,
+                              &blk) == MPI_SUCCESS);
     memset(blk, 0, sizeof(struct area) + 4096);
     struct area *a = (struct area *)blk;
     MPI_Win win, win2;
@@ -169,13 +170,14 @@ int main(int argc, char **argv)
     long w1 = -1, w2 = -1;
     MPI_Win_lock_all(0, win);
     MPI_Win_lock_all(0, win2);
-    MPI_Get(&w1, 1, MPI_LONG, (rank + 1) % size, OFF(slot) + (MPI_Aint)sizeof(long) * rank, 1,
-            MPI_LONG, win);
-    MPI_Get(&w2, 1, MPI_LONG, (rank + 1) % size, OFF(slot) + (MPI_Aint)sizeof(long) * rank, 1,
-            MPI_LONG, win2);
+    MPI_Get(&w1, 1, MPI_LONG, (rank + 1) % size,
+            OFF(slot) + (MPI_Aint)sizeof(long) * rank, 1, MPI_LONG, win);
+    MPI_Get(&w2, 1, MPI_LONG, (rank + 1) % size,
+            OFF(slot) + (MPI_Aint)sizeof(long) * rank, 1, MPI_LONG, win2);
     MPI_Win_unlock_all(win2);
     MPI_Win_unlock_all(win);
-    TEST_ASSERT_MSG(w1 == 1000 + rank && w2 == 1000 + rank, "after Free_mem: %lx %lx", w1, w2);
+    TEST_ASSERT_MSG(w1 == 1000 + rank && w2 == 1000 + rank, "after Free_mem: %lx %lx", w1,
+                    w2);
     MPI_Win_free(&win);
     MPI_Win_free(&win2); /* the block goes here */
     free(other);
