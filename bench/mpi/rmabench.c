@@ -4,11 +4,7 @@
  *
  * Two ranks; rank 0 is the origin, rank 1 the target, which waits in MPI_Barrier while
  * rank 0 measures (passive target: the target does nothing but be inside MPI).  Rank 0
- * holds MPI_Win_lock_all for the whole run.  For each window flavor:
- *   allocate   MPI_Win_allocate
- *   create     MPI_Win_create over calloc() memory (user memory the MPI knows nothing of)
- *   allocmem   MPI_Win_create over MPI_Alloc_mem memory (the usual way to get memory
- *              for MPI_Win_create; an MPI may give memory other ranks can map)
+ * holds MPI_Win_lock_all for the whole run.  For each window flavor (allocate, create):
  *   put_lat_8 / get_lat_8     us per MPI_Put/MPI_Get of 8 B followed by MPI_Win_flush
  *   put_bw_1m / get_bw_1m     MB/s: 64 transfers of 1 MiB, one flush at the end
  *   acc_rate                  M ops/s: MPI_Accumulate of one double (SUM), flush every 256
@@ -17,6 +13,10 @@
  * figure, "flavor name value".  Checks one result (the accumulated sum) so a broken
  * library does not print fast numbers.
  */
+/* The window flavors (and a third, allocmem): "allocate" is MPI_Win_allocate; "create" is
+ * MPI_Win_create over calloc() memory (user memory the MPI knows nothing of); "allocmem"
+ * is MPI_Win_create over MPI_Alloc_mem memory (the usual way to get memory for
+ * MPI_Win_create; an MPI may hand out memory the other ranks can map). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
