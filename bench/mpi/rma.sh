@@ -58,6 +58,8 @@ for flav, name in keys:
 text = ('# One-sided communication inside a node (bench/mpi/rma.sh)\n\n%s; 2 ranks, medians '
         'of the runs, each the best of 5 repetitions (bench/mpi/rmabench.c).  Loom / best '
         'peer: for latencies below 1 is better, for bandwidths and rates above 1.  '
+        'Windows: allocate = MPI_Win_allocate; create = MPI_Win_create over calloc '
+        'memory; allocmem = MPI_Win_create over MPI_Alloc_mem memory.  '
         'Plot: rma.png.\n\n' % when
         + '\n'.join(B.table(['window', 'figure', 'Loom', 'MPICH', 'Open MPI',
                              'Loom / best peer'], rows)) + '\n')
