@@ -107,9 +107,9 @@ void xm_handle_pkt_checked(const struct xm_pkt_hdr *h, const void *payload, size
     struct xm_req *r;
     int unsure = 0;
     if (__builtin_expect(src >= xm_g.size, 0) &&
-        (h->type == XM_PKT_EAGER || h->type == XM_PKT_RTS) &&
-        (unsure = xm_match_xsec_arrival(h, paylen)) < 0)
-        return;
+        (xm_p2p_lost[src] || ((h->type == XM_PKT_EAGER || h->type == XM_PKT_RTS) &&
+                              (unsure = xm_match_xsec_arrival(h, paylen)) < 0)))
+        return; /* dropped process (xm_p2p_drop) or refused message */
     switch (h->type) {
     case XM_PKT_EAGER:
         xm_match_eager(h, payload, paylen, unsure);

@@ -23,6 +23,8 @@
 
 struct xm_p2p_list xm_p2p_posted, xm_p2p_unexp;
 
+static int xq_charge(int src, uint64_t bytes);
+
 static int match(const struct xm_req *r, int src, int tag, uint32_t ctx)
 {
     return r->ctx == ctx && (r->peer == MPI_ANY_SOURCE || r->peer == src) &&
@@ -106,7 +108,8 @@ void xm_match_take(struct xm_req *r, const struct xm_pkt_hdr *h)
  * the first posted receive it matches (*matched = 1, the receive returned off the
  * posted list), or becomes an unexpected request at the end of the unexpected list
  * (*matched = 0; an EAGER one with room for its whole payload, an RTS one holding the
- * envelope only).  unsure: another job's message on a context no communicator has yet
+ * envelope only), or NULL when it takes another job's process past its quota of
+ * unexpected messages (the process is dropped: nothing of the message is used).  unsure: another job's message on a context no communicator has yet
  * (xsec_arrival()): it never matches a posted receive now. */
 static struct xm_req *find_or_queue(const struct xm_pkt_hdr *h, int unsure, int *matched)
 {
@@ -118,6 +121,9 @@ static struct xm_req *find_or_queue(const struct xm_pkt_hdr *h, int unsure, int 
     }
     *matched = 0;
     int rdv = h->type == XM_PKT_RTS;
+    /* another job's process pays for what it queues here, before anything is allocated */
+    if (__builtin_expect(h->src >= xm_g.size, 0) && xq_charge(h->src, rdv ? 0 : h->len))
+        return NULL;
     r = xm_req_new(XM_REQ_UNEXP);
     if (!r || (!rdv && !(r->tmp = malloc(h->len ? h->len : 1)))) {
         if (rdv)
@@ -140,6 +146,8 @@ void xm_match_eager(const struct xm_pkt_hdr *h, const void *payload, size_t payl
 {
     int matched;
     struct xm_req *r = find_or_queue(h, unsure, &matched);
+    if (!r)
+        return;
     deliver(r, payload, paylen);
     if (r->pos >= r->total)
         msg_complete(r);
@@ -164,6 +172,8 @@ void xm_match_rts(const struct xm_pkt_hdr *h, const struct xm_rts *rts, int unsu
 {
     int matched;
     struct xm_req *r = find_or_queue(h, unsure, &matched);
+    if (!r)
+        return;
     if (matched) {
         xm_rdv_start(r, h->src, h->tag, h->len, h->cookie, rts->pid, rts->addr);
         return;
@@ -183,6 +193,12 @@ int xm_match_xsec_arrival(const struct xm_pkt_hdr *h, size_t paylen)
     if (v == XM_XSEC_UNKNOWN)
         return 1;
     xm_xsec_warn(h->src, h->ctx, h->tag);
+    if (h->type == XM_PKT_RTS || (h->flags & XM_PKT_F_SYNC)) {
+        /* its sender waits for an answer the wire has no refusal for: end the
+         * connection, so it sees its peer gone instead of waiting for ever */
+        xm_p2p_drop(h->src, "a synchronous or rendezvous send on a context it may not use");
+        return -1;
+    }
     if (h->type == XM_PKT_EAGER && paylen < h->len) { /* swallow the FRAGs to come */
         struct xm_req *s = xm_req_new(XM_REQ_UNEXP);
         if (!s || !(s->tmp = malloc(h->len)))
@@ -207,11 +223,32 @@ static int xsec_admit(struct xm_req *u)
         return 1;
     }
     if (v == XM_XSEC_DENY && u->done) {
+        int peer = u->peer, answer_due = (u->flags & (F_RDV | XM_PKT_F_SYNC)) != 0;
         xm_xsec_warn(u->peer, u->ctx, u->tag);
         xm_p2p_list_del(&xm_p2p_unexp, u);
         xm_req_free(u);
+        if (answer_due) /* as in xm_match_xsec_arrival(), after the caller's scan */
+            xm_p2p_drop_later(peer);
     }
     return 0;
+}
+
+/* The quota of unexpected messages of another job's process (core/xsec.h): charged in
+ * find_or_queue(), given back by xm_p2p_list_del() on the unexpected list. */
+void xm_match_uncharge(const struct xm_req *u)
+{
+    xm_xsec_charge(u->peer, (u->flags & F_RDV) ? 0 : u->total, -1);
+}
+
+/* Charge one more unexpected message from process src of another job: 1 = over its
+ * quota, src is dropped (the caller returns at once: nothing of it is used). */
+static int xq_charge(int src, uint64_t bytes)
+{
+    if (!xm_xsec_charge(src, bytes, 1))
+        return 0;
+    xm_p2p_drop(src, "too many unexpected messages queued here "
+                     "(LOOM_MPI_XJOB_UNEXP_BYTES, LOOM_MPI_XJOB_UNEXP_MSGS)");
+    return 1;
 }
 
 /* ---- receives and probes ---- */
@@ -235,6 +272,11 @@ int xm_irecv(void *buf, int count, MPI_Datatype dtype, int src, int tag, uint32_
     xm_dt_ref(dt); /* released by xm_p2p_complete() */
     r->bytes = dt->size * (size_t)count;
     *rp = r;
+    if (__builtin_expect(src >= xm_g.size, 0) && xm_p2p_lost[src]) { /* dropped: fails now */
+        xm_status_set(&r->status, src, tag, MPI_ERR_OTHER, 0);
+        xm_p2p_complete(r);
+        return 0;
+    }
     for (struct xm_req *u = xm_p2p_unexp.head, *next; u; u = next) {
         next = u->next;
         if (!match(r, u->peer, u->tag, u->ctx))

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm.h"
 #include "mt.h"
 #include "p2p_int.h"
 #include "proc.h"
@@ -540,6 +541,47 @@ void xm_peer_lost(int peer, const char *why)
         xm_req_free(u);
     }
     xm_req_foreach(fail_req, &peer);
+}
+
+/* ---- dropping a process of another job (core/xsec.h quota, refused answers) ---- */
+
+void xm_p2p_drop(int peer, const char *why)
+{
+    if (peer < xm_g.size || peer >= xm_proc_count() || xm_p2p_lost[peer] == 1)
+        return;
+    if (xm_p2p_lost[peer] == 2)
+        xm_p2p_ndue--;
+    xm_xsec_warn_drop(peer, why);
+    struct xm_transport *t = xm_p2p_route(peer);
+    if (t && t->drop)
+        t->drop(t, peer); /* closed; it never gets back in */
+    xm_p2p_lost[peer] = 1;
+    struct xm_req *u = xm_p2p_inflight[peer];
+    xm_p2p_inflight[peer] = NULL;
+    if (u && u->kind == XM_REQ_UNEXP) {
+        if (!u->match && xm_p2p_on_list(&xm_p2p_unexp, u))
+            xm_p2p_list_del(&xm_p2p_unexp, u);
+        xm_req_free(u); /* a matched receive (u->match) fails in fail_req() below */
+    }
+    for (struct xm_req *q = xm_p2p_unexp.head, *next; q; q = next) {
+        next = q->next;
+        if (q->peer == peer) {
+            xm_p2p_list_del(&xm_p2p_unexp, q);
+            xm_req_free(q);
+        }
+    }
+    xm_xsec_forget(peer);
+    xm_req_foreach(fail_req, &peer);
+    /* a receive from any source on a communicator holding it may have waited for it */
+    for (struct xm_req *r = xm_p2p_posted.head, *next; r; r = next) {
+        next = r->next;
+        if (r->peer != MPI_ANY_SOURCE || !r->comm || !r->comm->w ||
+            xm_comm_rank_of(r->comm, peer) < 0)
+            continue;
+        xm_p2p_list_del(&xm_p2p_posted, r);
+        xm_status_set(&r->status, peer, r->tag, MPI_ERR_OTHER, 0);
+        xm_p2p_complete(r);
+    }
 }
 
 void xm_req_status(const struct xm_req *r, MPI_Status *st)

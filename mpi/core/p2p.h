@@ -142,6 +142,16 @@ void xm_p2p_sent(struct xm_req *r);
 void *xm_rdata_target(const struct xm_pkt_hdr *h, size_t n);
 void xm_rdata_done(const struct xm_pkt_hdr *h, size_t n);
 void xm_peer_lost(int peer, const char *why);
+/* Process `peer` of another job (id >= world size) is dropped for good: one line on
+ * stderr (core/xsec.c, rate-limited) naming its job and rank and `why`, its
+ * connection closed (the transport's drop op; it is never taken back), the
+ * unexpected messages it queued freed, and every operation with it (sends, receives
+ * from it, receives from any source on a communicator holding it) completes with
+ * MPI_ERR_OTHER; later receives from it fail at once and its packets are ignored.
+ * World ranks and the job are untouched.  Used when it passes its unexpected-message
+ * quota and when it sent a synchronous or rendezvous message on a context it may not
+ * use (the wire has no refusal that the sender would wait for). */
+void xm_p2p_drop(int peer, const char *why);
 /* core/obj.c: call fn on every live request (failure handling). */
 void xm_req_foreach(void (*fn)(struct xm_req *r, void *arg), void *arg);
 

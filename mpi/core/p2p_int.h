@@ -8,7 +8,8 @@
  * Which file owns what:
  *   p2p.c      init/finalize and the per-peer arrays, request completion, the eager
  *              send path and the send queue, control packets, cancelling a send, the
- *              netmod hooks, a lost peer, the blocking helpers;
+ *              netmod hooks, a lost peer, dropping another job's process, the
+ *              blocking helpers;
  *   match.c    the posted and unexpected queues: one find-or-enqueue for every arriving
  *              envelope (EAGER and RTS), delivery of eager bytes, receives, probes,
  *              matched probes, cancelling a receive or an unexpected message, the
@@ -16,7 +17,8 @@
  *   rdv.c      rendezvous: RTS, CTS/RDATA streaming, the transport's single copy and the
  *              senders it may call on for help, the peers' pids;
  *   funnel.c   every incoming packet: the header check and the dispatch;
- *   progress.c progress, the idle policy and the waits.
+ *   progress.c progress (with the deferred drop of another job's process), the
+ *              idle policy and the waits.
  * The engine never asks which transport it holds: route() gives the one that reaches a
  * rank, and its fields (eager_max, zcopy_min) and ops (rdv_*) say how to use it.
  */
@@ -62,8 +64,15 @@ static inline void xm_p2p_list_add(struct xm_p2p_list *l, struct xm_req *r)
     l->tail = r;
 }
 
+/* match.c: receives waiting for a message, messages waiting for a receive */
+extern struct xm_p2p_list xm_p2p_posted, xm_p2p_unexp;
+/* match.c: another job's message r leaves the unexpected list (core/xsec.h quota) */
+void xm_match_uncharge(const struct xm_req *r);
+
 static inline void xm_p2p_list_del(struct xm_p2p_list *l, struct xm_req *r)
 {
+    if (__builtin_expect(r->peer >= xm_g.size, 0) && l == &xm_p2p_unexp)
+        xm_match_uncharge(r); /* gives back what find_or_queue() charged */
     if (r->prev)
         r->prev->next = r->next;
     else
@@ -83,14 +92,14 @@ static inline int xm_p2p_on_list(const struct xm_p2p_list *l, const struct xm_re
     return 0;
 }
 
-/* match.c: receives waiting for a message, messages waiting for a receive */
-extern struct xm_p2p_list xm_p2p_posted, xm_p2p_unexp;
 /* p2p.c: sends parked for want of a packet, in order per destination */
 extern struct xm_p2p_list xm_p2p_sendq;
 /* p2p.c, per process id (core/proc.h), grown with the process table */
 extern struct xm_req **xm_p2p_inflight; /* request receiving src's fragments */
 extern int *xm_p2p_pending;             /* queued sends to the id */
-extern unsigned char *xm_p2p_lost;      /* its connection broke (ERRORS_RETURN) */
+/* its connection broke (ERRORS_RETURN) or it was dropped (xm_p2p_drop); 2 = another
+ * job's process to drop at the next progress (progress.c, xm_p2p_ndue counts them) */
+extern unsigned char *xm_p2p_lost;
 extern size_t xm_p2p_eager_accept;      /* longest eager message taken from a peer */
 
 /* The transport that reaches world rank dest (NULL: none). */
@@ -141,6 +150,9 @@ extern struct xm_p2p_ctrl *xm_p2p_ctrlq; /* control packets waiting for a packet
 void xm_p2p_send_ctrl(int dest, int type, uint64_t cookie, uint64_t len);
 void xm_p2p_send_ctrl_hdr(int dest, const struct xm_pkt_hdr *hp);
 void xm_p2p_cancel_answer(struct xm_req *r, int dropped);
+/* xm_p2p_drop(peer, why) is public (p2p.h); defer it to the next xm_progress() (a
+ * refusal found inside a queue scan must not free the list being walked). */
+void xm_p2p_drop_later(int peer);
 
 /* ---- match.c ---- */
 /* An EAGER (with its first payload bytes) or FRAG packet, checked. */
@@ -187,5 +199,7 @@ void xm_progress_init(void);
 /* A send is complete; over a transport with its own queue wait until that holds
  * nothing for peer (see progress.c). */
 void xm_wait_handed_over(int peer);
+/* processes marked 2 in xm_p2p_lost[], dropped by the next xm_progress() */
+extern int xm_p2p_ndue;
 
 #endif

@@ -19,6 +19,7 @@
 static int spin_max, yield_max;
 static int spin_cur;   /* adaptive spin budget, 16 .. spin_max (see xm_idle()) */
 static int spin_adapt; /* LOOM_MPI_SPIN_ADAPT=0 keeps the budget at spin_max */
+int xm_p2p_ndue;       /* ids marked 2 in xm_p2p_lost[] (xm_p2p_drop_later()) */
 
 void xm_progress_init(void)
 {
@@ -26,6 +27,23 @@ void xm_progress_init(void)
     yield_max = xm_env_int("LOOM_MPI_YIELD", xm_g.oversubscribed ? 8 : 64);
     spin_cur = spin_max;
     spin_adapt = xm_env_int("LOOM_MPI_SPIN_ADAPT", 1);
+}
+
+/* ---- the deferred drop of another job's process (core/xsec.h) ---- */
+
+void xm_p2p_drop_later(int peer)
+{
+    if (xm_p2p_lost[peer])
+        return;
+    xm_p2p_lost[peer] = 2;
+    xm_p2p_ndue++;
+}
+
+static void drop_due(void)
+{
+    for (int p = xm_g.size; p < xm_proc_count() && xm_p2p_ndue; p++)
+        if (xm_p2p_lost[p] == 2)
+            xm_p2p_drop(p, "a synchronous or rendezvous send on a context it may not use");
 }
 
 int (*xm_progress_hook)(void);
@@ -36,6 +54,8 @@ int xm_progress(void)
 {
     static int in_hook; /* the hook may post p2p operations: never re-enter it */
     int n = 0;
+    if (__builtin_expect(xm_p2p_ndue, 0))
+        drop_due();
     if (xm_g.shm)
         n += xm_g.shm->poll(xm_g.shm, 64);
     if (xm_g.net)

@@ -90,6 +90,10 @@ struct xm_transport {
                     int pid, uint64_t addr, int whole);
     int (*rdv_offer)(struct xm_transport *t, size_t n);
     int (*rdv_help)(struct xm_transport *t, int dest, uint32_t cookie);
+    /* Close the connection to process `dest` of another job (core/p2p.c's
+     * xm_p2p_drop) without xm_peer_lost(): packets queued to it are discarded and it
+     * is never connected again.  May be NULL (then nothing reaches such a process). */
+    void (*drop)(struct xm_transport *t, int dest);
 };
 
 extern struct xm_transport xm_shm_transport;

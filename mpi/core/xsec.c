@@ -1,7 +1,9 @@
 /*
  * xsec.c - which processes of other jobs may send on which context id (contract in
  *          xsec.h): the index context id -> live communicators, the verdict the packet
- *          funnel asks for another job's messages, and the warning for a dropped one.
+ *          funnel asks for another job's messages, the warning for a dropped one, and
+ *          each such process's quota of unexpected messages (with the line when one
+ *          is dropped for passing it).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -139,4 +141,89 @@ void xm_xsec_warn(int src, uint32_t ctx, int tag)
             "loom-mpi: rank %d: dropped a message from process %d (job \"%s\" rank %d) "
             "on context %u tag %d: it is in no communicator of that context here%s\n",
             xm_g.rank, src, job, p ? p->rank : -1, (unsigned)ctx, tag, more);
+}
+
+/* ---- quota of unexpected messages per process of another job ---- */
+
+static struct acct {
+    uint64_t bytes;
+    uint32_t msgs;
+} *acct;
+static int nacct;
+static uint64_t max_bytes, max_msgs; /* 0: not read yet */
+
+static uint64_t env_u64(const char *name, uint64_t dflt)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return dflt;
+    char *end;
+    unsigned long long x = strtoull(v, &end, 10);
+    return *end || x == 0 ? dflt : (uint64_t)x;
+}
+
+int xm_xsec_charge(int src, uint64_t bytes, int msgs)
+{
+    if (src < xm_g.size)
+        return 0;
+    if (!max_msgs) {
+        max_bytes = env_u64("LOOM_MPI_XJOB_UNEXP_BYTES", (uint64_t)64 << 20);
+        max_msgs = env_u64("LOOM_MPI_XJOB_UNEXP_MSGS", 65536);
+    }
+    int i = src - xm_g.size;
+    if (msgs < 0) {
+        if (i < nacct) {
+            acct[i].bytes -= bytes <= acct[i].bytes ? bytes : acct[i].bytes;
+            acct[i].msgs -= acct[i].msgs ? 1 : 0;
+        }
+        return 0;
+    }
+    if (i >= nacct) {
+        int n = i + 16;
+        struct acct *a = realloc(acct, (size_t)n * sizeof(*a));
+        if (!a)
+            return 1; /* no room to count it: as if over */
+        for (int k = nacct; k < n; k++)
+            a[k] = (struct acct){0, 0};
+        acct = a;
+        nacct = n;
+    }
+    if (acct[i].msgs + 1 > max_msgs || bytes > max_bytes - acct[i].bytes)
+        return 1;
+    acct[i].bytes += bytes;
+    acct[i].msgs++;
+    return 0;
+}
+
+void xm_xsec_forget(int src)
+{
+    int i = src - xm_g.size;
+    if (i >= 0 && i < nacct)
+        acct[i] = (struct acct){0, 0};
+}
+
+static double drop_last_t = -1e9;
+static unsigned long drop_quiet;
+
+void xm_xsec_warn_drop(int src, const char *why)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    double now = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    if (now - drop_last_t < WARN_EVERY_S) {
+        drop_quiet++;
+        return;
+    }
+    drop_last_t = now;
+    const struct xm_proc *p = xm_proc_get(src);
+    char job[4 * XM_DYN_JOBID + 8];
+    escape(job, sizeof(job), p ? p->jobid : "?", XM_DYN_JOBID);
+    char more[64] = "";
+    if (drop_quiet)
+        snprintf(more, sizeof(more), " (and %lu more since the last line)", drop_quiet);
+    drop_quiet = 0;
+    fprintf(stderr,
+            "loom-mpi: rank %d: dropped process %d (job \"%s\" rank %d): %s; "
+            "operations with it fail%s\n",
+            xm_g.rank, src, job, p ? p->rank : -1, why, more);
 }

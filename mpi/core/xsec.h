@@ -22,6 +22,13 @@
  *     Comm_create_group's bootstrap context to a process in any live communicator.
  *   - xm_xsec_warn(): one line on stderr for a dropped message, the first one then at
  *     most one a minute (with the number left unsaid); the job id is escaped.
+ *   - Quota: what each process of another job has queued unexpected here (bytes of
+ *     eager payload, messages) is charged by core/p2p.c where it queues one and
+ *     given back when it leaves the queue (xm_xsec_charge).  Over
+ *     LOOM_MPI_XJOB_UNEXP_BYTES (64 MiB) or LOOM_MPI_XJOB_UNEXP_MSGS (65536) the
+ *     charge is refused and p2p.c drops that process (its connection, its queued
+ *     messages, the operations waiting on it); xm_xsec_warn_drop() says so on stderr
+ *     (rate-limited like the warning above, job id escaped).
  * Caveats: single-threaded like the engine (core/mt.h's lock).
  */
 #ifndef XM_XSEC_H
@@ -39,5 +46,12 @@ int xm_xsec_verdict(uint32_t ctx, int src);
 void xm_xsec_warn(int src, uint32_t ctx, int tag);
 /* the number of messages dropped so far (tests) */
 unsigned long xm_xsec_dropped(void);
+/* add (msgs > 0) or give back (msgs < 0) one unexpected message of `bytes` from
+ * process src (>= world size): 0 = done, 1 = adding it would pass a limit (nothing
+ * charged: the caller drops src).  xm_xsec_forget(src) zeroes src's account. */
+int xm_xsec_charge(int src, uint64_t bytes, int msgs);
+void xm_xsec_forget(int src);
+/* one line on stderr: process src of another job is dropped, and why */
+void xm_xsec_warn_drop(int src, const char *why);
 
 #endif

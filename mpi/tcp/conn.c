@@ -8,7 +8,8 @@
  *   proofs keyed with a port's secret) - through one proof function and one
  *   challenge; the accept slots (pending handshakes, their deadline, pausing the
  *   listener, refusals and their log); which of two simultaneous connections wins;
- *   socket options of a new connection; losing a peer (xm_peer_lost); a connection's
+ *   socket options of a new connection; losing a peer (xm_peer_lost); closing one for
+ *   good when core/p2p.c drops another job's process (the drop op); a connection's
  *   memory.  The protocol itself is described in tcp.c's header.
  */
 #define _GNU_SOURCE
@@ -212,11 +213,12 @@ static void conn_close_fd(struct conn *c)
 
 /* ---- failure ------------------------------------------------------------- */
 
-/* The connection to c->peer is gone: fail what depends on it. */
-void tcp_lose(struct conn *c, const char *why)
+/* Close c for good: state C_DEAD (never connected again), queue discarded.  0 if it
+ * was dead already. */
+static int shut(struct conn *c)
 {
     if (c->state == C_DEAD)
-        return;
+        return 0;
     tcp_conn_to(c, C_DEAD);
     conn_close_fd(c);
     /* referenced payloads will never leave: their requests fail in xm_peer_lost() */
@@ -229,7 +231,25 @@ void tcp_lose(struct conn *c, const char *why)
     free(c->dtmp);
     c->dtmp = NULL;
     c->dleft = c->dkeep = 0;
-    xm_peer_lost(c->peer, why);
+    return 1;
+}
+
+/* The connection to c->peer is gone: fail what depends on it. */
+void tcp_lose(struct conn *c, const char *why)
+{
+    if (shut(c))
+        xm_peer_lost(c->peer, why);
+}
+
+/* core/p2p.c drops a process of another job (xm_p2p_drop): closed, and a connection
+ * it makes again finds C_DEAD and is refused (proven()'s "already up (or gone)"). */
+void tcp_drop(struct xm_transport *t, int dest)
+{
+    (void)t;
+    if (!T.peer || dest < xm_g.size || dest >= xm_proc_count())
+        return;
+    struct conn *c = T.peer[dest] ? T.peer[dest] : tcp_conn_new(dest);
+    shut(c);
 }
 
 void tcp_lose_errno(struct conn *c, int e)

@@ -735,6 +735,7 @@ struct xm_transport xm_tcp_transport = {
     .wake = t_wake,
     .post_ref = tcp_post_ref,
     .queued = tcp_queued,
+    .drop = tcp_drop,
     .one_max = BIG_CAP,
     .eager_max = 262144,
     .zcopy_min = 65536,

@@ -212,6 +212,8 @@ void tcp_became_up(struct conn *c);
 int tcp_conn_event(struct conn *c, uint32_t events); /* epoll said c is ready */
 void tcp_lose(struct conn *c, const char *why);
 void tcp_lose_errno(struct conn *c, int e);
+/* the transport's drop op: another job's process dest closed for good (core/p2p.c) */
+void tcp_drop(struct xm_transport *t, int dest);
 void tcp_accept(void);               /* the listener is readable */
 void tcp_pend_event(struct pend *p); /* bytes of an accepted socket's handshake */
 void tcp_pend_free(struct pend *p);

@@ -2,11 +2,13 @@
  * the byte stream of an authenticated connection (frame reassembly, frame_check,
  * xm_pkt_check, xm_handle_pkt, the direct-to-buffer path) and the acceptor's handshake.
  *
- * fuzz-sources: mpi/dt/dtype.c mpi/dt/derived.c mpi/dt/flatten.c common/mac.c mpi/core/proc.c mpi/core/dynwire.c mpi/core/xsec.c
+ * fuzz-sources: mpi/dt/dtype.c mpi/dt/derived.c mpi/dt/flatten.c common/mac.c
+ * fuzz-sources: mpi/core/proc.c mpi/core/dynwire.c mpi/core/xsec.c
  * fuzz-cflags: -Impi/include -Iinclude -Impi/core -Icommon
  * fuzz-options: -max_len=200000 -close_fd_mask=2 -use_value_profile=1
  *
- * Contract: the target includes mpi/core/obj.c, mpi/core/p2p.c and mpi/tcp/tcp.c (their
+ * Contract: the target includes mpi/core/obj.c, the engine's files (p2p.c, funnel.c,
+ * match.c, progress.c, rdv.c) and the TCP netmod's (conn.c, recv.c, send.c, tcp.c) (their
  * statics are its state; the request table restarts empty for every input, so request
  * handles - the cookies - are the same for the same input) and runs rank 0 of a 4-rank
  * job whose COMM_WORLD returns errors (a broken connection fails requests instead of
@@ -15,12 +17,19 @@
  * receives are posted (handle 0x47800000: 64 KiB contiguous from rank 1 tag 5 - the
  * direct path -,
  *         ...01: 16 bytes from any rank and tag, ...02: 100 ints from rank 1 any tag);
- * CTS packets our rendezvous receives send go back on the same socket. odd   a stranger's
+ * CTS packets our rendezvous receives send go back on the same socket; ...10 (byte 0
+ * & 3 == 2): the same connection but from process 4, of another job (rank 0 there, so
+ * its frames name src 0): no communicator here holds it (core/xsec.c), its messages on
+ * contexts not made here wait unexpected under a small quota (LOOM_MPI_XJOB_UNEXP_MSGS
+ * 8, _BYTES 4096), and passing it or a refused synchronous/rendezvous send drops it
+ * (core/p2p.c xm_p2p_drop, tcp/conn.c: the connection closes in the middle of the stream). odd   a stranger's
  * connection to our listener: the rest is what it sends (hello, proof, anything) against
  * a fixed secret. Invariants (a trap is a finding): xm_die() is never reached (every
  * protocol error of a TCP peer ends that connection; out-of-memory cannot happen at these
  * sizes); a packet xm_pkt_check() passed never writes outside the buffers (ASan); a
- * stranger's connection never becomes rank 1's connection (it cannot make the proof).
+ * stranger's connection never becomes rank 1's connection (it cannot make the proof);
+ * the other job's process never queues more than its quota, and once dropped its
+ * connection is no longer read.
  * State (requests, queues, the connection) is reset after every input.
  * Seeds: corpus/mpi_pkt/: the frames a real rank 1 writes, byte for byte in tcp.c's
  * layout (struct fhdr + struct xm_pkt_hdr + payload): an 8-byte eager message, one for
@@ -28,7 +37,8 @@
  * an unexpected eager message in three fragments, 100 ints, RTS then RDATA (whole and
  * truncated in two parts), an unexpected RTS, SSEND_ACK/CTS/FIN, CANCEL of an unexpected
  * message and of none then a stray CANCEL_ACK (cancel), a stream cut without
- * goodbye; for the acceptor a hello as tcp.c's connector sends it with a proof, and
+ * goodbye; from the other job's process: eager messages past the quota
+ * (xjob_quota), a refused synchronous send (xjob_sync), a refused RTS (xjob_rts); for the acceptor a hello as tcp.c's connector sends it with a proof, and
  * the old unauthenticated hello.
  */
 #ifndef _GNU_SOURCE
@@ -122,6 +132,7 @@ int xm_comm_rank_of(struct xm_comm *c, int wrank)
 
 /* ---- the job ---- */
 #define NRANKS 4
+#define FOREIGN NRANKS /* the other job's process: the first id after the world */
 static struct xm_comm world = {
     .handle = MPI_COMM_WORLD, .refs = 1, .size = NRANKS, .errh = MPI_ERRORS_RETURN};
 static int node_of[NRANKS] = {0, 1, 2, 3}, local_index[NRANKS] = {0, -1, -1, -1};
@@ -143,13 +154,23 @@ static void setup(void)
     xm_g.net = &xm_tcp_transport;
     if (xm_proc_init(xm_g.jobid, NRANKS) < 0) /* the process table bounds packet sources */
         abort();
+    struct xm_dyn_card card;
+    memset(&card, 0, sizeof(card));
+    snprintf(card.jobid, sizeof(card.jobid), "other.0");
+    card.addrs.naddr = 1;
+    card.addrs.ip[0] = 0x0100007fu;
+    card.addrs.port[0] = 1;
+    if (xm_proc_add(&card) != FOREIGN) /* before p2p: its arrays have room for it */
+        abort();
+    setenv("LOOM_MPI_XJOB_UNEXP_MSGS", "8", 1);
+    setenv("LOOM_MPI_XJOB_UNEXP_BYTES", "4096", 1);
     if (xm_p2p_init() < 0)
         abort();
     T.lfd = -1;
     T.ep = epoll_create1(EPOLL_CLOEXEC);
-    T.peer = calloc(NRANKS, sizeof(*T.peer));
-    T.up = calloc(NRANKS, sizeof(*T.up));
-    T.wl = calloc(NRANKS, sizeof(*T.wl));
+    T.peer = calloc(NRANKS + 1, sizeof(*T.peer));
+    T.up = calloc(NRANKS + 1, sizeof(*T.up));
+    T.wl = calloc(NRANKS + 1, sizeof(*T.wl));
     T.pend_max = 4;
     T.pend = calloc((size_t)T.pend_max, sizeof(*T.pend));
     T.hs_timeout = 5;
@@ -204,7 +225,7 @@ static void reset(struct xm_req **mine, int n)
             xm_p2p_complete(r);
         xm_req_free(r);
     }
-    for (int r = 0; r < NRANKS; r++) {
+    for (int r = 0; r <= FOREIGN; r++) {
         struct xm_req *u = xm_p2p_inflight[r];
         xm_p2p_inflight[r] = NULL;
         if (u && u->kind == XM_REQ_UNEXP && !xm_p2p_on_list(&xm_p2p_unexp, u))
@@ -223,11 +244,13 @@ static void reset(struct xm_req **mine, int n)
         free(c);
     }
     ctrlq_tail = &xm_p2p_ctrlq;
-    for (int r = 0; r < NRANKS; r++) {
+    for (int r = 0; r <= FOREIGN; r++) {
         reset_conn(r);
         xm_p2p_lost[r] = 0;
         xm_p2p_pending[r] = 0;
     }
+    xm_p2p_ndue = 0;
+    xm_xsec_forget(FOREIGN);
     T.nup = T.nwl = T.nhand = T.quiet = 0;
     T.any_err = 0;
     while (T.npend)
@@ -255,13 +278,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                  &mine[1]);
         xm_irecv(ints, 100, MPI_INT, 1, MPI_ANY_TAG, 0, NULL, &mine[2]);
         other = feed(data + 1, size - 1, &fd);
-        struct conn *c = tcp_conn_new(1);
+        int from = (data[0] & 3) == 2 ? FOREIGN : 1;
+        struct conn *c = tcp_conn_new(from);
         c->fd = fd;
         c->tries = 0;
         tcp_became_up(c);
         for (int i = 0; i < 4096 && c->state == C_UP; i++)
             if (tcp_read(c) == 0 && c->state == C_UP && !c->dleft)
                 break; /* nothing more will come: a frame cut short */
+        if (from == FOREIGN) {
+            int held = 0;
+            for (struct xm_req *u = xm_p2p_unexp.head; u; u = u->next)
+                held += u->peer == FOREIGN;
+            if (held > 8 || (xm_p2p_lost[FOREIGN] && c->state == C_UP))
+                __builtin_trap(); /* past its quota, or dropped but still read */
+        }
         close(other);
         reset(mine, 3);
     } else {
