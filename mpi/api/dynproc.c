@@ -36,7 +36,8 @@
  *     connect to time out; an accept that never comes) -> MPI_ERR_PORT; a waits at most
  *     that long for CONFIRM, then drops that connector and goes on waiting for the next
  *     one (a half-made connection never becomes a communicator at one side only).
- *     Accept itself waits for a connector as long as it takes, as MPI says.
+ *     Accept itself waits for a connector as long as it takes, as MPI says; spawn's
+ *     accept of its children only that long (MPI_ERR_SPAWN when they never come).
  *   - Close_port answers NAK to every REQ already queued for the port; a REQ that
  *     arrives later is never answered, and its connector times out.
  *   - A control message that fails xm_dyn_msg_check is dropped (the port stays open).
@@ -98,10 +99,15 @@ static double now_s(void)
     return (double)t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-static double deadline(void)
+static int connect_timeout(void)
 {
     int s = xm_env_int("LOOM_MPI_CONNECT_TIMEOUT", 60);
-    return now_s() + (s > 0 ? s : 60);
+    return s > 0 ? s : 60;
+}
+
+static double deadline(void)
+{
+    return now_s() + connect_timeout();
 }
 
 /* an even tag no other process of the job draws */
@@ -392,15 +398,11 @@ static int finish(struct xm_comm *c, int root, int peer, int g, int lrc, int cro
     return rc;
 }
 
-int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm,
-                     MPI_Comm *newcomm)
+/* Accept's body on a checked communicator: 0 or -errno (the same at every process).
+ * when > 0: no connector by then is -ETIMEDOUT (spawn's children that never came). */
+static int accept_until(const char *port_name, int root, struct xm_comm *c,
+                        MPI_Comm *newcomm, double when, const char *fn)
 {
-    (void)info;
-    const char *fn = "MPI_Comm_accept";
-    struct xm_comm *c = xm_comm_get(comm);
-    int erc = check_collective(c, root, newcomm, fn);
-    if (erc != MPI_SUCCESS)
-        return erc;
     int lrc = 0, peer = -1, g = 0, cross = 0;
     uint8_t secret[XM_DYN_SECRET] = {0};
     if (c->rank == root) {
@@ -413,7 +415,11 @@ int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm co
         while (lrc == 0) {
             struct xm_dyn_msg m;
             int from = -1;
-            int rc = recv_msg(MPI_ANY_SOURCE, p.tag, 0, &m, &from);
+            int rc = recv_msg(MPI_ANY_SOURCE, p.tag, when, &m, &from);
+            if (rc == 0) {
+                lrc = -ETIMEDOUT;
+                break;
+            }
             if (rc < 0 && rc != -EPROTO) {
                 lrc = rc;
                 break;
@@ -437,6 +443,19 @@ int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm co
     *newcomm = MPI_COMM_NULL;
     int rc = finish(c, root, peer, g, lrc, cross, secret, newcomm);
     memset(secret, 0, sizeof(secret));
+    return rc;
+}
+
+int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm,
+                     MPI_Comm *newcomm)
+{
+    (void)info;
+    const char *fn = "MPI_Comm_accept";
+    struct xm_comm *c = xm_comm_get(comm);
+    int erc = check_collective(c, root, newcomm, fn);
+    if (erc != MPI_SUCCESS)
+        return erc;
+    int rc = accept_until(port_name, root, c, newcomm, 0, fn);
     return rc < 0 ? xm_err(c, to_class(rc), fn) : MPI_SUCCESS;
 }
 
@@ -773,12 +792,25 @@ static int spawn_common(struct xm_comm *c, int root, int count, char *const *cmd
         bad |= codes[i] != 0;
     }
     free(codes);
-    /* the children connect from their MPI_Init */
-    int erc = PMPI_Comm_accept(port, MPI_INFO_NULL, root, c->handle, intercomm);
+    /* the children connect from their MPI_Init, within the connect timeout: a job
+     * that died before (or never reaches MPI_Init) fails the spawn, not hangs it */
+    MPI_Comm ic = MPI_COMM_NULL;
+    rc = accept_until(port, root, c, &ic, deadline(), fn);
     if (c->rank == root)
         PMPI_Close_port(port);
-    if (erc != MPI_SUCCESS)
-        return erc; /* through the handler already */
+    if (intercomm)
+        *intercomm = ic;
+    if (rc < 0) {
+        if (rc == -ETIMEDOUT && c->rank == root)
+            fprintf(stderr,
+                    "loom-mpi: rank %d: %s: the spawned processes did not connect "
+                    "within LOOM_MPI_CONNECT_TIMEOUT (%d s)\n",
+                    xm_g.rank, fn, connect_timeout());
+        if (errcodes && errcodes != MPI_ERRCODES_IGNORE)
+            for (int i = 0; i < hdr[1]; i++)
+                errcodes[i] = MPI_ERR_SPAWN;
+        return xm_err(c, MPI_ERR_SPAWN, fn); /* (non-roots learn only that it failed) */
+    }
     return bad ? xm_err(c, MPI_ERR_SPAWN, fn) : MPI_SUCCESS;
 }
 
