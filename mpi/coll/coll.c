@@ -36,8 +36,9 @@
  * Node awareness (p2p): hier_allreduce (Barrier/Allreduce) uses xm_g.node_of;
  *   LOOM_MPI_COLL_NODES=k fakes k nodes for tests.
  * Every choice between algorithms is made from what all ranks see alike (sizes, types,
- *   ops, environment, the node map, xm_g.any_oversubscribed), never from what only my
- *   node has: ranks that pick different algorithms wait for each other for ever.
+ *   ops, environment, the node map, xm_g.any_oversubscribed - this job's, so never on a
+ *   communicator spanning jobs), never from what only my node has: ranks that pick
+ *   different algorithms wait for each other for ever.
  *
  * One piece (about 1000 lines): every algorithm above is a schedule made of the
  *   same sched.c steps and picked by the same rule (what all ranks see alike), in one
@@ -90,6 +91,11 @@ static int prefer_tree(struct xm_comm *c)
         mode = xm_env_int("LOOM_MPI_COLL_TREE", -1);
     if (mode >= 0)
         return mode;
+    /* xm_g.any_oversubscribed is alike on every rank of one job only: the jobs of a
+     * communicator spanning several (connect/accept, spawn) may see it differently,
+     * and ranks that pick different allgather/bcast/allreduce shapes wait for ever */
+    if (c->xjob)
+        return 0;
     return xm_g.any_oversubscribed && c->size > 2; /* alike on every rank */
 }
 
