@@ -1,17 +1,19 @@
 #!/bin/sh
 # dyn_xjob.sh - connect/accept between two jobs: two mpiexec runs of dyn_xjob, the
 # port name passed in a file.  Usage: dyn_xjob.sh MPIEXEC BINDIR NP_A NP_B [VAR=VALUE...]
-# (the variables go to both jobs, e.g. LOOM_MPI_NETMOD=tcp).  Exit 0 when both jobs
+# (the variables go to both jobs, e.g. LOOM_MPI_NETMOD=tcp).  DYN_XJOB_PROG=dyn_xjob_flood
+# runs that program instead (another job's process dropped for passing its quota).  Exit 0 when both jobs
 # exit 0 and print "No Errors".
 set -u
 mpiexec=$1 bindir=$2 na=$3 nb=$4
+prog=${DYN_XJOB_PROG:-dyn_xjob} # dyn_xjob_flood: the quota's drop (expects its line)
 shift 4
 tmp=$(mktemp -d) || exit 2
 trap 'rm -rf "$tmp"' EXIT
-env "$@" timeout -k 5 60 "$mpiexec" -n "$na" "$bindir/dyn_xjob" accept "$tmp/port" \
+env "$@" timeout -k 5 60 "$mpiexec" -n "$na" "$bindir/$prog" accept "$tmp/port" \
     >"$tmp/a" 2>&1 &
 apid=$!
-env "$@" timeout -k 5 60 "$mpiexec" -n "$nb" "$bindir/dyn_xjob" connect "$tmp/port" \
+env "$@" timeout -k 5 60 "$mpiexec" -n "$nb" "$bindir/$prog" connect "$tmp/port" \
     >"$tmp/b" 2>&1
 brc=$?
 wait $apid
@@ -21,7 +23,12 @@ ok=0
     grep -q "^No Errors" "$tmp/b" && ok=1
 # legitimate traffic between the jobs is never refused (core/xsec.c's warning)
 grep -q "dropped a message from process" "$tmp/a" "$tmp/b" && ok=0
-label="dyn_xjob $na+$nb${*:+ $*}"
+if [ "$prog" = dyn_xjob_flood ]; then
+    grep -q 'dropped process .*(job ".*" rank 0): too many unexpected messages' "$tmp/a" || ok=0
+else
+    grep -q "dropped process" "$tmp/a" "$tmp/b" && ok=0
+fi
+label="$prog $na+$nb${*:+ $*}"
 if [ $ok -eq 1 ]; then
     echo "PASS $label"
     exit 0
