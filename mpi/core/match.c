@@ -109,8 +109,9 @@ void xm_match_take(struct xm_req *r, const struct xm_pkt_hdr *h)
  * posted list), or becomes an unexpected request at the end of the unexpected list
  * (*matched = 0; an EAGER one with room for its whole payload, an RTS one holding the
  * envelope only), or NULL when it takes another job's process past its quota of
- * unexpected messages (the process is dropped: nothing of the message is used).  unsure: another job's message on a context no communicator has yet
- * (xsec_arrival()): it never matches a posted receive now. */
+ * unexpected messages (the process is dropped: nothing of the message is used).  unsure:
+ * another job's message on a context no communicator has yet (xsec_arrival()): it never
+ * matches a posted receive now. */
 static struct xm_req *find_or_queue(const struct xm_pkt_hdr *h, int unsure, int *matched)
 {
     struct xm_req *r = unsure ? NULL : xm_match_posted(h->src, h->tag, h->ctx);
@@ -196,7 +197,7 @@ int xm_match_xsec_arrival(const struct xm_pkt_hdr *h, size_t paylen)
     if (h->type == XM_PKT_RTS || (h->flags & XM_PKT_F_SYNC)) {
         /* its sender waits for an answer the wire has no refusal for: end the
          * connection, so it sees its peer gone instead of waiting for ever */
-        xm_p2p_drop(h->src, "a synchronous or rendezvous send on a context it may not use");
+        xm_p2p_drop(h->src, XM_P2P_REFUSED_ANSWER);
         return -1;
     }
     if (h->type == XM_PKT_EAGER && paylen < h->len) { /* swallow the FRAGs to come */
@@ -272,7 +273,8 @@ int xm_irecv(void *buf, int count, MPI_Datatype dtype, int src, int tag, uint32_
     xm_dt_ref(dt); /* released by xm_p2p_complete() */
     r->bytes = dt->size * (size_t)count;
     *rp = r;
-    if (__builtin_expect(src >= xm_g.size, 0) && xm_p2p_lost[src]) { /* dropped: fails now */
+    /* another job's process that was dropped (xm_p2p_drop): the receive fails now */
+    if (__builtin_expect(src >= xm_g.size, 0) && xm_p2p_lost[src]) {
         xm_status_set(&r->status, src, tag, MPI_ERR_OTHER, 0);
         xm_p2p_complete(r);
         return 0;

@@ -100,7 +100,7 @@ extern int *xm_p2p_pending;             /* queued sends to the id */
 /* its connection broke (ERRORS_RETURN) or it was dropped (xm_p2p_drop); 2 = another
  * job's process to drop at the next progress (progress.c, xm_p2p_ndue counts them) */
 extern unsigned char *xm_p2p_lost;
-extern size_t xm_p2p_eager_accept;      /* longest eager message taken from a peer */
+extern size_t xm_p2p_eager_accept; /* longest eager message taken from a peer */
 
 /* The transport that reaches world rank dest (NULL: none). */
 static inline struct xm_transport *xm_p2p_route(int dest)
@@ -153,6 +153,9 @@ void xm_p2p_cancel_answer(struct xm_req *r, int dropped);
 /* xm_p2p_drop(peer, why) is public (p2p.h); defer it to the next xm_progress() (a
  * refusal found inside a queue scan must not free the list being walked). */
 void xm_p2p_drop_later(int peer);
+/* why xm_p2p_drop() ends a process that sent what the wire cannot refuse */
+#define XM_P2P_REFUSED_ANSWER                                                            \
+    "a synchronous or rendezvous send on a context it may not use"
 
 /* ---- match.c ---- */
 /* An EAGER (with its first payload bytes) or FRAG packet, checked. */

@@ -43,7 +43,7 @@ static void drop_due(void)
 {
     for (int p = xm_g.size; p < xm_proc_count() && xm_p2p_ndue; p++)
         if (xm_p2p_lost[p] == 2)
-            xm_p2p_drop(p, "a synchronous or rendezvous send on a context it may not use");
+            xm_p2p_drop(p, XM_P2P_REFUSED_ANSWER);
 }
 
 int (*xm_progress_hook)(void);

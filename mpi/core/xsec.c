@@ -145,10 +145,11 @@ void xm_xsec_warn(int src, uint32_t ctx, int tag)
 
 /* ---- quota of unexpected messages per process of another job ---- */
 
-static struct acct {
+struct acct {
     uint64_t bytes;
     uint32_t msgs;
-} *acct;
+};
+static struct acct *acct; /* id - world size -> what it has queued here */
 static int nacct;
 static uint64_t max_bytes, max_msgs; /* 0: not read yet */
 

@@ -8,28 +8,21 @@
  * fuzz-options: -max_len=200000 -close_fd_mask=2 -use_value_profile=1
  *
  * Contract: the target includes mpi/core/obj.c, the engine's files (p2p.c, funnel.c,
- * match.c, progress.c, rdv.c) and the TCP netmod's (conn.c, recv.c, send.c, tcp.c) (their
- * statics are its state; the request table restarts empty for every input, so request
- * handles - the cookies - are the same for the same input) and runs rank 0 of a 4-rank
- * job whose COMM_WORLD returns errors (a broken connection fails requests instead of
- * ending the process).  Input byte 0 picks: even  a connection to rank 1 that passed the
- * handshake: the rest of the input arrives on it (a socketpair, then end of stream) while
- * receives are posted (handle 0x47800000: 64 KiB contiguous from rank 1 tag 5 - the
- * direct path -,
+ * match.c, progress.c, rdv.c) and the TCP netmod's (conn.c, recv.c, send.c, tcp.c):
+ * their statics are its state (the request table restarts empty for every input, so
+ * request handles - the cookies - are the same for the same input); it runs rank 0 of
+ * a 4-rank job whose COMM_WORLD returns errors (a broken connection fails requests
+ * instead of ending the process).  Input byte 0 picks: even  a connection to rank 1 that
+ * passed the handshake: the rest of the input arrives on it (a socketpair, then end of
+ * stream) while receives are posted (handle 0x47800000: 64 KiB contiguous from rank 1 tag
+ * 5 - the direct path -,
  *         ...01: 16 bytes from any rank and tag, ...02: 100 ints from rank 1 any tag);
- * CTS packets our rendezvous receives send go back on the same socket; ...10 (byte 0
- * & 3 == 2): the same connection but from process 4, of another job (rank 0 there, so
- * its frames name src 0): no communicator here holds it (core/xsec.c), its messages on
- * contexts not made here wait unexpected under a small quota (LOOM_MPI_XJOB_UNEXP_MSGS
- * 8, _BYTES 4096), and passing it or a refused synchronous/rendezvous send drops it
- * (core/p2p.c xm_p2p_drop, tcp/conn.c: the connection closes in the middle of the stream). odd   a stranger's
+ * CTS packets our rendezvous receives send go back on the same socket. odd   a stranger's
  * connection to our listener: the rest is what it sends (hello, proof, anything) against
  * a fixed secret. Invariants (a trap is a finding): xm_die() is never reached (every
  * protocol error of a TCP peer ends that connection; out-of-memory cannot happen at these
  * sizes); a packet xm_pkt_check() passed never writes outside the buffers (ASan); a
- * stranger's connection never becomes rank 1's connection (it cannot make the proof);
- * the other job's process never queues more than its quota, and once dropped its
- * connection is no longer read.
+ * stranger's connection never becomes rank 1's connection (it cannot make the proof).
  * State (requests, queues, the connection) is reset after every input.
  * Seeds: corpus/mpi_pkt/: the frames a real rank 1 writes, byte for byte in tcp.c's
  * layout (struct fhdr + struct xm_pkt_hdr + payload): an 8-byte eager message, one for
@@ -37,10 +30,19 @@
  * an unexpected eager message in three fragments, 100 ints, RTS then RDATA (whole and
  * truncated in two parts), an unexpected RTS, SSEND_ACK/CTS/FIN, CANCEL of an unexpected
  * message and of none then a stray CANCEL_ACK (cancel), a stream cut without
- * goodbye; from the other job's process: eager messages past the quota
- * (xjob_quota), a refused synchronous send (xjob_sync), a refused RTS (xjob_rts); for the acceptor a hello as tcp.c's connector sends it with a proof, and
+ * goodbye; for the acceptor a hello as tcp.c's connector sends it with a proof, and
  * the old unauthenticated hello.
  */
+
+/* Input byte 0 & 3 == 2: the even mode's connection, but from process 4 of another job
+ * (rank 0 there, so its frames name src 0).  No communicator here holds it
+ * (core/xsec.c); its messages on contexts not made here wait unexpected under a small
+ * quota (LOOM_MPI_XJOB_UNEXP_MSGS 8, _BYTES 4096); passing it, or a refused synchronous
+ * or rendezvous send, drops it (core/p2p.c xm_p2p_drop, tcp/conn.c: the connection
+ * closes in the middle of the stream).  Invariants: it never holds more than 8
+ * messages here, and a dropped connection is not read again.  Seeds: xjob_quota (eager
+ * messages past the quota), xjob_bytes, xjob_sync (a refused synchronous send), xjob_rts
+ * (a refused RTS). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif

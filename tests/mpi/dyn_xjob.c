@@ -10,7 +10,8 @@
  *   job's traffic: core/xsec.c), allgather/bcast/reduce/allreduce/alltoall/barrier
  *   and nonblocking collectives on the merged communicator and its dup (jobs of
  *   different sizes on few cores: one is oversubscribed, the other not, and both
- *   must pick the same algorithms), then disconnect; A's rank 0 closes the port.  Run by tests/mpi/dyn_xjob.sh; each job prints "No Errors".
+ *   must pick the same algorithms), then disconnect; A's rank 0 closes the port.
+ *   Run by tests/mpi/dyn_xjob.sh; each job prints "No Errors".
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,7 +169,8 @@ int main(int argc, char **argv)
         for (int k = 0; k < 2; k++) {
             MPI_Comm m = both[k];
             int *all = malloc((size_t)ms * 2 * sizeof(int)), mine[2] = {mr, -mr};
-            int *out = malloc((size_t)ms * sizeof(int)), *in = malloc((size_t)ms * sizeof(int));
+            int *out = malloc((size_t)ms * sizeof(int)),
+                *in = malloc((size_t)ms * sizeof(int));
             TEST_ASSERT(all && out && in);
             if (!all || !out || !in)
                 break;
@@ -176,7 +178,8 @@ int main(int argc, char **argv)
             int bad = 0;
             for (int i = 0; i < ms; i++)
                 bad += all[2 * i] != i || all[2 * i + 1] != -i;
-            TEST_ASSERT_MSG(bad == 0, "allgather on %s: %d wrong", k ? "mdup" : "merged", bad);
+            TEST_ASSERT_MSG(bad == 0, "allgather on %s: %d wrong", k ? "mdup" : "merged",
+                            bad);
             int b = mr == ms - 1 ? 77 : -1;
             MPI_Bcast(&b, 1, MPI_INT, ms - 1, m);
             TEST_ASSERT_MSG(b == 77, "bcast %d", b);

@@ -72,7 +72,8 @@ int main(int argc, char **argv)
         MPI_Irecv(&v, 1, MPI_INT, 0, 99, inter, &rq);
         rc = MPI_Wait(&rq, MPI_STATUS_IGNORE);
         MPI_Error_class(rc, &cls);
-        TEST_ASSERT_MSG(rc != MPI_SUCCESS, "the waiting receive from B succeeded (%d)", v);
+        TEST_ASSERT_MSG(rc != MPI_SUCCESS, "the waiting receive from B succeeded (%d)",
+                        v);
         rc = MPI_Recv(&v, 1, MPI_INT, 0, 5, inter, MPI_STATUS_IGNORE);
         TEST_ASSERT_MSG(rc != MPI_SUCCESS, "a later receive from B succeeded");
     } else if (!acc) {

@@ -341,8 +341,12 @@ START_TEST(test_xjob_world_refused)
     ck_assert(!r->done);
     /* a refused RTS (its sender waits for an answer: the process is dropped) */
     struct xm_rts rts = {.pid = (uint64_t)getpid(), .addr = (uint64_t)(uintptr_t)&v};
-    struct xm_pkt_hdr h = {.type = XM_PKT_RTS, .src = FOREIGN, .tag = 2, .ctx = 0,
-                           .len = sizeof(int), .cookie = 1};
+    struct xm_pkt_hdr h = {.type = XM_PKT_RTS,
+                           .src = FOREIGN,
+                           .tag = 2,
+                           .ctx = 0,
+                           .len = sizeof(int),
+                           .cookie = 1};
     xm_handle_pkt(&h, &rts, sizeof(rts));
     ck_assert(!r->done);
     ck_assert_int_eq(xm_iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, 0, &st), 0);
@@ -526,14 +530,18 @@ START_TEST(test_xjob_quota_bytes)
     int w1[2] = {0, FOREIGN};
     fake_comm(8, 2, w1);
     int big[16] = {0}; /* 64 bytes */
-    struct xm_pkt_hdr h = {.type = XM_PKT_EAGER, .src = FOREIGN, .tag = 1, .ctx = 8,
-                           .len = sizeof(big)};
+    struct xm_pkt_hdr h = {
+        .type = XM_PKT_EAGER, .src = FOREIGN, .tag = 1, .ctx = 8, .len = sizeof(big)};
     xm_handle_pkt(&h, big, sizeof(big));
     ck_assert(!foreign_dropped());
     /* a rendezvous envelope holds no payload here: counted as a message only */
     struct xm_rts rts = {.pid = (uint64_t)getpid(), .addr = (uint64_t)(uintptr_t)big};
-    struct xm_pkt_hdr rh = {.type = XM_PKT_RTS, .src = FOREIGN, .tag = 2, .ctx = 8,
-                            .len = 1 << 20, .cookie = 1};
+    struct xm_pkt_hdr rh = {.type = XM_PKT_RTS,
+                            .src = FOREIGN,
+                            .tag = 2,
+                            .ctx = 8,
+                            .len = 1 << 20,
+                            .cookie = 1};
     xm_handle_pkt(&rh, &rts, sizeof(rts));
     ck_assert(!foreign_dropped());
     /* 64 + 64 > 100: dropped, though the first fragment alone would fit */
@@ -549,8 +557,13 @@ START_TEST(test_xjob_refused_sync_drops)
 {
     add_foreign();
     int v = 3;
-    struct xm_pkt_hdr h = {.type = XM_PKT_EAGER, .flags = XM_PKT_F_SYNC, .src = FOREIGN,
-                           .tag = 1, .ctx = 0, .len = sizeof(int), .cookie = 5};
+    struct xm_pkt_hdr h = {.type = XM_PKT_EAGER,
+                           .flags = XM_PKT_F_SYNC,
+                           .src = FOREIGN,
+                           .tag = 1,
+                           .ctx = 0,
+                           .len = sizeof(int),
+                           .cookie = 5};
     xm_handle_pkt(&h, &v, sizeof(v));
     ck_assert(foreign_dropped());
 }
@@ -561,8 +574,12 @@ START_TEST(test_xjob_refused_rts_drops)
     add_foreign();
     int v = 3;
     struct xm_rts rts = {.pid = (uint64_t)getpid(), .addr = (uint64_t)(uintptr_t)&v};
-    struct xm_pkt_hdr h = {.type = XM_PKT_RTS, .src = FOREIGN, .tag = 2, .ctx = 2,
-                           .len = sizeof(int), .cookie = 1};
+    struct xm_pkt_hdr h = {.type = XM_PKT_RTS,
+                           .src = FOREIGN,
+                           .tag = 2,
+                           .ctx = 2,
+                           .len = sizeof(int),
+                           .cookie = 1};
     xm_handle_pkt(&h, &rts, sizeof(rts));
     ck_assert(foreign_dropped());
 }
@@ -573,8 +590,13 @@ START_TEST(test_xjob_refused_later_sync_drops)
     add_foreign();
     int v = 3, x = -1;
     /* held on a context not made yet; then it turns out to lack the sender */
-    struct xm_pkt_hdr h = {.type = XM_PKT_EAGER, .flags = XM_PKT_F_SYNC, .src = FOREIGN,
-                           .tag = 1, .ctx = 12, .len = sizeof(int), .cookie = 5};
+    struct xm_pkt_hdr h = {.type = XM_PKT_EAGER,
+                           .flags = XM_PKT_F_SYNC,
+                           .src = FOREIGN,
+                           .tag = 1,
+                           .ctx = 12,
+                           .len = sizeof(int),
+                           .cookie = 5};
     xm_handle_pkt(&h, &v, sizeof(v));
     ck_assert(!foreign_dropped());
     int w2[2] = {0, 1};
