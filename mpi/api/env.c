@@ -519,8 +519,10 @@ static const char *const err_text[] = {
     [MPI_T_ERR_CVAR_SET_NEVER] = "control variable cannot be set",
     [MPI_T_ERR_PVAR_NO_STARTSTOP] = "performance variable cannot be started or stopped",
     [MPI_T_ERR_PVAR_NO_WRITE] = "performance variable cannot be written",
-    [MPI_T_ERR_PVAR_NO_ATOMIC] = "performance variable cannot be read and reset atomically",
+    [MPI_T_ERR_PVAR_NO_ATOMIC] =
+        "performance variable cannot be read and reset atomically",
     [MPI_T_ERR_INVALID_NAME] = "tool interface: no variable or category of that name",
+    [MPI_ERR_SESSION] = "invalid session handle",
 };
 _Static_assert(sizeof(err_text) / sizeof(err_text[0]) == XM_ERR_LAST_PREDEFINED + 1,
                "a text for every predefined error class");

@@ -16,7 +16,8 @@
  *     keyed by the full string tag (core/sessboot.h), so concurrent creations with
  *     different tags never mix; the new communicator has the given error handler.
  *   - Errors of a session call go to the session's handler (MPI_Session_init: the one
- *     it was given); an invalid session handle is MPI_ERR_ARG through the default one.
+ *     it was given); an invalid session handle (MPI_SESSION_NULL, a finalized one) is
+ *     MPI_ERR_SESSION (MPI-4.0) through the default one.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -92,11 +93,11 @@ static int sess_err(MPI_Session h, struct sess *s, int cls, const char *fn)
     return raise_on(s->errh, h, cls, fn);
 }
 
-/* the session of handle h, or return MPI_ERR_ARG through the default handler */
-#define GET(s, h, fn)                               \
-    struct sess *s = get(h);                        \
-    if (!s)                                         \
-        return xm_err(NULL, MPI_ERR_ARG, fn);
+/* the session of handle h, or return MPI_ERR_SESSION through the default handler */
+#define GET(s, h, fn)                                                                    \
+    struct sess *s = get(h);                                                             \
+    if (!s)                                                                              \
+        return xm_err(NULL, MPI_ERR_SESSION, fn);
 
 static int level_of(MPI_Info info, int *level)
 {

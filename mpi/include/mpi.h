@@ -352,7 +352,9 @@ typedef struct MPI_Status {
 #define MPI_T_ERR_PVAR_NO_WRITE 71
 #define MPI_T_ERR_PVAR_NO_ATOMIC 72
 #define MPI_T_ERR_INVALID_NAME 73
-#define XM_ERR_LAST_PREDEFINED 73 /* user classes/codes: MPI_ERR_LASTCODE + 1 on */
+/* MPI-4.0 error classes of the session calls */
+#define MPI_ERR_SESSION 74        /* an invalid session handle */
+#define XM_ERR_LAST_PREDEFINED 74 /* user classes/codes: MPI_ERR_LASTCODE + 1 on */
 
 /* a Fortran status is MPI_F_STATUS_SIZE MPI_Fints (the C struct's five ints) */
 #define MPI_F_STATUS_SIZE 5
