@@ -254,13 +254,15 @@ static int xq_charge(int src, uint64_t bytes)
 
 /* ---- receives and probes ---- */
 
-int xm_irecv(void *buf, int count, MPI_Datatype dtype, int src, int tag, uint32_t ctx,
-             struct xm_comm *comm, struct xm_req **rp)
+/* A receive request for (src, tag, ctx) into buf: the one set-up of xm_irecv and
+ * xm_mrecv.  NULL when out of memory. */
+static struct xm_req *recv_new(void *buf, int count, MPI_Datatype dtype, int src, int tag,
+                               uint32_t ctx, struct xm_comm *comm)
 {
     struct xm_dtype *dt = xm_dt_get(dtype);
     struct xm_req *r = xm_req_new(XM_REQ_RECV);
     if (!r)
-        return -ENOMEM;
+        return NULL;
     r->peer = src;
     r->tag = tag;
     r->ctx = ctx;
@@ -272,6 +274,15 @@ int xm_irecv(void *buf, int count, MPI_Datatype dtype, int src, int tag, uint32_
     r->dt = dtype;
     xm_dt_ref(dt); /* released by xm_p2p_complete() */
     r->bytes = dt->size * (size_t)count;
+    return r;
+}
+
+int xm_irecv(void *buf, int count, MPI_Datatype dtype, int src, int tag, uint32_t ctx,
+             struct xm_comm *comm, struct xm_req **rp)
+{
+    struct xm_req *r = recv_new(buf, count, dtype, src, tag, ctx, comm);
+    if (!r)
+        return -ENOMEM;
     *rp = r;
     /* another job's process that was dropped (xm_p2p_drop): the receive fails now */
     if (__builtin_expect(src >= xm_g.size, 0) && xm_p2p_lost[src]) {
@@ -366,21 +377,9 @@ struct xm_req *xm_improbe(int src, int tag, uint32_t ctx, MPI_Status *st)
 int xm_mrecv(struct xm_req *u, void *buf, int count, MPI_Datatype dtype,
              struct xm_comm *comm, struct xm_req **rp)
 {
-    struct xm_dtype *dt = xm_dt_get(dtype);
-    struct xm_req *r = xm_req_new(XM_REQ_RECV);
+    struct xm_req *r = recv_new(buf, count, dtype, u->peer, u->tag, u->ctx, comm);
     if (!r)
         return -ENOMEM;
-    r->ctx = u->ctx;
-    r->comm = comm;
-    if (comm)
-        comm->refs++; /* MPI_Comm_free may come first: xm_req_free() lets it go */
-    r->buf = buf;
-    r->count = count;
-    r->dt = dtype;
-    xm_dt_ref(dt); /* released by xm_p2p_complete() */
-    r->bytes = dt->size * (size_t)count;
-    r->peer = u->peer;
-    r->tag = u->tag;
     *rp = r;
     if (u->done)
         take_unexp(u, r);

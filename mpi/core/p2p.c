@@ -150,13 +150,7 @@ int xm_p2p_push(struct xm_req *r)
     if (t->post_ref && !(r->flags & F_HDR_SENT) && r->total >= t->zcopy_min &&
         xm_p2p_direct_ok(dt)) {
         /* the whole eager message as one packet, written from the user buffer */
-        struct xm_pkt_hdr h = {.type = XM_PKT_EAGER,
-                               .flags = (uint8_t)(r->flags & 0xff),
-                               .src = xm_g.rank,
-                               .tag = r->tag,
-                               .ctx = r->ctx,
-                               .len = r->total,
-                               .cookie = (uint64_t)(unsigned)r->handle};
+        struct xm_pkt_hdr h = xm_p2p_send_hdr(r, XM_PKT_EAGER, r->total);
         int rc = t->post_ref(t, r->peer, &h, r->buf, r->total, r);
         if (rc < 0)
             return rc;
@@ -173,14 +167,8 @@ int xm_p2p_push(struct xm_req *r)
         if (!h)
             return 0;
         size_t n = r->total - r->pos < cap ? r->total - r->pos : cap;
-        h->type = (r->flags & F_HDR_SENT) ? XM_PKT_FRAG : XM_PKT_EAGER;
-        h->flags = (uint8_t)(r->flags & 0xff);
-        h->reserved = 0;
-        h->src = xm_g.rank;
-        h->tag = r->tag;
-        h->ctx = r->ctx;
-        h->len = (r->flags & F_HDR_SENT) ? n : r->total;
-        h->cookie = (uint64_t)(unsigned)r->handle;
+        *h = (r->flags & F_HDR_SENT) ? xm_p2p_send_hdr(r, XM_PKT_FRAG, n)
+                                     : xm_p2p_send_hdr(r, XM_PKT_EAGER, r->total);
         if (n)
             xm_dt_pack(r->buf, r->count, dt, r->pos, pay, n);
         t->post(t, r->peer, h, n);

@@ -130,6 +130,20 @@ static inline int xm_p2p_direct_ok(const struct xm_dtype *dt)
     return dt->contig && dt->true_lb == 0 && (size_t)dt->extent == dt->size;
 }
 
+/* The header of a packet of send request r (EAGER, FRAG or RTS): its envelope, its
+ * flags and its handle as the cookie; len as the type wants it. */
+static inline struct xm_pkt_hdr xm_p2p_send_hdr(const struct xm_req *r, uint8_t type,
+                                                uint64_t len)
+{
+    return (struct xm_pkt_hdr){.type = type,
+                               .flags = (uint8_t)(r->flags & 0xff),
+                               .src = xm_g.rank,
+                               .tag = r->tag,
+                               .ctx = r->ctx,
+                               .len = len,
+                               .cookie = (uint64_t)(unsigned)r->handle};
+}
+
 /* The request a control or data packet's cookie names (our handles fit 32 bits). */
 static inline struct xm_req *xm_p2p_cookie_req(uint64_t cookie)
 {

@@ -152,13 +152,7 @@ int xm_rdv_push(struct xm_req *r, struct xm_transport *t, struct xm_dtype *dt)
         struct xm_pkt_hdr *h = xm_p2p_get_pkt(t, r->peer, sizeof(rts), &pay, &cap);
         if (!h)
             return 0;
-        *h = (struct xm_pkt_hdr){.type = XM_PKT_RTS,
-                                 .flags = (uint8_t)(r->flags & 0xff),
-                                 .src = xm_g.rank,
-                                 .tag = r->tag,
-                                 .ctx = r->ctx,
-                                 .len = r->total,
-                                 .cookie = (uint64_t)(unsigned)r->handle};
+        *h = xm_p2p_send_hdr(r, XM_PKT_RTS, r->total);
         memcpy(pay, &rts, sizeof(rts));
         t->post(t, r->peer, h, sizeof(rts));
         r->flags |= F_HDR_SENT;
