@@ -512,6 +512,20 @@ static void fail_req(struct xm_req *r, void *arg)
     xm_p2p_complete(r);
 }
 
+/* peer is gone for good: its half-arrived message is freed (a receive it matched
+ * fails in fail_req()), and nothing more is taken from it */
+static void forget_peer(int peer)
+{
+    xm_p2p_lost[peer] = 1;
+    struct xm_req *u = xm_p2p_inflight[peer];
+    xm_p2p_inflight[peer] = NULL;
+    if (u && u->kind == XM_REQ_UNEXP) {
+        if (!u->match && xm_p2p_on_list(&xm_p2p_unexp, u))
+            xm_p2p_list_del(&xm_p2p_unexp, u);
+        xm_req_free(u);
+    }
+}
+
 void xm_peer_lost(int peer, const char *why)
 {
     if (!xm_g.world || xm_g.world->errh == MPI_ERRORS_ARE_FATAL)
@@ -519,15 +533,7 @@ void xm_peer_lost(int peer, const char *why)
     if (getenv("LOOM_MPI_DEBUG"))
         fprintf(stderr, "loom-mpi: rank %d: connection to rank %d lost (%s)\n", xm_g.rank,
                 peer, why);
-    xm_p2p_lost[peer] = 1;
-    struct xm_req *u = xm_p2p_inflight[peer];
-    xm_p2p_inflight[peer] = NULL;
-    if (u && u->kind == XM_REQ_UNEXP) {
-        if (!u->match && xm_p2p_on_list(&xm_p2p_unexp, u))
-            xm_p2p_list_del(&xm_p2p_unexp, u);
-        /* a matched receive (u->match) fails in fail_req() below */
-        xm_req_free(u);
-    }
+    forget_peer(peer);
     xm_req_foreach(fail_req, &peer);
 }
 
@@ -543,14 +549,7 @@ void xm_p2p_drop(int peer, const char *why)
     struct xm_transport *t = xm_p2p_route(peer);
     if (t && t->drop)
         t->drop(t, peer); /* closed; it never gets back in */
-    xm_p2p_lost[peer] = 1;
-    struct xm_req *u = xm_p2p_inflight[peer];
-    xm_p2p_inflight[peer] = NULL;
-    if (u && u->kind == XM_REQ_UNEXP) {
-        if (!u->match && xm_p2p_on_list(&xm_p2p_unexp, u))
-            xm_p2p_list_del(&xm_p2p_unexp, u);
-        xm_req_free(u); /* a matched receive (u->match) fails in fail_req() below */
-    }
+    forget_peer(peer);
     for (struct xm_req *q = xm_p2p_unexp.head, *next; q; q = next) {
         next = q->next;
         if (q->peer == peer) {

@@ -97,8 +97,7 @@ int xm_xsec_verdict(uint32_t ctx, int src)
     return member_of_id(id, src) ? XM_XSEC_OK : XM_XSEC_DENY;
 }
 
-static unsigned long dropped, quiet;
-static double last_t = -1e9;
+static unsigned long dropped;
 
 unsigned long xm_xsec_dropped(void)
 {
@@ -119,24 +118,43 @@ static void escape(char *dst, size_t len, const char *s, size_t max)
     dst[o] = 0;
 }
 
-void xm_xsec_warn(int src, uint32_t ctx, int tag)
+/* One kind of rate-limited line about another job's process src: at most one per
+ * WARN_EVERY_S, the lines held back counted into the next.  Fills job (escaped) and
+ * more; returns 0 when this line is held back. */
+struct warn_rate {
+    double last_t;
+    unsigned long quiet;
+};
+
+static int warn_begin(struct warn_rate *w, int src, char *job, size_t joblen, char *more,
+                      size_t morelen, const struct xm_proc **pp)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     double now = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-    dropped++;
-    if (now - last_t < WARN_EVERY_S) {
-        quiet++;
-        return;
+    if (now - w->last_t < WARN_EVERY_S) {
+        w->quiet++;
+        return 0;
     }
-    last_t = now;
-    const struct xm_proc *p = xm_proc_get(src);
-    char job[4 * XM_DYN_JOBID + 8];
-    escape(job, sizeof(job), p ? p->jobid : "?", XM_DYN_JOBID);
-    char more[64] = "";
-    if (quiet)
-        snprintf(more, sizeof(more), " (and %lu more since the last line)", quiet);
-    quiet = 0;
+    w->last_t = now;
+    *pp = xm_proc_get(src);
+    escape(job, joblen, *pp ? (*pp)->jobid : "?", XM_DYN_JOBID);
+    more[0] = 0;
+    if (w->quiet)
+        snprintf(more, morelen, " (and %lu more since the last line)", w->quiet);
+    w->quiet = 0;
+    return 1;
+}
+
+static struct warn_rate msg_rate = {-1e9, 0}, drop_rate = {-1e9, 0};
+
+void xm_xsec_warn(int src, uint32_t ctx, int tag)
+{
+    const struct xm_proc *p;
+    char job[4 * XM_DYN_JOBID + 8], more[64];
+    dropped++;
+    if (!warn_begin(&msg_rate, src, job, sizeof(job), more, sizeof(more), &p))
+        return;
     fprintf(stderr,
             "loom-mpi: rank %d: dropped a message from process %d (job \"%s\" rank %d) "
             "on context %u tag %d: it is in no communicator of that context here%s\n",
@@ -203,26 +221,12 @@ void xm_xsec_forget(int src)
         acct[i] = (struct acct){0, 0};
 }
 
-static double drop_last_t = -1e9;
-static unsigned long drop_quiet;
-
 void xm_xsec_warn_drop(int src, const char *why)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    double now = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-    if (now - drop_last_t < WARN_EVERY_S) {
-        drop_quiet++;
+    const struct xm_proc *p;
+    char job[4 * XM_DYN_JOBID + 8], more[64];
+    if (!warn_begin(&drop_rate, src, job, sizeof(job), more, sizeof(more), &p))
         return;
-    }
-    drop_last_t = now;
-    const struct xm_proc *p = xm_proc_get(src);
-    char job[4 * XM_DYN_JOBID + 8];
-    escape(job, sizeof(job), p ? p->jobid : "?", XM_DYN_JOBID);
-    char more[64] = "";
-    if (drop_quiet)
-        snprintf(more, sizeof(more), " (and %lu more since the last line)", drop_quiet);
-    drop_quiet = 0;
     fprintf(stderr,
             "loom-mpi: rank %d: dropped process %d (job \"%s\" rank %d): %s; "
             "operations with it fail%s\n",
