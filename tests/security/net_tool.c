@@ -156,7 +156,7 @@ static int cmd_crowd(const char *addr, int port, int n, int secs)
     signal(SIGTERM, on_term);
     if (!fds || inet_pton(AF_INET, addr, &a.sin_addr) != 1)
         return 2;
-    while (now_ms() < until && (fds[0] = tcp_connect(addr, port)) < 0)
+    while (now_ms() < until && !stop_flag && (fds[0] = tcp_connect(addr, port)) < 0)
         usleep(20000);
     if (fds[0] < 0) {
         fprintf(stderr, "crowd: cannot connect to %s:%d\n", addr, port);
