@@ -226,3 +226,15 @@ void loom_logf(const struct loom_log *lg, enum loom_log_level level, const char 
     va_end(ap);
     errno = saved;
 }
+
+int loom_errf(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (err && errlen) {
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -EINVAL;
+}

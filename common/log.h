@@ -64,6 +64,11 @@ void loom_logf(const struct loom_log *lg, enum loom_log_level level, const char 
 void loom_vlogf(const struct loom_log *lg, enum loom_log_level level, const char *fmt,
                 va_list ap);
 
+/* An error message for a caller's buffer: formats into err (errlen bytes, when
+ * err is not NULL and errlen > 0) and returns -EINVAL, so a parser can
+ * `return loom_errf(err, errlen, "...", ...)`. */
+int loom_errf(char *err, size_t errlen, const char *fmt, ...) LOOM_PRINTF(3, 4);
+
 /* "error", "warn", "info", "debug", "trace" or a digit 0-4 -> level;
  * returns -EINVAL for anything else. */
 int loom_log_level_parse(const char *s);

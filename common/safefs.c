@@ -26,24 +26,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "mac.h"
 #include "safefs.h"
 
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 #define RM_ATTEMPTS 4 /* an entry that keeps changing kind between our calls */
 #define RM_PASSES 4   /* readdir passes over one directory */
-
-static void say(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void say(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    if (!err || !errlen)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 /* Is this directory (st) one we may walk through or create in?  last: the
  * base itself.  0, or an errno with the reason in err. */
@@ -54,25 +43,25 @@ static int trusted(const struct stat *st, const char *path, int last, int flags,
     mode_t w = st->st_mode & (S_IWGRP | S_IWOTH);
 
     if (!S_ISDIR(st->st_mode)) {
-        say(err, errlen, "%s is not a directory", path);
+        loom_errf(err, errlen, "%s is not a directory", path);
         return ENOTDIR;
     }
     if (st->st_uid != 0 && st->st_uid != me && st->st_uid != owner2) {
-        say(err, errlen, "%s belongs to uid %u, neither root nor us (uid %u)%s", path,
-            (unsigned)st->st_uid, (unsigned)me,
-            owner2 != (uid_t)-1 ? " nor the trusted account" : "");
+        loom_errf(err, errlen, "%s belongs to uid %u, neither root nor us (uid %u)%s",
+                  path, (unsigned)st->st_uid, (unsigned)me,
+                  owner2 != (uid_t)-1 ? " nor the trusted account" : "");
         return EPERM;
     }
     if (w && last && (flags & SAFEFS_STRICT)) {
-        say(err, errlen,
-            "%s is writable by other users (mode %04o): refusing it as root's "
-            "directory for another user",
-            path, (unsigned)(st->st_mode & 07777));
+        loom_errf(err, errlen,
+                  "%s is writable by other users (mode %04o): refusing it as root's "
+                  "directory for another user",
+                  path, (unsigned)(st->st_mode & 07777));
         return EPERM;
     }
     if (w && !(st->st_mode & S_ISVTX)) {
-        say(err, errlen, "%s is writable by other users and not sticky (mode %04o)", path,
-            (unsigned)(st->st_mode & 07777));
+        loom_errf(err, errlen, "%s is writable by other users and not sticky (mode %04o)",
+                  path, (unsigned)(st->st_mode & 07777));
         return EPERM;
     }
     return 0;
@@ -100,18 +89,18 @@ int safefs_open_base(const char *base, int flags, uid_t owner2, char *resolved, 
     uid_t me = geteuid();
 
     if (!base || !*base) {
-        say(err, errlen, "empty directory name");
+        loom_errf(err, errlen, "empty directory name");
         errno = EINVAL;
         return -1;
     }
     if (base[0] != '/' && !getcwd(cwd, sizeof(cwd))) {
         e = errno;
-        say(err, errlen, "cannot resolve %s: %s", base, strerror(e));
+        loom_errf(err, errlen, "cannot resolve %s: %s", base, strerror(e));
         errno = e;
         return -1;
     }
     if (join_path(rest, sizeof(rest), base[0] == '/' ? "" : cwd, base) < 0) {
-        say(err, errlen, "%s: name too long", base);
+        loom_errf(err, errlen, "%s: name too long", base);
         errno = ENAMETOOLONG;
         return -1;
     }
@@ -122,7 +111,7 @@ restart:
     walked[0] = '\0';
     if ((fd = open("/", DIR_FLAGS)) < 0 || fstat(fd, &st) < 0) {
         e = errno;
-        say(err, errlen, "cannot open /: %s", strerror(e));
+        loom_errf(err, errlen, "cannot open /: %s", strerror(e));
         goto fail;
     }
     for (const char *p = rest;;) {
@@ -136,7 +125,7 @@ restart:
         size_t n = strcspn(p, "/");
         if (n > NAME_MAX) {
             e = ENAMETOOLONG;
-            say(err, errlen, "%s: name too long", base);
+            loom_errf(err, errlen, "%s: name too long", base);
             goto fail;
         }
         memcpy(comp, p, n);
@@ -152,18 +141,19 @@ restart:
             ssize_t tl;
             if (fstatat(fd, comp, &ls, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(ls.st_mode)) {
                 e = ENOTDIR;
-                say(err, errlen, "%s/%s is not a directory", walked, comp);
+                loom_errf(err, errlen, "%s/%s is not a directory", walked, comp);
                 goto fail;
             }
             if (ls.st_uid != 0 && ls.st_uid != me && ls.st_uid != owner2) {
                 e = EPERM;
-                say(err, errlen, "%s/%s is a symlink of uid %u: not followed", walked,
-                    comp, (unsigned)ls.st_uid);
+                loom_errf(err, errlen, "%s/%s is a symlink of uid %u: not followed",
+                          walked, comp, (unsigned)ls.st_uid);
                 goto fail;
             }
             if (++links > 40 || (tl = readlinkat(fd, comp, tgt, sizeof(tgt) - 1)) <= 0) {
                 e = ELOOP;
-                say(err, errlen, "%s/%s: too many or unreadable symlinks", walked, comp);
+                loom_errf(err, errlen, "%s/%s: too many or unreadable symlinks", walked,
+                          comp);
                 goto fail;
             }
             tgt[tl] = '\0';
@@ -172,7 +162,7 @@ restart:
             if (tgt[0] == '/') {
                 if (join_path(rest, sizeof(rest), tgt, tail) < 0) {
                     e = ENAMETOOLONG;
-                    say(err, errlen, "%s: name too long", base);
+                    loom_errf(err, errlen, "%s: name too long", base);
                     goto fail;
                 }
                 goto restart;
@@ -180,7 +170,7 @@ restart:
             /* relative: the rest of the walk goes on from this directory */
             if (join_path(rest, sizeof(rest), tgt, tail) < 0) {
                 e = ENAMETOOLONG;
-                say(err, errlen, "%s: name too long", base);
+                loom_errf(err, errlen, "%s: name too long", base);
                 goto fail;
             }
             p = rest;
@@ -188,7 +178,7 @@ restart:
         }
         if (nfd < 0 || fstat(nfd, &st) < 0) {
             e = errno;
-            say(err, errlen, "cannot open %s/%s: %s", walked, comp, strerror(e));
+            loom_errf(err, errlen, "cannot open %s/%s: %s", walked, comp, strerror(e));
             if (nfd >= 0)
                 close(nfd);
             goto fail;
@@ -202,7 +192,7 @@ restart:
         } else {
             if (wl + 1 + n >= sizeof(walked)) {
                 e = ENAMETOOLONG;
-                say(err, errlen, "%s: name too long", base);
+                loom_errf(err, errlen, "%s: name too long", base);
                 goto fail;
             }
             walked[wl++] = '/';
@@ -246,7 +236,7 @@ int safefs_mkdtemp(struct safefs_dir *d, const char *base, int flags, uid_t owne
     safefs_dir_init(d);
     if (!prefix || !*prefix || strchr(prefix, '/') ||
         strlen(prefix) + 2 + SAFEFS_RAND_HEX > sizeof(d->name)) {
-        say(err, errlen, "bad directory name prefix");
+        loom_errf(err, errlen, "bad directory name prefix");
         errno = EINVAL;
         return -1;
     }
@@ -254,13 +244,14 @@ int safefs_mkdtemp(struct safefs_dir *d, const char *base, int flags, uid_t owne
         return -1;
     if (strlen(real) + 2 + strlen(prefix) + 1 + SAFEFS_RAND_HEX > sizeof(d->path)) {
         e = ENAMETOOLONG;
-        say(err, errlen, "%s: name too long", real);
+        loom_errf(err, errlen, "%s: name too long", real);
         goto fail;
     }
     for (tries = 0; tries < SAFEFS_MKDTEMP_TRIES; tries++) {
         if (loom_random_bytes(rnd, sizeof(rnd)) < 0) {
             e = errno;
-            say(err, errlen, "no random bytes for a directory name: %s", strerror(e));
+            loom_errf(err, errlen, "no random bytes for a directory name: %s",
+                      strerror(e));
             goto fail;
         }
         loom_hex(rnd, sizeof(rnd), hex);
@@ -269,31 +260,34 @@ int safefs_mkdtemp(struct safefs_dir *d, const char *base, int flags, uid_t owne
             break;
         if (errno != EEXIST) {
             e = errno;
-            say(err, errlen, "cannot create a directory in %s: %s", real, strerror(e));
+            loom_errf(err, errlen, "cannot create a directory in %s: %s", real,
+                      strerror(e));
             goto fail;
         }
     }
     if (tries == SAFEFS_MKDTEMP_TRIES) {
         e = EEXIST;
-        say(err, errlen, "%d fresh names %s/%s.* were all taken", tries, real, prefix);
+        loom_errf(err, errlen, "%d fresh names %s/%s.* were all taken", tries, real,
+                  prefix);
         goto fail;
     }
     /* The base is trusted: nobody else can rename our entry.  Still, check that
      * what we open is the directory we just made. */
     if ((d->fd = openat(d->base_fd, d->name, DIR_FLAGS)) < 0 || fstat(d->fd, &st) < 0) {
         e = errno;
-        say(err, errlen, "cannot open the new %s/%s: %s", real, d->name, strerror(e));
+        loom_errf(err, errlen, "cannot open the new %s/%s: %s", real, d->name,
+                  strerror(e));
         goto fail;
     }
     if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077)) {
         e = EPERM;
-        say(err, errlen, "%s/%s is not the directory we made (uid %u, mode %04o)", real,
-            d->name, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+        loom_errf(err, errlen, "%s/%s is not the directory we made (uid %u, mode %04o)",
+                  real, d->name, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
         goto fail; /* not ours: left alone */
     }
     if (fchmod(d->fd, 0700) < 0) { /* a umask may have taken our own bits */
         e = errno;
-        say(err, errlen, "cannot chmod %s/%s: %s", real, d->name, strerror(e));
+        loom_errf(err, errlen, "cannot chmod %s/%s: %s", real, d->name, strerror(e));
         unlinkat(d->base_fd, d->name, AT_REMOVEDIR);
         goto fail;
     }
@@ -316,7 +310,7 @@ int safefs_give(struct safefs_dir *d, uid_t uid, gid_t gid, mode_t mode, char *e
     int e;
 
     if (d->fd < 0) {
-        say(err, errlen, "no directory");
+        loom_errf(err, errlen, "no directory");
         errno = EBADF;
         return -1;
     }
@@ -324,8 +318,8 @@ int safefs_give(struct safefs_dir *d, uid_t uid, gid_t gid, mode_t mode, char *e
         ((st.st_uid != uid || st.st_gid != gid) && fchown(d->fd, uid, gid) < 0) ||
         fchmod(d->fd, mode) < 0) {
         e = errno;
-        say(err, errlen, "cannot give %s to uid %u gid %u: %s", d->path, (unsigned)uid,
-            (unsigned)gid, strerror(e));
+        loom_errf(err, errlen, "cannot give %s to uid %u gid %u: %s", d->path,
+                  (unsigned)uid, (unsigned)gid, strerror(e));
         errno = e;
         return -1;
     }
@@ -469,16 +463,17 @@ int safefs_remove(struct safefs_dir *d, char *err, size_t errlen)
     if (fstatat(d->base_fd, d->name, &cur, AT_SYMLINK_NOFOLLOW) < 0) {
         if (errno != ENOENT) {
             e = errno;
-            say(err, errlen, "cannot stat %s: %s", d->path, strerror(e));
+            loom_errf(err, errlen, "cannot stat %s: %s", d->path, strerror(e));
             rc = -1;
         }
     } else if (cur.st_dev != d->dev || cur.st_ino != d->ino) {
         e = ESTALE;
-        say(err, errlen, "%s no longer names the directory we made: left alone", d->path);
+        loom_errf(err, errlen, "%s no longer names the directory we made: left alone",
+                  d->path);
         rc = -1;
     } else if (safefs_rmtree_fd(d->base_fd, d->name, d->dev) < 0) {
         e = errno;
-        say(err, errlen, "cannot remove all of %s: %s", d->path, strerror(e));
+        loom_errf(err, errlen, "cannot remove all of %s: %s", d->path, strerror(e));
         rc = -1;
     }
     safefs_close(d);

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "log.h"
 
 #define MPX_MAX_RANKS 65536
 
@@ -141,18 +142,6 @@ const char *mpx_args_usage(void)
     return usage;
 }
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (err && errlen) {
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -EINVAL;
-}
-
 static int strv_push(struct mpx_strv *sv, char *s)
 {
     char **v = realloc(sv->v, sizeof(*v) * (size_t)(sv->n + 2));
@@ -233,8 +222,8 @@ static int push_list(struct mpx_strv *sv, const char *list, const char *opt, cha
         size_t len = c ? (size_t)(c - p) : strlen(p);
         if (len > 0) {
             if (!valid_name(p, len))
-                return fail(err, errlen, "option '%s': bad variable name '%.*s'", opt,
-                            (int)len, p);
+                return loom_errf(err, errlen, "option '%s': bad variable name '%.*s'",
+                                 opt, (int)len, p);
             char *s = strndup(p, len);
             if (!s || strv_push(sv, s) < 0) {
                 free(s);
@@ -286,7 +275,7 @@ int mpx_args_parse(int argc, char **argv, struct mpx_opts *o, char *err, size_t 
 
         if (strcmp(arg, ":") == 0) {
             if (!app->argv)
-                return fail(err, errlen, "':' without a program before it");
+                return loom_errf(err, errlen, "':' without a program before it");
             app = new_app(o);
             if (!app)
                 return -ENOMEM;
@@ -308,7 +297,7 @@ int mpx_args_parse(int argc, char **argv, struct mpx_opts *o, char *err, size_t 
         }
         if (strcmp(arg, "--") == 0) {
             if (i + 1 >= argc || strcmp(argv[i + 1], ":") == 0)
-                return fail(err, errlen, "no program after '--'");
+                return loom_errf(err, errlen, "no program after '--'");
             app->argv = &argv[i + 1];
             app->argc = 1;
             i += 2;
@@ -322,23 +311,25 @@ int mpx_args_parse(int argc, char **argv, struct mpx_opts *o, char *err, size_t 
         size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
         const struct opt_def *d = lookup(name, nlen);
         if (!d)
-            return fail(err, errlen, "unknown option '%s' (see mpiexec --help)", arg);
+            return loom_errf(err, errlen, "unknown option '%s' (see mpiexec --help)",
+                             arg);
         const char *v1 = NULL, *v2 = NULL;
         if (eq && d->nvals != 1)
-            return fail(err, errlen, "option '%.*s' does not take '=VALUE'",
-                        (int)(eq - arg), arg);
+            return loom_errf(err, errlen, "option '%.*s' does not take '=VALUE'",
+                             (int)(eq - arg), arg);
         if (d->nvals >= 1) {
             if (eq) {
                 v1 = eq + 1;
             } else {
                 if (i + 1 >= argc)
-                    return fail(err, errlen, "option '%s' needs a value", arg);
+                    return loom_errf(err, errlen, "option '%s' needs a value", arg);
                 v1 = argv[++i];
             }
         }
         if (d->nvals == 2) {
             if (i + 1 >= argc)
-                return fail(err, errlen, "option '%s' needs a name and a value", arg);
+                return loom_errf(err, errlen, "option '%s' needs a name and a value",
+                                 arg);
             v2 = argv[++i];
         }
         i++;
@@ -346,15 +337,16 @@ int mpx_args_parse(int argc, char **argv, struct mpx_opts *o, char *err, size_t 
         switch (d->id) {
         case O_NP:
             if (parse_int(v1, 1, MPX_MAX_RANKS, &app->np) < 0)
-                return fail(err, errlen,
-                            "option '%s': '%s' is not a number of ranks (1..%d)", arg, v1,
-                            MPX_MAX_RANKS);
+                return loom_errf(err, errlen,
+                                 "option '%s': '%s' is not a number of ranks (1..%d)",
+                                 arg, v1, MPX_MAX_RANKS);
             app->np_set = 1;
             break;
         case O_ENV:
         case O_GENV:
             if (!valid_name(v1, strlen(v1)))
-                return fail(err, errlen, "option '%s': bad variable name '%s'", arg, v1);
+                return loom_errf(err, errlen, "option '%s': bad variable name '%s'", arg,
+                                 v1);
             rc = push_kv(d->id == O_ENV ? &app->env : &o->genv, v1, v2);
             if (rc < 0)
                 return rc;
@@ -370,8 +362,8 @@ int mpx_args_parse(int argc, char **argv, struct mpx_opts *o, char *err, size_t 
             const char *e = strchr(v1, '=');
             size_t kl = e ? (size_t)(e - v1) : strlen(v1);
             if (!valid_name(v1, kl))
-                return fail(err, errlen, "option '%s': bad variable name '%.*s'", arg,
-                            (int)kl, v1);
+                return loom_errf(err, errlen, "option '%s': bad variable name '%.*s'",
+                                 arg, (int)kl, v1);
             char *s = strdup(v1);
             if (!s || strv_push(&o->genv, s) < 0) {
                 free(s);
@@ -381,12 +373,12 @@ int mpx_args_parse(int argc, char **argv, struct mpx_opts *o, char *err, size_t 
         }
         case O_WDIR:
             if (!*v1)
-                return fail(err, errlen, "option '%s': empty directory", arg);
+                return loom_errf(err, errlen, "option '%s': empty directory", arg);
             app->wdir = v1;
             break;
         case O_GWDIR:
             if (!*v1)
-                return fail(err, errlen, "option '%s': empty directory", arg);
+                return loom_errf(err, errlen, "option '%s': empty directory", arg);
             o->gwdir = v1;
             break;
         case O_TAG:
@@ -398,9 +390,9 @@ int mpx_args_parse(int argc, char **argv, struct mpx_opts *o, char *err, size_t 
             else if (strcmp(v1, "none") == 0)
                 o->bind = MPX_BIND_NONE;
             else
-                return fail(err, errlen,
-                            "option '%s': unsupported binding '%s' (use core or none)",
-                            arg, v1);
+                return loom_errf(
+                    err, errlen,
+                    "option '%s': unsupported binding '%s' (use core or none)", arg, v1);
             o->bind_set = 1;
             break;
         case O_REPORT:
@@ -408,13 +400,13 @@ int mpx_args_parse(int argc, char **argv, struct mpx_opts *o, char *err, size_t 
             break;
         case O_TIMEOUT:
             if (parse_int(v1, 0, INT_MAX / 1000, &o->timeout_s) < 0)
-                return fail(err, errlen, "option '%s': '%s' is not a number of seconds",
-                            arg, v1);
+                return loom_errf(err, errlen,
+                                 "option '%s': '%s' is not a number of seconds", arg, v1);
             break;
         case O_FENCE_TIMEOUT:
             if (parse_int(v1, 0, INT_MAX / 1000, &o->fence_timeout_s) < 0)
-                return fail(err, errlen, "option '%s': '%s' is not a number of seconds",
-                            arg, v1);
+                return loom_errf(err, errlen,
+                                 "option '%s': '%s' is not a number of seconds", arg, v1);
             break;
         case O_GENVALL:
             o->genv_none = 0;
@@ -432,38 +424,40 @@ int mpx_args_parse(int argc, char **argv, struct mpx_opts *o, char *err, size_t 
             else if (strcmp(v1, "rsh") == 0)
                 o->launcher = MPX_LAUNCHER_RSH;
             else
-                return fail(err, errlen,
-                            "option '%s': unknown launcher '%s' (use ssh, rsh, fork or "
-                            "slurm)",
-                            arg, v1);
+                return loom_errf(
+                    err, errlen,
+                    "option '%s': unknown launcher '%s' (use ssh, rsh, fork or "
+                    "slurm)",
+                    arg, v1);
             break;
         case O_NO_SLURM:
             o->launcher = MPX_LAUNCHER_FORK;
             break;
         case O_MPI:
             if (!*v1 || strpbrk(v1, " \t,="))
-                return fail(err, errlen, "option '%s': bad MPI type '%s'", arg, v1);
+                return loom_errf(err, errlen, "option '%s': bad MPI type '%s'", arg, v1);
             o->mpi_type = v1;
             break;
         case O_HOSTS:
             if (!*v1)
-                return fail(err, errlen, "option '%s': empty host list", arg);
+                return loom_errf(err, errlen, "option '%s': empty host list", arg);
             o->hosts = v1;
             break;
         case O_HOSTFILE:
             if (!*v1)
-                return fail(err, errlen, "option '%s': empty file name", arg);
+                return loom_errf(err, errlen, "option '%s': empty file name", arg);
             o->hostfile = v1;
             break;
         case O_PPN:
             if (parse_int(v1, 1, MPX_MAX_RANKS, &o->ppn) < 0)
-                return fail(err, errlen,
-                            "option '%s': '%s' is not a number of ranks per host (1..%d)",
-                            arg, v1, MPX_MAX_RANKS);
+                return loom_errf(
+                    err, errlen,
+                    "option '%s': '%s' is not a number of ranks per host (1..%d)", arg,
+                    v1, MPX_MAX_RANKS);
             break;
         case O_LAUNCHER_EXEC:
             if (!*v1 || strspn(v1, " \t") == strlen(v1))
-                return fail(err, errlen, "option '%s': empty command", arg);
+                return loom_errf(err, errlen, "option '%s': empty command", arg);
             o->launcher_exec = v1;
             break;
         case O_VERBOSE:
@@ -482,8 +476,8 @@ int mpx_args_parse(int argc, char **argv, struct mpx_opts *o, char *err, size_t 
         return 0;
     if (!app->argv) {
         if (o->napps > 1)
-            return fail(err, errlen, "no program after the last ':'");
-        return fail(err, errlen, "no program given (see mpiexec --help)");
+            return loom_errf(err, errlen, "no program after the last ':'");
+        return loom_errf(err, errlen, "no program given (see mpiexec --help)");
     }
     o->nranks = 0;
     for (int k = 0; k < o->napps; k++) {
@@ -498,7 +492,7 @@ int mpx_args_parse(int argc, char **argv, struct mpx_opts *o, char *err, size_t 
         a->argv = v;
         a->owns_argv = 1;
         if (o->nranks + a->np > MPX_MAX_RANKS)
-            return fail(err, errlen, "too many ranks (at most %d)", MPX_MAX_RANKS);
+            return loom_errf(err, errlen, "too many ranks (at most %d)", MPX_MAX_RANKS);
         o->nranks += a->np;
     }
     return 0;

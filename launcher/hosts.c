@@ -15,18 +15,7 @@
 #include <string.h>
 
 #include "hosts.h"
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (err && errlen) {
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -EINVAL;
-}
+#include "log.h"
 
 static int valid_host(const char *s, size_t len)
 {
@@ -82,11 +71,11 @@ static int parse_entry(const char *s, size_t len, struct mpx_hostlist *hl, const
     int slots = 1;
 
     if (!valid_host(s, hl_len))
-        return fail(err, errlen, "%sbad host name '%.*s'", where, (int)hl_len, s);
+        return loom_errf(err, errlen, "%sbad host name '%.*s'", where, (int)hl_len, s);
     if (colon && parse_slots(colon + 1, len - hl_len - 1, &slots) < 0)
-        return fail(err, errlen, "%sbad process count '%.*s' for host '%.*s' (1..%d)",
-                    where, (int)(len - hl_len - 1), colon + 1, (int)hl_len, s,
-                    MPX_MAX_SLOTS);
+        return loom_errf(
+            err, errlen, "%sbad process count '%.*s' for host '%.*s' (1..%d)", where,
+            (int)(len - hl_len - 1), colon + 1, (int)hl_len, s, MPX_MAX_SLOTS);
     return push_host(hl, s, hl_len, slots);
 }
 
@@ -96,12 +85,12 @@ int mpx_hosts_parse(const char *list, struct mpx_hostlist *hl, char *err, size_t
     int rc, any = 0;
 
     if (!list)
-        return fail(err, errlen, "no host list");
+        return loom_errf(err, errlen, "no host list");
     while (*p) {
         const char *c = strchr(p, ',');
         size_t len = c ? (size_t)(c - p) : strlen(p);
         if (len == 0)
-            return fail(err, errlen, "empty entry in host list '%s'", list);
+            return loom_errf(err, errlen, "empty entry in host list '%s'", list);
         rc = parse_entry(p, len, hl, "", err, errlen);
         if (rc < 0)
             return rc;
@@ -110,10 +99,10 @@ int mpx_hosts_parse(const char *list, struct mpx_hostlist *hl, char *err, size_t
             break;
         p = c + 1;
         if (!*p)
-            return fail(err, errlen, "empty entry in host list '%s'", list);
+            return loom_errf(err, errlen, "empty entry in host list '%s'", list);
     }
     if (!any)
-        return fail(err, errlen, "empty host list");
+        return loom_errf(err, errlen, "empty host list");
     return 0;
 }
 
@@ -156,12 +145,13 @@ int mpx_hostfile_parse(const char *text, const char *fname, struct mpx_hostlist 
                 if ((size_t)(e - v) < 6 || strncmp(v, "slots=", 6) != 0 ||
                     memchr(p, ':', (size_t)(sp - p)) ||
                     parse_slots(v + 6, (size_t)(e - v - 6), &slots) < 0)
-                    return fail(err, errlen, "%sexpected 'host[:n]' or 'host slots=n', "
-                                             "not '%.*s'",
-                                where, (int)(e - p), p);
+                    return loom_errf(err, errlen,
+                                     "%sexpected 'host[:n]' or 'host slots=n', "
+                                     "not '%.*s'",
+                                     where, (int)(e - p), p);
                 if (!valid_host(p, (size_t)(sp - p)))
-                    return fail(err, errlen, "%sbad host name '%.*s'", where,
-                                (int)(sp - p), p);
+                    return loom_errf(err, errlen, "%sbad host name '%.*s'", where,
+                                     (int)(sp - p), p);
                 rc = push_host(hl, p, (size_t)(sp - p), slots);
             }
             if (rc < 0)
@@ -172,7 +162,8 @@ int mpx_hostfile_parse(const char *text, const char *fname, struct mpx_hostlist 
         p = nl + 1;
     }
     if (hl->n == n0)
-        return fail(err, errlen, "%s: no hosts in the file", fname ? fname : "hostfile");
+        return loom_errf(err, errlen, "%s: no hosts in the file",
+                         fname ? fname : "hostfile");
     return 0;
 }
 
@@ -185,7 +176,7 @@ int mpx_hostfile_read(const char *path, struct mpx_hostlist *hl, char *err, size
 
     if (!f) {
         rc = -errno;
-        fail(err, errlen, "cannot read host file %s: %s", path, strerror(errno));
+        loom_errf(err, errlen, "cannot read host file %s: %s", path, strerror(errno));
         return rc;
     }
     for (;;) {
@@ -193,7 +184,7 @@ int mpx_hostfile_read(const char *path, struct mpx_hostlist *hl, char *err, size
             if (cap > (16u << 20)) {
                 fclose(f);
                 free(text);
-                return fail(err, errlen, "host file %s is too large", path);
+                return loom_errf(err, errlen, "host file %s is too large", path);
             }
             char *t = realloc(text, cap + 65536);
             if (!t) {
@@ -213,12 +204,12 @@ int mpx_hostfile_read(const char *path, struct mpx_hostlist *hl, char *err, size
     fclose(f);
     if (ferr) {
         free(text);
-        return fail(err, errlen, "cannot read host file %s", path);
+        return loom_errf(err, errlen, "cannot read host file %s", path);
     }
     text[len] = '\0';
     if (strlen(text) != len) {
         free(text);
-        return fail(err, errlen, "host file %s contains a NUL byte", path);
+        return loom_errf(err, errlen, "host file %s contains a NUL byte", path);
     }
     rc = mpx_hostfile_parse(text, path, hl, err, errlen);
     free(text);

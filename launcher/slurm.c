@@ -17,19 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
 #include "slurm.h"
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (err && errlen) {
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -EINVAL;
-}
 
 int mpx_slurm_decide(const struct mpx_opts *o, mpx_getenv_fn ge, void *gearg,
                      int srun_found, char *err, size_t errlen)
@@ -48,9 +37,9 @@ int mpx_slurm_decide(const struct mpx_opts *o, mpx_getenv_fn ge, void *gearg,
             else if (strcmp(l, "rsh") == 0)
                 k = MPX_LAUNCHER_RSH;
             else
-                return fail(err, errlen,
-                            "LOOM_MPIEXEC_LAUNCHER='%s' is not ssh, rsh, fork or slurm",
-                            l);
+                return loom_errf(
+                    err, errlen,
+                    "LOOM_MPIEXEC_LAUNCHER='%s' is not ssh, rsh, fork or slurm", l);
         }
     }
     if (k == MPX_LAUNCHER_FORK || k == MPX_LAUNCHER_SSH || k == MPX_LAUNCHER_RSH)
@@ -61,7 +50,7 @@ int mpx_slurm_decide(const struct mpx_opts *o, mpx_getenv_fn ge, void *gearg,
         return 0;
     if (k == MPX_LAUNCHER_SLURM) {
         if (!srun_found)
-            return fail(err, errlen, "launcher slurm: srun not found in PATH");
+            return loom_errf(err, errlen, "launcher slurm: srun not found in PATH");
         return 1;
     }
     const char *job = ge(gearg, "SLURM_JOB_ID");
@@ -263,10 +252,10 @@ int mpx_srun_build(const struct mpx_opts *o, mpx_getenv_fn ge, void *gearg,
         char range[32];
         if (has_newline(ap->argv)) {
             free(t.p);
-            rc = fail(err, errlen,
-                      "application %d: an argument with a newline cannot go "
-                      "into srun's --multi-prog file",
-                      k + 1);
+            rc = loom_errf(err, errlen,
+                           "application %d: an argument with a newline cannot go "
+                           "into srun's --multi-prog file",
+                           k + 1);
             goto out;
         }
         snprintf(range, sizeof(range), "%d-%d ", first, first + ap->np - 1);

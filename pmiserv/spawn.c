@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
 #include "psrv_int.h"
 #include "spawn.h"
 
@@ -43,16 +44,6 @@ struct spawn_req {
     struct psrv_kv *preput;
     bool have_preput;
 };
-
-static void fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 static void free_kvs(struct psrv_kv *kv, int n)
 {
@@ -93,12 +84,13 @@ const struct psrv_spawn *spawn_req_view(const struct spawn_req *r)
 static char *dup_bounded(const char *v, const char *what, char *err, size_t errlen)
 {
     if (strlen(v) > PSRV_SPAWN_MAX_STR) {
-        fail(err, errlen, "spawn: %s longer than %d bytes", what, PSRV_SPAWN_MAX_STR);
+        loom_errf(err, errlen, "spawn: %s longer than %d bytes", what,
+                  PSRV_SPAWN_MAX_STR);
         return NULL;
     }
     char *d = strdup(v);
     if (!d)
-        fail(err, errlen, "spawn: out of memory");
+        loom_errf(err, errlen, "spawn: out of memory");
     return d;
 }
 
@@ -125,7 +117,7 @@ static struct spawn_req *req_new(int ncmds, char *err, size_t errlen)
         r->cmds = calloc((size_t)ncmds, sizeof(*r->cmds));
     if (!r || !r->cmds) {
         free(r);
-        fail(err, errlen, "spawn: out of memory");
+        loom_errf(err, errlen, "spawn: out of memory");
         return NULL;
     }
     r->declared = ncmds;
@@ -140,12 +132,12 @@ static int req_finish(struct spawn_req *r, char *err, size_t errlen)
     for (int i = 0; i < r->declared; i++)
         total += r->cmds[i].maxprocs;
     if (total < 1) {
-        fail(err, errlen, "spawn: no process to start (every maxprocs is 0)");
+        loom_errf(err, errlen, "spawn: no process to start (every maxprocs is 0)");
         return -1;
     }
     if (total > PSRV_SPAWN_MAX_PROCS) {
-        fail(err, errlen, "spawn: %ld processes asked, at most %d in one request", total,
-             PSRV_SPAWN_MAX_PROCS);
+        loom_errf(err, errlen, "spawn: %ld processes asked, at most %d in one request",
+                  total, PSRV_SPAWN_MAX_PROCS);
         return -1;
     }
     r->pub.total = (int)total;
@@ -182,11 +174,11 @@ static const char *cur_take(struct cur *c, const char *key, int idx, char *err,
     else
         snprintf(want, sizeof(want), "%s", key);
     if (!kv) {
-        fail(err, errlen, "spawn: request ends where %s was expected", want);
+        loom_errf(err, errlen, "spawn: request ends where %s was expected", want);
         return NULL;
     }
     if (strcmp(kv->key, want) != 0) {
-        fail(err, errlen, "spawn: %s expected, not %.64s", want, kv->key);
+        loom_errf(err, errlen, "spawn: %s expected, not %.64s", want, kv->key);
         return NULL;
     }
     c->i++;
@@ -200,7 +192,7 @@ static int cur_count(struct cur *c, const char *key, int hi, int *out, char *err
     if (!v)
         return -1;
     if (parse_count(v, 0, hi, out) < 0) {
-        fail(err, errlen, "spawn: %s=%.32s is not a count in 0..%d", key, v, hi);
+        loom_errf(err, errlen, "spawn: %s=%.32s is not a count in 0..%d", key, v, hi);
         return -1;
     }
     return 0;
@@ -211,7 +203,7 @@ static int cur_pairs(struct cur *c, const char *kname, const char *vname, int n,
 {
     struct psrv_kv *kv = calloc((size_t)n + 1, sizeof(*kv));
     if (!kv) {
-        fail(err, errlen, "spawn: out of memory");
+        loom_errf(err, errlen, "spawn: out of memory");
         return -1;
     }
     *out = kv;
@@ -235,7 +227,7 @@ struct spawn_req *spawn_parse_v2(const struct pmi_msg *m, char *err, size_t errl
     if (cur_count(&c, "ncmds", PSRV_SPAWN_MAX_CMDS, &ncmds, err, errlen) < 0)
         return NULL;
     if (ncmds < 1) {
-        fail(err, errlen, "spawn: ncmds=0");
+        loom_errf(err, errlen, "spawn: ncmds=0");
         return NULL;
     }
     if (cur_count(&c, "preputcount", PSRV_SPAWN_MAX_PREPUT, &npp, err, errlen) < 0)
@@ -251,7 +243,7 @@ struct spawn_req *spawn_parse_v2(const struct pmi_msg *m, char *err, size_t errl
         if (!v || !(cmd->cmd = dup_bounded(v, "subcmd", err, errlen)))
             goto bad;
         if (!*cmd->cmd) {
-            fail(err, errlen, "spawn: empty subcmd");
+            loom_errf(err, errlen, "spawn: empty subcmd");
             goto bad;
         }
         if (cur_count(&c, "maxprocs", PSRV_SPAWN_MAX_PROCS, &cmd->maxprocs, err, errlen) <
@@ -262,7 +254,7 @@ struct spawn_req *spawn_parse_v2(const struct pmi_msg *m, char *err, size_t errl
             goto bad;
         const char **argv = calloc((size_t)argc + 1, sizeof(*argv));
         if (!argv) {
-            fail(err, errlen, "spawn: out of memory");
+            loom_errf(err, errlen, "spawn: out of memory");
             goto bad;
         }
         cmd->argv = argv;
@@ -288,8 +280,8 @@ struct spawn_req *spawn_parse_v2(const struct pmi_msg *m, char *err, size_t errl
         r->filled++;
     }
     if (cur_peek(&c)) {
-        fail(err, errlen, "spawn: unexpected %.64s after the last command",
-             cur_peek(&c)->key);
+        loom_errf(err, errlen, "spawn: unexpected %.64s after the last command",
+                  cur_peek(&c)->key);
         goto bad;
     }
     if (req_finish(r, err, errlen) < 0)
@@ -311,11 +303,12 @@ static int v1_count(const struct pmi_msg *m, const char *key, int lo, int hi, bo
         return 0;
     }
     if (!v) {
-        fail(err, errlen, "spawn: block without %s", key);
+        loom_errf(err, errlen, "spawn: block without %s", key);
         return -1;
     }
     if (parse_count(v, lo, hi, out) < 0) {
-        fail(err, errlen, "spawn: %s=%.32s is not a count in %d..%d", key, v, lo, hi);
+        loom_errf(err, errlen, "spawn: %s=%.32s is not a count in %d..%d", key, v, lo,
+                  hi);
         return -1;
     }
     return 0;
@@ -328,7 +321,7 @@ static int v1_pairs(const struct pmi_msg *m, const char *kfmt, const char *vfmt,
     char kn[48], vn[48];
 
     if (!kv) {
-        fail(err, errlen, "spawn: out of memory");
+        loom_errf(err, errlen, "spawn: out of memory");
         return -1;
     }
     *out = kv;
@@ -337,7 +330,7 @@ static int v1_pairs(const struct pmi_msg *m, const char *kfmt, const char *vfmt,
         snprintf(vn, sizeof(vn), "%s%d", vfmt, i);
         const char *k = pmi_msg_get(m, kn), *v = pmi_msg_get(m, vn);
         if (!k || !v) {
-            fail(err, errlen, "spawn: block without %s", !k ? kn : vn);
+            loom_errf(err, errlen, "spawn: block without %s", !k ? kn : vn);
             return -1;
         }
         if (!(kv[i].key = dup_bounded(k, kn, err, errlen)) ||
@@ -362,24 +355,24 @@ int spawn_add_v1_block(struct spawn_req **b, const struct pmi_msg *m, char *err,
         goto bad;
     if (!r) {
         if (sofar != 1) {
-            fail(err, errlen, "spawn: block %d of %d came first", sofar, tot);
+            loom_errf(err, errlen, "spawn: block %d of %d came first", sofar, tot);
             goto bad;
         }
         if (!(r = *b = req_new(tot, err, errlen)))
             return -1;
     } else if (tot != r->declared || sofar != r->filled + 1) {
-        fail(err, errlen, "spawn: block %d of %d after block %d of %d", sofar, tot,
-             r->filled, r->declared);
+        loom_errf(err, errlen, "spawn: block %d of %d after block %d of %d", sofar, tot,
+                  r->filled, r->declared);
         goto bad;
     }
     if (sofar > tot) {
-        fail(err, errlen, "spawn: spawnssofar=%d > totspawns=%d", sofar, tot);
+        loom_errf(err, errlen, "spawn: spawnssofar=%d > totspawns=%d", sofar, tot);
         goto bad;
     }
     struct psrv_spawn_cmd *cmd = &r->cmds[r->filled];
     const char *exe = pmi_msg_get(m, "execname");
     if (!exe || !*exe) {
-        fail(err, errlen, "spawn: block without execname");
+        loom_errf(err, errlen, "spawn: block without execname");
         goto bad;
     }
     if (!(cmd->cmd = dup_bounded(exe, "execname", err, errlen)))
@@ -387,7 +380,7 @@ int spawn_add_v1_block(struct spawn_req **b, const struct pmi_msg *m, char *err,
     cmd->maxprocs = np;
     const char **argv = calloc((size_t)argc + 1, sizeof(*argv));
     if (!argv) {
-        fail(err, errlen, "spawn: out of memory");
+        loom_errf(err, errlen, "spawn: out of memory");
         goto bad;
     }
     cmd->argv = argv;
@@ -397,7 +390,7 @@ int spawn_add_v1_block(struct spawn_req **b, const struct pmi_msg *m, char *err,
         snprintf(kn, sizeof(kn), "arg%d", j + 1);
         const char *a = pmi_msg_get(m, kn);
         if (!a) {
-            fail(err, errlen, "spawn: block without %s (argcnt=%d)", kn, argc);
+            loom_errf(err, errlen, "spawn: block without %s (argcnt=%d)", kn, argc);
             goto bad;
         }
         if (!(argv[j] = dup_bounded(a, "argument", err, errlen)))

@@ -28,7 +28,8 @@ check_log_SOURCES = check_log.c
 check_log_LDADD = $(top_builddir)/common/libloomcommon.la $(CHECK_LIBS)
 
 check_args_SOURCES = check_args.c
-check_args_LDADD = $(top_builddir)/launcher/libmpx.la $(CHECK_LIBS)
+check_args_LDADD = $(top_builddir)/launcher/libmpx.la $(top_builddir)/common/libloomcommon.la \
+	$(CHECK_LIBS)
 
 check_iofwd_SOURCES = check_iofwd.c
 check_iofwd_LDADD = $(top_builddir)/launcher/libmpx.la $(CHECK_LIBS)
