@@ -904,19 +904,28 @@ int rdv_server_stop(struct rdv_server *s)
 
 /* ---- node side ------------------------------------------------------------ */
 
+/* The caller's fd watched during this thread's rdv_talk() (-1: none): once
+ * it is readable or hung up, every wait ends with -ECONNABORTED. */
+static __thread int talk_watch = -1;
+
+/* Wait for ev on fd (fd -1: only for the watched fd, or the deadline, which
+ * is then no error).  0, -ETIMEDOUT, -ECONNABORTED or -errno. */
 static int wait_fd(int fd, short ev, uint64_t deadline)
 {
     for (;;) {
         uint64_t now = now_ms();
-        struct pollfd p = {.fd = fd, .events = ev};
+        struct pollfd p[2] = {{.fd = fd, .events = ev},
+                              {.fd = talk_watch, .events = POLLIN}};
         int rc;
         if (now >= deadline)
-            return -ETIMEDOUT;
-        rc = poll(&p, 1, (int)(deadline - now));
+            return fd < 0 ? 0 : -ETIMEDOUT;
+        rc = poll(p, 2, (int)(deadline - now));
         if (rc < 0 && errno == EINTR)
             continue;
         if (rc < 0)
             return -errno;
+        if (talk_watch >= 0 && p[1].revents)
+            return -ECONNABORTED;
         if (rc > 0)
             return 0;
     }
@@ -1135,7 +1144,8 @@ static int exchange_on(int fd, const char *jobkey, uid_t job_uid, int nnodes, in
      * (a stranger on the port, a server shedding load) costs one attempt */
     rc = recv_frame(fd, TN_CRED_MAX, &in, &inlen, hs_end < deadline ? hs_end : deadline);
     if (rc < 0)
-        return rc == -ETIMEDOUT && hs_end >= deadline ? rc : -EAGAIN;
+        return (rc == -ETIMEDOUT && hs_end >= deadline) || rc == -ECONNABORTED ? rc
+                                                                               : -EAGAIN;
     rc = tn_nonce_parse(in, inlen, snonce);
     free(in);
     if (rc < 0)
@@ -1161,12 +1171,12 @@ static int exchange_on(int fd, const char *jobkey, uid_t job_uid, int nnodes, in
     rc = send_all(fd, out, outlen, deadline);
     free(out);
     if (rc < 0)
-        return rc == -ETIMEDOUT ? rc : -EAGAIN;
+        return rc == -ETIMEDOUT || rc == -ECONNABORTED ? rc : -EAGAIN;
     if (reason)
         return 0; /* said; the server closes */
     rc = recv_frame(fd, TN_CRED_MAX, &in, &inlen, deadline);
     if (rc < 0)
-        return rc == -ETIMEDOUT || rc == -EPROTO ? rc : -EAGAIN;
+        return rc == -ETIMEDOUT || rc == -EPROTO || rc == -ECONNABORTED ? rc : -EAGAIN;
     rc = tn_cred_check_k(auth, cookie, in, inlen, job_uid, jobkey, me, mine, from,
                          sizeof(from), pn, NULL, why);
     free(in);
@@ -1186,7 +1196,7 @@ static int exchange_on(int fd, const char *jobkey, uid_t job_uid, int nnodes, in
     rc = recv_frame(fd, (size_t)nnodes * (TREENET_ADDR_MAX + 1) + RDV_FAIL_MAX + 32, &in,
                     &inlen, deadline);
     if (rc < 0)
-        return rc == -ETIMEDOUT || rc == -EPROTO ? rc : -EAGAIN;
+        return rc == -ETIMEDOUT || rc == -EPROTO || rc == -ECONNABORTED ? rc : -EAGAIN;
     if (inlen > 5 && memcmp(in, "fail ", 5) == 0)
         rc = answer_failed(in);
     else
@@ -1245,14 +1255,17 @@ static int rdv_talk(const char *server, const char *jobkey, uid_t job_uid, int n
         /* munge down (-ENOKEY) is reported, not retried: libmunge already
          * retried the socket, and a frozen munged costs seconds per try */
         if (rc == 0 || rc == -EACCES || rc == -EPROTO || rc == -ENOMEM || rc == -ENOKEY ||
-            rc == -ECANCELED || now_ms() + backoff >= deadline)
+            rc == -ECANCELED || rc == -ECONNABORTED || now_ms() + backoff >= deadline)
             break;
-        usleep(backoff * 1000);
+        if (wait_fd(-1, 0, now_ms() + backoff) < 0) { /* the watched fd, or sleep */
+            rc = -ECONNABORTED;
+            break;
+        }
         backoff = backoff * 2 > 500 ? 500 : backoff * 2;
     }
     freeaddrinfo(res);
     if (rc < 0 && rc != -EACCES && rc != -EPROTO && rc != -ENOMEM && rc != -ENOKEY &&
-        rc != -ECANCELED)
+        rc != -ECANCELED && rc != -ECONNABORTED)
         rc = -ETIMEDOUT;
     if (rc == 0 && my_ip && !reason) {
         const char *a = (*addrs)[nodeid], *c = strrchr(a, ':');
@@ -1285,10 +1298,23 @@ int rdv_exchange_cookie(const char *server, const char *jobkey, const char *cook
                         int nnodes, int nodeid, int my_port, int timeout_ms,
                         char ***addrs, char *my_ip)
 {
+    return rdv_exchange_cookie_watch(server, jobkey, cookie, nnodes, nodeid, my_port,
+                                     timeout_ms, -1, addrs, my_ip);
+}
+
+int rdv_exchange_cookie_watch(const char *server, const char *jobkey, const char *cookie,
+                              int nnodes, int nodeid, int my_port, int timeout_ms,
+                              int watch_fd, char ***addrs, char *my_ip)
+{
+    int rc;
+
     if (!addrs)
         return -EINVAL;
-    return rdv_talk(server, jobkey, geteuid(), nnodes, nodeid, my_port, NULL,
-                    TREENET_AUTH_COOKIE, cookie, timeout_ms, addrs, my_ip);
+    talk_watch = watch_fd;
+    rc = rdv_talk(server, jobkey, geteuid(), nnodes, nodeid, my_port, NULL,
+                  TREENET_AUTH_COOKIE, cookie, timeout_ms, addrs, my_ip);
+    talk_watch = -1;
+    return rc;
 }
 
 int rdv_fail_cookie(const char *server, const char *jobkey, const char *cookie,

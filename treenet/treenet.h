@@ -144,6 +144,14 @@ int rdv_exchange_cookie(const char *server, const char *jobkey, const char *cook
                         char ***addrs, char *my_ip);
 int rdv_fail_cookie(const char *server, const char *jobkey, const char *cookie,
                     int nnodes, int nodeid, int timeout_ms, const char *why);
+/* rdv_exchange_cookie(), watching the caller's watch_fd as well (-1: none):
+ * as soon as it is readable or hung up (the host's link to whoever runs the
+ * server: a closed one means no table will ever come) every wait ends and
+ * the call returns -ECONNABORTED; the caller reads the fd to tell a closed
+ * link from data, and may call again.  (Addition: mpiexec's proxies.) */
+int rdv_exchange_cookie_watch(const char *server, const char *jobkey, const char *cookie,
+                              int nnodes, int nodeid, int my_port, int timeout_ms,
+                              int watch_fd, char ***addrs, char *my_ip);
 /* rdv_exchange*() return 0 or -errno: -ENOKEY munge is unavailable on this
  * host (munged stopped, frozen, out of resources), -EACCES the server's
  * credential was refused, -ETIMEDOUT no server answered in time,

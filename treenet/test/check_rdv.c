@@ -2,7 +2,8 @@
  * threads arriving in scrambled order with AUTH_NONE, AUTH_COOKIE (and a
  * wrong cookie, a proof of another connection or node refused) and AUTH_MUNGE,
  * hostile and half-done connections that must be refused while the real
- * nodes are served, a node that re-registers, and the timeout.  All on
+ * nodes are served, a node that re-registers, the timeout, and a node that
+ * watches another fd while it waits (rdv_exchange_cookie_watch).  All on
  * 127.0.0.1.  The munge cases are skipped, with a message, when munged
  * does not answer.
  */
@@ -451,6 +452,81 @@ START_TEST(test_rdv_args)
 }
 END_TEST
 
+static void *close_later(void *p)
+{
+    int *fd = p;
+
+    usleep(300 * 1000);
+    close(*fd);
+    return NULL;
+}
+
+/* rdv_exchange_cookie_watch: the watched fd hung up ends the wait for the
+ * table (a node alone of two), the connect retries to a port where nobody
+ * listens, and a call made after it hung up; data on it ends the wait too,
+ * and a call after the caller read it gets the table. */
+START_TEST(test_rdv_watch)
+{
+    struct rdv_server *s;
+    char server[64], **addrs = NULL;
+    int pfd[2], port, rc;
+    pthread_t th;
+
+    s = rdv_server_start_cookie(2, JOB, COOKIE, "127.0.0.1", 0, 0, 20000, NULL, NULL);
+    ck_assert_ptr_nonnull(s);
+    port = rdv_server_port(s);
+    snprintf(server, sizeof(server), "127.0.0.1:%d", port);
+    /* waiting for node 1, which never comes: the hang-up ends it, not the timeout */
+    ck_assert_int_eq(pipe(pfd), 0);
+    ck_assert_int_eq(pthread_create(&th, NULL, close_later, &pfd[1]), 0);
+    rc = rdv_exchange_cookie_watch(server, JOB, COOKIE, 2, 0, 20000, 20000, pfd[0],
+                                   &addrs, NULL);
+    pthread_join(th, NULL);
+    ck_assert_int_eq(rc, -ECONNABORTED);
+    ck_assert_ptr_null(addrs);
+    /* already hung up */
+    rc = rdv_exchange_cookie_watch(server, JOB, COOKIE, 2, 0, 20000, 20000, pfd[0],
+                                   &addrs, NULL);
+    ck_assert_int_eq(rc, -ECONNABORTED);
+    close(pfd[0]);
+
+    /* data on the watched fd: the caller reads it and calls again */
+    ck_assert_int_eq(pipe(pfd), 0);
+    ck_assert_int_eq(write(pfd[1], "x", 1), 1);
+    rc = rdv_exchange_cookie_watch(server, JOB, COOKIE, 2, 0, 20000, 20000, pfd[0],
+                                   &addrs, NULL);
+    ck_assert_int_eq(rc, -ECONNABORTED);
+    char b;
+    ck_assert_int_eq(read(pfd[0], &b, 1), 1);
+    struct node_arg other = {.port = port,
+                             .nnodes = 2,
+                             .id = 1,
+                             .my_port = 0,
+                             .delay_ms = 200,
+                             .auth = TREENET_AUTH_COOKIE,
+                             .timeout_ms = 20000};
+    ck_assert_int_eq(pthread_create(&th, NULL, node_main, &other), 0);
+    rc = rdv_exchange_cookie_watch(server, JOB, COOKIE, 2, 0, 20000, 20000, pfd[0],
+                                   &addrs, NULL);
+    pthread_join(th, NULL);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_int_eq(other.rc, 0);
+    ck_assert_str_eq(addrs[0], "127.0.0.1:20000");
+    rdv_addrs_free(addrs, 2);
+    rdv_addrs_free(other.addrs, 2);
+    ck_assert_int_eq(rdv_server_stop(s), 0);
+
+    /* nobody listens any more: the connect retries end at the hang-up too */
+    ck_assert_int_eq(pthread_create(&th, NULL, close_later, &pfd[1]), 0);
+    addrs = NULL;
+    rc = rdv_exchange_cookie_watch(server, JOB, COOKIE, 2, 0, 20000, 20000, pfd[0],
+                                   &addrs, NULL);
+    pthread_join(th, NULL);
+    ck_assert_int_eq(rc, -ECONNABORTED);
+    close(pfd[0]);
+}
+END_TEST
+
 static Suite *rdv_suite(void)
 {
     Suite *s = suite_create("rdv");
@@ -466,6 +542,7 @@ static Suite *rdv_suite(void)
     tcase_add_test(tc, test_rdv_no_server);
     tcase_add_test(tc, test_rdv_fail);
     tcase_add_test(tc, test_rdv_args);
+    tcase_add_test(tc, test_rdv_watch);
     munge_ok = munge_usable(why, sizeof(why));
     if (munge_ok) {
         tcase_add_test(tc, test_rdv_munge);
