@@ -77,10 +77,15 @@ static void up_gone(struct job *job, const char *why)
         loop_stop(job->lp, 0);
         return;
     }
-    loom_logf(&job->log, LOOM_LOG_ERROR,
-              "lost the connection to mpiexec (%s): "
-              "killing %d rank%s",
-              why, job->live, mpx_plural(job->live));
+    if (job->live > 0)
+        loom_logf(&job->log, LOOM_LOG_ERROR,
+                  "lost the connection to mpiexec (%s): "
+                  "killing %d rank%s",
+                  why, job->live, mpx_plural(job->live));
+    else
+        loom_logf(&job->log, LOOM_LOG_ERROR,
+                  "host %s (node %d): lost the connection to mpiexec (%s): ending",
+                  job->host, job->nodeid, why);
     job->end.exit_code = 1;
     job_kill(job);
     job_check_done(job);
@@ -303,6 +308,36 @@ static void tn_log(void *arg, int level, const char *msg)
                   job->nodeid, msg);
 }
 
+/* The rendezvous, watching the connection to mpiexec meanwhile: mpiexec
+ * gone (killed, its host lost) ends the proxy at once, not at the
+ * rendezvous timeout, and so does its kill (the job ends while the others
+ * are still coming).  0 with *addrs, -ECONNABORTED (up_gone() or the kill
+ * took it), or the rendezvous' error. */
+static int tree_rendezvous(struct job *job, const char *server, int nnodes, char ***addrs)
+{
+    uint64_t end = loop_now_ms() + (uint64_t)job->tree_timeout_ms;
+
+    for (;;) {
+        int64_t left = (int64_t)(end - loop_now_ms());
+        if (left <= 0)
+            return -ETIMEDOUT;
+        int rc = rdv_exchange_cookie_watch(server, job->jobid, job->cookie, nnodes,
+                                           job->nodeid, treenet_port(job->tn), (int)left,
+                                           job->up->s.fd, addrs, NULL);
+        if (rc != -ECONNABORTED)
+            return rc;
+        long n = mpx_conn_read(job->up);
+        if (n <= 0 && n != -EAGAIN) {
+            up_gone(job,
+                    n == 0 ? "closed during the tree rendezvous" : strerror((int)-n));
+            return -ECONNABORTED;
+        }
+        up_process(job);
+        if (job->up_lost || job->end.ending)
+            return -ECONNABORTED;
+    }
+}
+
 /* Join the tree of the proxies: listen (a leaf does not), meet the others at
  * mpiexec's rendezvous (on the address this proxy reached mpiexec at), then
  * connect to the parent; children connect to us.  Bounded by the connect
@@ -365,8 +400,9 @@ int proxy_join_tree(struct job *job, int nnodes)
         job_fail(job, MPX_EXIT_LAUNCH, "%s", why);
         return -1;
     }
-    rc = rdv_exchange_cookie(server, job->jobid, job->cookie, nnodes, job->nodeid,
-                             treenet_port(job->tn), job->tree_timeout_ms, &addrs, NULL);
+    rc = tree_rendezvous(job, server, nnodes, &addrs);
+    if (rc == -ECONNABORTED)
+        return -1; /* mpiexec gone (up_gone() said so) or ending the job */
     if (rc < 0) {
         job_fail(job, MPX_EXIT_LAUNCH,
                  "host %s (node %d): rendezvous with mpiexec at %s failed: %s", job->host,
