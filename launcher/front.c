@@ -37,7 +37,9 @@
  *   timeout); accept errors for lack of fds are absorbed with a spare fd;
  *   the port closes once every proxy is in.  Refusals are logged
  *   rate-limited (REFUSE_LOG_BURST per REFUSE_LOG_WINDOW_MS).  All of this
- *   is frontaccept.c.
+ *   is frontaccept.c.  The tree rendezvous' port (below) refuses strangers
+ *   the same way, rate-limited by treenet, and its refusals come out as
+ *   warnings too (front_rdv_log).
  *
  *   The proxies' PMI server cores form the usual k-ary tree (psrv) and link
  *   to each other directly over treenet (treenet/treenet.h), as the Slurm
@@ -373,7 +375,7 @@ int mpx_front_main(struct mpx_opts *o, int pmi_level, struct loom_log *log)
      * a proxy comes there only after it connected back and got the job */
     f.rdv =
         rdv_server_start_cookie(f.nnodes, f.jobid, f.cookie, NULL, (unsigned)f.port_lo,
-                                (unsigned)f.port_hi, 2 * f.timeout_ms, NULL, NULL);
+                                (unsigned)f.port_hi, 2 * f.timeout_ms, front_rdv_log, &f);
     if (!f.rdv) {
         front_msg(&f, "cannot start the tree rendezvous: %s", strerror(errno));
         return MPX_EXIT_LAUNCH;

@@ -115,6 +115,7 @@ void front_listen_cb(struct loop *lp, struct loop_watch *w, int fd, int revents,
 void front_pend_cb(struct loop *lp, struct loop_watch *w, int fd, int revents, void *arg);
 void front_pend_free(struct front *f, struct pend *p);
 void front_connect_timeout_cb(struct loop *lp, struct loop_timer *t, void *arg);
+void front_rdv_log(void *arg, int level, const char *msg); /* from the rdv thread */
 
 /* frontrelay.c */
 void front_node_send(struct fnode *nd, uint8_t type, struct pack *pk);

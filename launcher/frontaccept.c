@@ -2,7 +2,8 @@
  * (MPIEXEC_PORT_RANGE, the candidate addresses given to the proxies), the
  * connections on it until their proxy proved the job cookie (mpiexec's side
  * of the handshake, handshake.h), refusing and evicting strangers with
- * rate-limited log lines, and the connect-back timeout.  The socket itself
+ * rate-limited log lines (the tree rendezvous' refusals too), and the
+ * connect-back timeout.  The socket itself
  * is common/net.c's loom_listen, treenet's listener setup too.  Design: front.c;
  * state: front_int.h.
  */
@@ -69,6 +70,24 @@ static void refused(struct front *f, const char *peer, const char *why)
     } else {
         f->refuse_quiet++;
     }
+}
+
+/* The tree rendezvous' log (treenet's server thread, started in front.c):
+ * its refusals are rate-limited there (RDV_LOG_BURST per window, then one
+ * line counting the rest), so they pass as they come, as warnings like ours;
+ * loom_logf escapes them and writes each line at once, so this is safe from
+ * that thread.  Its errors (a proxy that cannot join, which the proxy says
+ * itself) and progress are for -v. */
+void front_rdv_log(void *arg, int level, const char *msg)
+{
+    struct front *f = arg;
+
+    if (strncmp(msg, "rdv: ", 5) == 0)
+        msg += 5;
+    if (level == LOOM_LOG_WARN || (level <= LOOM_LOG_INFO && f->o->verbose) ||
+        f->o->verbose > 1)
+        loom_logf(f->log, LOOM_LOG_WARN, "%stree rendezvous: %s",
+                  level == LOOM_LOG_WARN ? "warning: " : "", msg);
 }
 
 static void pend_refuse(struct front *f, struct pend *p, const char *why)

@@ -26,6 +26,11 @@
  *   rdvcred
  *       a fake rendezvous server: a real node connects; the fake keeps the
  *       node's credential.  Passes if uid nobody cannot decode it.
+ *   badcred ADDR PORT
+ *       a stranger at a rendezvous server (e.g. mpiexec's): connect to
+ *       ADDR:PORT (retrying for up to 10 s), take the server's nonce, send a
+ *       forged credential and a registration, and wait (5 s at most) for the
+ *       server to close.  Passes if it closed without sending anything.
  *   freeport
  *       print a TCP port of 127.0.0.1 that was free a moment ago.
  *
@@ -48,6 +53,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -186,6 +192,58 @@ static int cmd_crowd(const char *addr, int port, int n, int secs)
     }
     fprintf(stderr, "crowd: %d were still without error at the end\n", est);
     free(fds);
+    return 0;
+}
+
+/* ---- forged credential ---------------------------------------------------------- */
+
+static int cmd_badcred(const char *addr, int port)
+{
+    uint64_t until = now_ms() + 10000;
+    char buf[600], cred[1400];
+    int fd;
+    ssize_t n;
+    size_t got = 0;
+
+    while ((fd = tcp_connect(addr, port)) < 0 && now_ms() < until)
+        usleep(20000);
+    if (fd < 0) {
+        fprintf(stderr, "badcred: cannot connect to %s:%d\n", addr, port);
+        return 2;
+    }
+    struct timeval tv = {.tv_sec = 5};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    /* the server's nonce frame */
+    while (got < 4 && (n = recv(fd, buf + got, 4 - got, 0)) > 0)
+        got += (size_t)n;
+    size_t len = got == 4 ? ((size_t)(uint8_t)buf[2] << 8 | (uint8_t)buf[3]) : 0;
+    if (got < 4 || buf[0] || buf[1] || len == 0 || len >= 512 ||
+        recv(fd, buf, len, MSG_WAITALL) != (ssize_t)len) {
+        fprintf(stderr, "badcred: no nonce frame from %s:%d\n", addr, port);
+        close(fd);
+        return 2;
+    }
+    buf[len] = '\0';
+    const char *nonce = strncmp(buf, "loom2 ", 6) == 0 ? buf + 6 : buf;
+    /* a credential naming node 0 with a tag made without the job's secret */
+    snprintf(cred, sizeof(cred), "loom2 %s 0 rdv %s %s %064d", JOB, nonce, nonce, 0);
+    if (send_frame(fd, cred, strlen(cred)) < 0 || send_frame(fd, "port 1", 6) < 0) {
+        fprintf(stderr,
+                "badcred: refused: the server closed while the credential went\n");
+        close(fd);
+        return 0;
+    }
+    n = recv(fd, buf, sizeof(buf), 0);
+    close(fd);
+    if (n > 0) {
+        fprintf(stderr, "badcred: FAIL: the server answered the forged credential\n");
+        return 1;
+    }
+    if (n < 0) {
+        fprintf(stderr, "badcred: the server neither answered nor closed in 5 s\n");
+        return 1;
+    }
+    fprintf(stderr, "badcred: refused: the server closed the connection\n");
     return 0;
 }
 
@@ -558,6 +616,8 @@ int main(int argc, char **argv)
         printf("%d\n", port);
         return 0;
     }
+    if (argc == 4 && strcmp(argv[1], "badcred") == 0)
+        return cmd_badcred(argv[2], atoi(argv[3]));
     if (argc == 3 && strcmp(argv[1], "rdvcrowd") == 0)
         return cmd_rdvcrowd(atoi(argv[2]));
 #ifdef HAVE_MUNGE
@@ -572,7 +632,9 @@ int main(int argc, char **argv)
         return 77;
     }
 #endif
-    fprintf(stderr, "usage: net_tool crowd ADDR PORT N SECONDS | fakempx PORTFILE RECORD "
-                    "MARKER SECONDS | rdvcrowd N | linkcred | rdvcred | freeport\n");
+    fprintf(stderr,
+            "usage: net_tool crowd ADDR PORT N SECONDS | fakempx PORTFILE RECORD "
+            "MARKER SECONDS | rdvcrowd N | badcred ADDR PORT | linkcred | rdvcred | "
+            "freeport\n");
     return 2;
 }
