@@ -3,7 +3,7 @@
  *          distributed graph (Dist_graph_*), Topo_test, and the neighbor collective
  *          entry points (MPI_Neighbor_* / MPI_Ineighbor_*; algorithm in
  *          coll/neighbor.c).
- * One piece (about 990 lines): three topology kinds share the neighbour-list store and
+ * One piece (about 950 lines): three topology kinds share the neighbour-list store and
  *   the constructors' context-id allocation, and the neighbor collective entry points
  *   read those lists; each function is short.
  *
@@ -12,7 +12,8 @@
  *   recompute them.  Constructors are collective over the parent and allocate the
  *   context id with xm_ctx_alloc() also on ranks that get MPI_COMM_NULL.  reorder is
  *   accepted and ignored (rank i of the new communicator is rank i of the old), so
- *   Cart_map/Graph_map are the identity.  Comm_dup copies the topology (api/comm.c).
+ *   Cart_map/Graph_map are the identity.  Comm_dup copies the topology (api/comm.c)
+ *   with xm_topo_dup() (core/topo.c, which owns the object's storage).
  *   Topologies on intercommunicators are MPI_ERR_COMM.
  * Errors: bad dimensions MPI_ERR_DIMS, bad ranks MPI_ERR_RANK, a query of the wrong
  *   topology kind MPI_ERR_TOPOLOGY, other bad arguments MPI_ERR_ARG.
@@ -56,59 +57,6 @@ XM_WEAK(MPI_Ineighbor_allgatherv)
 XM_WEAK(MPI_Ineighbor_alltoall)
 XM_WEAK(MPI_Ineighbor_alltoallv)
 XM_WEAK(MPI_Ineighbor_alltoallw)
-
-/* ---- the topology object ----------------------------------------------------------- */
-static int *dup_ints(const int *a, int n)
-{
-    int *b = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
-    if (b && n > 0)
-        memcpy(b, a, (size_t)n * sizeof(int));
-    return b;
-}
-
-void xm_topo_free(struct xm_topo *t)
-{
-    if (!t)
-        return;
-    free(t->dims);
-    free(t->periods);
-    free(t->index);
-    free(t->edges);
-    free(t->in);
-    free(t->out);
-    free(t->inw);
-    free(t->outw);
-    free(t);
-}
-
-struct xm_topo *xm_topo_dup(const struct xm_topo *t)
-{
-    if (!t)
-        return NULL;
-    struct xm_topo *n = calloc(1, sizeof(*n));
-    if (!n)
-        return NULL;
-    *n = *t;
-    n->dims = n->periods = n->index = n->edges = n->in = n->out = n->inw = n->outw = NULL;
-    int ne = t->nnodes > 0 && t->index ? t->index[t->nnodes - 1] : 0, bad = 0;
-#define DUP(f, k)                                                                        \
-    if (t->f && !(n->f = dup_ints(t->f, k)))                                             \
-    bad = 1
-    DUP(dims, t->ndims);
-    DUP(periods, t->ndims);
-    DUP(index, t->nnodes);
-    DUP(edges, ne);
-    DUP(in, t->indeg);
-    DUP(out, t->outdeg);
-    DUP(inw, t->indeg);
-    DUP(outw, t->outdeg);
-#undef DUP
-    if (bad) {
-        xm_topo_free(n);
-        return NULL;
-    }
-    return n;
-}
 
 #define GET(c, comm, fn)                                                                 \
     struct xm_comm *c = xm_comm_get(comm);                                               \
@@ -208,7 +156,7 @@ static struct xm_topo *cart_new(int ndims, const int *dims, const int *periods, 
         return NULL;
     t->kind = MPI_CART;
     t->ndims = ndims;
-    t->dims = dup_ints(dims, ndims);
+    t->dims = xm_ints_dup(dims, ndims);
     t->periods = malloc((size_t)(ndims > 0 ? ndims : 1) * sizeof(int));
     t->in = malloc((size_t)(ndims > 0 ? 2 * ndims : 1) * sizeof(int));
     t->out = malloc((size_t)(ndims > 0 ? 2 * ndims : 1) * sizeof(int));
@@ -518,13 +466,13 @@ int PMPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int ed
     if (t) {
         t->kind = MPI_GRAPH;
         t->nnodes = nnodes;
-        t->index = dup_ints(index, nnodes);
-        t->edges = dup_ints(edges, ne);
+        t->index = xm_ints_dup(index, nnodes);
+        t->edges = xm_ints_dup(edges, ne);
         if (member) {
             int lo = c->rank ? index[c->rank - 1] : 0, hi = index[c->rank];
             t->indeg = t->outdeg = hi - lo;
-            t->in = dup_ints(edges + lo, hi - lo);
-            t->out = dup_ints(edges + lo, hi - lo);
+            t->in = xm_ints_dup(edges + lo, hi - lo);
+            t->out = xm_ints_dup(edges + lo, hi - lo);
         }
         if (!t->index || !t->edges || (member && (!t->in || !t->out))) {
             xm_topo_free(t);
@@ -602,11 +550,11 @@ static struct xm_topo *dist_new(int indeg, const int *src, const int *sw, int ou
     t->indeg = indeg;
     t->outdeg = outdeg;
     t->weighted = weighted;
-    t->in = dup_ints(src, indeg);
-    t->out = dup_ints(dst, outdeg);
+    t->in = xm_ints_dup(src, indeg);
+    t->out = xm_ints_dup(dst, outdeg);
     if (weighted) {
-        t->inw = dup_ints(sw, indeg);
-        t->outw = dup_ints(dw, outdeg);
+        t->inw = xm_ints_dup(sw, indeg);
+        t->outw = xm_ints_dup(dw, outdeg);
     }
     if (!t->in || !t->out || (weighted && (!t->inw || !t->outw))) {
         xm_topo_free(t);
@@ -690,7 +638,7 @@ int PMPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int 
         }
     for (int r = 1; r < p; r++)
         sdis[r] = sdis[r - 1] + scnt[r - 1];
-    if (!(pos = dup_ints(sdis, p)))
+    if (!(pos = xm_ints_dup(sdis, p)))
         goto nomem;
     for (int i = 0, e = 0; i < n; i++)
         for (int k = 0; k < degrees[i]; k++, e++) {

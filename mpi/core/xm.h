@@ -157,9 +157,10 @@ struct xm_comm {
     int xjob;
 };
 
-/* process topology of a communicator (api/topo.c); neighbor collectives (coll/neighbor.c)
- * read the in/out lists: comm ranks or MPI_PROC_NULL, in the order the standard
- * gives (Cartesian: per dimension the -1 then the +1 neighbour). */
+/* process topology of a communicator (object: core/topo.c; MPI calls: api/topo.c);
+ * neighbor collectives (coll/neighbor.c) read the in/out lists: comm ranks or
+ * MPI_PROC_NULL, in the order the standard gives (Cartesian: per dimension the -1 then
+ * the +1 neighbour). */
 struct xm_topo {
     int kind;                /* MPI_CART, MPI_GRAPH or MPI_DIST_GRAPH */
     int ndims, *dims, *periods;      /* Cartesian */
@@ -170,6 +171,8 @@ struct xm_topo {
 };
 struct xm_topo *xm_topo_dup(const struct xm_topo *t);   /* NULL for NULL (or no memory) */
 void xm_topo_free(struct xm_topo *t);
+/* a malloc'ed copy of a[0..n-1] (NULL: no memory) */
+int *xm_ints_dup(const int *a, int n);
 /* MPI-4 persistent collectives (api/pcoll.c): a persistent holder with
  * pkind == XM_REQ_COLL keeps its arguments in ->tmp; MPI_Start calls this to start the
  * nonblocking collective as its ->inner request.  Returns an MPI error code. */
