@@ -52,8 +52,17 @@ void xm_group_unref(struct xm_group *g);
 /* IDENT is never returned: CONGRUENT, SIMILAR or UNEQUAL of two rank maps */
 int xm_map_compare(int n1, const int *w1, int n2, const int *w2);
 
-/* attr.c: copy attributes to a duplicate (0 or an MPI error class), delete all */
-int xm_attr_copy_all(struct xm_comm *from, struct xm_comm *to);
+/* keyvals and attributes (core/attr.c).  The int results are MPI_SUCCESS,
+ * MPI_ERR_NO_MEM, MPI_ERR_KEYVAL (no such keyval / attribute) or a callback's code. */
+int xm_keyval_create(MPI_Comm_copy_attr_function *copy_fn,
+                     MPI_Comm_delete_attr_function *delete_fn, void *extra_state,
+                     int flang, int *keyval);
+void xm_keyval_free(int keyval); /* drops the handle's reference once */
+int xm_keyval_valid(int keyval); /* 1: a user keyval (not yet gone) */
+int xm_attr_set(struct xm_comm *c, int keyval, void *val, int lang);
+struct xm_attr *xm_attr_find(struct xm_comm *c, int keyval); /* NULL: not set */
+int xm_attr_delete(struct xm_comm *c, int keyval);
+int xm_attr_copy_all(struct xm_comm *from, struct xm_comm *to); /* to a duplicate */
 int xm_attr_delete_all(struct xm_comm *c);
 
 /* context ids agreed between the two groups of an intercommunicator */
