@@ -321,9 +321,19 @@ int PMPI_File_get_amode(MPI_File fh, int *amode)
     return MPI_SUCCESS;
 }
 
+/* hints come from a valid info object only: a bad handle is reported through the
+ * default error handler and the call goes on without hints (io/file.c reads them from
+ * core/info.c, which reports nothing) */
+static void check_info(MPI_Info info, const char *fn)
+{
+    if (info != MPI_INFO_NULL && !xm_info_get(info))
+        xm_err(NULL, MPI_ERR_INFO, fn);
+}
+
 int PMPI_File_set_info(MPI_File fh, MPI_Info info)
 {
     GETF(f, fh, "MPI_File_set_info");
+    check_info(info, "MPI_File_set_info");
     int cbn = f->hints.cb_nodes;
     xm_io_hints_from_info(&f->hints, info);
     if (f->hints.cb_nodes > f->comm->size || f->hints.cb_nodes < 1)
@@ -367,8 +377,10 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
     }
     if (!err)
         err = xm_io_set_view(f, disp, etype, filetype, datarep);
-    if (!err)
+    if (!err) {
+        check_info(info, fn);
         xm_io_hints_from_info(&f->hints, info);
+    }
     /* collective: the view and the shared pointer (reset to 0) change together */
     int g = err;
     if (xm_icoll_allreduce(&err, &g, 1, MPI_INT, MPI_MAX, f->comm, NULL) < 0)

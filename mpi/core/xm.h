@@ -309,6 +309,22 @@ static inline size_t xm_status_bytes(const MPI_Status *s)
            ((size_t)((unsigned)s->xm_count_hi_cncl >> 1) << 32);
 }
 
+/* ---- info objects (core/info.c; MPI calls: api/info.c) ---------------------------- */
+struct xm_info;
+/* NULL: no such object (MPI_INFO_ENV is one: empty, and xm_info_free leaves it) */
+struct xm_info *xm_info_get(MPI_Info h);
+/* new objects, empty or a copy: 0 / -ENOMEM */
+int xm_info_new(MPI_Info *out);
+int xm_info_dup(const struct xm_info *in, MPI_Info *out);
+void xm_info_free(MPI_Info h);
+/* the value of key (NULL: not set); set: 0 / -ENOMEM; delete: 0 / -ENOENT */
+const char *xm_info_value(struct xm_info *in, const char *key);
+int xm_info_set(struct xm_info *in, const char *key, const char *value);
+int xm_info_delete(struct xm_info *in, const char *key);
+/* the number of keys; key n in insertion order (NULL: no key n) */
+int xm_info_nkeys(const struct xm_info *in);
+const char *xm_info_nthkey(const struct xm_info *in, int n);
+
 /* ---- errors (api/err.c): MPI error classes are produced only in mpi/api/ ------------- */
 int xm_err(struct xm_comm *c, int errclass, const char *fn); /* runs the error handler */
 int xm_errno_to_class(int neg_errno);

@@ -79,12 +79,12 @@ static int tri(const char *v, int dflt)
 
 void xm_io_hints_from_info(struct xm_io_hints *h, MPI_Info info)
 {
-    if (info == MPI_INFO_NULL)
+    struct xm_info *in = info == MPI_INFO_NULL ? NULL : xm_info_get(info);
+    if (!in)
         return;
-    char v[MPI_MAX_INFO_VAL + 1];
-    int flag = 0;
+    const char *v;
     long x;
-#define GETV(key) (PMPI_Info_get(info, key, MPI_MAX_INFO_VAL, v, &flag) == MPI_SUCCESS && flag)
+#define GETV(key) ((v = xm_info_value(in, key)) != NULL)
     if (GETV("cb_buffer_size") && (x = atol(v)) > 0)
         h->cb_buffer_size = x;
     if (GETV("cb_nodes") && (x = atol(v)) > 0)
@@ -119,10 +119,12 @@ int xm_io_hints_to_info(const struct xm_file *f, MPI_Info *info)
 {
     const struct xm_io_hints *h = &f->hints;
     char v[64];
-    int rc = PMPI_Info_create(info);
-    if (rc)
-        return rc;
-#define SETV(key, ...) (snprintf(v, sizeof v, __VA_ARGS__), rc = rc ? rc : PMPI_Info_set(*info, key, v))
+    if (xm_info_new(info))
+        return MPI_ERR_NO_MEM;
+    struct xm_info *in = xm_info_get(*info);
+    int rc = 0;
+#define SETV(key, ...)                                                                   \
+    (snprintf(v, sizeof v, __VA_ARGS__), rc = rc ? rc : xm_info_set(in, key, v))
     SETV("cb_buffer_size", "%ld", h->cb_buffer_size);
     SETV("cb_nodes", "%d", h->cb_nodes);
     SETV("romio_cb_write", "%s", tri_name(h->cb_write));
@@ -137,9 +139,14 @@ int xm_io_hints_to_info(const struct xm_file *f, MPI_Info *info)
     if (h->striping_factor)
         SETV("striping_factor", "%d", h->striping_factor);
 #undef SETV
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Info_set(*info, "filename", f->path);
-    return rc;
+    if (rc == 0) /* a value MPI_Info_set takes: a longer name fails the call */
+        rc = strlen(f->path) > MPI_MAX_INFO_VAL ? -E2BIG
+                                                : xm_info_set(in, "filename", f->path);
+    if (rc) {
+        xm_info_free(*info);
+        *info = MPI_INFO_NULL;
+    }
+    return rc == -E2BIG ? MPI_ERR_INFO_VALUE : rc ? MPI_ERR_NO_MEM : MPI_SUCCESS;
 }
 
 /* the default cb_nodes: two aggregators per node of c (one on a node with one rank).
