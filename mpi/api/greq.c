@@ -1,6 +1,7 @@
 /*
  * greq.c - generalized requests (MPI-3.1 §12.2): MPI_Grequest_start/complete and the
- *          hooks through which Wait/Test/Cancel/Request_free reach their callbacks.
+ *          hooks through which Wait/Test/Cancel/Request_free/xm_req_free reach their
+ *          callbacks.
  *
  *          (MPI_Status_set_cancelled, which query functions use, is in api/p2p.c.)
  * Contract: a generalized request is an XM_REQ_GREQ request whose ->greq points at
@@ -36,6 +37,15 @@ XM_WEAK(MPI_Grequest_start)
 XM_WEAK(MPI_Grequest_complete)
 /* (MPI_Status_set_cancelled, query_fn's tool for a cancelled request: api/p2p.c) */
 
+/* the request's ->release (core/obj.c's xm_req_free runs it) */
+static void greq_release(struct xm_req *r)
+{
+    struct xm_greq *g = r->greq;
+    r->greq = NULL;
+    g->free_fn(g->extra);
+    free(g);
+}
+
 int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn,
                         MPI_Grequest_free_function *free_fn,
                         MPI_Grequest_cancel_function *cancel_fn, void *extra_state,
@@ -51,6 +61,7 @@ int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn,
     }
     *g = (struct xm_greq){query_fn, free_fn, cancel_fn, extra_state, 0};
     r->greq = g;
+    r->release = greq_release;
     xm_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
     *req = r->handle;
     return MPI_SUCCESS;
@@ -94,12 +105,4 @@ int xm_greq_request_free(struct xm_req *r)
     }
     xm_req_free(r);
     return 0;
-}
-
-void xm_greq_release(struct xm_req *r)
-{
-    struct xm_greq *g = r->greq;
-    r->greq = NULL;
-    g->free_fn(g->extra);
-    free(g);
 }

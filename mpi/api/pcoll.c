@@ -115,7 +115,8 @@ static void hold(const struct pargs *p, int on)
     }
 }
 
-void xm_pcoll_release(struct xm_req *r)
+/* the request's ->release (core/obj.c's xm_req_free runs it) */
+static void pcoll_release(struct xm_req *r)
 {
     struct pargs *p = r->tmp;
     hold(p, 0);
@@ -200,6 +201,7 @@ static int pinit(const struct pargs *a, MPI_Request *req)
     r->persistent = 1;
     r->pkind = XM_REQ_COLL;
     r->tmp = p;
+    r->release = pcoll_release;
     r->comm = c;
     r->peer = 0;
     xm_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);

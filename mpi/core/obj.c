@@ -129,23 +129,15 @@ struct xm_req *xm_req_get(MPI_Request h)
     return table_get(&reqs, (int)XM_H_INDEX(h));
 }
 
-/* api/greq.c defines it in libmpi; the unit tests that link this file without it see
- * NULL and never have a generalized request */
-#pragma weak xm_greq_release
-#pragma weak xm_pcoll_release
-
 void xm_req_free(struct xm_req *r)
 {
     if (!r)
         return;
-    /* a generalized request: its free_fn (api/greq.c); ->kind first, on the cache
-     * line this function reads anyway (->greq is at the end of the request) */
-    if (r->kind == XM_REQ_GREQ) {
-        if (r->greq)
-            xm_greq_release(r);
-        else if (r->pkind == XM_REQ_COLL && r->tmp && xm_pcoll_release)
-            xm_pcoll_release(r); /* a persistent collective (api/pcoll.c) */
-    }
+    /* a generalized request or a persistent collective: what it holds goes first
+     * (->release, set by whoever made it); ->kind first, on the cache line this
+     * function reads anyway (->release is near the end of the request) */
+    if (r->kind == XM_REQ_GREQ && r->release)
+        r->release(r);
     table_del(&reqs, (int)XM_H_INDEX(r->handle));
     for (int i = 0; i < 2; i++)
         if (r->kid[i]) {

@@ -178,7 +178,6 @@ int *xm_ints_dup(const int *a, int n);
  * nonblocking collective as its ->inner request.  Returns an MPI error code. */
 struct xm_req;
 int xm_pcoll_start(struct xm_req *r);
-void xm_pcoll_release(struct xm_req *r); /* xm_req_free: drops what *_init held */
 
 static inline int xm_comm_world_rank(const struct xm_comm *c, int r)
 {
@@ -229,6 +228,10 @@ struct xm_req {
     /* (issue 21) a generalized request's callbacks
      * (api/greq.c), NULL for every other request */
     void *greq;
+    /* an XM_REQ_GREQ request's own release (generalized requests: runs free_fn,
+     * api/greq.c; persistent collectives: drops what *_init held, api/pcoll.c), run by
+     * xm_req_free; NULL for every other request */
+    void (*release)(struct xm_req *r);
     /* the rendezvous sends' helper list (core/p2p.c lmtq): links of their own, since
      * a send parked on the send queue (next/prev) joins it when its RTS leaves */
     struct xm_req *lmt_next, *lmt_prev;
@@ -339,7 +342,6 @@ int xm_err_last_used(void);
 /* generalized requests (api/greq.c): hooks for requests whose ->greq is set */
 void xm_greq_cancel(struct xm_req *r);       /* MPI_Cancel */
 int xm_greq_request_free(struct xm_req *r);  /* MPI_Request_free; 0 */
-void xm_greq_release(struct xm_req *r);      /* xm_req_free: runs free_fn */
 
 /* ---- MPI-4 sessions (api/env.c, api/session.c) ---- */
 /* start/leave the engine for a session wanting thread level `level`: MPI_SUCCESS and
