@@ -13,7 +13,7 @@
  * Notes: the packed format of MPI_Pack is the p2p wire format: the type map's bytes in
  *   order, no header, no padding (so Pack_size = count * Type_size).
  *   Type keyvals are handles of kind KEYVAL with index bit 22 set, so they never name a
- *   communicator keyval (api/attr.c) and vice versa.  Attributes are copied by
+ *   communicator keyval (core/attr.c) and vice versa.  Attributes are copied by
  *   Type_dup through the copy callbacks and deleted (callbacks run) by Type_free.
  *   Pack_external writes "external32" (MPI-3.1 §13.5.2): big-endian, MPI_LONG and
  *   MPI_UNSIGNED_LONG as 4 bytes, MPI_WCHAR as 2, everything else at its native size.
@@ -96,7 +96,7 @@ struct tkv {
     MPI_Type_delete_attr_function *del;
     void *extra;
     int refs;  /* 1 for the handle + 1 per attribute using it */
-    int freed; /* the handle's reference is gone: a second free is a no-op (api/attr.c) */
+    int freed; /* the handle's reference is gone: a 2nd free is a no-op (core/attr.c) */
     int flang; /* created from Fortran: callbacks see Fortran's view (core/xm.h) */
 };
 static struct tkv **tkvs; /* process state, like every handle table */
@@ -165,7 +165,7 @@ static struct xm_attr **tattr_find(struct xm_dtype *t, int keyval)
 }
 
 /* Run the delete callback of *pp and unlink it. */
-/* As api/attr.c: a callback may use the attribute calls on its own type (a nested
+/* As core/attr.c: a callback may use the attribute calls on its own type (a nested
  * delete of the attribute being deleted is left to the outer call; the list is
  * searched again afterwards). */
 static struct xm_attr *tdeleting;

@@ -5,7 +5,7 @@
  *             api/rma.c, which owns the window error handlers and answers the
  *             predefined MPI_WIN_* keys) and the delete callbacks MPI_Win_free runs
  *             (xm_win_attr_delete_all).
- * Contract: as communicator keyvals (api/attr.c): a keyval freed while attributes still
+ * Contract: as communicator keyvals (core/attr.c): a keyval freed while attributes still
  *   use it lives until the last of them is deleted and its callbacks still run; a
  *   callback returning other than MPI_SUCCESS fails the call with that code; the delete
  *   callbacks of a window run last-set first.  Windows are never duplicated, so the
@@ -28,7 +28,7 @@ struct wkv {
     MPI_Win_delete_attr_function *del;
     void *extra;
     int refs;  /* 1 for the handle + 1 per attribute using it */
-    int freed; /* the handle's reference is gone: a second free is a no-op (api/attr.c) */
+    int freed; /* the handle's reference is gone: a 2nd free is a no-op (core/attr.c) */
     int flang; /* created from Fortran: callbacks see Fortran's view (core/xm.h) */
 };
 static struct wkv **wkvs; /* process state, like every handle table */
@@ -104,7 +104,7 @@ static struct xm_attr **find(struct xm_win *w, int keyval)
     return pp;
 }
 
-/* As api/attr.c: a delete callback may use the attribute calls on its own window; a
+/* As core/attr.c: a delete callback may use the attribute calls on its own window; a
  * nested delete of the attribute being deleted is left to the outer call, and the list
  * is searched again afterwards. */
 static struct xm_attr *deleting;

@@ -20,7 +20,7 @@
 
 #define XF_EXPORT __attribute__((visibility("default")))
 
-extern __thread int mpipriv_attr_lang; /* libmpi's api/attr.c */
+extern __thread int mpipriv_attr_lang; /* libmpi's core/attr.c */
 
 /* Fortran's view of a callback; the attribute values are MPI_Aint or MPI_Fint */
 typedef void xf_copy_fn(MPI_Fint *oldobj, MPI_Fint *keyval, void *extra, void *val_in,

@@ -1,6 +1,6 @@
 /*
  * neighbor.c - neighbor collectives (MPI_Neighbor_* and MPI_Ineighbor_*) over the
- *              process topology of a communicator (struct xm_topo, api/topo.c).
+ *              process topology of a communicator (struct xm_topo, core/topo.c).
  *
  * One schedule per call: every receive from an in-neighbour is posted, then every send
  * to an out-neighbour, then the schedule waits; the blocking and the nonblocking forms

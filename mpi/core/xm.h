@@ -20,7 +20,8 @@
  *     A request is complete when ->done is non-zero; ->status is then filled.
  * Where the types live: struct xm_req, xm_state and xm_req_* (p2p engine, core/p2p.c,
  *   core/obj.c); struct xm_comm, xm_group, keyvals/attributes, context ids (core/comm.c,
- *   api/attr.c); struct xm_dtype (mpi/dt/dtype.h) and ops (mpi/coll/op.c).
+ *   core/attr.c), topologies (core/topo.c), info objects (core/info.c); struct
+ *   xm_dtype (mpi/dt/dtype.h) and ops (mpi/coll/op.c).
  * Caveats: no locks of its own: under MPI_THREAD_MULTIPLE one global lock (core/mt.h)
  *   serializes every MPI call, so the engine still sees one thread at a time.
  */

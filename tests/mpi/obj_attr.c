@@ -1,5 +1,5 @@
 /*
- * obj_attr.c - attributes and keyvals (mpi/api/attr.c):
+ * obj_attr.c - attributes and keyvals (mpi/api/attr.c, mpi/core/attr.c):
  *   - MPI_Finalize runs the delete callbacks of MPI_COMM_SELF's attributes first,
  *     last-set first (MPI-3.1 §8.7.1), while MPI still works (the last callback sums
  *     every rank's findings with an Allreduce on MPI_COMM_WORLD, and rank 0 prints the
