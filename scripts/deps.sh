@@ -38,6 +38,8 @@ PKGS=(
     # t0650-manpages.sh, t0660-modulefiles.sh): mandoc -T lint, tclsh, and Lmod, which
     # also reads Tcl modulefiles (Debian's environment-modules conflicts with it)
     mandoc tcl lmod
+    # the Debian packages (scripts/deb.sh, tests/integration/t0680-debs.sh): dh, lintian
+    debhelper lintian
 )
 
 export DEBIAN_FRONTEND=noninteractive
