@@ -5,7 +5,7 @@
 # Usage: scripts/deb.sh [OUTDIR]          (default: build/deb)
 #   The copy is OUTDIR/src/loom; the packages land in OUTDIR/VERSION/, the opt-in
 #   drop-in (loom-slurm-pmi2-dropin, which diverts Slurm's mpi_pmi2.so) in
-#   OUTDIR/VERSION/opt-in/.
+#   OUTDIR/VERSION/opt-in/, the debug symbols (-dbgsym) in OUTDIR/VERSION/dbgsym/.
 #   Prints the directory of the packages on stdout (progress goes to stderr).
 # Environment:
 #   DEB_BUILD_OPTIONS    passed on (e.g. "nocheck parallel=2")
@@ -60,8 +60,10 @@ say "dpkg-buildpackage -us -uc -b $nc (version $ver) in $src"
 rm -f "$out/src/"*.deb "$out/src/"*.buildinfo "$out/src/"*.changes
 (cd "$src" && dpkg-buildpackage -us -uc -b $nc) >&2
 # the opt-in drop-in apart, so that `apt install DIR/*.deb` never installs it by accident
-mkdir -p "$out/$ver/opt-in"
-rm -f "$out/$ver/"*.deb "$out/$ver/opt-in/"*.deb
+# and the debug symbols apart too (dbgsym/)
+mkdir -p "$out/$ver/opt-in" "$out/$ver/dbgsym"
+rm -f "$out/$ver/"*.deb "$out/$ver/opt-in/"*.deb "$out/$ver/dbgsym/"*.deb
+mv "$out/src/"*-dbgsym_*.deb "$out/$ver/dbgsym/" 2>/dev/null || true
 mv "$out/src/"loom-slurm-pmi2-dropin_*.deb "$out/$ver/opt-in/"
 mv "$out/src/"*.deb "$out/$ver/"
 rm -f "$out/src/"*.buildinfo "$out/src/"*.changes
