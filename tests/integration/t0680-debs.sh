@@ -68,16 +68,16 @@ debs_cleanup() {
 trap 'debs_cleanup; _cleanup' EXIT
 
 # ---- build, rebuild as the next version ----------------------------------------------
-out=${LOOM_DEB_DIR:-$TEST_TMP/deb}
+debdir=${LOOM_DEB_DIR:-$TEST_TMP/deb}
 export LOOM_SLURM_SOURCE=$ssrc DEB_BUILD_OPTIONS="nocheck parallel=2"
-run_cmd -t 5400 bash "$LOOM_SRCDIR/scripts/deb.sh" "$out"
+run_cmd -t 5400 bash "$LOOM_SRCDIR/scripts/deb.sh" "$debdir"
 assert_rc 0 "scripts/deb.sh builds the packages"
 [ "$rc" -eq 0 ] || { tail -n 40 "$err"; finish; }
 v1dir=$(tail -n 1 "$out")
 v1=$(basename "$v1dir")
 say "built $v1 in $elapsed s"
 v2=$v1+t1
-LOOM_DEB_REUSE=1 LOOM_DEB_VERSION=$v2 run_cmd -t 1800 bash "$LOOM_SRCDIR/scripts/deb.sh" "$out"
+LOOM_DEB_REUSE=1 LOOM_DEB_VERSION=$v2 run_cmd -t 1800 bash "$LOOM_SRCDIR/scripts/deb.sh" "$debdir"
 assert_rc 0 "scripts/deb.sh rebuilds the same tree as $v2 (no clean)"
 [ "$rc" -eq 0 ] || { tail -n 40 "$err"; finish; }
 v2dir=$(tail -n 1 "$out")
