@@ -90,6 +90,31 @@ struct pmixsrv_ops {
     void (*client_connected)(void *arg, int client);
 };
 
+/* What a host knows of its node's share of the job, in plain terms: the Slurm
+ * plugin fills it from the step, mpiexec from its ranks; pmixsrv_start turns it
+ * into the server's configuration (pmixjob.c). */
+struct pmixsrv_job {
+    const struct psrv_config *core; /* the node's core: jobid, size, nnodes, nodeid,
+                                     * local ranks, rank_node (required), rank_appnum,
+                                     * universe_size, log_level */
+    const char *const *node_names;  /* [nnodes] host names, or NULL: this node is
+                                     * `host`, the others "node<k>" */
+    const char *host;               /* with node_names NULL: this node's name (NULL
+                                     * or "": gethostname) */
+    const char *tmp_base;           /* BASE of the server's directory (notes) */
+    int node_cpus;                  /* as pmixsrv_config */
+    uid_t uid;
+    gid_t gid;
+    uid_t base_owner;
+};
+
+/* The namespace "loom.<jobid>", the directory BASE/loom-pmix.<jobid>.<nodeid>
+ * (plus the random suffix), the node names and PMI_process_mapping made from
+ * job, then pmixsrv_create.  NULL and errno as pmixsrv_create, and EINVAL (no
+ * rank_node, no base), ENAMETOOLONG (a name does not fit), ENOMEM. */
+struct pmixsrv *pmixsrv_start(const struct pmixsrv_job *job, struct psrv *srv,
+                              const struct pmixsrv_ops *ops, void *arg);
+
 /* Start the PMIx server.  Returns NULL and sets errno (EBUSY: one already
  * exists in this process; EIO: libpmix refused, logged; EPERM, EEXIST, ...:
  * the server's directory could not be made safely, logged). */
