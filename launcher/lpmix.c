@@ -8,8 +8,9 @@
  *     The jobid starts with the pid of the front mpiexec; a proxy killed by a
  *     signal cannot clean up, so lpmix_start removes our own such directories
  *     (owned by our uid) whose mpiexec no longer exists, the same way.
- *   - Host names of other nodes are not known to a proxy: they are given as
- *     "node<k>"; locality comes from PMIX_LOCAL_PEERS, which is exact.
+ *   - The server's configuration (namespace, directory name, node names: a
+ *     proxy does not know the other hosts') is pmixsrv_start's (pmixsrv/
+ *     pmixjob.c), the same as the Slurm plugin's; here only what is mpiexec's.
  *   - Open MPI 4.x recognises a direct launch only under the resource
  *     managers it knows (Slurm, Flux, ALPS, ...); anywhere else its
  *     schizo/orte component declares a singleton unless a local daemon URI
@@ -94,64 +95,34 @@ int lpmix_start(struct loop *lp, struct psrv *srv, const struct psrv_config *cfg
                 void *log_arg)
 {
     const char *off = getenv("LOOM_PMIX");
-    char myhost[256] = "", tmpdir[1024], nspace[128], map[1100], warn[300];
     const char *tmp = getenv("TMPDIR");
-    char **names;
+    char warn[300];
     int rc = 0;
 
     if (g_px || (off && strcmp(off, "0") == 0))
         return 0;
-    if (!host || !*host) {
-        gethostname(myhost, sizeof(myhost) - 1);
-        host = myhost;
-    }
-    names = calloc((size_t)cfg->nnodes, sizeof(char *));
-    if (!names)
-        return -ENOMEM;
-    for (int k = 0; k < cfg->nnodes; k++) {
-        char buf[32];
-        snprintf(buf, sizeof(buf), "node%d", k);
-        names[k] = strdup(k == cfg->nodeid ? host : buf);
-        if (!names[k])
-            rc = -ENOMEM;
-    }
-    sweep(tmp && *tmp ? tmp : "/tmp");
-    snprintf(nspace, sizeof(nspace), "loom.%s", cfg->jobid);
-    snprintf(tmpdir, sizeof(tmpdir), "%s/loom-pmix.%s.%d", tmp && *tmp ? tmp : "/tmp",
-             cfg->jobid, cfg->nodeid);
-    struct pmixsrv_config pc = {
-        .nspace = nspace,
-        .jobid = cfg->jobid,
-        .size = cfg->size,
-        .nnodes = cfg->nnodes,
-        .nodeid = cfg->nodeid,
-        .local_count = cfg->local_count,
-        .local_ranks = cfg->local_ranks,
-        .rank_node = cfg->rank_node,
-        .rank_appnum = cfg->rank_appnum,
-        .node_names = (const char *const *)names,
-        .universe_size = cfg->universe_size,
+    if (!tmp || !*tmp)
+        tmp = "/tmp";
+    sweep(tmp);
+    /* the other nodes' names are not known to a proxy: pmixjob.c names them */
+    struct pmixsrv_job job = {
+        .core = cfg,
+        .node_names = NULL,
+        .host = host,
+        .tmp_base = tmp,
         .uid = getuid(),
         .gid = getgid(),
-        .tmpdir = tmpdir,
-        .anl_map = cfg->rank_node && psrv_process_mapping(cfg->rank_node, cfg->size, map,
-                                                          sizeof(map)) >= 0
-                       ? map
-                       : NULL,
-        .log_level = cfg->log_level,
     };
-    static const struct pmixsrv_ops ops = {0};
-    struct pmixsrv_ops o = ops;
-    o.log = log;
-    if (rc == 0 && cfg->rank_node && (g_px = pmixsrv_create(&pc, srv, &o, log_arg))) {
+    struct pmixsrv_ops o = {.log = log};
+    if ((g_px = pmixsrv_start(&job, srv, &o, log_arg))) {
         g_lp = lp;
         if (!(g_w = loop_watch_add(lp, pmixsrv_fd(g_px), LOOP_READ, on_pmix, NULL))) {
             pmixsrv_destroy(g_px);
             g_px = NULL;
             rc = -ENOMEM;
         }
-    } else if (rc == 0) {
-        rc = cfg->rank_node ? -errno : -EINVAL;
+    } else {
+        rc = errno ? -errno : -EINVAL;
     }
     if (rc == 0 && !getenv(OMPI_DAEMON_URI))
         setenv(OMPI_DAEMON_URI, "0.0;tcp://127.0.0.1:1", 0);
@@ -161,9 +132,6 @@ int lpmix_start(struct loop *lp, struct psrv *srv, const struct psrv_config *cfg
                  strerror(-rc));
         log(log_arg, PSRV_LOG_WARN, warn);
     }
-    for (int k = 0; k < cfg->nnodes; k++)
-        free(names[k]);
-    free(names);
     return rc;
 }
 
