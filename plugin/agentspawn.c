@@ -28,17 +28,23 @@
 #include "treenet.h"
 #endif
 
+/* Close a call's connection, watch and timer; the slot is free again. */
+static void spawn_call_close(struct agent *a, struct spawn_call *sc)
+{
+    if (sc->w)
+        loop_watch_remove(a->lp, sc->w);
+    if (sc->t)
+        loop_timer_cancel(a->lp, sc->t);
+    if (sc->fd >= 0)
+        close(sc->fd);
+    memset(sc, 0, sizeof(*sc));
+    sc->fd = -1;
+}
+
 void agent_spawns_free(struct agent *a)
 {
-    for (int i = 0; a->spawns && i < a->st->local_count; i++) {
-        struct spawn_call *sc = &a->spawns[i];
-        if (sc->w)
-            loop_watch_remove(a->lp, sc->w);
-        if (sc->t)
-            loop_timer_cancel(a->lp, sc->t);
-        if (sc->fd >= 0)
-            close(sc->fd);
-    }
+    for (int i = 0; a->spawns && i < a->st->local_count; i++)
+        spawn_call_close(a, &a->spawns[i]);
     free(a->spawns);
     a->spawns = NULL;
 }
@@ -53,14 +59,7 @@ static void spawn_call_end(struct agent *a, struct spawn_call *sc, int rc,
     uint64_t id = sc->id;
     int total = sc->total;
 
-    if (sc->w)
-        loop_watch_remove(a->lp, sc->w);
-    if (sc->t)
-        loop_timer_cancel(a->lp, sc->t);
-    if (sc->fd >= 0)
-        close(sc->fd);
-    memset(sc, 0, sizeof(*sc));
-    sc->fd = -1;
+    spawn_call_close(a, sc);
     if (rc != 0)
         loom_plog(LOOM_PLOG_QUIET, "%s: step %s node %d: spawn failed: %s",
                   loom_plugin_tag, a->st->jobid, a->st->nodeid, msg);
@@ -150,13 +149,7 @@ int agent_spawn(void *arg, uint64_t id, const struct psrv_spawn *req, char *err,
         a->lp, (uint64_t)st->conf.spawn_timeout_s * 1000 + SPAWN_ANSWER_SLACK_MS,
         on_spawn_timeout, sc);
     if (!sc->w || !sc->t) {
-        if (sc->w)
-            loop_watch_remove(a->lp, sc->w);
-        if (sc->t)
-            loop_timer_cancel(a->lp, sc->t);
-        close(sc->fd);
-        memset(sc, 0, sizeof(*sc));
-        sc->fd = -1;
+        spawn_call_close(a, sc);
         snprintf(err, errlen, "spawn: out of memory");
         return -ENOMEM;
     }
