@@ -415,8 +415,7 @@ int loom_agent_start(struct loom_step *st)
          * before every task is forked (see the notes above). */
         a->nregistered = i + 1;
     }
-#ifdef LOOM_WITH_PMIX
-    if (st->conf.pmix) {
+    if (st->conf.pmix) { /* a build without libpmix: agent_pmix_start does nothing */
         /* libpmix's thread, created by PMIx_server_init, inherits this thread's
          * nice value; the tasks, forked later by this thread, must not */
         int saved = thread_nice();
@@ -427,7 +426,6 @@ int loom_agent_start(struct loom_step *st)
         if (rc < 0)
             goto fail;
     }
-#endif
     if (st->log_admin >= PSRV_LOG_INFO)
         loom_plog(LOOM_PLOG_QUIET,
                   "%s: step %s: node %d of %d, %d of %d ranks here, tree width %u, "
