@@ -24,6 +24,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -56,6 +57,8 @@ struct memblk {
     int fd;        /* the memory file, -1 for malloc */
     int wins;      /* windows over (part of) it */
     int freed;     /* MPI_Free_mem came while windows used it: released with the last */
+    int adopted;   /* user memory moved into fd by xm_mem_win_adopt (base: its pages) */
+    ino_t ino;     /* adopted: fd's inode, to find the mapping again in /proc/self/maps */
     struct memblk *next;
 };
 static struct memblk *blocks;
@@ -121,13 +124,19 @@ void *xm_mem_alloc(size_t size)
     return b->base;
 }
 
+static void restore(struct memblk *b);
+
 static void release(struct memblk *b)
 {
     struct memblk **pp = &blocks;
     while (*pp != b)
         pp = &(*pp)->next;
     *pp = b->next;
-    if (b->fd >= 0) {
+    if (b->adopted) {
+        restore(b);
+        close(b->fd);
+        nshared--;
+    } else if (b->fd >= 0) {
         munmap(b->base, b->maplen);
         close(b->fd);
         nshared--;
@@ -140,7 +149,7 @@ static void release(struct memblk *b)
 int xm_mem_free(void *p)
 {
     struct memblk *b = blocks;
-    while (b && (b->base != (char *)p || b->freed))
+    while (b && (b->base != (char *)p || b->freed || b->adopted))
         b = b->next;
     if (!b) {
         free(p); /* not from MPI_Alloc_mem: what the caller handed us */
@@ -174,8 +183,8 @@ void *xm_mem_win_ref(const void *base, size_t len, int *fd, uint64_t *off)
 void xm_mem_win_unref(void *blk)
 {
     struct memblk *b = blk;
-    if (b && --b->wins == 0 && b->freed)
-        release(b);
+    if (b && --b->wins == 0 && (b->freed || b->adopted))
+        release(b); /* adopted pages: back into private memory with the last window */
 }
 
 char *xm_mem_map_peer(pid_t pid, int fd, uint64_t off, uint64_t len, void **map,
@@ -209,4 +218,143 @@ char *xm_mem_map_peer(pid_t pid, int fd, uint64_t off, uint64_t len, void **map,
     }
     close(mfd);
     return p;
+}
+
+/* ---- (issue 21) windows over memory Loom did not allocate -------------------------
+ * MPI_Win_create over malloc/calloc memory: the pages of the window are moved, in
+ * place and with their contents, into a memory file of their own (copy into the file's
+ * mapping, then mremap that mapping over the old pages, which the kernel does in one
+ * step), so the node's peers map them like an MPI_Alloc_mem block.  The addresses stay
+ * the same; when the last window over them is freed the contents go back into private
+ * anonymous pages at the same place (restore).  Taken only where nobody else can write
+ * the pages while they move:
+ *   - the pages are private anonymous read-write memory of one mapping (heap or
+ *     anonymous mmap; not the stack, not a file, not already shared);
+ *   - every page holds window bytes only, or the window is the whole of a glibc
+ *     mmapped chunk (large malloc/calloc: the other bytes of its first and last page are
+ *     the chunk's own header and slack, touched only by free() of that very block,
+ *     which may not come before MPI_Win_free).
+ * Anything else, or any failure, leaves the memory alone (the window keeps CMA). */
+
+/* /proc/self/maps: the one mapping holding [s, e).  ino 0: private anonymous rw-p
+ * (heap or unnamed) wanted; else a mapping of that inode. */
+static int maps_cover(uintptr_t s, uintptr_t e, ino_t ino)
+{
+    FILE *f = fopen("/proc/self/maps", "re");
+    if (!f)
+        return 0;
+    char line[512];
+    int ok = 0;
+    while (fgets(line, sizeof(line), f)) {
+        size_t L = strlen(line);
+        int whole = L > 0 && line[L - 1] == '\n';
+        unsigned long lo, hi, ioff, inode;
+        char perms[8], dev[16];
+        int name = 0;
+        if (sscanf(line, "%lx-%lx %7s %lx %15s %lu %n", &lo, &hi, perms, &ioff, &dev[0],
+                   &inode, &name) >= 6 &&
+            lo <= s && e <= hi) {
+            const char *path = name > 0 && (size_t)name <= L ? line + name : "";
+            if (ino == 0)
+                ok = strcmp(perms, "rw-p") == 0 && inode == 0 &&
+                     (*path == '\n' || *path == 0 || strncmp(path, "[heap]", 6) == 0);
+            else
+                ok = strncmp(perms, "rw-s", 4) == 0 && inode == (unsigned long)ino;
+            break;
+        }
+        while (!whole && fgets(line, sizeof(line), f)) { /* rest of a long line */
+            L = strlen(line);
+            whole = L > 0 && line[L - 1] == '\n';
+        }
+    }
+    fclose(f);
+    return ok;
+}
+
+/* [s, e) lies in the glibc mmapped chunk whose user memory starts at a */
+static int mmapped_chunk(uintptr_t a, uintptr_t s, uintptr_t e, uintptr_t pg)
+{
+    const size_t h = 2 * sizeof(size_t);
+    if (a % pg < h) /* the header would be on another page: not read */
+        return 0;
+    size_t prev = ((const size_t *)a)[-2], sz = ((const size_t *)a)[-1];
+    size_t csz = sz & ~(size_t)7;
+    uintptr_t p = a - h;
+    /* IS_MMAPPED set, NON_MAIN_ARENA clear; [p - prev, p + csz) is whole pages */
+    if (!(sz & 2) || (sz & 4) || prev > p || (p - prev) % pg || csz > UINTPTR_MAX - p ||
+        (prev + csz) % pg)
+        return 0;
+    return p - prev <= s && e <= p + csz;
+}
+
+void *xm_mem_win_adopt(void *base, size_t len, int *fd, uint64_t *off)
+{
+    long pgl = sysconf(_SC_PAGESIZE);
+    *fd = -1;
+    *off = 0;
+    uintptr_t a = (uintptr_t)base, pg = (uintptr_t)pgl;
+    if (pgl <= 0 || !len || !base || nshared >= MAX_SHARED_BLOCKS ||
+        len > UINTPTR_MAX - a - pg)
+        return NULL;
+    uintptr_t s = a & ~(pg - 1), e = (a + len + pg - 1) & ~(pg - 1);
+    if ((s != a || e != a + len) && !mmapped_chunk(a, s, e, pg))
+        return NULL;
+    if (!maps_cover(s, e, 0))
+        return NULL;
+    struct memblk *b = calloc(1, sizeof(*b));
+    if (!b)
+        return NULL;
+    size_t n = e - s;
+    int mfd =
+        (int)syscall(SYS_memfd_create, "loom-mpi-win", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    struct stat st;
+    void *tmp = MAP_FAILED;
+    if (mfd >= 0 && ftruncate(mfd, (off_t)n) == 0 &&
+        fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0 &&
+        fstat(mfd, &st) == 0)
+        tmp = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+    if (tmp == MAP_FAILED) {
+        if (mfd >= 0)
+            close(mfd);
+        free(b);
+        return NULL;
+    }
+    memcpy(tmp, (void *)s, n);
+    if (mremap(tmp, n, n, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)s) == MAP_FAILED) {
+        munmap(tmp, n);
+        close(mfd);
+        free(b);
+        return NULL;
+    }
+    b->base = (char *)s;
+    b->len = n;
+    b->maplen = n;
+    b->fd = mfd;
+    b->adopted = 1;
+    b->ino = st.st_ino;
+    b->wins = 1;
+    b->next = blocks;
+    blocks = b;
+    nshared++;
+    *fd = mfd;
+    *off = (uint64_t)(a - s);
+    return b;
+}
+
+/* The last window over adopted pages is gone: their contents back into private
+ * anonymous pages at the same place, if they are still the file's mapping (a program
+ * that freed the memory before MPI_Win_free gets nothing written anywhere). */
+static void restore(struct memblk *b)
+{
+    uintptr_t s = (uintptr_t)b->base;
+    if (!maps_cover(s, s + b->maplen, b->ino))
+        return;
+    void *tmp =
+        mmap(NULL, b->maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (tmp == MAP_FAILED)
+        return; /* the file's pages stay: same contents, only shared with the file */
+    memcpy(tmp, b->base, b->maplen);
+    if (mremap(tmp, b->maplen, b->maplen, MREMAP_MAYMOVE | MREMAP_FIXED, b->base) ==
+        MAP_FAILED)
+        munmap(tmp, b->maplen);
 }

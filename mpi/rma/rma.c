@@ -1803,6 +1803,12 @@ int xm_win_create(void *base, MPI_Aint size, int disp_unit, struct xm_comm *c, i
     uint64_t memoff = 0;
     if (!rc && flavor == MPI_WIN_FLAVOR_CREATE && size > 0)
         w->memref = xm_mem_win_ref(base, (size_t)size, &memfd, &memoff);
+    /* (issue 21) ordinary memory: its pages into a memory file of their own, so the
+     * node's peers map it as above (allocmem.c says where that is safe) */
+    if (!rc && flavor == MPI_WIN_FLAVOR_CREATE && size > 0 && !w->memref && want &&
+        xm_g.shm && n > 1 && xm_env_int("LOOM_MPI_RMA_DIRECT", 1) &&
+        xm_env_int("LOOM_MPI_RMA_ADOPT", 1))
+        w->memref = xm_mem_win_adopt(base, (size_t)size, &memfd, &memoff);
 #define NG 8
     long long mine[NG] = {size,
                           disp_unit,

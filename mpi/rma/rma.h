@@ -196,6 +196,11 @@ int xm_mem_free(void *p);
  * memory file and *off the offset of base in it, or -1 for a malloc block), or NULL */
 void *xm_mem_win_ref(const void *base, size_t len, int *fd, uint64_t *off);
 void xm_mem_win_unref(void *blk);
+/* (issue 21) a window over [base, base + len) of ordinary memory: move its pages in
+ * place into a memory file of their own (*fd, *off as above), counted like a block and
+ * put back into private memory with the last window over them; NULL where that is not
+ * safe or fails (the memory is left as it was) */
+void *xm_mem_win_adopt(void *base, size_t len, int *fd, uint64_t *off);
 /* map [off, off + len) of process pid's memory file fd (a peer's announcement, checked
  * against the file): its address here, or NULL; *map and *maplen for munmap */
 char *xm_mem_map_peer(pid_t pid, int fd, uint64_t off, uint64_t len, void **map,
