@@ -271,6 +271,21 @@ static int maps_cover(uintptr_t s, uintptr_t e, ino_t ino)
     return ok;
 }
 
+/* n bytes from src to dst (fresh zero pages), leaving out the pages of src that are all
+ * zero: untouched calloc memory is read through the kernel's zero page and stays
+ * unallocated in dst, so a large, mostly untouched window does not cost its size */
+static void copy_nonzero(char *dst, const char *src, size_t n, size_t pg)
+{
+    static const char zero[256];
+    for (size_t at = 0; at < n; at += pg) {
+        size_t k = n - at < pg ? n - at : pg, i = 0;
+        while (i < k && memcmp(src + at + i, zero, k - i < 256 ? k - i : 256) == 0)
+            i += 256;
+        if (i < k)
+            memcpy(dst + at, src + at, k);
+    }
+}
+
 /* [s, e) lies in the glibc mmapped chunk whose user memory starts at a */
 static int mmapped_chunk(uintptr_t a, uintptr_t s, uintptr_t e, uintptr_t pg)
 {
@@ -319,7 +334,7 @@ void *xm_mem_win_adopt(void *base, size_t len, int *fd, uint64_t *off)
         free(b);
         return NULL;
     }
-    memcpy(tmp, (void *)s, n);
+    copy_nonzero(tmp, (const char *)s, n, (size_t)pg);
     if (mremap(tmp, n, n, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)s) == MAP_FAILED) {
         munmap(tmp, n);
         close(mfd);
@@ -353,7 +368,25 @@ static void restore(struct memblk *b)
         mmap(NULL, b->maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (tmp == MAP_FAILED)
         return; /* the file's pages stay: same contents, only shared with the file */
-    memcpy(tmp, b->base, b->maplen);
+    /* only the file's data: its holes are pages nobody wrote (zero in tmp already),
+     * and reading them through the mapping would allocate them */
+    long pg = sysconf(_SC_PAGESIZE);
+    off_t at = 0, end = (off_t)b->maplen;
+    while (at < end) {
+        off_t d = lseek(b->fd, at, SEEK_DATA), h = end;
+        if (d < 0 && errno == ENXIO)
+            break; /* holes to the end */
+        if (d >= at && d < end) {
+            h = lseek(b->fd, d, SEEK_HOLE);
+            if (h <= d || h > end)
+                h = end;
+        } else {
+            d = at; /* no answer to trust: copy the rest */
+        }
+        copy_nonzero((char *)tmp + d, b->base + d, (size_t)(h - d),
+                     pg > 0 ? (size_t)pg : 4096);
+        at = h;
+    }
     if (mremap(tmp, b->maplen, b->maplen, MREMAP_MAYMOVE | MREMAP_FIXED, b->base) ==
         MAP_FAILED)
         munmap(tmp, b->maplen);

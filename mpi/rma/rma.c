@@ -38,6 +38,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include "rma.h"
 #include "../coll/coll.h"
@@ -1722,6 +1723,21 @@ static void map_direct(struct xm_win *w, const long long *all)
     }
 }
 
+/* A live Win_create window of mine that peers may be writing by CMA has bytes on the
+ * pages of [base, base + size): those pages must not move (a write landing between
+ * the copy and the remap would be lost). */
+static int cma_window_near(const void *base, size_t size)
+{
+    long pgl = sysconf(_SC_PAGESIZE);
+    uintptr_t pg = pgl > 0 ? (uintptr_t)pgl : 65536, lo = (uintptr_t)base & ~(pg - 1);
+    uintptr_t hi = (uintptr_t)base + size + pg; /* rounding up, with room to spare */
+    for (struct xm_win *v = live; v; v = v->next_live)
+        if (v->flavor == MPI_WIN_FLAVOR_CREATE && !v->memref && v->size > 0 &&
+            (uintptr_t)v->base < hi && (uintptr_t)v->base + (size_t)v->size > lo)
+            return 1;
+    return 0;
+}
+
 int xm_win_create(void *base, MPI_Aint size, int disp_unit, struct xm_comm *c, int flavor,
                   struct xm_win **out)
 {
@@ -1807,7 +1823,7 @@ int xm_win_create(void *base, MPI_Aint size, int disp_unit, struct xm_comm *c, i
      * node's peers map it as above (allocmem.c says where that is safe) */
     if (!rc && flavor == MPI_WIN_FLAVOR_CREATE && size > 0 && !w->memref && want &&
         xm_g.shm && n > 1 && xm_env_int("LOOM_MPI_RMA_DIRECT", 1) &&
-        xm_env_int("LOOM_MPI_RMA_ADOPT", 1))
+        xm_env_int("LOOM_MPI_RMA_ADOPT", 1) && !cma_window_near(base, (size_t)size))
         w->memref = xm_mem_win_adopt(base, (size_t)size, &memfd, &memoff);
 #define NG 8
     long long mine[NG] = {size,

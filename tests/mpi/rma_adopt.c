@@ -3,7 +3,8 @@
  * malloc block, the stack): put, get, accumulate, fetch_and_op under lock_all, a target
  * that polls its own memory outside MPI while the others put into it (passive target
  * without the target's progress), contents kept across creation and MPI_Win_free, two
- * windows over the same pages, and free() of the memory afterwards.  The polling
+ * windows over the same pages, pages under a live CMA window left in place, and free()
+ * of the memory afterwards.  The polling
  * target only where the list sets TEST_POLL=1 (elsewhere it waits in MPI_Barrier).  Where
  * the test list says TEST_EXPECT_ADOPT=1 (every rank on this node, nothing turned off) it
  * also checks, in /proc/self/maps, that the pages of the large and the page-aligned
@@ -170,6 +171,18 @@ int main(int argc, char **argv)
     void *q = NULL;
     TEST_ASSERT(posix_memalign(&q, 4096, 3 * 4096) == 0);
     run("aligned", q, 3 * 4096, expect, rank, nr);
+
+    /* pages under a live window that peers reach by CMA do not move: a small window
+     * inside them first, then one over the whole pages */
+    MPI_Win inner, outer;
+    TEST_ASSERT(MPI_Win_create((char *)q + 100, 200, 1, MPI_INFO_NULL, MPI_COMM_WORLD,
+                               &inner) == MPI_SUCCESS);
+    TEST_ASSERT(MPI_Win_create(q, 3 * 4096, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &outer) ==
+                MPI_SUCCESS);
+    if (expect >= 0)
+        TEST_ASSERT_MSG(!adopted(q), "pages under a CMA window were moved");
+    MPI_Win_free(&outer);
+    MPI_Win_free(&inner);
     free(q);
 
     /* a small block sharing its pages with others, and the stack: left alone */
