@@ -93,6 +93,10 @@ static struct {
     size_t red_max; /* the pipeline's limit (flat reductions, allgather) */
     size_t cma_min; /* from this many bytes on, single copy (CMA) where it works */
     size_t rs_min, ag_min; /* Reduce_scatter, Allgather(v) here from these totals */
+    size_t bc_min;         /* Bcast by single copy (CMA) from this size */
+    size_t one_max;        /* Allgather(v), Reduce_scatter in one round up to this */
+    uint32_t *agq;         /* per slot: one-round Allgathers so far (buffer halves) */
+    unsigned char *dirty;  /* per slot: members may still read the data buffers */
     int cma_on, cma_fault;
     signed char *cma; /* per slot: 0 not probed yet, 1 CMA works, 2 it does not */
 } L;
@@ -128,19 +132,31 @@ static void init(void)
     /* measured at 8 ranks on 2 loaded cores against the p2p schedules: Reduce_scatter
      * won from 1 MiB (5.6-9 ms against 10.8-11.7; 256 KiB lost 7.2 against 6.0),
      * Allgather never clearly (16-256 KiB lost 2x, 1 MiB a tie) */
-    L.rs_min = (size_t)xm_env_int("LOOM_MPI_COLL_SHM_RS_MIN", 512 << 10);
+    L.rs_min = (size_t)xm_env_int("LOOM_MPI_COLL_SHM_RS_MIN", 0);
     L.ag_min = (size_t)xm_env_int("LOOM_MPI_COLL_SHM_AG_MIN", INT_MAX);
+    /* Bcast by single copy from this size on (bcast_cma); 8 ranks on 2 loaded cores:
+     * see bench/results/mpi-coll.md */
+    L.bc_min = (size_t)xm_env_int("LOOM_MPI_COLL_SHM_BC_MIN", 65536 + 1);
+    L.one_max = (size_t)xm_env_int("LOOM_MPI_COLL_SHM_ONE_MAX", 512 << 10);
     L.cma_fault = xm_env_int("LOOM_MPI_COLL_CMA_FAULT", 0) != 0; /* tests */
     if (L.on) {
         L.bq = calloc((size_t)L.g.nslots, sizeof(*L.bq));
         L.cma = calloc((size_t)L.g.nslots, 1);
-        L.on = L.bq != NULL && L.cma != NULL;
+        L.agq = calloc((size_t)L.g.nslots, sizeof(*L.agq));
+        L.dirty = calloc((size_t)L.g.nslots, 1);
+        L.on = L.bq != NULL && L.cma != NULL && L.agq != NULL && L.dirty != NULL;
     }
 }
 
+static void round_trip(const struct grp *g, void (*work)(const struct grp *, void *),
+                       void *arg);
+
 /* 1 and *g filled if the members (comm ranks map[0..n-1], NULL = all of c; I am
- * map[me]) can use a shared-memory slot */
-static int grp_get(struct xm_comm *c, const int *map, int n, int me, struct grp *g)
+ * map[me]) can use a shared-memory slot.  After a one-round Allgather (allgather_one)
+ * members may still be reading each other's data buffers: a round first, unless
+ * `settle` is 0 (the next one-round Allgather, which writes the other half). */
+static int grp_get2(struct xm_comm *c, const int *map, int n, int me, struct grp *g,
+                    int settle)
 {
     if (!L.init)
         init();
@@ -165,7 +181,16 @@ static int grp_get(struct xm_comm *c, const int *map, int n, int me, struct grp 
     g->me = me;
     g->c = c;
     g->map = map;
+    if (settle && L.dirty[g->slot]) { /* alike on every member: same calls on the slot */
+        L.dirty[g->slot] = 0;
+        round_trip(g, NULL, NULL);
+    }
     return 1;
+}
+
+static int grp_get(struct xm_comm *c, const int *map, int n, int me, struct grp *g)
+{
+    return grp_get2(c, map, n, me, g, 1);
 }
 
 static int lidx(const struct grp *g, int i)
@@ -712,16 +737,65 @@ static size_t t_size(MPI_Datatype dt)
     return t ? t->size : 0;
 }
 
+/* Reduce_scatter in one round (the scheme of allgather_one): my whole packed input
+ * into half (q % 2) of my data buffer, round, fold my block of all n inputs in rank
+ * order (d0 op (d1 op (... d[n-1]))) straight into my receive buffer (through scratch
+ * for a non-flat type), and leave the slot dirty: the next one-round call writes the
+ * other half, any other collective runs a round first.  In place works: the inputs
+ * are in the segment before anybody writes a result. */
+static int redscat_one(const struct grp *g, const void *src, void *rbuf, int count,
+                       const int *rcounts, struct xm_dtype *t, struct xm_dtype *b,
+                       MPI_Op op, size_t bytes, size_t half)
+{
+    int n = g->n, me = g->me, err = 0;
+    size_t at = (size_t)(L.agq[g->slot]++ & 1) * half, mylo = 0, mylen;
+    for (int i = 0; i < me; i++)
+        mylo += (size_t)rcounts[i] * t->size;
+    mylen = (size_t)rcounts[me] * t->size;
+    if (xm_dt_pack(src, count, t, 0, xm_shm_coll_data(g->s, me) + at, bytes) < 0)
+        err = -EINVAL; /* keep going: the others are in the round too */
+    round_trip(g, NULL, NULL);
+    L.dirty[g->slot] = 1;
+    if (!mylen)
+        return err;
+    char *acc = flat(t) ? (char *)rbuf + t->true_lb : scratch(0, mylen);
+    if (!acc)
+        return -ENOMEM;
+    memcpy(acc, xm_shm_coll_data(g->s, n - 1) + at + mylo, mylen);
+    for (int i = n - 2; i >= 0; i--) {
+        int rc = xm_op_apply(op, xm_shm_coll_data(g->s, i) + at + mylo, acc,
+                             (int)(mylen / b->size), t->basic);
+        if (rc < 0)
+            err = rc;
+    }
+    if (!flat(t) && xm_dt_unpack(rbuf, rcounts[me], t, 0, acc, mylen) < 0)
+        err = -EINVAL;
+    return err;
+}
+
 int xm_shmcoll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
                               MPI_Datatype dt, MPI_Op op, struct xm_comm *c)
 {
     if (!L.init)
         init();
     long total = 0;
-    for (int i = 0; i < c->size; i++)
+    for (int i = 0; i < c->size; i++) {
+        if (rcounts[i] < 0)
+            return 1;
         total += rcounts[i];
-    if (total > INT_MAX || t_size(dt) * (size_t)total < L.rs_min)
+    }
+    size_t bytes = t_size(dt) * (size_t)total, half = L.g.buf / 2 / 64 * 64;
+    if (total > INT_MAX || bytes < L.rs_min)
         return 1;
+    struct xm_dtype *t = xm_dt_get(dt), *b;
+    struct grp g;
+    /* up to half a data buffer: one round (same decision everywhere: size, type, op) */
+    if (bytes > 0 && bytes <= half && bytes <= L.one_max && t && (b = red_basic(dt, op))) {
+        if (!grp_get2(c, NULL, c->size, c->rank, &g, 0))
+            return 1;
+        return redscat_one(&g, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, (int)total,
+                           rcounts, t, b, op, bytes, half);
+    }
     return reduce_any(sbuf, rbuf, (int)total, dt, op, -1, rcounts, c, NULL, c->size,
                       c->rank);
 }
@@ -769,6 +843,44 @@ static int allgather_cma(const struct grp *g, const void *src, int scnt,
     return err;
 }
 
+/* Small Allgather(v) in one round: my packed block into half (q % 2) of my data
+ * buffer (q counts this slot's one-round Allgathers, the same at every member), round,
+ * copy the n blocks out of the n buffers.  No second round: the next one-round
+ * Allgather writes the other half, and the one after that writes this half again only
+ * after everybody arrived at the next one's round, i.e. finished reading this one.
+ * Any other collective on the slot first runs one round (grp_get2's settle), since
+ * members may still be reading.  8 ranks on 2 cores: one wake-up per member per call,
+ * where gather + binomial bcast chains four. */
+static int allgather_one(const struct grp *g, const void *src, int scnt,
+                         struct xm_dtype *sty, void *rbuf, const int *rcounts,
+                         const int *displs, struct xm_dtype *rt, int inplace, size_t half)
+{
+    int n = g->n, me = g->me, err = 0;
+    size_t at = (size_t)(L.agq[g->slot]++ & 1) * half;
+    size_t mine = sty->size * (size_t)scnt;
+    if (mine != rt->size * (size_t)rcounts[me])
+        err = -EINVAL; /* signatures differ: nothing written past my block's room */
+    else if (mine &&
+             xm_dt_pack(src, scnt, sty, 0, xm_shm_coll_data(g->s, me) + at, mine) < 0)
+        err = -EINVAL; /* keep going: the others are in the round too */
+    round_trip(g, NULL, NULL);
+    L.dirty[g->slot] = 1;
+    for (int j = 1; j <= n; j++) {
+        int i = (me + j) % n; /* start with the next member: spread the reads */
+        size_t len = rt->size * (size_t)rcounts[i];
+        if (!len || i == me)
+            continue;
+        if (xm_dt_unpack((char *)rbuf + (MPI_Aint)displs[i] * rt->extent, rcounts[i], rt,
+                         0, xm_shm_coll_data(g->s, i) + at, len) < 0)
+            err = -EINVAL;
+    }
+    if (!inplace && !err && mine &&
+        xm_dt_unpack((char *)rbuf + (MPI_Aint)displs[me] * rt->extent, rcounts[me], rt, 0,
+                     xm_shm_coll_data(g->s, me) + at, mine) < 0)
+        err = -EINVAL;
+    return err;
+}
+
 /* Allgather(v) of packed blocks: round k carries bytes [k * region, ...) of every
  * member's block, each member copying the n pieces out of the n data buffers. */
 int xm_shmcoll_allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
@@ -791,6 +903,23 @@ int xm_shmcoll_allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *
         total += bl;
         if (bl > maxb)
             maxb = bl;
+    }
+    /* up to one_max (unless the older paths below are asked for): one round, blocks of
+     * up to half a data buffer (same decision on every member: sizes only) */
+    size_t half = L.g.buf / 2 / 64 * 64;
+    if (total > 0 && total <= L.one_max && maxb <= half) {
+        if (!grp_get2(c, NULL, n, me, &g, 0))
+            return 1;
+        const void *src = sbuf;
+        int scnt = scount;
+        struct xm_dtype *sty = st;
+        if (sbuf == MPI_IN_PLACE) {
+            src = (char *)rbuf + (MPI_Aint)displs[me] * rt->extent;
+            scnt = rcounts[me];
+            sty = rt;
+        }
+        return allgather_one(&g, src, scnt, sty, rbuf, rcounts, displs, rt,
+                             sbuf == MPI_IN_PLACE, half);
     }
     /* small totals: the p2p schedules move them in a few messages (same threshold on
      * every member: sizes only) */
@@ -856,6 +985,51 @@ int xm_shmcoll_reducible(int count, MPI_Datatype dt, MPI_Op op)
 }
 
 /* ---- broadcast ------------------------------------------------------------------- */
+/* Large Bcast by single copy: the root publishes where its packed bytes are (the user's
+ * buffer if its type is flat, else packed into scratch), round, every other member
+ * reads them straight into its buffer (through scratch for a non-flat type), round (the
+ * root's bytes stay put until all have read).  Two rounds whatever the size, each
+ * member copies once and the n - 1 reads run in parallel, where the scatter + ring
+ * allgather of coll.c needs n rounds of messages, each waiting for a neighbour to be
+ * scheduled.  The ranks may describe the bytes with different types: nothing here
+ * depends on the type beyond its packed size. */
+static int bcast_cma(const struct grp *g, void *buf, int count, struct xm_dtype *t,
+                     size_t bytes, int root)
+{
+    int err = 0;
+    struct cma_hdr *h = hdr(g, g->me);
+    if (g->me == root) {
+        const char *pub = (const char *)buf + t->true_lb;
+        if (!flat(t)) {
+            char *p = scratch(0, bytes);
+            if (!p || xm_dt_pack(buf, count, t, 0, p, bytes) < 0)
+                err = p ? -EINVAL : -ENOMEM;
+            pub = p;
+        }
+        h->pid = (uint64_t)getpid();
+        h->src = (uint64_t)(uintptr_t)pub;
+        h->bad = err != 0; /* readers skip the copy and fail too */
+        round_trip(g, NULL, NULL);
+        round_trip(g, NULL, NULL);
+        return err;
+    }
+    round_trip(g, NULL, NULL);
+    const struct cma_hdr *rh = hdr(g, root);
+    if (rh->bad) {
+        err = -EIO;
+    } else if (flat(t)) {
+        if (xm_vm_copy(0, (int)rh->pid, (char *)buf + t->true_lb, rh->src, bytes) < 0)
+            err = -EIO;
+    } else {
+        char *tmp = scratch(1, bytes);
+        if (!tmp || xm_vm_copy(0, (int)rh->pid, tmp, rh->src, bytes) < 0 ||
+            xm_dt_unpack(buf, count, t, 0, tmp, bytes) < 0)
+            err = tmp ? -EIO : -ENOMEM;
+    }
+    round_trip(g, NULL, NULL);
+    return err;
+}
+
 int xm_shmcoll_bcast(void *buf, int count, MPI_Datatype dt, int root, struct xm_comm *c,
                      const int *map, int n, int me)
 {
@@ -874,6 +1048,9 @@ int xm_shmcoll_bcast(void *buf, int count, MPI_Datatype dt, int root, struct xm_
         return 1;
     if (!grp_get(c, map, n, me, &g))
         return 1;
+    /* large: single copy where CMA works (the same on every member: byte count, probe) */
+    if (bytes >= L.bc_min && bytes <= SIZE_MAX / 2 && cma_usable(&g))
+        return bcast_cma(&g, buf, count, t, bytes, root);
     if (bytes > L.max)
         return 1;
     struct xm_shm_coll *s = g.s;

@@ -4,7 +4,10 @@
  *   a serial reference: odd counts that leave short and empty pieces, vectors of many
  *   rounds, MPI_IN_PLACE, blocks of different sizes (some empty), other send and
  *   receive types of the same signature, a strided type, a non-commutative user op
- *   (p2p fallback, rank order), COMM_WORLD and a reversed split.  Run with small
+ *   (p2p fallback, rank order), COMM_WORLD and a reversed split.  Also large Bcasts
+ *   (the single-copy path) with differing send and receive types, and Allgathers back
+ *   to back mixed with other collectives (the one-round path alternates buffer
+ *   halves and needs a round before any other collective).  Run with small
  *   LOOM_MPI_SHM_COLL_BUF too (many rounds, pieces of a few elements).
  *   Every rank computes the expected values itself (small integers: exact in any
  *   order).  Rank 0 prints "No Errors".
@@ -132,6 +135,34 @@ static void t_redscat(MPI_Comm comm, int t, int base, int extra, int block, int 
     free(r);
 }
 
+/* Reduce_scatter_block of per pairs of ints (a derived type, contiguous(2)), in place
+ * when inplace */
+static void t_redscat_pair(MPI_Comm comm, int t, int per, int inplace)
+{
+    int me, n;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &n);
+    long total = 2L * per * n;
+    int *s = malloc(((size_t)total + 1) * sizeof(int)), *r = malloc(((size_t)total + 1) * sizeof(int));
+    for (long k = 0; k < total; k++) {
+        s[k] = val(me, k, t);
+        r[k] = inplace ? s[k] : -77;
+    }
+    MPI_Datatype pair;
+    MPI_Type_contiguous(2, MPI_INT, &pair);
+    MPI_Type_commit(&pair);
+    MPI_Reduce_scatter_block(inplace ? MPI_IN_PLACE : s, r, per, pair, MPI_SUM, comm);
+    MPI_Type_free(&pair);
+    for (long k = 0; k < 2L * per; k++)
+        if (r[k] != expect(n, 2L * me * per + k, t, MPI_SUM)) {
+            CHECK(0, "reduce_scatter_block pairs t=%d per=%d inplace=%d n=%d me=%d: [%ld] = %d, want %ld",
+                  t, per, inplace, n, me, k, r[k], expect(n, 2L * me * per + k, t, MPI_SUM));
+            break;
+        }
+    free(s);
+    free(r);
+}
+
 /* Allgather of rc ints per rank: receive as pairs when rc is even, or Allgatherv with
  * block i of rc + (i % 2) * extra ints placed in reverse rank order */
 static void t_allgather(MPI_Comm comm, int t, int rc, int extra, int v, int inplace)
@@ -205,6 +236,48 @@ static void t_allgather_strided(MPI_Comm comm, int t, int rc)
     free(r);
 }
 
+/* Bcast of count ints from root: kind 0 all plain ints; 1 the root sends plain ints,
+ * the others receive into every other int of a buffer twice as long (a vector type:
+ * packed on their side); 2 the root sends from a strided buffer, the others receive
+ * pairs (contiguous(2)) when count is even, else plain ints */
+static void t_bcast(MPI_Comm comm, int t, int count, int root, int kind)
+{
+    int me, n;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &n);
+    int *b = malloc(2 * ((size_t)count + 1) * sizeof(int));
+    for (long k = 0; k < 2 * (long)count + 2; k++)
+        b[k] = -77;
+    MPI_Datatype vec = MPI_DATATYPE_NULL, pair = MPI_DATATYPE_NULL;
+    MPI_Type_vector(count, 1, 2, MPI_INT, &vec);
+    MPI_Type_commit(&vec);
+    MPI_Type_contiguous(2, MPI_INT, &pair);
+    MPI_Type_commit(&pair);
+    int strided = (kind == 1 && me != root) || (kind == 2 && me == root);
+    if (me == root)
+        for (long k = 0; k < count; k++)
+            b[strided ? 2 * k : k] = val(root, k, t);
+    if (strided)
+        MPI_Bcast(b, 1, vec, root, comm);
+    else if (kind == 2 && count % 2 == 0)
+        MPI_Bcast(b, count / 2, pair, root, comm);
+    else
+        MPI_Bcast(b, count, MPI_INT, root, comm);
+    for (long k = 0; k < count; k++) {
+        int got = b[strided ? 2 * k : k];
+        if (got != val(root, k, t)) {
+            CHECK(0, "bcast t=%d count=%d root=%d kind=%d n=%d me=%d: [%ld] = %d, want %d", t,
+                  count, root, kind, n, me, k, got, val(root, k, t));
+            break;
+        }
+    }
+    if (strided && count > 0 && b[1] != -77 && me != root)
+        CHECK(0, "bcast kind=%d: gap of the strided buffer written (%d)", kind, b[1]);
+    MPI_Type_free(&vec);
+    MPI_Type_free(&pair);
+    free(b);
+}
+
 /* non-commutative: an element (x, y) is the affine map z -> x * z + y (mod 1009);
  * a op b = "a then b" = (a.x * b.x, a.y * b.x + b.y); the reference composes in rank
  * order */
@@ -254,6 +327,22 @@ static void t_noncomm(MPI_Comm comm, int count)
     free(r);
 }
 
+/* Allgathers back to back with Allreduces and Bcasts between some of them: each
+ * call's buffers must hold what that call was given whoever is still reading the
+ * previous call's blocks */
+static void t_mix(MPI_Comm comm)
+{
+    int n;
+    MPI_Comm_size(comm, &n);
+    for (int it = 0; it < 24; it++) {
+        t_allgather(comm, it, 300 + it, 0, 0, it & 1);
+        if (it % 3 == 0)
+            t_reduce(comm, it, 2000 + it, MPI_INT, MPI_SUM, -1, 0);
+        if (it % 3 == 1)
+            t_bcast(comm, it, 300 + it, (it % 2) % n, 0);
+    }
+}
+
 static void suite(MPI_Comm comm, int big)
 {
     static const int counts[] = {1, 7, 4099, 20011, 70001};
@@ -273,12 +362,19 @@ static void suite(MPI_Comm comm, int big)
         t_redscat(comm, i + 1, per, 0, 1, 1);
         t_redscat(comm, i + 2, per / 2, per, 0, i & 1);
         t_redscat(comm, i + 3, 0, per, 0, 0); /* two thirds of the blocks empty */
+        t_redscat_pair(comm, i, per / 2 + 1, i & 1);
         t_allgather(comm, i, per, 0, 0, 0);
         t_allgather(comm, i + 1, per + (per & 1), 0, 0, 0); /* pairs */
         t_allgather(comm, i + 2, per, 0, 0, 1);
         t_allgather(comm, i + 3, per / 2, per, 1, i & 1);
         t_allgather_strided(comm, i, per);
+        t_bcast(comm, i, c, 0, i % 3);
+        t_bcast(comm, i + 1, c, n - 1, (i + 1) % 3);
+        t_bcast(comm, i + 2, c + 1, n / 2, (i + 2) % 3);
     }
+    for (int k = 0; k < 3; k++) /* back to back: consecutive calls on one slot */
+        t_bcast(comm, k, big, k % n, k);
+    t_mix(comm);
     t_noncomm(comm, big / 2 + 1);
 }
 
