@@ -24,9 +24,10 @@
  *              (p-1 fenced rounds, (me+k, me-k)) for large.
  *   Reduce_scatter(_block)  Reduce to rank 0 + Scatterv.
  *   Scan, Exscan  recursive doubling on partial results (order kept).
- * Blocking Reduce_scatter(_block) from 512 KiB of a communicator on one node first
- *   tries shared memory too (single copy, shmcoll.c); Allgather(v) only when asked
- *   (LOOM_MPI_COLL_SHM_AG_MIN: the p2p schedules won at 16 KiB-1 MiB on 8 ranks).
+ * Blocking Reduce_scatter(_block) and Allgather(v) (from 2 KiB in all) of a
+ *   communicator on one node first try shared memory too (shmcoll.c: one round up to
+ *   half a segment buffer, single copy above; Allgather(v) above 512 KiB stays here
+ *   unless LOOM_MPI_COLL_SHM_AG_MIN asks: the ring won at 1 MiB on 8 ranks).
  *   A one-node Reduce takes the tree, not the segment (xm_icoll_reduce says why).
  * Blocking Barrier/Bcast/Reduce/Allreduce first try shared memory (shmcoll.c): the
  *   whole collective in the node's segment when the communicator lives on one node, or

@@ -38,15 +38,24 @@
  *   another waiter that yields again, and the ranks still to arrive get a shrinking
  *   share of the CPU: 64 ranks on 2 cores took 660-760 us per Barrier with 256 yields
  *   and 345 us sleeping at once (Open MPI yielding: 330 us); 32 ranks were the same
- *   either way; 8 and 16 ranks lose 2-3x by sleeping at once (futex wake-ups).  The yield budget adapts: a yield that takes longer than
- *   LOOM_MPI_COLL_YIELD_SLOW_US (1000) ran another job's time slice, so it halves (under
- *   load from other jobs, sleeping at once beat yielding 2x at 8 ranks); quick yields
- *   (our own ranks taking turns) double it back.  The threshold is a time slice, not
- *   less: our own ranks' work between yields (a 64 KiB reduction) takes 100-300 us, and
- *   a 50 us threshold halved the budget to nothing there, so a barrier after a large
- *   Allreduce slept instead of yielding (37 us against 17 us at 8 ranks on 2 cores).
+ *   either way; 8 and 16 ranks lose 2-3x by sleeping at once (futex wake-ups).  The
+ *   yield budget adapts: a yield that takes longer than LOOM_MPI_COLL_YIELD_SLOW_US
+ *   (1000) ran another job's time slice, so it halves (under load from other jobs,
+ *   sleeping at once beat yielding 2x at 8 ranks); quick yields (our own ranks taking
+ *   turns) double it back.  The threshold is a time slice, not less: our own ranks'
+ *   work between yields (a 64 KiB reduction) takes 100-300 us, and a 50 us threshold
+ *   halved the budget to nothing there, so a barrier after a large Allreduce slept
+ *   instead of yielding (37 us against 17 us at 8 ranks on 2 cores).
+ * One round (Reduce_scatter(_block) of predefined ops up to half a data buffer,
+ *   Allgather(v) up to LOOM_MPI_COLL_SHM_ONE_MAX (512 KiB) with blocks of up to half a
+ *   buffer): pack into half q % 2 of my data buffer, round, fold or copy out of the
+ *   others'.  The next such call writes the other half; any other collective on the
+ *   slot first runs one round, since members may still be reading (allgather_one).
+ *   8 ranks on 2 loaded cores: 2-8x faster than the p2p trees or two rounds.
+ * Bcast from LOOM_MPI_COLL_SHM_BC_MIN (64 KiB + 1): single copy by CMA (bcast_cma).
  * Large vectors (Allreduce, Reduce, Reduce_scatter(_block) from LOOM_MPI_COLL_SHM_RS_MIN
- *   (512 KiB), Allgather(v) from LOOM_MPI_COLL_SHM_AG_MIN (default: never); coll.c
+ *   (0) beyond the one-round size, Allgather(v) from LOOM_MPI_COLL_SHM_AG_MIN (default:
+ *   never); coll.c
  *   sends a one-node Reduce to p2p; from LOOM_MPI_COLL_SHM_SPLIT (2 KiB) per member):
  *   single copy by
  *   CMA from LOOM_MPI_COLL_CMA_MIN bytes (64 KiB) where process_vm_readv works
@@ -129,13 +138,15 @@ static void init(void)
     L.red_max = (size_t)xm_env_int("LOOM_MPI_COLL_SHM_RED_MAX", 65536);
     L.cma_min = (size_t)xm_env_int("LOOM_MPI_COLL_CMA_MIN", 65536);
     L.cma_on = xm_env_int("LOOM_MPI_COLL_CMA", 1) != 0;
-    /* measured at 8 ranks on 2 loaded cores against the p2p schedules: Reduce_scatter
-     * won from 1 MiB (5.6-9 ms against 10.8-11.7; 256 KiB lost 7.2 against 6.0),
-     * Allgather never clearly (16-256 KiB lost 2x, 1 MiB a tie) */
+    /* measured at 8 ranks on 2 loaded cores against the p2p schedules: the two-round
+     * Allgather never won clearly (16-256 KiB lost 2x, 1 MiB a tie); Reduce_scatter in
+     * the segment beat Reduce + Scatterv at 4-64 KiB (0.5-0.8 ms against 1.1-6 ms) and
+     * the one-round path did better still, so RS_MIN is 0 */
     L.rs_min = (size_t)xm_env_int("LOOM_MPI_COLL_SHM_RS_MIN", 0);
     L.ag_min = (size_t)xm_env_int("LOOM_MPI_COLL_SHM_AG_MIN", INT_MAX);
-    /* Bcast by single copy from this size on (bcast_cma); 8 ranks on 2 loaded cores:
-     * see bench/results/mpi-coll.md */
+    /* Bcast by single copy from this size on (bcast_cma): 256 KiB at 8 ranks on 2
+     * loaded cores 0.45-0.85 ms against 0.75-1 ms for the p2p scatter + ring; at 64 KiB
+     * the ring of chunks was as fast (bench/results/mpi-coll.md) */
     L.bc_min = (size_t)xm_env_int("LOOM_MPI_COLL_SHM_BC_MIN", 65536 + 1);
     L.one_max = (size_t)xm_env_int("LOOM_MPI_COLL_SHM_ONE_MAX", 512 << 10);
     L.cma_fault = xm_env_int("LOOM_MPI_COLL_CMA_FAULT", 0) != 0; /* tests */
@@ -790,7 +801,8 @@ int xm_shmcoll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
     struct xm_dtype *t = xm_dt_get(dt), *b;
     struct grp g;
     /* up to half a data buffer: one round (same decision everywhere: size, type, op) */
-    if (bytes > 0 && bytes <= half && bytes <= L.one_max && t && (b = red_basic(dt, op))) {
+    if (bytes > 0 && bytes <= half && bytes <= L.one_max && t &&
+        (b = red_basic(dt, op))) {
         if (!grp_get2(c, NULL, c->size, c->rank, &g, 0))
             return 1;
         return redscat_one(&g, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, (int)total,

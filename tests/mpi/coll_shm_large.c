@@ -143,7 +143,8 @@ static void t_redscat_pair(MPI_Comm comm, int t, int per, int inplace)
     MPI_Comm_rank(comm, &me);
     MPI_Comm_size(comm, &n);
     long total = 2L * per * n;
-    int *s = malloc(((size_t)total + 1) * sizeof(int)), *r = malloc(((size_t)total + 1) * sizeof(int));
+    int *s = malloc(((size_t)total + 1) * sizeof(int)),
+        *r = malloc(((size_t)total + 1) * sizeof(int));
     for (long k = 0; k < total; k++) {
         s[k] = val(me, k, t);
         r[k] = inplace ? s[k] : -77;
@@ -155,8 +156,11 @@ static void t_redscat_pair(MPI_Comm comm, int t, int per, int inplace)
     MPI_Type_free(&pair);
     for (long k = 0; k < 2L * per; k++)
         if (r[k] != expect(n, 2L * me * per + k, t, MPI_SUM)) {
-            CHECK(0, "reduce_scatter_block pairs t=%d per=%d inplace=%d n=%d me=%d: [%ld] = %d, want %ld",
-                  t, per, inplace, n, me, k, r[k], expect(n, 2L * me * per + k, t, MPI_SUM));
+            CHECK(0,
+                  "reduce_scatter_block pairs t=%d per=%d inplace=%d n=%d me=%d: [%ld] = "
+                  "%d, want %ld",
+                  t, per, inplace, n, me, k, r[k],
+                  expect(n, 2L * me * per + k, t, MPI_SUM));
             break;
         }
     free(s);
@@ -266,8 +270,9 @@ static void t_bcast(MPI_Comm comm, int t, int count, int root, int kind)
     for (long k = 0; k < count; k++) {
         int got = b[strided ? 2 * k : k];
         if (got != val(root, k, t)) {
-            CHECK(0, "bcast t=%d count=%d root=%d kind=%d n=%d me=%d: [%ld] = %d, want %d", t,
-                  count, root, kind, n, me, k, got, val(root, k, t));
+            CHECK(0,
+                  "bcast t=%d count=%d root=%d kind=%d n=%d me=%d: [%ld] = %d, want %d",
+                  t, count, root, kind, n, me, k, got, val(root, k, t));
             break;
         }
     }
