@@ -52,7 +52,8 @@
  *   others'.  The next such call writes the other half; any other collective on the
  *   slot first runs one round, since members may still be reading (allgather_one).
  *   8 ranks on 2 loaded cores: 2-8x faster than the p2p trees or two rounds.
- * Bcast from LOOM_MPI_COLL_SHM_BC_MIN (64 KiB + 1): single copy by CMA (bcast_cma).
+ * Bcast from LOOM_MPI_COLL_SHM_BC_MIN (64 KiB + 1): single copy by CMA on the ring's
+ *   sequence (bcast_cma): readers wake once, the root waits for their reads.
  * Large vectors (Allreduce, Reduce, Reduce_scatter(_block) from LOOM_MPI_COLL_SHM_RS_MIN
  *   (0) beyond the one-round size, Allgather(v) from LOOM_MPI_COLL_SHM_AG_MIN (default:
  *   never); coll.c
@@ -997,19 +998,24 @@ int xm_shmcoll_reducible(int count, MPI_Datatype dt, MPI_Op op)
 }
 
 /* ---- broadcast ------------------------------------------------------------------- */
-/* Large Bcast by single copy: the root publishes where its packed bytes are (the user's
- * buffer if its type is flat, else packed into scratch), round, every other member
- * reads them straight into its buffer (through scratch for a non-flat type), round (the
- * root's bytes stay put until all have read).  Two rounds whatever the size, each
- * member copies once and the n - 1 reads run in parallel, where the scatter + ring
- * allgather of coll.c needs n rounds of messages, each waiting for a neighbour to be
- * scheduled.  The ranks may describe the bytes with different types: nothing here
- * depends on the type beyond its packed size. */
+/* Large Bcast by single copy, on the ring's sequence (below): the q-th chunk of the
+ * slot is this whole broadcast.  The root waits until done[q % 4] shows the previous
+ * use read, writes where its packed bytes are (the user's buffer if its type is flat,
+ * else packed into scratch) into the head of its data buffer, publishes pub = q + 1,
+ * and waits for the n - 1 reads; every other member waits for pub, reads the bytes
+ * straight into its buffer by CMA (through scratch for a non-flat type), bumps
+ * done[q % 4] and goes.  Each reader wakes once and copies once, the n - 1 reads run
+ * in parallel; the scatter + ring of coll.c needs n rounds of messages, each waiting
+ * for a neighbour to be scheduled.  The ranks may describe the bytes with different
+ * types: nothing here depends on the type beyond its packed size.  The header stays
+ * valid while anybody reads it: the root returns only after all reads. */
 static int bcast_cma(const struct grp *g, void *buf, int count, struct xm_dtype *t,
                      size_t bytes, int root)
 {
-    int err = 0;
-    struct cma_hdr *h = hdr(g, g->me);
+    struct xm_shm_coll *s = g->s;
+    uint32_t q = L.bq[g->slot]++;
+    int k = (int)(q % XM_SHM_COLL_RING), err = 0;
+    uint32_t use = q / XM_SHM_COLL_RING, readers = (uint32_t)(g->n - 1);
     if (g->me == root) {
         const char *pub = (const char *)buf + t->true_lb;
         if (!flat(t)) {
@@ -1018,14 +1024,18 @@ static int bcast_cma(const struct grp *g, void *buf, int count, struct xm_dtype 
                 err = p ? -EINVAL : -ENOMEM;
             pub = p;
         }
+        wait_reach(&s->done[k], use * readers);
+        struct cma_hdr *h = hdr(g, g->me);
         h->pid = (uint64_t)getpid();
         h->src = (uint64_t)(uintptr_t)pub;
         h->bad = err != 0; /* readers skip the copy and fail too */
-        round_trip(g, NULL, NULL);
-        round_trip(g, NULL, NULL);
+        /* release: the header before the publication */
+        atomic_store_explicit(&s->pub, q + 1, memory_order_release);
+        wake_others(g);
+        wait_reach(&s->done[k], (use + 1) * readers); /* my bytes stay put till then */
         return err;
     }
-    round_trip(g, NULL, NULL);
+    wait_reach(&s->pub, q + 1);
     const struct cma_hdr *rh = hdr(g, root);
     if (rh->bad) {
         err = -EIO;
@@ -1038,7 +1048,9 @@ static int bcast_cma(const struct grp *g, void *buf, int count, struct xm_dtype 
             xm_dt_unpack(buf, count, t, 0, tmp, bytes) < 0)
             err = tmp ? -EIO : -ENOMEM;
     }
-    round_trip(g, NULL, NULL);
+    /* release: our reads of the header and the bytes before the root may move on */
+    atomic_fetch_add_explicit(&s->done[k], 1, memory_order_release);
+    xm_shm_wake(lidx(g, root));
     return err;
 }
 
