@@ -14,7 +14,10 @@
  *   - poll(max): drain up to `max` incoming packets, calling xm_handle_pkt() for each
  *     (the one funnel); returns the number handled.
  *   - block(timeout_ms): sleep until something may have arrived for me (futex on shm,
- *     epoll on TCP), or the timeout passes.  Only called by the idle policy (p2p.c).
+ *     epoll on TCP), or the timeout passes.  Only called by the idle policy
+ *     (progress.c).  With both transports in use the idle policy sleeps in the
+ *     netmod's block() alone, on one poll set that also holds shm's wake descriptor
+ *     (wait_fd/wait_arm/wait_disarm and watch below): no helper thread.
  *   - post_ref(dest, hdr, data, len, req) (may be NULL): send a packet whose payload
  *     stays in the caller's memory (no copy).  Returns 1 if it all left now, 0 if
  *     queued (the transport calls xm_p2p_sent(req) once the last byte left; the
@@ -94,6 +97,19 @@ struct xm_transport {
      * xm_p2p_drop) without xm_peer_lost(): packets queued to it are discarded and it
      * is never connected again.  May be NULL (then nothing reaches such a process). */
     void (*drop)(struct xm_transport *t, int dest);
+    /* Sleeping on one set for several transports (core/progress.c's idle sleep):
+     *   wait_fd(): a descriptor that turns readable when work for this process arrives
+     *     while armed; -1 if there is none (then the caller naps briefly instead).
+     *   wait_arm(&ms): about to sleep on it: 1 = work is here already (do not sleep,
+     *     nothing to disarm), 0 = armed, senders now wake the descriptor; may lower ms
+     *     (a descriptor some senders cannot reach: short naps).  wait_disarm(): the
+     *     sleep is over.  All three may be NULL (shm has them).
+     *   watch(fd): add fd to what block() sleeps on (level-triggered, never read by the
+     *     watcher); 0 or -errno.  Idempotent.  May be NULL (TCP has it). */
+    int (*wait_fd)(struct xm_transport *t);
+    int (*wait_arm)(struct xm_transport *t, int *timeout_ms);
+    void (*wait_disarm)(struct xm_transport *t);
+    int (*watch)(struct xm_transport *t, int fd);
 };
 
 extern struct xm_transport xm_shm_transport;

@@ -39,18 +39,32 @@
  *   of all members, and 64 ranks on 2 cores took 12 ms for a 64 KiB Allreduce in 32
  *   rounds of 2 KiB, 0.65 ms in one; 8 ranks move a 1 MiB Allreduce in 11 rounds of
  *   114 KiB.  Its geometry is in the segment header for the attaching ranks.
- *   Sleeping: each rank has a futex word `seq` in its rank_area and a `sleeping` count
- *   (two threads of a rank can sleep at once: tcp.c's helper and the rank itself);
- *   wakers wake every sleeper.
+ *   Sleeping: each rank has a futex word `seq` in its rank_area and a `sleeping` word
+ *   that says how its threads sleep: the low 16 bits count threads in FUTEX_WAIT on
+ *   `seq` (shm alone, or a shared-memory collective), the high 16 bits count threads
+ *   asleep in the process's poll set (core/progress.c, shm and the netmod at once) on
+ *   the rank's wake descriptor, an eventfd whose number is in `wfd`.  Wakers wake every
+ *   sleeper, each with its own primitive: bump `seq` + FUTEX_WAKE, or write the eventfd.
  *   A producer publishes its packet, issues a seq_cst fence and looks at `sleeping`;
- *   only if it is set does it bump `seq` and FUTEX_WAKE.  The sleeper reads `seq`,
- *   sets `sleeping`, fences, re-checks its fastboxes and queue, then FUTEX_WAITs on
- *   the value it read: one side always sees the other (Dekker), so no wake-up is lost
- *   and the fast path costs the sender no atomic read-modify-write.
+ *   only if it is set does it wake.  The sleeper reads `seq` (futex) or drains its
+ *   eventfd (fd), adds itself to `sleeping`, fences, re-checks its fastboxes and
+ *   queue, then sleeps (FUTEX_WAIT on the value it read, or epoll on the eventfd): one
+ *   side always sees the other (Dekker), so no wake-up is lost and the fast path costs
+ *   the sender one load and no atomic read-modify-write.
+ *   Wake descriptors: a rank opens its eventfd the first time it sleeps on the poll set
+ *   and publishes the number; a sender that must wake it takes a copy once with
+ *   pidfd_open + pidfd_getfd on the pid the KVS names for that rank (allowed where CMA
+ *   is: same user, ptrace rules; lmt.c's PR_SET_PTRACER), and keeps it.  Where the
+ *   kernel refuses (Yama, no pidfd_getfd), the sender sets `nofd` in the segment header
+ *   and fd sleepers nap at most 1 ms at a time instead: shm packets then wait up to
+ *   1 ms (the first one up to one full sleep), and no thread is started for it.
  *   CPUs: each rank writes its affinity mask into its rank area after attaching;
  *   xm_shm_node_cpus() waits (at most NODE_CPUS_WAIT_S) for all of them and counts the
  *   CPUs of their union, the node's real capacity when a launcher bound every rank to
  *   a core of its own (each rank's own mask then shows one CPU).
+ * One piece (about 850 lines): the segment's layout, the cell and fastbox protocol and
+ *   the sleep/wake protocol are one shared-memory format with one memory-ordering
+ *   argument, over one private state (S); split, each part would export that state.
  * Tunables: LOOM_MPI_SHM_CELLS (cells per rank), LOOM_MPI_SHM_CELL (bytes per cell),
  *   LOOM_MPI_SHM_FBOX (bytes per fastbox, default 4096, 2048 above 16 local ranks;
  *   0 = none).
@@ -65,6 +79,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -85,7 +100,9 @@
 #define SHM_NAME_TRIES 8             /* fresh segment names drawn before giving up */
 #define SHM_NAME_PREFIX "/loom-mpi-"
 
-#define SEG_MAGIC 0x4c6f6f6d53484d31ull /* "LoomSHM1" */
+#define SEG_MAGIC 0x4c6f6f6d53484d32ull /* "LoomSHM2" */
+#define SLEEP_FD (1u << 16)             /* `sleeping`: one thread asleep on the wake fd */
+#define SLEEP_FUTEX (SLEEP_FD - 1)      /* `sleeping`: the count of futex sleepers */
 
 struct seg_hdr {
     uint64_t magic;
@@ -94,6 +111,7 @@ struct seg_hdr {
     _Atomic uint32_t attached;
     uint32_t ncslots, cbuf, cchunk; /* collective area (shm.h) */
     _Atomic uint32_t masks;         /* rank areas whose `cpus` is written */
+    _Atomic uint32_t nofd;          /* a wake fd was refused to a sender: fd naps */
 };
 
 struct rank_area {
@@ -101,7 +119,9 @@ struct rank_area {
     struct xm_q freeq;
     _Alignas(
         64) _Atomic uint32_t seq; /* futex word: bumped for every wake-worthy event */
-    _Atomic uint32_t sleeping;    /* threads of the owner (about to be) in FUTEX_WAIT */
+    _Atomic uint32_t sleeping;    /* threads of the owner (about to be) asleep: futex
+                                   * sleepers + SLEEP_FD x fd sleepers */
+    _Atomic int32_t wfd;          /* the owner's wake eventfd number + 1 (0: none yet) */
     struct xm_shm_lmt lmt;        /* this rank's large-transfer offer (lmt.c) */
     cpu_set_t cpus;               /* the owner's affinity once attached (node_cpus) */
 };
@@ -137,8 +157,10 @@ static struct {
     int want_cell;         /* an alloc failed: block() also watches the free queue */
     char name[128];
     int creator;
+    int wfd;  /* my wake eventfd (-1 until the first fd sleep) */
+    int *pfd; /* per local rank: its wake fd here, -1 not taken yet, -2 refused */
     unsigned long late_wakes; /* block_on(w) timeouts after *w moved: lost wake-ups */
-} S;
+} S = {.wfd = -1};
 
 static struct cell *cell_at(uint64_t off)
 {
@@ -169,21 +191,74 @@ static struct fbox *fbox_at(int s, int r)
                            ((size_t)s * xm_g.nlocal + r) * S.fbox_size);
 }
 
+/* Local rank lidx's wake descriptor, taken from its process once; -1 if there is none
+ * (not published, or the kernel refuses: then `nofd` tells fd sleepers to nap). */
+static int peer_wfd(int lidx)
+{
+    if (lidx == xm_g.local_rank)
+        return S.wfd;
+    if (!S.pfd || S.pfd[lidx] != -1)
+        return S.pfd ? S.pfd[lidx] : -1;
+    /* acquire: pairs with the owner's release store of the number */
+    int32_t num = atomic_load_explicit(&S.ra[lidx].wfd, memory_order_acquire);
+    if (num <= 0)
+        return -1; /* not published: it has never slept on it */
+    int fd = -1, pid = xm_peer_pid(xm_g.local_ranks[lidx]);
+    int pidfd = pid > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
+    if (pidfd >= 0) {
+        fd = (int)syscall(SYS_pidfd_getfd, pidfd, num - 1, 0); /* close-on-exec */
+        close(pidfd);
+    }
+    if (fd >= 0) {
+        /* the number came from shared memory: write only to an eventfd */
+        char path[64], link[64];
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+        ssize_t k = readlink(path, link, sizeof(link) - 1);
+        if (k < 0 || (size_t)k != strlen("anon_inode:[eventfd]") ||
+            memcmp(link, "anon_inode:[eventfd]", (size_t)k) != 0) {
+            close(fd);
+            fd = -1;
+        }
+    }
+    S.pfd[lidx] = fd >= 0 ? fd : -2;
+    return fd;
+}
+
+static __attribute__((noinline)) void wake_slow(int lidx, uint32_t how)
+{
+    struct rank_area *a = &S.ra[lidx];
+    /* acquire: with the sleeper's release add to `sleeping` (t_wait_arm), its drain
+     * of the eventfd happens before our write below, so the write is never drained
+     * unseen */
+    atomic_thread_fence(memory_order_acquire);
+    if (how & SLEEP_FUTEX) {
+        /* release: FUTEX_WAIT compares seq; a sleeper that read the old value before
+         * adding itself to `sleeping` returns at once (EAGAIN) or is woken below */
+        atomic_fetch_add_explicit(&a->seq, 1, memory_order_release);
+        syscall(SYS_futex, &a->seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+    }
+    if (how >= SLEEP_FD) {
+        int fd = peer_wfd(lidx);
+        uint64_t one = 1;
+        if (fd < 0) /* relaxed: a hint, read by the sleeper before each sleep */
+            atomic_store_explicit(&S.hdr->nofd, 1, memory_order_relaxed);
+        else if (write(fd, &one, sizeof(one)) < 0) { /* EAGAIN: already signalled */
+        }
+    }
+}
+
 /* Called after publishing work for rank lidx (fastbox flag or queue link). */
 static void wake(int lidx)
 {
     struct rank_area *a = &S.ra[lidx];
     /* seq_cst fence: orders our publication before the load of `sleeping`; pairs with
-     * the sleeper's store of `sleeping` + fence + re-check (Dekker): either we see
-     * sleeping == 1 here, or the sleeper's re-check sees our packet. */
+     * the sleeper's add to `sleeping` + fence + re-check (Dekker): either we see it
+     * asleep here, or the sleeper's re-check sees our packet. */
     atomic_thread_fence(memory_order_seq_cst);
     /* relaxed: the fence above gives the ordering */
-    if (atomic_load_explicit(&a->sleeping, memory_order_relaxed)) {
-        /* release: FUTEX_WAIT compares seq; a sleeper that read the old value before
-         * setting `sleeping` returns at once (EAGAIN) or is woken below */
-        atomic_fetch_add_explicit(&a->seq, 1, memory_order_release);
-        syscall(SYS_futex, &a->seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-    }
+    uint32_t how = atomic_load_explicit(&a->sleeping, memory_order_relaxed);
+    if (__builtin_expect(how != 0, 0))
+        wake_slow(lidx, how);
 }
 
 static int shm_create(void)
@@ -262,6 +337,7 @@ static int shm_create(void)
         xm_q_init(&S.ra[i].freeq);
         atomic_init(&S.ra[i].seq, 0);
         atomic_init(&S.ra[i].sleeping, 0);
+        atomic_init(&S.ra[i].wfd, 0);
         for (uint32_t k = 0; k < S.ncells; k++) {
             uint64_t off = S.cells_off + ((size_t)i * S.ncells + k) * S.cell_size;
             cell_at(off)->owner = (uint32_t)i;
@@ -279,6 +355,7 @@ static int shm_create(void)
     /* fastbox flags are 0: ftruncate zero-fills */
     atomic_init(&S.hdr->attached, 1);
     atomic_init(&S.hdr->masks, 0);
+    atomic_init(&S.hdr->nofd, 0);
     /* the others map the segment only after the PMI fence, which orders all of the
      * above before their reads; magic last for a cheap sanity check */
     S.hdr->magic = SEG_MAGIC;
@@ -364,8 +441,11 @@ static int t_connect(struct xm_transport *t)
     S.fbox_cap = S.fbox_size ? S.fbox_size - sizeof(struct fbox) : 0;
     S.sseq = calloc((size_t)xm_g.nlocal, sizeof(*S.sseq));
     S.rseq = calloc((size_t)xm_g.nlocal, sizeof(*S.rseq));
-    if (!S.sseq || !S.rseq)
+    S.pfd = malloc((size_t)xm_g.nlocal * sizeof(*S.pfd));
+    if (!S.sseq || !S.rseq || !S.pfd)
         return -ENOMEM;
+    for (int i = 0; i < xm_g.nlocal; i++)
+        S.pfd[i] = -1;
     return 0;
 }
 
@@ -414,6 +494,14 @@ static int t_finalize(struct xm_transport *t)
     free(S.sseq);
     free(S.rseq);
     S.sseq = S.rseq = NULL;
+    for (int i = 0; S.pfd && i < xm_g.nlocal; i++)
+        if (S.pfd[i] >= 0)
+            close(S.pfd[i]);
+    free(S.pfd);
+    S.pfd = NULL;
+    if (S.wfd >= 0)
+        close(S.wfd);
+    S.wfd = -1;
     return 0;
 }
 
@@ -571,11 +659,10 @@ static void block_on(const _Atomic uint32_t *w, uint32_t old, int timeout_ms)
     struct rank_area *me = &S.ra[xm_g.local_rank];
     /* acquire: everything the waker did before its seq bump is visible if we read it */
     uint32_t s = atomic_load_explicit(&me->seq, memory_order_acquire);
-    /* a count, not a flag: the TCP netmod's helper thread (tcp.c) may still sleep
-     * here for us when this thread comes to sleep too; a flag cleared by the first to
-     * wake hid the other from wakers, and it slept its whole timeout (20 ms Barriers
-     * across nodes).  Relaxed RMW + seq_cst fence: pairs with the fence in wake()
-     * (Dekker). */
+    /* a count, not a flag: under MPI_THREAD_MULTIPLE a thread in a shared-memory
+     * collective may sleep here while another sleeps in block(); a flag cleared by the
+     * first to wake hid the other from wakers.  Relaxed RMW + seq_cst fence: pairs
+     * with the fence in wake() (Dekker). */
     atomic_fetch_add_explicit(&me->sleeping, 1, memory_order_relaxed);
     atomic_thread_fence(memory_order_seq_cst);
     /* relaxed load of *w: ordered by the fence (the caller re-reads with acquire) */
@@ -597,6 +684,58 @@ static int t_block(struct xm_transport *t, int timeout_ms)
 {
     block_on(NULL, 0, timeout_ms);
     return 0;
+}
+
+/* ---- sleeping in the process's poll set (core/transport.h wait_*) ----
+ * The eventfd is made on the first such sleep, so a job on shared memory alone never
+ * has one; its number is published for the senders after it exists (release). */
+static int t_wait_fd(struct xm_transport *t)
+{
+    if (S.wfd < 0 && S.ra) {
+        S.wfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        if (S.wfd < 0)
+            return -1;
+        /* release: the number is read by senders with acquire (peer_wfd) */
+        atomic_store_explicit(&S.ra[xm_g.local_rank].wfd, S.wfd + 1,
+                              memory_order_release);
+    }
+    return S.wfd;
+}
+
+/* About to sleep in the poll set: 1 = work is here already (do not sleep), 0 = armed
+ * (call t_wait_disarm after the sleep).  The eventfd is drained BEFORE we announce
+ * ourselves: a sender that sees us asleep writes after the drain (release add here,
+ * acquire fence in wake_slow) and wakes the poll, and a sender whose write came before
+ * the drain had published its packet before it, which the re-check below sees.  The
+ * rest is block_on()'s Dekker pairing with wake(): our add to `sleeping`, a seq_cst
+ * fence, the re-check, against the sender's publication, its seq_cst fence, its load of
+ * `sleeping`. */
+static int t_wait_arm(struct xm_transport *t, int *timeout_ms)
+{
+    struct rank_area *me = &S.ra[xm_g.local_rank];
+    uint64_t v;
+    if (read(S.wfd, &v, sizeof(v)) < 0) { /* EAGAIN: nothing was pending */
+    }
+    /* release: orders the drain before a waker's write (wake_slow's acquire fence);
+     * + seq_cst fence: pairs with the fence in wake() */
+    atomic_fetch_add_explicit(&me->sleeping, SLEEP_FD, memory_order_release);
+    atomic_thread_fence(memory_order_seq_cst);
+    if (have_work()) {
+        atomic_fetch_sub_explicit(&me->sleeping, SLEEP_FD, memory_order_relaxed);
+        return 1;
+    }
+    /* relaxed: a hint; a sender that cannot reach our eventfd set it (peer_wfd) */
+    if (atomic_load_explicit(&S.hdr->nofd, memory_order_relaxed) && *timeout_ms > 1)
+        *timeout_ms = 1;
+    return 0;
+}
+
+static void t_wait_disarm(struct xm_transport *t)
+{
+    /* relaxed: only a hint for wakers; a late write leaves the eventfd readable, which
+     * costs the next sleep one spurious return (t_wait_arm drains it) */
+    atomic_fetch_sub_explicit(&S.ra[xm_g.local_rank].sleeping, SLEEP_FD,
+                              memory_order_relaxed);
 }
 
 /* another thread of ours sleeps in t_block() (core/mt.c) */
@@ -684,11 +823,9 @@ void xm_shm_wake_nf(int lidx)
 {
     struct rank_area *a = &S.ra[lidx];
     /* relaxed: the caller's xm_shm_wake_fence() gives the ordering */
-    if (atomic_load_explicit(&a->sleeping, memory_order_relaxed)) {
-        /* release: as in wake() */
-        atomic_fetch_add_explicit(&a->seq, 1, memory_order_release);
-        syscall(SYS_futex, &a->seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-    }
+    uint32_t how = atomic_load_explicit(&a->sleeping, memory_order_relaxed);
+    if (how)
+        wake_slow(lidx, how);
 }
 
 struct xm_shm_lmt *xm_shm_lmt_slot(int lidx)
@@ -709,6 +846,9 @@ struct xm_transport xm_shm_transport = {
     .poll = t_poll,
     .block = t_block,
     .wake = t_wake,
+    .wait_fd = t_wait_fd,
+    .wait_arm = t_wait_arm,
+    .wait_disarm = t_wait_disarm,
     .rdv_read = xm_shm_rdv_read,
     .rdv_offer = xm_shm_rdv_offer,
     .rdv_help = xm_shm_rdv_help,
