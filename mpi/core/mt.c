@@ -136,7 +136,7 @@ void xm_mt_kick(void)
         futex(&xm_mt.word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
     }
     if (xm_mt.blocker) {
-        /* the thread asleep in a transport: the netmod's block also covers shm */
+        /* the thread asleep in a transport: the netmod's poll set holds shm's fd */
         struct xm_transport *t = xm_g.net ? xm_g.net : xm_g.shm;
         if (t && t->wake)
             t->wake(t);

@@ -22,7 +22,7 @@
  *     never a hang.
  *   - xm_mt_drop()/xm_mt_take() release and retake the lock around a blocking system
  *     call (transports' block: shm futex, epoll); no-ops for a thread not holding it
- *     (the TCP netmod's helper thread, programs below MULTIPLE).
+ *     (programs below MULTIPLE).
  */
 #ifndef XM_MT_H
 #define XM_MT_H

@@ -5,8 +5,9 @@
  * Owns: one progress step (poll every transport, retry parked control packets and
  * sends, let the transport call on rendezvous senders, run the collectives' and
  * one-sided hooks), and the idle policy every waiter shares: spin with an adaptive
- * budget, then sched_yield(), then sleep in the transport's block(); the wait for a
- * netmod to hand a send's bytes to the kernel.
+ * budget, then sched_yield(), then sleep on every transport at once (one poll set
+ * when shm and the netmod are both in use, sleep_transports()); the wait for a netmod
+ * to hand a send's bytes to the kernel.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -115,24 +116,44 @@ static void spin_grow(void)
  * 2-rank Allreduce went from ~1 us to 10-400 us that way (bench/results/mpi.md). */
 static double long_spin_us = -1, long_t0;
 
+/* Sleep up to ms on every transport at once.  With shm and the netmod both in use, the
+ * netmod's block() sleeps on its poll set (sockets, the MPI_THREAD_MULTIPLE wake
+ * eventfd) with shm's wake descriptor added to it, and shm is told we sleep there
+ * (wait_arm), so its senders write the descriptor instead of a futex wake.  Without a
+ * descriptor (eventfd refused) the netmod naps 1 ms at a time: shm packets wait at
+ * most that long, and no thread is started for it. */
+static void sleep_transports(int ms)
+{
+    struct xm_transport *n = xm_g.net, *s = xm_g.shm;
+    if (n && s) {
+        int fd = s->wait_fd ? s->wait_fd(s) : -1;
+        if (fd < 0 || !n->watch || n->watch(n, fd) < 0) {
+            n->block(n, ms > 1 ? 1 : ms);
+        } else if (s->wait_arm(s, &ms) == 0) {
+            n->block(n, ms);
+            s->wait_disarm(s);
+        }
+    } else if (n) {
+        n->block(n, ms);
+    } else if (s) {
+        s->block(s, ms);
+    } else {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 /* The last stage of every wait: sleep until a packet (or a thread of ours) wakes us. */
 static void idle_sleep(void)
 {
     if (__builtin_expect(xm_mt.on, 0)) {
-        /* threads: one thread sleeps in the transport, the others on its kick */
+        /* threads: one thread sleeps in the transports, the others on its kick */
         if (!xm_mt_sleep(xm_g.net || xm_g.shm)) {
-            struct xm_transport *t = xm_g.net ? xm_g.net : xm_g.shm;
-            t->block(t, 20);
+            sleep_transports(20);
             xm_mt_unblock();
         }
-    } else if (xm_g.net) {
-        /* the netmod's block also wakes for shm packets when shm is in use (tcp.c) */
-        xm_g.net->block(xm_g.net, 20);
-    } else if (xm_g.shm) {
-        xm_g.shm->block(xm_g.shm, 20);
     } else {
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
+        sleep_transports(20);
     }
 }
 

@@ -3,10 +3,10 @@
  *         transport ops as shared memory (core/transport.h).
  *
  * This file owns the ops table, discovery (addresses, business cards, the job
- * secret), the listener socket, the epoll set and progress (poll, block and the
- * helper thread that sleeps on shm), start and finalize.  The connection state
- * machine and the handshake are conn.c's, the send queue send.c's, the frame parser
- * recv.c's; tcp.h has what they share (and why frames do not go through
+ * secret), the listener socket, the epoll set and progress (poll, block, and the
+ * descriptors other parts of libmpi add to the set), start and finalize.  The
+ * connection state machine and the handshake are conn.c's, the send queue send.c's,
+ * the frame parser recv.c's; tcp.h has what they share (and why frames do not go through
  * common/stream.c).  The contract below is the netmod's as a whole.
  *
  * Contract:
@@ -68,9 +68,10 @@
  *   - A connection that breaks (EOF without goodbye, ECONNRESET, a refused connect)
  *     calls xm_peer_lost(): the job aborts naming both ranks, or the requests of that
  *     peer fail (ERRORS_RETURN) - never a hang on a known connection.
- *   - block(ms): epoll_wait on every socket (listen, handshakes, connections); when
- *     shm is in use too, a helper thread sleeps in shm's block() and pokes an eventfd
- *     in the same epoll set, so the idle policy sleeps on both transports at once.
+ *   - block(ms): epoll_wait on every socket (listen, handshakes, connections), the
+ *     MPI_THREAD_MULTIPLE wake eventfd and what watch() added (shm's wake descriptor,
+ *     core/progress.c), so the idle policy sleeps on both transports at once in one
+ *     thread.
  *     A waiter that keeps polling one or two connections takes them out of the epoll
  *     set meanwhile and reads them directly (quiet_set: the set costs every packet a
  *     callback in the sender's send()); block() puts them back before it sleeps.
@@ -107,18 +108,13 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <ifaddrs.h>
-#include <linux/futex.h>
 #include <net/if.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -300,6 +296,8 @@ static int t_poll(struct xm_transport *t, int max)
             drain_event();
             continue;
         }
+        if (kind == K_WATCH)
+            continue; /* its owner drains it before it sleeps on it again */
         if (kind == K_LISTEN)
             tcp_accept();
         else if (kind == K_PEND)
@@ -311,99 +309,64 @@ static int t_poll(struct xm_transport *t, int max)
     return n;
 }
 
-/* ---- sleeping on both transports --------------------------------------------------
- * With shm in use too, block() must also wake when a local rank posts to shm, which
- * signals a futex epoll cannot see.  A helper thread sleeps in the shm transport's
- * block() on our behalf and then writes an eventfd that is in the epoll set, so one
- * epoll_wait sleeps on both.  The helper touches nothing but shm's sleep protocol (its
- * own futex word and `sleeping` flag, read-only looks at the queues) and the eventfd;
- * the main thread never calls shm's block() itself while the helper exists. */
+/* ---- the wake-up descriptors in the epoll set ------------------------------------
+ * W.efd: the eventfd through which, under MPI_THREAD_MULTIPLE, another thread wakes the
+ * one asleep in t_block() (t_wake, core/mt.c).  W.xfd: a descriptor another transport
+ * wakes when it has work for us (shm's, added by core/progress.c with watch()); it is
+ * only watched here, its owner drains it. */
 static struct {
-    pthread_t th;
-    int started, efd, kind_ev;
-    _Atomic uint32_t gen; /* futex word: bumped to ask for one shm sleep */
-    _Atomic int busy;     /* the helper is (about to be) asleep in shm block() */
-    _Atomic int stop;
-} H = {.efd = -1};
+    int efd, kind_ev;
+    int xfd, xep, kind_x; /* watched descriptor, the epoll set it is in (-1: none) */
+} W = {.efd = -1, .xfd = -1, .xep = -1};
 
-static void *helper_main(void *arg)
-{
-    uint32_t seen = 0;
-    for (;;) {
-        uint32_t g;
-        /* acquire: pairs with the release bump in t_block()/helper_stop() */
-        while ((g = atomic_load_explicit(&H.gen, memory_order_acquire)) == seen)
-            syscall(SYS_futex, &H.gen, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
-        seen = g;
-        if (atomic_load_explicit(&H.stop, memory_order_acquire))
-            break;
-        xm_g.shm->block(xm_g.shm, 50);
-        uint64_t one = 1;
-        if (write(H.efd, &one, sizeof(one)) < 0) { /* full counter: already signalled */
-        }
-        atomic_store_explicit(&H.busy, 0, memory_order_release);
-    }
-    return arg;
-}
-
-/* The eventfd in the epoll set: the helper's, and under MPI_THREAD_MULTIPLE also how
- * another thread wakes the one asleep in t_block() (t_wake, core/mt.c). */
 static int efd_open(void)
 {
-    if (H.efd >= 0)
+    if (W.efd >= 0)
         return 0;
-    H.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (H.efd < 0)
+    W.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (W.efd < 0)
         return -errno;
-    H.kind_ev = K_EVENT;
-    struct epoll_event e = {.events = EPOLLIN, .data.ptr = &H.kind_ev};
-    epoll_ctl(T.ep, EPOLL_CTL_ADD, H.efd, &e);
+    W.kind_ev = K_EVENT;
+    struct epoll_event e = {.events = EPOLLIN, .data.ptr = &W.kind_ev};
+    epoll_ctl(T.ep, EPOLL_CTL_ADD, W.efd, &e);
     return 0;
 }
 
-static int helper_start(void)
+static void efd_close(void)
 {
-    int erc = efd_open();
-    if (erc < 0)
-        return erc;
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old); /* the helper takes no signals */
-    int rc = pthread_create(&H.th, NULL, helper_main, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc != 0) {
-        close(H.efd);
-        H.efd = -1;
-        return -rc;
-    }
-    H.started = 1;
-    return 0;
-}
-
-static void helper_stop(void)
-{
-    if (!H.started) {
-        if (H.efd >= 0) /* opened for threads only (efd_open) */
-            close(H.efd);
-        H.efd = -1;
-        return;
-    }
-    atomic_store_explicit(&H.stop, 1, memory_order_release);
-    atomic_fetch_add_explicit(&H.gen, 1, memory_order_release);
-    syscall(SYS_futex, &H.gen, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-    pthread_join(H.th, NULL); /* at most one shm sleep (50 ms) away */
-    close(H.efd);
-    H.efd = -1;
-    H.started = 0;
-    atomic_store(&H.stop, 0);
-    atomic_store(&H.busy, 0);
+    /* the watched descriptor stays open (its owner closes it), and copies of it in
+     * other processes would keep it in the set: take it out, or a readable one would
+     * turn the naps of t_finalize into a busy loop */
+    if (W.xfd >= 0 && W.xep == T.ep && T.ep >= 0)
+        epoll_ctl(T.ep, EPOLL_CTL_DEL, W.xfd, NULL);
+    if (W.efd >= 0)
+        close(W.efd);
+    W.efd = -1;
+    W.xfd = W.xep = -1; /* it left with the epoll set */
 }
 
 static void drain_event(void)
 {
     uint64_t v;
-    if (H.efd >= 0 && read(H.efd, &v, sizeof(v)) < 0) { /* nothing pending */
+    if (W.efd >= 0 && read(W.efd, &v, sizeof(v)) < 0) { /* nothing pending */
     }
+}
+
+static int t_watch(struct xm_transport *t, int fd)
+{
+    if (W.xfd == fd && W.xep == T.ep)
+        return 0;
+    if (T.ep < 0)
+        return -EBADF;
+    W.kind_x = K_WATCH;
+    struct epoll_event e = {.events = EPOLLIN, .data.ptr = &W.kind_x};
+    if (W.xfd >= 0 && W.xep == T.ep)
+        epoll_ctl(T.ep, EPOLL_CTL_DEL, W.xfd, NULL);
+    if (epoll_ctl(T.ep, EPOLL_CTL_ADD, fd, &e) < 0 && errno != EEXIST)
+        return -errno;
+    W.xfd = fd;
+    W.xep = T.ep;
+    return 0;
 }
 
 static int t_block(struct xm_transport *t, int timeout_ms)
@@ -411,15 +374,7 @@ static int t_block(struct xm_transport *t, int timeout_ms)
     T.fast_polls = 0;
     if (T.quiet)
         quiet_set(0); /* sleep on every connection */
-    if (xm_g.shm && !H.started && helper_start() < 0)
-        timeout_ms = timeout_ms > 1 ? 1 : timeout_ms; /* no helper: short naps */
-    if (H.started && !atomic_load_explicit(&H.busy, memory_order_acquire)) {
-        atomic_store_explicit(&H.busy, 1, memory_order_relaxed);
-        /* release: the helper sees busy = 1 before it runs */
-        atomic_fetch_add_explicit(&H.gen, 1, memory_order_release);
-        syscall(SYS_futex, &H.gen, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-    }
-    if (xm_mt.on && H.efd < 0)
+    if (xm_mt.on && W.efd < 0)
         efd_open(); /* threads: t_wake() must reach us (failure: 20 ms naps) */
     struct epoll_event ev[8];
     int held = xm_mt_drop(); /* MPI_THREAD_MULTIPLE: others run while we sleep */
@@ -428,7 +383,7 @@ static int t_block(struct xm_transport *t, int timeout_ms)
     /* compare addresses only: under MPI_THREAD_MULTIPLE another thread may have
      * closed and freed a connection reported here while we slept without the lock */
     for (int i = 0; i < k; i++)
-        if (ev[i].data.ptr == &H.kind_ev)
+        if (ev[i].data.ptr == &W.kind_ev)
             drain_event();
     return 0;
 }
@@ -437,7 +392,7 @@ static int t_block(struct xm_transport *t, int timeout_ms)
 static void t_wake(struct xm_transport *t)
 {
     uint64_t one = 1;
-    if (H.efd >= 0 && write(H.efd, &one, sizeof(one)) < 0) { /* already signalled */
+    if (W.efd >= 0 && write(W.efd, &one, sizeof(one)) < 0) { /* already signalled */
     }
 }
 
@@ -645,7 +600,7 @@ static int t_connect(struct xm_transport *t)
  * end of stream so that no close resets data the peer has not read yet. */
 static int t_finalize(struct xm_transport *t)
 {
-    helper_stop();
+    efd_close();
     if (T.quiet)
         quiet_set(0); /* its naps below wake on the connections */
     struct timespec t0, now;
@@ -733,6 +688,7 @@ struct xm_transport xm_tcp_transport = {
     .poll = t_poll,
     .block = t_block,
     .wake = t_wake,
+    .watch = t_watch,
     .post_ref = tcp_post_ref,
     .queued = tcp_queued,
     .drop = tcp_drop,

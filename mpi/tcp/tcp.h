@@ -7,7 +7,7 @@
  * The pieces (each opens with what it owns):
  *   tcp.c   the transport ops table, discovery (addresses, business cards, the job
  *           secret), the listener socket, the epoll set and progress (poll, block,
- *           the helper thread that sleeps on shm), finalize;
+ *           the wake descriptors in the set), finalize;
  *   conn.c  the connection state machine: every state change (tcp_conn_to), the
  *           handshake of both sides and both hello kinds (job and cross-job), the
  *           accept slots, losing a peer;
@@ -55,7 +55,7 @@
 #define BIG_FRAME 65536 /* after a frame this big, read the next header alone */
 
 /* what an epoll entry's data points at (the first int of the object) */
-enum { K_LISTEN = 1, K_PEND, K_CONN, K_EVENT };
+enum { K_LISTEN = 1, K_PEND, K_CONN, K_EVENT, K_WATCH };
 
 /* The states of the netmod's objects; conn.c makes every change (tcp_conn_to for a
  * connection, the acceptor's steps for a pending accept).
