@@ -12,9 +12,12 @@
  * packet is EAGER + FRAGs, the receiving request is inflight[src] until they are all
  * in; an unexpected one is buffered in a malloc'ed area and copied out on a match),
  * receives, probes and matched probes, cancelling a receive, the receiver's side of a
- * send's cancel, and the admission of other jobs' processes' messages (core/xsec.h).
+ * send's cancel, the admission of other jobs' processes' messages (core/xsec.h), and
+ * xm_p2p_buffer_busy(): whether memory lies under a receive or rendezvous in flight.
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -386,4 +389,63 @@ int xm_mrecv(struct xm_req *u, void *buf, int count, MPI_Datatype dtype,
     else
         u->match = r; /* fragments still arriving: msg_complete() finishes it */
     return 0;
+}
+
+/* ---- buffers in flight ---- */
+
+struct busy_q {
+    uintptr_t lo, hi;
+    int busy;
+};
+
+/* [*lo, *hi) that (buf, count, dt) of r spans by the type's true bounds: 0 = nothing
+ * (no bytes), 1 = set, -1 = past the address space (the caller says busy). */
+static int req_span(const struct xm_req *r, uintptr_t *lo, uintptr_t *hi)
+{
+    const struct xm_dtype *dt = xm_dt_get(r->dt);
+    if (!dt || r->count <= 0 || !r->bytes || dt->true_extent <= 0)
+        return 0;
+    /* element k lies at buf + k * extent, its bytes from true_lb for true_extent:
+     * [first, end) from buf (MPI_BOTTOM: buf 0, first the address itself) */
+    long long last, first, n, end;
+    if (__builtin_mul_overflow((long long)(r->count - 1), (long long)dt->extent, &last) ||
+        last == LLONG_MIN ||
+        __builtin_add_overflow((long long)dt->true_lb, last < 0 ? last : 0, &first) ||
+        __builtin_add_overflow((long long)dt->true_extent, last < 0 ? -last : last, &n) ||
+        __builtin_add_overflow(first, n, &end))
+        return -1;
+    uintptr_t b = (uintptr_t)r->buf;
+    uintptr_t off = first < 0 ? (uintptr_t)0 - (uintptr_t)first : (uintptr_t)first;
+    if (first < 0 ? off > b : off > UINTPTR_MAX - b)
+        return -1;
+    *lo = first < 0 ? b - off : b + off;
+    if ((uintptr_t)n > UINTPTR_MAX - *lo)
+        return -1;
+    *hi = *lo + (uintptr_t)n;
+    return 1;
+}
+
+static void busy_one(struct xm_req *r, void *arg)
+{
+    struct busy_q *q = arg;
+    if (q->busy || r->done)
+        return;
+    /* receives: bytes may still land in the buffer (a transport's single copy or a
+     * helper's process_vm_writev among them); rendezvous sends: the receiver reads the
+     * user buffer in place unless it was packed into r->tmp */
+    if (!(r->kind == XM_REQ_RECV ||
+          (r->kind == XM_REQ_SEND && (r->flags & F_RDV) && !r->tmp)))
+        return;
+    uintptr_t lo, hi;
+    int s = req_span(r, &lo, &hi);
+    if (s < 0 || (s > 0 && lo < q->hi && q->lo < hi))
+        q->busy = 1;
+}
+
+int xm_p2p_buffer_busy(uintptr_t lo, uintptr_t hi)
+{
+    struct busy_q q = {lo, hi, 0};
+    if (lo < hi)
+        xm_req_foreach(busy_one, &q);
+    return q.busy;
 }

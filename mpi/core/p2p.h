@@ -152,6 +152,13 @@ void xm_peer_lost(int peer, const char *why);
  * quota and when it sent a synchronous or rendezvous message on a context it may not
  * use (the wire has no refusal that the sender would wait for). */
 void xm_p2p_drop(int peer, const char *why);
+/* Whether the memory [lo, hi) overlaps the buffer of a request still in flight that
+ * something other than this process's own next MPI call may read or write: a receive
+ * not yet complete (posted, matched, or waiting for its rendezvous bytes), or a
+ * rendezvous send whose peer copies from the user buffer itself.  Its extent is that
+ * of (buf, count, datatype) by the datatype's true bounds.  1 = busy (also when a
+ * span does not fit the address space), 0 = none (rma/allocmem.c: pages it may move). */
+int xm_p2p_buffer_busy(uintptr_t lo, uintptr_t hi);
 /* core/obj.c: call fn on every live request (failure handling). */
 void xm_req_foreach(void (*fn)(struct xm_req *r, void *arg), void *arg);
 
