@@ -32,6 +32,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "../core/p2p.h"
 #include "rma.h"
 
 #ifndef F_SEAL_SEAL
@@ -233,7 +234,10 @@ char *xm_mem_map_peer(pid_t pid, int fd, uint64_t off, uint64_t len, void **map,
  *   - every page holds window bytes only, or the window is the whole of a glibc
  *     mmapped chunk (large malloc/calloc: the other bytes of its first and last page are
  *     the chunk's own header and slack, touched only by free() of that very block,
- *     which may not come before MPI_Win_free).
+ *     which may not come before MPI_Win_free);
+ *   - no receive of this process is in flight into them, and no rendezvous send whose
+ *     receiver copies from them in place (core's xm_p2p_buffer_busy, by each buffer's
+ *     true bounds).
  * Anything else, or any failure, leaves the memory alone (the window keeps CMA). */
 
 /* /proc/self/maps: the one mapping holding [s, e).  ino 0: private anonymous rw-p
@@ -314,7 +318,13 @@ void *xm_mem_win_adopt(void *base, size_t len, int *fd, uint64_t *off)
     uintptr_t s = a & ~(pg - 1), e = (a + len + pg - 1) & ~(pg - 1);
     if ((s != a || e != a + len) && !mmapped_chunk(a, s, e, pg))
         return NULL;
-    if (!maps_cover(s, e, 0))
+    /* a receive or rendezvous in flight over these pages: left alone.  A write into
+     * the old pages between the copy and the remap below would be lost.  Today every
+     * write into a receive buffer is made while this process is inside an MPI call of
+     * its own (the single copy and the sender's help with it end before rdv_read
+     * returns), so none falls there; the refusal keeps that true of any path that
+     * writes on its own time (a peer's process_vm_writev, a receiving thread). */
+    if (xm_p2p_buffer_busy(s, e) || !maps_cover(s, e, 0))
         return NULL;
     struct memblk *b = calloc(1, sizeof(*b));
     if (!b)

@@ -10,8 +10,13 @@
  * also checks, in /proc/self/maps, that the pages of the large and the page-aligned
  * windows were moved into Loom's memory file while the window lived and are private
  * memory again after MPI_Win_free, and that the small and stack windows were left alone;
- * TEST_EXPECT_ADOPT=0 checks that nothing was moved (the fallback).  Any number of
- * ranks up to N.
+ * TEST_EXPECT_ADOPT=0 checks that nothing was moved (the fallback).  Also windows
+ * created while a rendezvous is in flight over their memory: a receive posted there (by
+ * address, and by MPI_BOTTOM with a datatype whose true lower bound lands there) whose
+ * sender sends only once the window exists, and a send from there whose receiver
+ * receives only then; the data must arrive whole and the pages must not have been
+ * moved under the operation (a window after it may move them).
+ * Any number of ranks up to N.
  */
 #include "mpitest.h"
 #include <stdint.h>
@@ -146,6 +151,101 @@ static void run(const char *what, char *base, MPI_Aint size, int expect, int ran
                     what);
 }
 
+#define BIGMSG (1 << 20) /* above every transport's eager limit: rendezvous */
+
+static char pattern(size_t i, int round)
+{
+    return (char)(((i * 7 + 3 + (size_t)round) & 0xff) | 1);
+}
+
+/* A rendezvous in flight over part of a calloc block while every rank creates a window
+ * over its block.  mode 0: rank 0 posted a receive there, rank 1 sends once the window
+ * exists; 1: the same receive named by MPI_BOTTOM and an hindexed type's absolute
+ * displacement; 2: rank 1 sends from there (the receiver reads its buffer in place),
+ * rank 0 receives once the window exists.  The pages of the rank with the operation
+ * in flight must stay where they are, the bytes must arrive whole, and once the
+ * operation is over the next window over the same block may move them. */
+static void pending_op(int mode, int expect, int rank, int nr)
+{
+    if (nr < 2)
+        return;
+    static const char *const names[] = {"pending receive", "pending MPI_BOTTOM receive",
+                                        "pending rendezvous send"};
+    const char *what = names[mode];
+    int me = mode == 2 ? 1 : 0; /* the rank with the operation in flight */
+    /* larger each round: glibc raises its mmap threshold to the size of a freed mmapped
+     * chunk, and a block from the heap is not one the window may move */
+    size_t len = (size_t)(3 + mode) << 20;
+    char *p = calloc(1, len);
+    TEST_ASSERT(p != NULL);
+    char *at = p + 8192 + 16;
+    MPI_Request rq = MPI_REQUEST_NULL;
+    MPI_Datatype t = MPI_DATATYPE_NULL;
+    if (rank == 0 && mode == 1) {
+        MPI_Aint ad;
+        int bl = BIGMSG;
+        MPI_Get_address(at, &ad);
+        TEST_ASSERT(MPI_Type_create_hindexed(1, &bl, &ad, MPI_CHAR, &t) == MPI_SUCCESS);
+        MPI_Type_commit(&t);
+        TEST_ASSERT(MPI_Irecv(MPI_BOTTOM, 1, t, 1, 77, MPI_COMM_WORLD, &rq) ==
+                    MPI_SUCCESS);
+    } else if (rank == 0 && mode == 0) {
+        TEST_ASSERT(MPI_Irecv(at, BIGMSG, MPI_CHAR, 1, 77, MPI_COMM_WORLD, &rq) ==
+                    MPI_SUCCESS);
+    } else if (rank == 1 && mode == 2) {
+        for (size_t i = 0; i < BIGMSG; i++)
+            at[i] = pattern(i, mode);
+        TEST_ASSERT(MPI_Isend(at, BIGMSG, MPI_CHAR, 0, 77, MPI_COMM_WORLD, &rq) ==
+                    MPI_SUCCESS);
+    }
+    MPI_Win win;
+    TEST_ASSERT(MPI_Win_create(p, (MPI_Aint)len, 1, MPI_INFO_NULL, MPI_COMM_WORLD,
+                               &win) == MPI_SUCCESS);
+    if (rank == me && expect >= 0)
+        TEST_ASSERT_MSG(!adopted(at) && !adopted(p), "%s: pages moved under it", what);
+    /* the other side of the message, now that the window exists */
+    char *other = rank == 1 - me ? malloc(BIGMSG) : NULL;
+    if (rank == 1 && mode != 2) {
+        TEST_ASSERT(other != NULL);
+        for (size_t i = 0; i < BIGMSG; i++)
+            other[i] = pattern(i, mode);
+        TEST_ASSERT(MPI_Send(other, BIGMSG, MPI_CHAR, 0, 77, MPI_COMM_WORLD) ==
+                    MPI_SUCCESS);
+    } else if (rank == 0 && mode == 2) {
+        TEST_ASSERT(other != NULL);
+        TEST_ASSERT(MPI_Recv(other, BIGMSG, MPI_CHAR, 1, 77, MPI_COMM_WORLD,
+                             MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    }
+    if (rank == me)
+        TEST_ASSERT(MPI_Wait(&rq, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    if (rank == 0) {
+        const char *got = mode == 2 ? other : at;
+        size_t bad = 0;
+        for (size_t i = 0; i < BIGMSG; i++)
+            bad += got[i] != pattern(i, mode);
+        TEST_ASSERT_MSG(bad == 0, "%s: %zu of %d bytes wrong", what, bad, BIGMSG);
+        if (mode != 2)
+            TEST_ASSERT_MSG(at[-1] == 0 && at[BIGMSG] == 0, "%s: bytes around it", what);
+    }
+    if (t != MPI_DATATYPE_NULL)
+        MPI_Type_free(&t);
+    free(other);
+    /* nothing in flight any more: the next window over the same memory may move it */
+    MPI_Win_free(&win);
+    MPI_Win win2;
+    TEST_ASSERT(MPI_Win_create(p, (MPI_Aint)len, 1, MPI_INFO_NULL, MPI_COMM_WORLD,
+                               &win2) == MPI_SUCCESS);
+    if (rank == me && expect >= 0)
+        TEST_ASSERT_MSG(adopted(at) == expect, "%s: after it, adopted %d, want %d", what,
+                        adopted(at), expect);
+    MPI_Win_free(&win2);
+    if (rank == me)
+        TEST_ASSERT_MSG(at[0] == pattern(0, mode) &&
+                            at[BIGMSG - 1] == pattern(BIGMSG - 1, mode),
+                        "%s: data after MPI_Win_free", what);
+    free(p);
+}
+
 int main(int argc, char **argv)
 {
     int rank, nr;
@@ -192,5 +292,8 @@ int main(int argc, char **argv)
     free(s);
     char stack[AREA + 24];
     run("stack", stack, sizeof(stack), expect < 0 ? -1 : 0, rank, nr);
+
+    for (int mode = 0; mode < 3; mode++)
+        pending_op(mode, expect, rank, nr);
     return test_finish();
 }
