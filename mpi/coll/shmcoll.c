@@ -917,20 +917,21 @@ int xm_shmcoll_allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *
         if (bl > maxb)
             maxb = bl;
     }
+    /* what this member contributes (in place: its block of rbuf) */
+    const void *src = sbuf;
+    int scnt = scount;
+    struct xm_dtype *sty = st;
+    if (sbuf == MPI_IN_PLACE) {
+        src = (char *)rbuf + (MPI_Aint)displs[me] * rt->extent;
+        scnt = rcounts[me];
+        sty = rt;
+    }
     /* up to one_max (unless the older paths below are asked for): one round, blocks of
      * up to half a data buffer (same decision on every member: sizes only) */
     size_t half = L.g.buf / 2 / 64 * 64;
     if (total > 0 && total <= L.one_max && maxb <= half) {
         if (!grp_get2(c, NULL, n, me, &g, 0))
             return 1;
-        const void *src = sbuf;
-        int scnt = scount;
-        struct xm_dtype *sty = st;
-        if (sbuf == MPI_IN_PLACE) {
-            src = (char *)rbuf + (MPI_Aint)displs[me] * rt->extent;
-            scnt = rcounts[me];
-            sty = rt;
-        }
         return allgather_one(&g, src, scnt, sty, rbuf, rcounts, displs, rt,
                              sbuf == MPI_IN_PLACE, half);
     }
@@ -945,14 +946,6 @@ int xm_shmcoll_allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *
         return 1;
     struct pipe pp; /* a member's whole region carries a piece of its own block */
     pipe_plan(&pp, maxb, 1, 1);
-    const void *src = sbuf;
-    int scnt = scount;
-    struct xm_dtype *sty = st;
-    if (sbuf == MPI_IN_PLACE) {
-        src = (char *)rbuf + (MPI_Aint)displs[me] * rt->extent;
-        scnt = rcounts[me];
-        sty = rt;
-    }
     size_t mine = sty->size * (size_t)scnt;
     if (cma)
         return allgather_cma(&g, src, scnt, sty, rbuf, rcounts, displs, rt,
