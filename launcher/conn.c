@@ -1,9 +1,9 @@
 /* conn.c - mpiexec's frames over a common/stream.h stream: the type byte,
  * the tags of control frames (see conn.h).
  *
- * Notes: send_first is only used to put the job description ahead of tree
- *   messages that were queued for a proxy before it connected; the stream
- *   puts it behind a frame already on the wire, if any.  Tags carry no
+ * Notes: send_first is only used to put the job description ahead of any
+ *   frame queued for a proxy before it (a proxy reads the job first); the
+ *   stream puts it behind a frame already on the wire, if any.  Tags carry no
  *   sequence number (frames are tagged when queued, and send_first reorders
  *   the queue): they stop forged and altered control frames; the order of a
  *   stream is TCP's.
