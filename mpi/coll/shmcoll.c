@@ -535,11 +535,27 @@ static struct cma_hdr *hdr(const struct grp *g, int i)
     return (struct cma_hdr *)(void *)xm_shm_coll_data(g->s, i);
 }
 
-/* grow-only scratch buffers (kept: a fresh mmap'd malloc per call faults its pages) */
-static char *scratch(int k, size_t n)
+/* Grow-only scratch buffers (kept: a fresh mmap'd malloc per call faults its pages).
+ * Buffer 0 holds bytes others read by CMA (a packed Bcast root, a packed Allgather
+ * block) or my block of a result kept across a round; buffer 1 is a copy's staging.
+ * Both live across the round's waits, and under MPI_THREAD_MULTIPLE a wait lets the
+ * process's other threads run collectives on other communicators (core/mt.h): so then
+ * each communicator has its own pair (struct xm_comm's coll_tmp, freed with it, and
+ * trimmed to SCRATCH_KEEP bytes after each collective: scratch_end), never the
+ * process's.  One thread at a time (MPI cannot run two collectives on one
+ * communicator at once) keeps the process's pair, as cheap as before. */
+#define SCRATCH_KEEP (1u << 20)
+
+static char *scratch(const struct grp *g, int k, size_t n)
 {
-    static char *b[2];
-    static size_t cap[2];
+    static char *pb[2];
+    static size_t pcap[2];
+    char **b = pb;
+    size_t *cap = pcap;
+    if (__builtin_expect(xm_mt.on, 0)) {
+        b = g->c->coll_tmp;
+        cap = g->c->coll_tmp_cap;
+    }
     if (n > cap[k]) {
         char *nb = realloc(b[k], n);
         if (!nb)
@@ -548,6 +564,22 @@ static char *scratch(int k, size_t n)
         cap[k] = n;
     }
     return b[k] ? b[k] : (b[k] = malloc(1));
+}
+
+/* after a collective that used scratch: a communicator's pair (threads) keeps at most
+ * SCRATCH_KEEP bytes each, so many communicators do not each hold their largest call */
+static int scratch_end(const struct grp *g, int rc)
+{
+    if (__builtin_expect(xm_mt.on, 0)) {
+        for (int k = 0; k < 2; k++) {
+            if (g->c->coll_tmp_cap[k] > SCRATCH_KEEP) {
+                free(g->c->coll_tmp[k]);
+                g->c->coll_tmp[k] = NULL;
+                g->c->coll_tmp_cap[k] = 0;
+            }
+        }
+    }
+    return rc;
 }
 
 static int cma_usable(const struct grp *g)
@@ -606,11 +638,11 @@ static int reduce_cma(const struct grp *g, const void *sbuf, void *rbuf, struct 
      * input (in place) or I have none (Reduce, not the root) */
     char *dst;
     if (rcounts)
-        dst = inplace ? scratch(0, mylen) : rb;
+        dst = inplace ? scratch(g, 0, mylen) : rb;
     else
-        dst = want && !inplace ? rb + mylo : scratch(0, mylen);
+        dst = want && !inplace ? rb + mylo : scratch(g, 0, mylen);
     size_t S = 65536 / es * es;
-    char *tmp = scratch(1, S);
+    char *tmp = scratch(g, 1, S);
     if (!dst || !tmp)
         err = -ENOMEM; /* still take part in the rounds, with nothing to fold */
     struct cma_hdr *h = hdr(g, me);
@@ -682,7 +714,8 @@ static int reduce_any(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, 
     int big = bytes >= L.split * (size_t)g.n;
     if (big && flat(t)) {
         if (bytes >= L.cma_min && cma_usable(&g))
-            return reduce_cma(&g, sbuf, rbuf, t, b, op, root, rcounts, bytes);
+            return scratch_end(
+                &g, reduce_cma(&g, sbuf, rbuf, t, b, op, root, rcounts, bytes));
         if (bytes > L.red_max)
             return 1;
         /* pieces of at least split bytes per member, else the rounds cost more than
@@ -770,7 +803,7 @@ static int redscat_one(const struct grp *g, const void *src, void *rbuf, int cou
     L.dirty[g->slot] = 1;
     if (!mylen)
         return err;
-    char *acc = flat(t) ? (char *)rbuf + t->true_lb : scratch(0, mylen);
+    char *acc = flat(t) ? (char *)rbuf + t->true_lb : scratch(g, 0, mylen);
     if (!acc)
         return -ENOMEM;
     memcpy(acc, xm_shm_coll_data(g->s, n - 1) + at + mylo, mylen);
@@ -806,8 +839,8 @@ int xm_shmcoll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
         (b = red_basic(dt, op))) {
         if (!grp_get2(c, NULL, c->size, c->rank, &g, 0))
             return 1;
-        return redscat_one(&g, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, (int)total,
-                           rcounts, t, b, op, bytes, half);
+        return scratch_end(&g, redscat_one(&g, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf,
+                                           (int)total, rcounts, t, b, op, bytes, half));
     }
     return reduce_any(sbuf, rbuf, (int)total, dt, op, -1, rcounts, c, NULL, c->size,
                       c->rank);
@@ -824,7 +857,7 @@ static int allgather_cma(const struct grp *g, const void *src, int scnt,
     size_t mine = sty->size * (size_t)scnt;
     const char *pub = (const char *)src + sty->true_lb;
     if (!flat(sty)) {
-        char *p = scratch(0, mine);
+        char *p = scratch(g, 0, mine);
         if (!p || xm_dt_pack(src, scnt, sty, 0, p, mine) < 0)
             err = p ? -EINVAL : -ENOMEM;
         pub = p;
@@ -846,7 +879,7 @@ static int allgather_cma(const struct grp *g, const void *src, int scnt,
             if (xm_vm_copy(0, (int)hdr(g, i)->pid, at + rt->true_lb, hdr(g, i)->src, len) < 0)
                 err = -EIO;
         } else {
-            char *tmp = scratch(1, len);
+            char *tmp = scratch(g, 1, len);
             if (!tmp || xm_vm_copy(0, (int)hdr(g, i)->pid, tmp, hdr(g, i)->src, len) < 0 ||
                 xm_dt_unpack(at, rcounts[i], rt, 0, tmp, len) < 0)
                 err = tmp ? -EIO : -ENOMEM;
@@ -948,8 +981,8 @@ int xm_shmcoll_allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *
     pipe_plan(&pp, maxb, 1, 1);
     size_t mine = sty->size * (size_t)scnt;
     if (cma)
-        return allgather_cma(&g, src, scnt, sty, rbuf, rcounts, displs, rt,
-                             sbuf == MPI_IN_PLACE);
+        return scratch_end(&g, allgather_cma(&g, src, scnt, sty, rbuf, rcounts, displs,
+                                             rt, sbuf == MPI_IN_PLACE));
     int err = 0, K = pp.rounds;
     for (int k = 0; k <= K; k++) {
         if (k < K) {
@@ -1012,7 +1045,7 @@ static int bcast_cma(const struct grp *g, void *buf, int count, struct xm_dtype 
     if (g->me == root) {
         const char *pub = (const char *)buf + t->true_lb;
         if (!flat(t)) {
-            char *p = scratch(0, bytes);
+            char *p = scratch(g, 0, bytes);
             if (!p || xm_dt_pack(buf, count, t, 0, p, bytes) < 0)
                 err = p ? -EINVAL : -ENOMEM;
             pub = p;
@@ -1036,7 +1069,7 @@ static int bcast_cma(const struct grp *g, void *buf, int count, struct xm_dtype 
         if (xm_vm_copy(0, (int)rh->pid, (char *)buf + t->true_lb, rh->src, bytes) < 0)
             err = -EIO;
     } else {
-        char *tmp = scratch(1, bytes);
+        char *tmp = scratch(g, 1, bytes);
         if (!tmp || xm_vm_copy(0, (int)rh->pid, tmp, rh->src, bytes) < 0 ||
             xm_dt_unpack(buf, count, t, 0, tmp, bytes) < 0)
             err = tmp ? -EIO : -ENOMEM;
@@ -1067,7 +1100,7 @@ int xm_shmcoll_bcast(void *buf, int count, MPI_Datatype dt, int root, struct xm_
         return 1;
     /* large: single copy where CMA works (the same on every member: byte count, probe) */
     if (bytes >= L.bc_min && bytes <= SIZE_MAX / 2 && cma_usable(&g))
-        return bcast_cma(&g, buf, count, t, bytes, root);
+        return scratch_end(&g, bcast_cma(&g, buf, count, t, bytes, root));
     if (bytes > L.max)
         return 1;
     struct xm_shm_coll *s = g.s;

@@ -156,6 +156,8 @@ void xm_comm_release(struct xm_comm *c)
     free(v);
     free(c->w);
     free(c->local_w); /* intercommunicator's local group */
+    free(c->coll_tmp[0]);
+    free(c->coll_tmp[1]);
     xm_topo_free(c->topo);
     free(c);
 }

@@ -144,6 +144,11 @@ struct xm_comm {
     uint32_t coll_seq;  /* collective sequence number (for nonblocking collectives' tags) */
     char name[MPI_MAX_OBJECT_NAME];
     void *coll_priv;    /* owned by mpi/coll/: cached trees, node maps */
+    /* coll/shmcoll.c's grow-only scratch under MPI_THREAD_MULTIPLE (a collective's
+     * waits let other threads run collectives on other communicators, so each
+     * communicator has its own); freed with the communicator */
+    char *coll_tmp[2];
+    size_t coll_tmp_cap[2];
     /* intercommunicators and topologies (api/intercomm.c, api/topo.c).
      * An intercommunicator keeps the REMOTE group in size/w, so point-to-point
      * addresses remote ranks and status sources translate back unchanged; rank is my
