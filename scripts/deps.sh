@@ -32,8 +32,9 @@ PKGS=(
     # dpkg-dev (above); its runtests is perl (Time::HiRes), the report python3
     perl python3
     # build systems finding the MPI wrappers (tests/integration/t0630-mpi-langs.sh):
-    # CMake's FindMPI, Meson's dependency('mpi'); gfortran for the Fortran bindings
-    cmake meson gfortran
+    # CMake's FindMPI, Meson's dependency('mpi'); gfortran for the Fortran bindings;
+    # autoconf's AX_MPI (autoconf-archive's ax_mpi.m4: t0632-mpi-autoconf.sh)
+    cmake meson gfortran autoconf-archive
     # man pages and environment modules (tests/integration/t0640-envvars.sh,
     # t0650-manpages.sh, t0660-modulefiles.sh): mandoc -T lint, tclsh, and Lmod, which
     # also reads Tcl modulefiles (Debian's environment-modules conflicts with it)
