@@ -3,7 +3,8 @@
 # the environment modules (Tcl $(datadir)/modulefiles/loom/VERSION and Lmod VERSION.lua)
 # naming the configured prefix; the Tcl file evaluates in tclsh and sets what it should;
 # with Lmod (Debian's lmod package), `module load loom/VERSION` of each format puts the
-# installed mpicc, mpiexec, libraries, pkg-config files and man pages first and sets
+# installed mpicc, mpiexec, libraries, pkg-config files (mpi.pc too: `pkg-config mpi`
+# is Loom's) and man pages first and sets
 # MPI_HOME, MPICC, MPICXX, MPIFC, and from that shell `mpicc --version` works, an MPI
 # hello built with mpicc runs under mpiexec, loom-info reads its installed table, and
 # `module unload` takes it all back.
@@ -36,6 +37,14 @@ tcl=$p/share/modulefiles/loom/$version
 lua=$p/share/modulefiles/loom/$version.lua
 libdir=$(dirname "$(find "$root" -name libmpi.so | head -n 1)")
 libdir=${libdir#"$root"}
+# mpi.pc (`pkg-config mpi`) is in Loom's own directory, which the modules add after
+# libdir/pkgconfig when it is another one (configure --with-mpi-pcdir)
+mpipcdir=$(dirname "$(find "$root" -name mpi.pc | head -n 1)")
+mpipcdir=${mpipcdir#"$root"}
+[ -f "$root$mpipcdir/mpi.pc" ] && ok "installed mpi.pc ($mpipcdir)" || fail "mpi.pc not installed"
+pcpath=$libdir/pkgconfig
+cfglibdir=$libdir
+[ "$mpipcdir" = "$libdir/pkgconfig" ] || pcpath=$pcpath:$mpipcdir
 [ "$_failures" -eq 0 ] || finish
 assert_grep -x "table=\${LOOM_ENVVARS:-'$prefix/share/loom/envvars.txt'}" "$p/bin/loom-info" \
     "the installed loom-info reads the installed table"
@@ -54,7 +63,7 @@ TCL
     head -n 1 "$tcl" | grep -q '^#%Module' && ok "Tcl modulefile starts with #%Module" ||
         fail "Tcl modulefile lacks the #%Module magic line"
     for l in "prepend PATH $prefix/bin" "prepend MANPATH $prefix/share/man" \
-        "prepend PKG_CONFIG_PATH $libdir/pkgconfig" "prepend LD_LIBRARY_PATH $libdir" \
+        "prepend PKG_CONFIG_PATH $pcpath" "prepend LD_LIBRARY_PATH $libdir" \
         "setenv MPI_HOME $prefix" "setenv MPICC $prefix/bin/mpicc" \
         "setenv MPICXX $prefix/bin/mpicxx" "setenv MPIFC $prefix/bin/mpifort"; do
         assert_grep -x "$l" "$out" "Tcl: $l"
@@ -95,6 +104,7 @@ echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
 echo "MANPATH=$MANPATH"
 echo "man=$(man -w mpi_loom 2>/dev/null)"
 echo "pc=$(pkg-config --modversion loom-mpi)"
+echo "pcmpi=$(pkg-config --modversion mpi) $(pkg-config --variable=libdir mpi)"
 mpicc --version >version.out 2>&1 && echo "mpicc --version: rc 0, $(head -n 1 version.out)"
 # (the wrapper names the configured prefix: the moved one's directories go first)
 mpicc -I"$MPI_HOME/include" -L"$3" -o hello hello.c && mpiexec -n 2 ./hello >hello.out 2>&1 && echo "hello: $(tail -n 1 hello.out)"
@@ -117,7 +127,7 @@ for fmt in tcl lua; do
     assert_grep "loaded: loom/$version" "$out" "$fmt: module load loom/$version"
     for l in "mpicc=$p/bin/mpicc" "mpiexec=$p/bin/mpiexec" "MPI_HOME=$p" "MPICC=$p/bin/mpicc" \
         "MPICXX=$p/bin/mpicxx" "MPIFC=$p/bin/mpifort" "man=$p/share/man/man8/mpi_loom.8" \
-        "pc=$version" "info=prefix:$prefix" "infoenv=$nrows" "hello: No Errors" \
+        "pc=$version" "pcmpi=$version $cfglibdir" "info=prefix:$prefix" "infoenv=$nrows" "hello: No Errors" \
         "after unload: no path names the prefix" "after unload: MPI_HOME=unset MPICC=unset"; do
         assert_grep -x "$l" "$out" "$fmt: $l"
     done
