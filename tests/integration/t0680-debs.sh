@@ -100,6 +100,12 @@ assert_eq "$(ls "$v1dir"/opt-in)" "$(basename "$v1dir"/opt-in/loom-slurm-pmi2-dr
 assert_grep -x "/usr/lib/$ma/loom/libpmi2.so.0" <(c libloom-pmi0) "libpmi2.so.0 in the private directory"
 assert_no_grep -E "^/usr/lib/$ma/libpmi" <(c libloom-pmi0) "nothing beside Slurm's libpmi2/libpmi"
 assert_grep -x "/usr/include/$ma/loom/mpi.h" <(c libloom-dev) "mpi.h in the -dev package"
+assert_grep -x "/usr/lib/$ma/loom/pkgconfig/mpi.pc" <(c libloom-dev) \
+    "mpi.pc (pkg-config mpi after module load loom) in the private pkg-config directory"
+for p in $pkgs; do
+    assert_no_grep -E "^/usr/(lib/$ma|lib|share)/pkgconfig/" <(c "$p") \
+        "$p puts nothing in the system's pkg-config directories (mpi.pc there is Debian's mpi alternative's)"
+done
 assert_grep -x "/usr/share/modulefiles/loom/${v1%%-*}.lua" <(c loom-mpi) "the Lmod module in loom-mpi"
 
 # lintian: nothing above info (each override in debian/*.lintian-overrides says why)
