@@ -18,7 +18,10 @@
  * Every get is checked against the value its owner put.  Each node then
  * reports one line (times, CPU, bytes on its uplink, RSS, descriptors) on
  * a shared pipe and keeps its links serving until the parent has every
- * line; the parent prints one TSV row for the run.
+ * line (the parent then closes the bye pipe; a node sees its close, or the
+ * parent's death, at any point and leaves); the parent prints one TSV row
+ * for the run.  Every wait is bounded by -t; the parent kills by pid what
+ * is left.
  *
  * Usage: emu -n NODES [-r RANKS_PER_NODE] [-f FENCES] [-w WIDTH]
  *            [-t TIMEOUT_S] [-b BYTES] [-v]
@@ -84,6 +87,7 @@ struct node {
     size_t reply_len, reply_cap;
     int aborted;
     bool done; /* every phase ran: links closing now are the others leaving */
+    bool bye;  /* the parent closed the bye pipe (all lines in, or it died) */
     char why[256];
 };
 
@@ -207,12 +211,27 @@ static void value_of(int r, int k, char *out)
     out[len] = '\0';
 }
 
+static void on_bye(struct loop *lp, struct loop_watch *w, int fd, int revents, void *arg)
+{
+    struct node *n = arg;
+
+    (void)lp;
+    (void)fd;
+    (void)revents;
+    n->bye = true;
+    loop_watch_set(w, 0);
+}
+
 /* Run the loop until every local rank got its fence answer. */
 static int wait_fence(struct node *n, double deadline)
 {
     while (n->fenced < rpn) {
         if (n->fence_fail || n->aborted)
             return -1;
+        if (n->bye) {
+            snprintf(n->why, sizeof(n->why), "the parent left");
+            return -1;
+        }
         double left = deadline - now_ms();
         if (left <= 0) {
             snprintf(n->why, sizeof(n->why), "fence timed out");
@@ -319,6 +338,10 @@ static int node_main(int id, int portfd, int out, int bye, const char *cookie)
     if (id > 0)
         n.parent = (id - 1) / width; /* ktree with root 0 */
     n.lp = loop_create();
+    if (n.lp && !loop_watch_add(n.lp, bye, LOOP_READ, on_bye, &n)) {
+        loop_destroy(n.lp);
+        n.lp = NULL;
+    }
     struct treenet_config tc = {
         .nnodes = nnodes,
         .nodeid = id,
@@ -432,8 +455,7 @@ send:
     close(out);
     /* serve the links (forward what others still need) until the parent says bye */
     if (n.lp) {
-        struct pollfd p = {.fd = bye, .events = POLLIN};
-        while (poll(&p, 1, 0) == 0 && now_ms() < deadline + 10e3) {
+        while (!n.bye && now_ms() < deadline + 10e3) {
             if (n.srv)
                 psrv_tick(n.srv);
             loop_run_once(n.lp, 50);
@@ -453,11 +475,15 @@ send:
 
 static pid_t *pids;
 
+/* Kill the nodes still running (by pid) and reap them. */
 static void kill_all(void)
 {
     for (int i = 0; i < nnodes; i++)
         if (pids[i] > 0)
             kill(pids[i], SIGKILL);
+    for (int i = 0; i < nnodes; i++)
+        if (pids[i] > 0 && waitpid(pids[i], NULL, 0) == pids[i])
+            pids[i] = 0;
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -600,8 +626,6 @@ int main(int argc, char **argv)
         }
         if (p < 0 || now_ms() > reap_end) {
             kill_all();
-            while (waitpid(-1, NULL, 0) > 0)
-                ;
             break;
         }
         usleep(10000);
