@@ -5,7 +5,9 @@
 # error or warning about them; apt installs the first build (the opt-in drop-in too);
 # an MPI hello built with the installed mpicc.loom runs under the installed mpiexec.loom -n 2
 # and loads Loom's libmpi and libpmi2 from the private directory, while the loader's cache
-# still gives every other program Slurm's libpmi2; on a private one-node cluster
+# still gives every other program Slurm's libpmi2; with the installed module loaded (Lmod),
+# CMake's find_package(MPI) finds Loom's private mpiexec and mpicc, not the system's, and
+# the hello it builds runs under that mpiexec -n 2; on a private one-node cluster
 # (tests/slurm/cluster.sh, Debian's PluginDir) srun --mpi=loom runs it from the installed
 # mpi_loom.so and srun --mpi=pmi2 is served by the drop-in; the mpi and mpirun
 # alternatives list the .loom links beside MPICH's and Open MPI's; apt upgrades to the
@@ -148,6 +150,56 @@ assert_grep -E "libpmi2\.so\.0 => /usr/lib/$ma/loom/libpmi2\.so\.0" "$TEST_TMP/l
 assert_no_grep "/loom/" <(ldconfig -p) "the loader's cache has no Loom library: others keep Slurm's libpmi2"
 run_cmd /usr/bin/loom-info --parsable
 assert_grep -x "version:${v1%%-*}" "$out" "the installed loom-info runs"
+
+# CMake's FindMPI with the installed module loaded (Lmod, as t0660): it looks for mpiexec
+# in $MPI_HOME/bin before PATH, so the module's MPI_HOME is the private directory, whose
+# bin/ holds mpiexec and the wrappers (MPI_HOME=/usr would give /usr/bin/mpiexec, the
+# system's mpirun alternative: another MPI)
+home=/usr/lib/$ma/loom
+init=$(ls /usr/share/lmod/lmod/init/bash /usr/share/lmod/*/init/bash 2>/dev/null | head -n 1)
+if [ -z "$init" ] || ! command -v cmake >/dev/null; then
+    say "no Lmod or no cmake: FindMPI with the installed module not checked"
+else
+    mkdir -p "$TEST_TMP/cm"
+    cp "$LOOM_SRCDIR/tests/mpi/hello.c" "$TEST_TMP/cm/"
+    cat >"$TEST_TMP/cm/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.10)
+project(loomdeb C)
+find_package(MPI REQUIRED COMPONENTS C)
+message(STATUS "loom: MPIEXEC_EXECUTABLE=${MPIEXEC_EXECUTABLE}")
+message(STATUS "loom: MPI_C_COMPILER=${MPI_C_COMPILER}")
+add_executable(c_hello hello.c)
+target_link_libraries(c_hello MPI::MPI_C)
+CMAKE
+    cat >"$TEST_TMP/cmake.sh" <<'SH'
+# cmake.sh SRC BUILD: load the installed loom module in a clean Lmod, configure and build
+set -u
+unset MODULEPATH LOADEDMODULES _LMFILES_ MPI_HOME MPICC MPICXX MPIFC CC I_MPI_ROOT
+export LMOD_PAGER=none
+. "$LMOD_INIT"
+module use /usr/share/modulefiles
+module load loom || { echo "module load failed"; exit 3; }
+echo "MPI_HOME=$MPI_HOME"
+cmake -S "$1" -B "$2" && cmake --build "$2"
+SH
+    run_cmd -t 300 env LMOD_INIT="$init" bash "$TEST_TMP/cmake.sh" "$TEST_TMP/cm" "$TEST_TMP/cm-build"
+    assert_rc 0 "module load loom; cmake find_package(MPI REQUIRED COMPONENTS C) and build"
+    [ "$rc" -eq 0 ] || show_output
+    assert_grep -x "MPI_HOME=$home" "$out" "the installed module sets MPI_HOME=$home"
+    assert_grep -E "^-- loom: MPIEXEC_EXECUTABLE=$home/bin/mpiexec\$" "$out" \
+        "FindMPI: MPIEXEC_EXECUTABLE is Loom's private mpiexec (not /usr/bin/mpiexec)"
+    assert_grep -E "^-- loom: MPI_C_COMPILER=$home/bin/mpicc\$" "$out" \
+        "FindMPI: MPI_C_COMPILER is Loom's private mpicc"
+    grep -E '^(MPI_HOME=|-- loom: )' "$out"
+    cmexec=$(sed -n 's/^-- loom: MPIEXEC_EXECUTABLE=//p' "$out")
+    if [ -n "$cmexec" ] && [ -x "$TEST_TMP/cm-build/c_hello" ]; then
+        run_cmd -t 120 "$cmexec" -n 2 "$TEST_TMP/cm-build/c_hello"
+        assert_rc 0 "\${MPIEXEC_EXECUTABLE} -n 2 c_hello"
+        assert_grep -x "No Errors" "$out" "the CMake hello says No Errors"
+    else
+        fail "no MPIEXEC_EXECUTABLE or no c_hello built"
+    fi
+fi
 
 # srun through the installed plugins, on a private one-node cluster with Debian's PluginDir
 cluster=$TEST_TMP/cluster
