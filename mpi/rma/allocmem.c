@@ -22,6 +22,7 @@
  *     LOOM_MPI_ALLOC_MEM_SHM=0 take malloc, as does any failure of the above.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -290,20 +291,35 @@ static void copy_nonzero(char *dst, const char *src, size_t n, size_t pg)
     }
 }
 
-/* [s, e) lies in the glibc mmapped chunk whose user memory starts at a */
+/* 1 if malloc is glibc's own, so that the two words before a block it returned are
+ * glibc's chunk header; 0 where something interposes it (a sanitizer's allocator,
+ * jemalloc or tcmalloc preloaded): their blocks carry no such header, and reading
+ * before one reads a redzone or a neighbour's bytes */
+static int glibc_malloc(void)
+{
+    static int v = -1; /* a race only ever writes the same value */
+    if (v < 0) {
+        void *m = dlsym(RTLD_DEFAULT, "malloc"),
+             *l = dlsym(RTLD_DEFAULT, "__libc_malloc");
+        v = m && l && m == l;
+    }
+    return v;
+}
+
+/* [s, e) lies in the glibc mmapped chunk whose user memory starts at a: a block of
+ * malloc or calloc large enough to have its own mapping (prev_size 0: not memalign's) */
 static int mmapped_chunk(uintptr_t a, uintptr_t s, uintptr_t e, uintptr_t pg)
 {
     const size_t h = 2 * sizeof(size_t);
-    if (a % pg < h) /* the header would be on another page: not read */
+    if (a % pg < h || !glibc_malloc()) /* the header on another page, or no header */
         return 0;
     size_t prev = ((const size_t *)a)[-2], sz = ((const size_t *)a)[-1];
     size_t csz = sz & ~(size_t)7;
     uintptr_t p = a - h;
-    /* IS_MMAPPED set, NON_MAIN_ARENA clear; [p - prev, p + csz) is whole pages */
-    if (!(sz & 2) || (sz & 4) || prev > p || (p - prev) % pg || csz > UINTPTR_MAX - p ||
-        (prev + csz) % pg)
+    /* IS_MMAPPED set, NON_MAIN_ARENA clear; [p, p + csz) is whole pages */
+    if (!(sz & 2) || (sz & 4) || prev != 0 || p % pg || csz > UINTPTR_MAX - p || csz % pg)
         return 0;
-    return p - prev <= s && e <= p + csz;
+    return p <= s && e <= p + csz;
 }
 
 void *xm_mem_win_adopt(void *base, size_t len, int *fd, uint64_t *off)

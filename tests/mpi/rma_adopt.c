@@ -19,7 +19,9 @@
  * Any number of ranks up to N.  Where the ranks are not all on one node (the list also
  * runs on multi-node clusters), neither the polling target nor adoption is expected.
  */
+#define _GNU_SOURCE
 #include "mpitest.h"
+#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -270,12 +272,17 @@ int main(int argc, char **argv)
     one_node = nn == nr;
     if (!one_node && expect == 1)
         expect = 0;
+    /* a calloc block that is not page-aligned moves only where malloc is glibc's own
+     * (its chunk header tells the block's pages); under a sanitizer or a preloaded
+     * allocator it is not checked */
+    void *m = dlsym(RTLD_DEFAULT, "malloc"), *l = dlsym(RTLD_DEFAULT, "__libc_malloc");
+    int heap = expect == 1 && !(m && l && m == l) ? -1 : expect;
 
     /* a large calloc block (malloc's own mapping): adopted */
     MPI_Aint big = (2 << 20) + 64;
     char *p = calloc(1, (size_t)big);
     TEST_ASSERT(p != NULL);
-    run("calloc", p, big, expect, rank, nr);
+    run("calloc", p, big, heap, rank, nr);
     free(p);
 
     /* whole pages: adopted */
@@ -305,6 +312,6 @@ int main(int argc, char **argv)
     run("stack", stack, sizeof(stack), expect < 0 ? -1 : 0, rank, nr);
 
     for (int mode = 0; mode < 3; mode++)
-        pending_op(mode, expect, rank, nr);
+        pending_op(mode, heap, rank, nr);
     return test_finish();
 }
