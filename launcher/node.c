@@ -362,6 +362,9 @@ int node_run(struct job *job, const int *rank_node, int nnodes, int nodeid,
     char limits_err[160]; /* quotas of the server core: LOOM_PMI_MAX_* */
     if (psrv_limits_from_env(&cfg.limits, limits_err, sizeof(limits_err)) < 0)
         job_msg(job, "%s", limits_err);
+    if (psrv_kvs_from_env(&cfg.kvs_mode, &cfg.kvs_auto_bytes, limits_err,
+                          sizeof(limits_err)) < 0)
+        job_msg(job, "error: %s", limits_err);
     job->ns = node_server_start(job, &cfg);
     job->srv = nodesrv_psrv(job->ns);
     if (job->srv)

@@ -387,6 +387,8 @@ int loom_agent_start(struct loom_step *st)
     cfg.rank_appnum = st->rank_appnum;
     cfg.tree_width = (int)st->conf.tree_width;
     cfg.fence_timeout_ms = (int)st->conf.fence_timeout_s * 1000;
+    cfg.kvs_mode = (enum psrv_kvs_mode)st->conf.kvs_mode;
+    cfg.kvs_auto_bytes = st->conf.kvs_auto_bytes;
     /* the core logs up to the higher of mpi.conf's level and the job's;
      * agent_log sends each line where it belongs */
     cfg.log_level =

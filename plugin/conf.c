@@ -63,6 +63,8 @@ static s_p_options_t loom_options[] = {
     {"LoomSpawnMaxProcs", S_P_UINT32},
     {"LoomSpawnMaxInFlight", S_P_UINT32},
     {"LoomSpawnTimeout", S_P_UINT32},
+    {"LoomKvsMode", S_P_STRING},
+    {"LoomKvsAutoBytes", S_P_UINT64},
     /* the names of psrv_limit_knobs (pmiserv/limits.c) */
     {"LoomMaxKvsKeysPerRank", S_P_UINT64},
     {"LoomMaxKvsBytesPerRank", S_P_UINT64},
@@ -89,6 +91,8 @@ void loom_conf_reset(void)
     loom_conf.spawn_max_procs = LOOM_DEFAULT_SPAWN_MAX_PROCS;
     loom_conf.spawn_max_inflight = LOOM_DEFAULT_SPAWN_MAX_INFLIGHT;
     loom_conf.spawn_timeout_s = LOOM_DEFAULT_SPAWN_TIMEOUT;
+    loom_conf.kvs_mode = PSRV_KVS_AUTO;
+    loom_conf.kvs_auto_bytes = 0;
     memset(&loom_limits, 0, sizeof(loom_limits));
 }
 
@@ -170,6 +174,26 @@ LOOM_EXPORT void mpi_p_conf_set(s_p_hashtbl_t *tbl)
             error("%s: mpi.conf: %s=%" PRIu64 " out of range 0..2^62, using %" PRId64,
                   loom_plugin_tag, k->conf, v, k->def);
     }
+    if (s_p_get_string(&s, "LoomKvsMode", tbl)) {
+        enum psrv_kvs_mode m;
+        if (psrv_kvs_mode_parse(s, &m) == 0)
+            loom_conf.kvs_mode = (int)m;
+        else
+            error("%s: mpi.conf: LoomKvsMode=%s is not auto|full|ondemand, using %s",
+                  loom_plugin_tag, s, psrv_kvs_mode_name(loom_conf.kvs_mode));
+        xfree(s);
+    }
+    {
+        uint64_t v;
+        if (s_p_get_uint64(&v, "LoomKvsAutoBytes", tbl)) {
+            if (v <= (1ULL << 62))
+                loom_conf.kvs_auto_bytes = (int64_t)v;
+            else
+                error("%s: mpi.conf: LoomKvsAutoBytes=%" PRIu64
+                      " out of range 0..2^62, using the default",
+                      loom_plugin_tag, v);
+        }
+    }
     if (s_p_get_uint32(&u, "LoomSpawnMaxProcs", tbl))
         loom_conf.spawn_max_procs = u;
     if (s_p_get_uint32(&u, "LoomSpawnMaxInFlight", tbl))
@@ -213,6 +237,8 @@ LOOM_EXPORT s_p_hashtbl_t *mpi_p_conf_get(void)
     parse_num(tbl, "LoomSpawnMaxProcs", loom_conf.spawn_max_procs);
     parse_num(tbl, "LoomSpawnMaxInFlight", loom_conf.spawn_max_inflight);
     parse_num(tbl, "LoomSpawnTimeout", loom_conf.spawn_timeout_s);
+    s_p_parse_pair(tbl, "LoomKvsMode", (char *)psrv_kvs_mode_name(loom_conf.kvs_mode));
+    parse_num(tbl, "LoomKvsAutoBytes", (long)loom_conf.kvs_auto_bytes);
     for (const struct psrv_limit_knob *k = psrv_limit_knobs; k->conf; k++)
         parse_num(tbl, k->conf, (long)limit_value(k));
     return tbl;
@@ -233,6 +259,8 @@ LOOM_EXPORT list_t *mpi_p_conf_get_printable(void)
     add_pair(l, "LoomAgentNice", xstrdup_printf("%d", loom_conf.agent_nice));
     add_pair(l, "LoomConnectTimeout", xstrdup_printf("%u", loom_conf.connect_timeout_s));
     add_pair(l, "LoomDebug", xstrdup(loom_log_level_name(loom_conf.debug)));
+    add_pair(l, "LoomKvsAutoBytes", xstrdup_printf("%" PRId64, loom_conf.kvs_auto_bytes));
+    add_pair(l, "LoomKvsMode", xstrdup(psrv_kvs_mode_name(loom_conf.kvs_mode)));
     add_pair(l, "LoomFenceTimeout", xstrdup_printf("%u", loom_conf.fence_timeout_s));
     add_pair(l, "LoomPMIx", xstrdup(loom_conf.pmix ? "yes" : "no"));
     add_pair(l, "LoomSpawnMaxInFlight", xstrdup_printf("%u", loom_conf.spawn_max_inflight));

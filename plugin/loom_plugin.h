@@ -46,6 +46,8 @@
 #define LOOM_ENV_TIMER_SLACK "LOOM_TIMER_SLACK" /* us, 0..1000000, overrides mpi.conf */
 #define LOOM_ENV_SPAWN_MAX_PROCS "LOOM_SPAWN_MAX_PROCS" /* only below mpi.conf's */
 #define LOOM_ENV_SPAWN_TIMEOUT "LOOM_SPAWN_TIMEOUT"     /* s, only below mpi.conf's */
+#define LOOM_ENV_KVS_MODE "LOOM_PMI_KVS_MODE"           /* auto|full|ondemand */
+#define LOOM_ENV_KVS_AUTO_BYTES "LOOM_PMI_KVS_AUTO_BYTES" /* auto's threshold */
 
 /* Settings from mpi.conf (conf.c), overridable per job through the env. */
 struct loom_conf {
@@ -60,6 +62,8 @@ struct loom_conf {
     uint32_t spawn_max_procs;   /* LoomSpawnMaxProcs: processes of one spawn, 0: no limit */
     uint32_t spawn_max_inflight; /* LoomSpawnMaxInFlight: spawns starting at once, per step */
     uint32_t spawn_timeout_s;   /* LoomSpawnTimeout: the new step must start within */
+    int kvs_mode;               /* LoomKvsMode: enum psrv_kvs_mode */
+    int64_t kvs_auto_bytes;     /* LoomKvsAutoBytes: auto's threshold, 0: default */
 };
 
 #define LOOM_DEFAULT_TREE_WIDTH 16

@@ -132,6 +132,31 @@ static void apply_env_overrides(struct loom_conf *c, char **env)
     if (env_int(env, LOOM_ENV_SPAWN_TIMEOUT, 1, 86400, &n) &&
         (uint32_t)n < c->spawn_timeout_s)
         c->spawn_timeout_s = (uint32_t)n;
+    /* the KVS mode: the job's environment over mpi.conf */
+    v = getenvp(env, LOOM_ENV_KVS_MODE);
+    if (v && *v) {
+        enum psrv_kvs_mode m;
+        if (psrv_kvs_mode_parse(v, &m) == 0)
+            c->kvs_mode = (int)m;
+        else
+            loom_plog(LOOM_PLOG_LOUD,
+                      "%s: error: %s=%s is not auto, full or ondemand: using %s",
+                      loom_plugin_tag, LOOM_ENV_KVS_MODE, v,
+                      psrv_kvs_mode_name(c->kvs_mode));
+    }
+    v = getenvp(env, LOOM_ENV_KVS_AUTO_BYTES);
+    if (v && *v) {
+        char *end;
+        errno = 0;
+        unsigned long long b = strtoull(v, &end, 10);
+        if (errno || *end || *v == '-' || b > (1ULL << 62))
+            loom_plog(LOOM_PLOG_LOUD,
+                      "%s: error: %s=%s is not a number of bytes: using %lld",
+                      loom_plugin_tag, LOOM_ENV_KVS_AUTO_BYTES, v,
+                      (long long)c->kvs_auto_bytes);
+        else
+            c->kvs_auto_bytes = (int64_t)b;
+    }
 }
 
 /* Spawn: where srun's spawn server listens (every step), and for a step that a

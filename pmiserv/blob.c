@@ -237,15 +237,6 @@ void blob_link_gone(struct psrv *s, int node)
 
 /* ---- routed direct-modex requests -------------------------------------- */
 
-static int route(struct psrv *s, int dest, struct msg *m)
-{
-    int hop = ktree_next_hop(s->cfg.tree_width, s->cfg.nnodes, s->cfg.nodeid, dest);
-    if (hop < 0)
-        return -EINVAL;
-    m->from = s->cfg.nodeid;
-    return srv_tree_send(s, hop, m);
-}
-
 static void dmdx_done(struct psrv *s, uint64_t id, int rc, const void *data, size_t len,
                       const char *msg)
 {
@@ -278,7 +269,7 @@ static void serve(struct psrv *s, int origin, uint64_t rid, int rank, const void
                             .dest = origin,
                             .payload = p.buf,
                             .len = p.len};
-            (void)route(s, origin, &m);
+            (void)srv_route(s, origin, &m);
             pack_free(&p);
         }
         return;
@@ -330,7 +321,7 @@ int psrv_dmdx_request(struct psrv *s, uint64_t id, int rank, const void *info, s
                     .dest = node,
                     .payload = p.buf,
                     .len = p.len};
-    int rc = pack_error(&p) ? -ENOMEM : route(s, node, &m);
+    int rc = pack_error(&p) ? -ENOMEM : srv_route(s, node, &m);
     pack_free(&p);
     if (rc < 0) {
         free(d);
@@ -373,7 +364,7 @@ int psrv_dmdx_reply(struct psrv *s, uint64_t handle, int rc, const void *data, s
                     .dest = d->origin,
                     .payload = p.buf,
                     .len = p.len};
-    int r = pack_error(&p) ? -ENOMEM : route(s, d->origin, &m);
+    int r = pack_error(&p) ? -ENOMEM : srv_route(s, d->origin, &m);
     pack_free(&p);
     free(d);
     return r;
@@ -390,7 +381,7 @@ static int on_dmdx(struct psrv *s, const struct msg *m)
         return -EPROTO;
     if (m->dest != s->cfg.nodeid) { /* pass it on */
         struct msg fwd = *m;
-        return route(s, m->dest, &fwd) < 0 ? -EIO : 0;
+        return srv_route(s, m->dest, &fwd) < 0 ? -EIO : 0;
     }
     unpack_init(&u, m->payload, m->len);
     uint64_t id = unpack_u64(&u);

@@ -14,6 +14,9 @@
  *     them: at once if one is in progress, else at its first event.
  *   - FENCE_FAIL is honoured whatever its epoch: a node only sends it when
  *     the job is lost, so every node aborts and answers its waiting ranks.
+ *   - On-demand fences (kvsroute.h, chosen per node and per fence) send only
+ *     the shared pending puts; at completion the node commits all of its own
+ *     pending puts, then what came down, then drops the on-demand cache.
  *   - The commit is capped by the job's KVS quota (kvs_set_limits): puts are
  *     checked on each node against what it sees, so puts made on several
  *     nodes in one epoch may together pass the cap; the fence then fails
@@ -26,6 +29,7 @@
 
 #include "fence.h"
 #include "kvs.h"
+#include "kvsroute.h"
 #include "msg.h"
 #include "psrv_int.h"
 #include "treecoll.h"
@@ -41,6 +45,8 @@ struct fence {
     int nlocal;           /* local ranks in the current fence */
     int nwait;            /* entries of w: cfg.local_count */
     struct fence_wait *w; /* [client index] */
+    bool ondemand;        /* this fence leaves own puts home (kvsroute.h) */
+    bool last_ondemand;   /* ... and the last completed one did */
 };
 
 const char *fence_state2str(enum fence_state st)
@@ -109,9 +115,22 @@ static void describe_local(struct psrv *s, FILE *fp)
 
 static void done(struct psrv *s, const void *all, size_t len)
 {
+    int rc = 0;
+
     s->fence->nlocal = 0;
+    kvs_set_epoch(s->kvs, tc_epoch(s->fence->tc)); /* fences completed, this one too */
+    if (s->fence->ondemand) {
+        /* Own puts were not sent: every put of this node is committed here,
+         * then what came down (the same shared pairs included), so a shared
+         * key ends with the value every node has. */
+        size_t plen;
+        const void *pend = kvs_pending(s->kvs, &plen);
+        rc = pend ? kvs_commit_blob(s->kvs, pend, plen) : 0;
+    }
+    s->fence->last_ondemand = s->fence->ondemand;
     kvs_pending_clear(s->kvs);
-    int rc = kvs_commit_blob(s->kvs, all, len);
+    if (rc == 0)
+        rc = kvs_commit_blob(s->kvs, all, len);
     if (rc == -EDQUOT || rc == -EFBIG) {
         /* Every node's puts passed its own check; together they do not fit. */
         char text[256];
@@ -129,6 +148,7 @@ static void done(struct psrv *s, const void *all, size_t len)
         fence_fail(s, -1, -1, "fence: cannot commit the key-value set");
         return;
     }
+    kr_fence_done(s);
     answer_all(s, 0, NULL);
 }
 
@@ -231,7 +251,17 @@ void fence_enter(struct psrv *s, struct client *c, const char *thrid)
         return;
     size_t plen;
     const void *pend = kvs_pending(s->kvs, &plen);
+    f->ondemand = kr_fence_ondemand(s, (int64_t)plen);
+    if (f->ondemand)
+        pend = kvs_pending_shared(s->kvs, &plen);
+    srv_log(s, PSRV_LOG_DEBUG, "fence %u: %s KVS (%zu bytes travel)", tc_epoch(f->tc),
+            f->ondemand ? "on-demand" : "full", plen);
     tc_local(s, f->tc, pend, plen);
+}
+
+bool fence_last_ondemand(const struct fence *f)
+{
+    return f->last_ondemand;
 }
 
 void fence_client_lost(struct psrv *s, struct client *c)

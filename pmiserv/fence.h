@@ -22,6 +22,7 @@
 #ifndef LOOM_PMISERV_FENCE_H
 #define LOOM_PMISERV_FENCE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct psrv;
@@ -53,6 +54,8 @@ void fence_fail(struct psrv *s, int rank, int from_node, const char *msg);
 int fence_tick(struct psrv *s, uint64_t now);
 
 int fence_epoch(const struct fence *f);
+/* The last completed fence left own puts on their node (kvsroute.h). */
+bool fence_last_ondemand(const struct fence *f);
 enum fence_state fence_state(const struct fence *f);
 const char *fence_state2str(enum fence_state st);
 

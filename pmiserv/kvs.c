@@ -8,6 +8,7 @@
  * tasks, and an unkeyed hash would let one task make every probe O(n).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@ struct entry {
     char *key;
     char *val;
     size_t vlen;
+    uint32_t epoch; /* k->epoch when the value was last committed */
 };
 
 struct kvs {
@@ -30,8 +32,10 @@ struct kvs {
     int64_t bytes; /* sum of key and value lengths */
     int64_t max_keys, max_bytes;
     uint64_t hkey[2]; /* SipHash key: tasks choose the keys */
-    struct pack pending;
+    struct pack pending; /* every put of this node, in put order */
+    struct pack shared;  /* the puts of `pending` that are not a rank's own */
     int npending;
+    uint32_t epoch; /* tag of the values committed now (kvs_set_epoch) */
 };
 
 static inline uint64_t hash_str(const struct kvs *k, const char *s)
@@ -53,6 +57,7 @@ struct kvs *kvs_create(void)
     }
     memset(k->idx, 0xff, k->nslots * sizeof(int));
     pack_init(&k->pending);
+    pack_init(&k->shared);
     strmap_hash_seed(k->hkey);
     k->max_keys = k->max_bytes = INT64_MAX;
     return k;
@@ -70,6 +75,7 @@ void kvs_destroy(struct kvs *k)
     free(k->ent);
     free(k->idx);
     pack_free(&k->pending);
+    pack_free(&k->shared);
     free(k);
     errno = saved;
 }
@@ -123,6 +129,7 @@ static int insert(struct kvs *k, const char *key, size_t klen, const char *val,
         free(e->val);
         e->val = vc;
         e->vlen = vlen;
+        e->epoch = k->epoch;
         free(kc);
         return 0;
     }
@@ -148,6 +155,7 @@ static int insert(struct kvs *k, const char *key, size_t klen, const char *val,
     k->ent[k->n].key = kc;
     k->ent[k->n].val = vc;
     k->ent[k->n].vlen = vlen;
+    k->ent[k->n].epoch = k->epoch;
     k->idx[s] = k->n++;
     k->bytes += (int64_t)(klen + vlen);
     return 0;
@@ -157,14 +165,39 @@ nomem:
     return -ENOMEM;
 }
 
-int kvs_put_pending(struct kvs *k, const char *key, const char *val)
+int kvs_put_pending_as(struct kvs *k, const char *key, const char *val, bool own)
 {
     pack_str(&k->pending, key);
     pack_str(&k->pending, val);
-    if (pack_error(&k->pending))
-        return pack_error(&k->pending);
+    if (!own) {
+        pack_str(&k->shared, key);
+        pack_str(&k->shared, val);
+    }
+    if (pack_error(&k->pending) || pack_error(&k->shared))
+        return -ENOMEM; /* the put is refused; the server answers it so */
     k->npending++;
     return 0;
+}
+
+int kvs_put_pending(struct kvs *k, const char *key, const char *val)
+{
+    return kvs_put_pending_as(k, key, val, false);
+}
+
+const void *kvs_pending_shared(const struct kvs *k, size_t *len)
+{
+    *len = k->shared.len;
+    return k->shared.buf;
+}
+
+void kvs_set_epoch(struct kvs *k, uint32_t epoch)
+{
+    k->epoch = epoch;
+}
+
+int kvs_insert(struct kvs *k, const char *key, const char *val)
+{
+    return insert(k, key, strlen(key), val, strlen(val));
 }
 
 int kvs_pending_count(const struct kvs *k)
@@ -192,6 +225,7 @@ const void *kvs_pending(const struct kvs *k, size_t *len)
 void kvs_pending_clear(struct kvs *k)
 {
     pack_reset(&k->pending);
+    pack_reset(&k->shared);
     k->npending = 0;
 }
 
@@ -237,6 +271,15 @@ const char *kvs_get(const struct kvs *k, const char *key)
 {
     size_t s = find_slot(k, key);
     return k->idx[s] >= 0 ? k->ent[k->idx[s]].val : NULL;
+}
+
+const char *kvs_get_tagged(const struct kvs *k, const char *key, uint32_t *epoch)
+{
+    size_t s = find_slot(k, key);
+    if (k->idx[s] < 0)
+        return NULL;
+    *epoch = k->ent[k->idx[s]].epoch;
+    return k->ent[k->idx[s]].val;
 }
 
 int kvs_count(const struct kvs *k)

@@ -11,6 +11,12 @@
  *
  *   Iteration order (getbyidx) is first-commit order and stable.
  *
+ *   Each pending put is "own" or "shared" (kvs_put_pending_as): the on-demand
+ *   fence (kvsroute.h) sends only the shared ones and commits the whole
+ *   pending set on this node; every committed value carries the epoch it was
+ *   committed in (kvs_set_epoch), so a node serving another node's get can
+ *   tell a value of a newer epoch.
+ *
  * Notes:
  *   - kvs_commit_blob() validates the whole blob before changing anything:
  *     a malformed blob (-EPROTO) leaves the store untouched.
@@ -18,6 +24,7 @@
 #ifndef LOOM_PMISERV_KVS_H
 #define LOOM_PMISERV_KVS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +35,11 @@ void kvs_destroy(struct kvs *k);
 
 /* Record a put for the next fence.  0 or -ENOMEM. */
 int kvs_put_pending(struct kvs *k, const char *key, const char *val);
+/* The same, saying whether the put is its rank's own (kvsroute.h: the key
+ * names the putting rank): own puts are left out of kvs_pending_shared(). */
+int kvs_put_pending_as(struct kvs *k, const char *key, const char *val, bool own);
+/* The pending puts that are not own (blob, may be NULL when empty). */
+const void *kvs_pending_shared(const struct kvs *k, size_t *len);
 /* The pending blob (may be NULL when empty) and its length. */
 const void *kvs_pending(const struct kvs *k, size_t *len);
 /* Forget the pending puts (they left in a fence message). */
@@ -51,6 +63,14 @@ int kvs_blob_count(const void *blob, size_t len);
 
 /* Committed value of key, or NULL. */
 const char *kvs_get(const struct kvs *k, const char *key);
+/* The same, with the epoch tag its value was committed under. */
+const char *kvs_get_tagged(const struct kvs *k, const char *key, uint32_t *epoch);
+/* Values committed from now on are tagged with epoch (0 at creation): the
+ * fence sets the number of fences completed before it commits. */
+void kvs_set_epoch(struct kvs *k, uint32_t epoch);
+/* Insert one pair into the committed store (a cache): 0, -ENOMEM, -EDQUOT,
+ * -EFBIG. */
+int kvs_insert(struct kvs *k, const char *key, const char *val);
 /* Number of committed keys. */
 int kvs_count(const struct kvs *k);
 /* The idx-th committed pair (0-based): 0, or -ENOENT past the end. */

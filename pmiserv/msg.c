@@ -34,7 +34,7 @@ int msg_decode(struct msg *m, const void *buf, size_t len)
     if (unpack_error(&u) || magic != MSG_MAGIC || version != MSG_VERSION ||
         unpack_remaining(&u) != 0)
         return -EPROTO;
-    if (m->type < MSG_FENCE_UP || m->type > MSG_DMDX_RESP)
+    if (m->type < MSG_FENCE_UP || m->type > MSG_KVS_RESP)
         return -EPROTO;
     if (n == 0)
         m->payload = NULL;
@@ -66,6 +66,10 @@ const char *msg_type2str(int type)
         return "DMDX_REQ";
     case MSG_DMDX_RESP:
         return "DMDX_RESP";
+    case MSG_KVS_REQ:
+        return "KVS_REQ";
+    case MSG_KVS_RESP:
+        return "KVS_RESP";
     }
     return "UNKNOWN";
 }

@@ -33,6 +33,8 @@ enum msg_type {
     MSG_COLL_DOWN = 9,  /* parent -> child: every node's blob, concatenated */
     MSG_DMDX_REQ = 10,  /* routed to the node of a rank: direct-modex request */
     MSG_DMDX_RESP = 11, /* routed to origin: direct-modex answer */
+    MSG_KVS_REQ = 12,   /* routed to a key's node: on-demand KVS get */
+    MSG_KVS_RESP = 13,  /* routed to origin: its answer */
 };
 
 struct msg {

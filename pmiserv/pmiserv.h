@@ -122,6 +122,33 @@ int64_t *psrv_limit_field(struct psrv_limits *l, const struct psrv_limit_knob *k
  * message in err for a bad value (that field is left as it was). */
 int psrv_limits_from_env(struct psrv_limits *l, char *err, size_t errlen);
 
+/* How the KVS travels at a fence (struct psrv_config kvs_mode).
+ *   FULL: every put goes in the fence and every node commits every put
+ *     (a get is answered from this node's store only).
+ *   ONDEMAND: a put whose key names its putting rank (the rank's decimal
+ *     form as a maximal digit run: "P17-businesscard", "card17" by rank 17)
+ *     stays on its node; every other put travels as in FULL.  A get this
+ *     node cannot answer is asked of the nodes of the ranks its key (and
+ *     PMI-2 srcid) name, and the answer is cached until the next fence.
+ *   AUTO: each node picks per fence: ONDEMAND when its pending bytes times
+ *     the number of nodes reach kvs_auto_bytes, else FULL.
+ *   Nodes may choose differently (AUTO): an own key is always found at its
+ *   putter's node and a shared key everywhere, so any mix answers every get
+ *   right.  FULL never asks other nodes, so FULL and the other modes must not
+ *   be mixed by configuration.  PMI-1 getbyidx lists this node's store only
+ *   when the fence did not gather everything. */
+enum psrv_kvs_mode { PSRV_KVS_AUTO = 0, PSRV_KVS_FULL, PSRV_KVS_ONDEMAND };
+/* AUTO's provisional threshold of estimated job KVS bytes per fence. */
+#define PSRV_DEF_KVS_AUTO_BYTES (64LL << 20)
+/* "auto", "full", "ondemand" (also "on-demand") -> *mode: 0, or -1. */
+int psrv_kvs_mode_parse(const char *v, enum psrv_kvs_mode *mode);
+const char *psrv_kvs_mode_name(enum psrv_kvs_mode mode);
+/* Read LOOM_PMI_KVS_MODE and LOOM_PMI_KVS_AUTO_BYTES (an absent variable
+ * leaves the field as it was).  0, or -1 with a message in err for a bad
+ * value (that field is left as it was). */
+int psrv_kvs_from_env(enum psrv_kvs_mode *mode, int64_t *auto_bytes, char *err,
+                      size_t errlen);
+
 /* What the server holds now (psrv_usage), for hosts and tests. */
 struct psrv_usage {
     int64_t kvs_keys, kvs_bytes; /* committed store */
@@ -130,6 +157,10 @@ struct psrv_usage {
     int64_t names_count, names_bytes; /* node 0 only */
     int64_t trace_lines;              /* trace lines logged */
     int64_t suppressed;               /* log lines suppressed (warnings, trace) */
+    int64_t kvs_cache_keys;           /* values fetched from other nodes, kept */
+    int64_t kvs_remote_gets;          /* gets asked of other nodes so far */
+    int64_t kvs_served;               /* gets of other nodes answered here */
+    int last_fence_ondemand;          /* 1: the last fence left own puts home */
 };
 
 /* A key and its value (spawn preput pairs and info hints). */
@@ -193,6 +224,10 @@ struct psrv_config {
     /* Without ops->spawn: the reason a spawn gets (NULL: "spawn is not
      * supported by this host"). */
     const char *spawn_unsupported_msg;
+    /* KVS at a fence (enum psrv_kvs_mode above) and AUTO's threshold in
+     * bytes (0: PSRV_DEF_KVS_AUTO_BYTES). */
+    enum psrv_kvs_mode kvs_mode;
+    int64_t kvs_auto_bytes;
 };
 
 struct psrv_ops {

@@ -17,6 +17,9 @@
  *     host through spawn.c, or rc=-1 with msg= for a refused request (its
  *     remaining blocks, as totspawns announced them, are read first);
  *     create_kvs/destroy_kvs get rc=-1: no host supports them yet.
+ *   - get of a key this node lacks may wait for other nodes (on-demand KVS,
+ *     kvsroute.h); getbyidx lists this node's store only, which after an
+ *     on-demand fence lacks other nodes' own keys.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -26,6 +29,7 @@
 #include "attrs.h"
 #include "fence.h"
 #include "kvs.h"
+#include "kvsroute.h"
 #include "nameserv.h"
 #include "psrv_int.h"
 #include "spawn.h"
@@ -109,8 +113,9 @@ static int h_get(struct psrv *s, struct client *c, const struct pmi_msg *m)
     }
     if (strncmp(key, "PMI_", 4) == 0 || strcmp(key, "universeSize") == 0)
         val = attrs_job_get(s, key);
-    else
-        val = kvs_get(s->kvs, key);
+    else if (!(val = kvs_get(s->kvs, key)) && !(val = kr_cached(s, key)) &&
+             kr_get(s, c, key, -1, s->cur_thrid))
+        return 0; /* answered by get_done */
     if (!val) {
         simple(s, c, "get_result", 1, "key_not_found");
         return 0;
@@ -120,6 +125,25 @@ static int h_get(struct psrv *s, struct client *c, const struct pmi_msg *m)
     pmi_out_add(&o, "value", val);
     reply_send(s, c, &o);
     return 0;
+}
+
+static void get_done(struct psrv *s, struct client *c, const char *thrid, int rc,
+                     const char *val, const char *msg)
+{
+    struct pmi_out o;
+
+    reply_begin(s, c, &o, "get_result", thrid);
+    if (rc == 0 && val) {
+        pmi_out_add(&o, "rc", "0");
+        pmi_out_add(&o, "value", val);
+    } else if (rc == 0) {
+        pmi_out_add(&o, "rc", "1");
+        pmi_out_add(&o, "msg", "key_not_found");
+    } else {
+        pmi_out_addint(&o, "rc", rc);
+        pmi_out_add(&o, "msg", msg ? msg : "get failed");
+    }
+    reply_send(s, c, &o);
 }
 
 static int h_getbyidx(struct psrv *s, struct client *c, const struct pmi_msg *m)
@@ -352,6 +376,7 @@ const struct proto_ops proto_pmi1 = {
     .dispatch = dispatch,
     .fence_done = fence_done,
     .ns_done = ns_done,
+    .get_done = get_done,
     .spawn_done = spawn_done,
     /* no node attributes, no ring in PMI-1 */
 };

@@ -13,6 +13,8 @@
  *   - kvs-get of an absent key is rc=0;found=FALSE (Slurm's answer, which
  *     both Slurm's libpmi2 and MPICH accept; MPICH's barrier idiom gets
  *     "-NONEXIST-KEY" this way).
+ *   - kvs-get of a key this node lacks may wait for other nodes (on-demand
+ *     KVS, kvsroute.h); srcid names the rank that put it (-1: unknown).
  *   - name-lookup answers the port in both "value" (Slurm's libpmi2) and
  *     "port" (the PMI-2 spec text).
  *   - abort kills the job with or without isworld (MPICH >= 4.1 omits it).
@@ -29,6 +31,7 @@
 #include "attrs.h"
 #include "fence.h"
 #include "kvs.h"
+#include "kvsroute.h"
 #include "nameserv.h"
 #include "psrv_int.h"
 #include "ring.h"
@@ -138,8 +141,33 @@ static int h_get(struct psrv *s, struct client *c, const struct pmi_msg *m)
         simple(s, c, "kvs-get-response", 3, "missing key");
         return 0;
     }
-    found_reply(s, c, "kvs-get-response", s->cur_thrid, kvs_get(s->kvs, key));
+    const char *val = kvs_get(s->kvs, key);
+    if (!val)
+        val = kr_cached(s, key);
+    if (!val) {
+        int srcid = -1;
+        if (pmi_msg_get_int(m, "srcid", &srcid) < 0)
+            srcid = -1;
+        if (kr_get(s, c, key, srcid, s->cur_thrid))
+            return 0; /* answered by get_done */
+    }
+    found_reply(s, c, "kvs-get-response", s->cur_thrid, val);
     return 0;
+}
+
+static void get_done(struct psrv *s, struct client *c, const char *thrid, int rc,
+                     const char *val, const char *msg)
+{
+    struct pmi_out o;
+
+    if (rc == 0) {
+        found_reply(s, c, "kvs-get-response", thrid, val);
+        return;
+    }
+    reply_begin(s, c, &o, "kvs-get-response", thrid);
+    pmi_out_addint(&o, "rc", rc);
+    pmi_out_add(&o, "errmsg", msg ? msg : "get failed");
+    reply_send(s, c, &o);
 }
 
 static int h_putnodeattr(struct psrv *s, struct client *c, const struct pmi_msg *m)
@@ -410,6 +438,7 @@ const struct proto_ops proto_pmi2 = {
     .fence_done = fence_done,
     .nodeattr_done = nodeattr_done,
     .ns_done = ns_done,
+    .get_done = get_done,
     .ring_done = ring_done,
     .spawn_done = spawn_done,
 };

@@ -38,6 +38,7 @@ struct nodeattrs;
 struct msg;
 struct blobsvc;
 struct spawnsvc;
+struct kvsroute;
 
 /* Kinds of warnings a task can provoke at will: each is rate-limited per
  * client (srv_warn). */
@@ -86,6 +87,10 @@ struct proto_ops {
                     const char *port, const char *msg);
     void (*ring_done)(struct psrv *s, struct client *c, const char *thrid, int rc,
                       int count, const char *left, const char *right, const char *msg);
+    /* a get asked of other nodes (kvsroute.c): rc 0 with val (NULL: not
+     * found, worded as any miss), or rc != 0 and msg */
+    void (*get_done)(struct psrv *s, struct client *c, const char *thrid, int rc,
+                     const char *val, const char *msg);
     /* spawn's one answer: rc 0 with jobid and one code per process (n of them,
      * errcodes NULL: all 0), else msg; now (a refusal) or from psrv_spawn_done */
     void (*spawn_done)(struct psrv *s, struct client *c, const char *thrid, int rc,
@@ -145,6 +150,7 @@ struct psrv {
     struct nameserv *ns;
     struct blobsvc *blob;
     struct spawnsvc *spawn;
+    struct kvsroute *kvsr;
 
     uint64_t spawn_seq; /* ids of spawn requests given to the host */
     const char *cur_thrid; /* thrid of the request being handled, or NULL */
@@ -164,6 +170,9 @@ void srv_abort(struct psrv *s, int rank, int exitcode, const char *fmt, ...)
 uint64_t srv_now(struct psrv *s);
 /* Encode and send one tree message; 0 or -errno (logged). */
 int srv_tree_send(struct psrv *s, int to, const struct msg *m);
+/* Send a routed message (origin/dest set) one hop towards dest; sets
+ * m->from.  0 or -errno. */
+int srv_route(struct psrv *s, int dest, struct msg *m);
 /* Index of child node `node` in s->children, or -1. */
 int srv_child_index(const struct psrv *s, int node);
 char *srv_strdup(const char *s); /* NULL-safe strdup */

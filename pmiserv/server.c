@@ -50,6 +50,7 @@
 #include "fence.h"
 #include "ktree.h"
 #include "kvs.h"
+#include "kvsroute.h"
 #include "msg.h"
 #include "nameserv.h"
 #include "psrv_int.h"
@@ -235,6 +236,7 @@ void srv_abort(struct psrv *s, int rank, int exitcode, const char *fmt, ...)
     fence_fail(s, rank, -1, buf);
     ring_fail(s, rank, buf);
     blob_fail(s, rank, buf);
+    kr_fail(s, buf);
 }
 
 void psrv_abort(struct psrv *s, int rank, int exitcode, const char *msg)
@@ -428,7 +430,7 @@ int srv_put(struct psrv *s, struct client *c, const char *key, const char *val, 
         *err = srv_quota(s, c, SRV_L_KVS_BYTES_JOB, s->lim.kvs_bytes_per_job);
         return 2;
     }
-    if (kvs_put_pending(s->kvs, key, val) < 0) {
+    if (kvs_put_pending_as(s->kvs, key, val, kr_key_names_rank(key, c->rank)) < 0) {
         *err = "out of memory";
         return 2;
     }
@@ -441,6 +443,9 @@ int srv_put(struct psrv *s, struct client *c, const char *key, const char *val, 
 
 static int check_config(const struct psrv_config *cfg, const struct psrv_ops *ops)
 {
+    if (cfg && ((int)cfg->kvs_mode < PSRV_KVS_AUTO || cfg->kvs_mode > PSRV_KVS_ONDEMAND ||
+                cfg->kvs_auto_bytes < 0))
+        return -EINVAL;
     if (!cfg || !ops || !ops->client_send || !cfg->jobid || cfg->size < 1 ||
         cfg->nnodes < 1 || cfg->nodeid < 0 || cfg->nodeid >= cfg->nnodes ||
         cfg->local_count < 1 || !cfg->local_ranks || cfg->tree_width < 1)
@@ -575,7 +580,7 @@ struct psrv *psrv_create(const struct psrv_config *cfg, const struct psrv_ops *o
     if (!(s->kvs = kvs_create()) || !(s->na = nodeattrs_create(s)) ||
         !(s->fence = fence_create(s)) || !(s->ring = ring_create(s)) ||
         !(s->ns = ns_create(s)) || !(s->blob = blob_create(s)) ||
-        !(s->spawn = spawn_create(s)))
+        !(s->spawn = spawn_create(s)) || !(s->kvsr = kr_create(s)))
         goto nomem;
     kvs_set_limits(s->kvs, s->lim.kvs_keys_per_job, s->lim.kvs_bytes_per_job);
     if (seed_preput(s, cfg) < 0)
@@ -612,6 +617,7 @@ void psrv_destroy(struct psrv *s)
     ns_destroy(s->ns);
     blob_destroy(s->blob);
     spawn_destroy(s->spawn);
+    kr_destroy(s->kvsr);
     free(s->cl);
     free(s->children);
     free(s->jobid);
@@ -797,6 +803,7 @@ static void client_lost(struct psrv *s, struct client *c)
     nodeattrs_client_lost(s, c);
     ns_client_lost(s, c);
     spawn_client_lost(s, c);
+    kr_client_lost(s, c);
     if (c->dead) {
         fence_client_lost(s, c);
         ring_client_lost(s, c);
@@ -812,6 +819,15 @@ void psrv_client_gone(struct psrv *s, int client)
 }
 
 /* ---- tree ------------------------------------------------------------ */
+
+int srv_route(struct psrv *s, int dest, struct msg *m)
+{
+    int hop = ktree_next_hop(s->cfg.tree_width, s->cfg.nnodes, s->cfg.nodeid, dest);
+    if (hop < 0)
+        return -EINVAL;
+    m->from = s->cfg.nodeid;
+    return srv_tree_send(s, hop, m);
+}
 
 int psrv_tree_input(struct psrv *s, int from, const void *buf, size_t len)
 {
@@ -853,6 +869,10 @@ int psrv_tree_input(struct psrv *s, int from, const void *buf, size_t len)
     case MSG_DMDX_RESP:
         rc = blob_tree_input(s, &m);
         break;
+    case MSG_KVS_REQ:
+    case MSG_KVS_RESP:
+        rc = kr_tree_input(s, &m);
+        break;
     default:
         rc = -EPROTO;
     }
@@ -870,6 +890,7 @@ void psrv_tree_gone(struct psrv *s, int node)
     fence_link_gone(s, node);
     ring_link_gone(s, node);
     blob_link_gone(s, node);
+    kr_link_gone(s, node);
 }
 
 static int min_deadline(int a, int b)
@@ -891,6 +912,7 @@ int psrv_tick(struct psrv *s)
     next = min_deadline(next, ns_tick(s, now));
     next = min_deadline(next, nodeattrs_tick(s, now));
     next = min_deadline(next, blob_tick(s, now));
+    next = min_deadline(next, kr_tick(s, now));
     return next;
 }
 
@@ -909,6 +931,8 @@ void psrv_usage(const struct psrv *s, struct psrv_usage *u)
     u->trace_lines =
         s->trace_lines < s->lim.trace_lines ? s->trace_lines : s->lim.trace_lines;
     u->suppressed = s->suppressed;
+    kr_usage(s, &u->kvs_cache_keys, &u->kvs_remote_gets, &u->kvs_served);
+    u->last_fence_ondemand = fence_last_ondemand(s->fence);
 }
 
 int psrv_clients_finalized(const struct psrv *s)

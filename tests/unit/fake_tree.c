@@ -30,6 +30,9 @@ static int cb_tree_send(void *arg, int to, const void *buf, size_t len)
     ck_assert_int_ne(to, n->node);
     if (to == ft->send_fail_to)
         return -EPIPE;
+    ft->sent_bytes += (int64_t)len;
+    if (len >= 3 && ((const unsigned char *)buf)[2] < 32)
+        ft->sent_type_bytes[((const unsigned char *)buf)[2]] += (int64_t)len;
     if (ft->nq == ft->capq) {
         ft->capq = ft->capq ? ft->capq * 2 : 64;
         ft->q = realloc(ft->q, ft->capq * sizeof(*ft->q));
@@ -211,6 +214,7 @@ struct ft *ft_create_cfg(int nnodes, int width, const int *rank_node, int size,
     ft->seed = 1;
     ft->drop_from = ft->drop_to = -1;
     ft->send_fail_to = -1;
+    ft->hold_to = -1;
     ft->now = 1000;
     ft->verbose = getenv("FT_VERBOSE") != NULL;
     ft->rank_node = malloc(size * sizeof(int));
@@ -319,6 +323,12 @@ void ft_gone(struct ft *ft, int rank)
     psrv_client_gone(ft_node_of(ft, rank)->srv, ft->client_of[rank]);
 }
 
+static bool held(const struct ft *ft, const struct ft_msg *m)
+{
+    return ft->hold_to >= 0 && m->to == ft->hold_to && m->len >= 3 &&
+           ((const unsigned char *)m->buf)[2] == ft->hold_type;
+}
+
 static bool should_drop(struct ft *ft, const struct ft_msg *m)
 {
     if (ft->drop_count <= 0)
@@ -345,7 +355,12 @@ int ft_run_some(struct ft *ft, enum ft_order order, int max)
     int n = 0;
     while (ft->nq > 0 && (max < 0 || n < max)) {
         int i = 0;
-        if (order != FT_FIFO)
+        if (ft->hold_to >= 0) { /* the first message not held (FIFO) */
+            while (i < ft->nq && held(ft, &ft->q[i]))
+                i++;
+            if (i == ft->nq)
+                break;
+        } else if (order != FT_FIFO)
             i = (int)(rand_r(&ft->seed) % (unsigned)ft->nq);
         struct ft_msg m = ft->q[i];
         bool keep = false;

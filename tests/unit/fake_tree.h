@@ -82,6 +82,12 @@ struct ft {
     char *log;    /* every log line received, '\n'-separated */
     size_t loglen;
     int send_fail_to; /* tree_send to this node fails (-1: none) */
+    /* bytes handed to tree_send, in all and by message type (msg.h: byte 2) */
+    int64_t sent_bytes;
+    int64_t sent_type_bytes[32];
+    /* ft_run leaves queued the messages to hold_to of type hold_type
+     * (hold_to >= 0); clear hold_to and run again to deliver them */
+    int hold_to, hold_type;
 };
 
 /* Before ft_create: 0 no ops->spawn, 1 ops->spawn records the request

@@ -32,3 +32,7 @@ check_PROGRAMS += check_quotas
 TESTS += check_quotas
 check_quotas_SOURCES = check_quotas.c fake_tree.c fake_tree.h
 check_quotas_LDADD = $(PMISERV_TEST_LIBS)
+check_PROGRAMS += check_kvsdemand
+TESTS += check_kvsdemand
+check_kvsdemand_SOURCES = check_kvsdemand.c fake_tree.c fake_tree.h
+check_kvsdemand_LDADD = $(PMISERV_TEST_LIBS)
