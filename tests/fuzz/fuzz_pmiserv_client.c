@@ -2,12 +2,12 @@
 /* fuzz_pmiserv_client.c - libFuzzer target: the PMI server core (pmiserv/) as a host
  * drives it, with hostile tasks and a hostile peer node.
  *
- * fuzz-sources: pmiserv/spawn.c pmiserv/server.c pmiserv/proto_pmi1.c pmiserv/proto_pmi2.c pmiserv/kvs.c pmiserv/fence.c pmiserv/msg.c pmiserv/attrs.c pmiserv/nameserv.c pmiserv/ring.c pmiserv/blob.c pmiserv/treecoll.c pmiserv/strmap.c pmiserv/limits.c common/pmi_wire.c common/pack.c common/ktree.c common/mac.c common/log.c common/fdio.c
+ * fuzz-sources: pmiserv/spawn.c pmiserv/server.c pmiserv/proto_pmi1.c pmiserv/proto_pmi2.c pmiserv/kvs.c pmiserv/fence.c pmiserv/msg.c pmiserv/attrs.c pmiserv/nameserv.c pmiserv/ring.c pmiserv/blob.c pmiserv/treecoll.c pmiserv/strmap.c pmiserv/limits.c pmiserv/kvsroute.c common/pmi_wire.c common/pack.c common/ktree.c common/mac.c common/log.c common/fdio.c
  * fuzz-cflags: -Icommon -Ipmiserv
  * (clang-format is off for this comment: run.sh reads the fuzz-sources line whole.)
  *
  * Contract: one job of 4 ranks on 2 nodes; this server is node 0 or node 1 (the first
- * input byte), serving 3 (node 0: ranks 0-2) or 1 (node 1: rank 3) clients, with small
+ * input byte's bit 0; its bit 1: the on-demand KVS, else auto), serving 3 (node 0: ranks 0-2) or 1 (node 1: rank 3) clients, with small
  * quotas so that every limit is reachable.  The rest of the input is a list of host
  * events, each an opcode byte (low 3 bits) and its operands:
  *   0-2  bytes from client (op >> 3): a length byte L, then L + 1 bytes (or the rest)
@@ -33,7 +33,8 @@
  * by the other node's FENCE_UP/FENCE_DOWN in msg.h's layout; floods past each quota;
  * control bytes in an abort message, a command and a peer's FENCE_FAIL; a fence left
  * by a hang-up, timeouts, node attribute waits, node 1's name requests and answers
- * (one over quota), the host's service calls.
+ * (one over quota), the host's service calls; on-demand KVS gets answered, refused and
+ * timed out, and the other node's gets served and deferred (node*-kvs-ondemand*).
  */
 // clang-format on
 #include <errno.h>
@@ -148,7 +149,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (size < 1 || size > 200000)
         return 0;
-    int nodeid = data[i++] & 1;
+    int nodeid = data[i] & 1;
+    bool ondemand = (data[i++] & 2) != 0;
     memset(&H, 0, sizeof(H));
     H.nlocal = nodeid == 0 ? 3 : 1;
     H.other = 1 - nodeid;
@@ -164,6 +166,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         .tree_width = 2,
         .fence_timeout_ms = 2000,
         .log_level = PSRV_LOG_TRACE,
+        .kvs_mode = ondemand ? PSRV_KVS_ONDEMAND : PSRV_KVS_AUTO,
         .limits =
             {
                 .kvs_keys_per_rank = 20,

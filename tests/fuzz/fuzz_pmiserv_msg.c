@@ -15,8 +15,8 @@
  *     getbyidx pair is found by kvs_get with the same value, keys and bytes add up;
  *   - committing the same blob twice changes nothing the second time (later pairs
  *     replace earlier ones in place).
- * Seeds: corpus/pmiserv_msg/: fence, name service, ring, blob-collective and direct
- * modex messages in msg.h's layout carrying the puts of captured clients (MPICH 4.0.2,
+ * Seeds: corpus/pmiserv_msg/: fence, name service, ring, blob-collective, direct
+ * modex and on-demand KVS get (kvs-req, kvs-resp-*) messages in msg.h's layout carrying the puts of captured clients (MPICH 4.0.2,
  * Slurm 22.05.8 libpmi2; tests/unit/fixtures), and bare KVS blobs (over the caps,
  * re-puts).
  */
@@ -64,7 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const void *payload = buf;
     size_t plen = size;
     if (rc == 0) {
-        CHECK(m.type >= MSG_FENCE_UP && m.type <= MSG_DMDX_RESP);
+        CHECK(m.type >= MSG_FENCE_UP && m.type <= MSG_KVS_RESP);
         CHECK(strcmp(msg_type2str(m.type), "UNKNOWN") != 0);
         CHECK(m.len == 0 || ((const uint8_t *)m.payload >= buf &&
                              (const uint8_t *)m.payload + m.len <= buf + size));

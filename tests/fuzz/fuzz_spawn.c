@@ -2,7 +2,7 @@
 /* fuzz_spawn.c - libFuzzer target: a task's spawn request as the server core parses it
  * (pmiserv/spawn.c): the PMI-2 "spawn" record and the PMI-1 "mcmd=spawn" blocks.
  *
- * fuzz-sources: pmiserv/spawn.c pmiserv/server.c pmiserv/proto_pmi1.c pmiserv/proto_pmi2.c pmiserv/kvs.c pmiserv/fence.c pmiserv/msg.c pmiserv/attrs.c pmiserv/nameserv.c pmiserv/ring.c pmiserv/blob.c pmiserv/treecoll.c pmiserv/strmap.c pmiserv/limits.c common/pmi_wire.c common/pack.c common/ktree.c common/mac.c common/log.c common/fdio.c
+ * fuzz-sources: pmiserv/spawn.c pmiserv/server.c pmiserv/proto_pmi1.c pmiserv/proto_pmi2.c pmiserv/kvs.c pmiserv/fence.c pmiserv/msg.c pmiserv/attrs.c pmiserv/nameserv.c pmiserv/ring.c pmiserv/blob.c pmiserv/treecoll.c pmiserv/strmap.c pmiserv/limits.c pmiserv/kvsroute.c common/pmi_wire.c common/pack.c common/ktree.c common/mac.c common/log.c common/fdio.c
  * fuzz-cflags: -Icommon -Ipmiserv
  * (clang-format is off for this comment: run.sh reads the fuzz-sources line whole.)
  *
