@@ -15,6 +15,9 @@
  *   - A value found is cached only while the fence count it was asked under
  *     is still this node's: an answer that crosses a fence completion answers
  *     its rank but is not kept (the key may be put again in the new epoch).
+ *   - Local ranks that get the same key of the same nodes while it is being
+ *     asked wait for that one request (a node's 64 ranks reading one card
+ *     send one request, not 64); KR_MAX_OUT_CLIENT counts each rank's waits.
  *   - Candidates that answer "not there" or refuse are passed over; when none
  *     found the key the rank gets the full mode's "not found", unless one
  *     refused or failed, then rc!=0 with that reason.
@@ -32,11 +35,17 @@
 #include "pack.h"
 #include "psrv_int.h"
 
-/* A get of a local rank waiting for other nodes. */
-struct kq {
-    uint64_t id;
+/* A local rank waiting for a key (struct kq). */
+struct kwait {
     int client;
     char *thrid;
+    struct kwait *next;
+};
+
+/* A key asked of other nodes, for the local ranks waiting for it. */
+struct kq {
+    uint64_t id;
+    struct kwait *w; /* its ranks, first asker first */
     char *key;
     int cand[KR_MAX_CAND];
     int ncand, next; /* next: index of the node asked now */
@@ -65,7 +74,7 @@ struct kvsroute {
     int ndef;
     uint64_t next_id;
     struct kvs *cache;
-    int64_t remote_gets, served;
+    int64_t remote_gets, served, joined;
 };
 
 bool kr_key_names_rank(const char *key, int rank)
@@ -154,7 +163,12 @@ struct kvsroute *kr_create(struct psrv *s)
 
 static void free_kq(struct kq *q)
 {
-    free(q->thrid);
+    while (q->w) {
+        struct kwait *w = q->w;
+        q->w = w->next;
+        free(w->thrid);
+        free(w);
+    }
     free(q->key);
     free(q);
 }
@@ -207,11 +221,19 @@ const char *kr_cached(struct psrv *s, const char *key)
     return kvs_get(s->kvsr->cache, key);
 }
 
+/* Answer every rank waiting for q (q stays allocated: the caller frees it). */
 static void answer(struct psrv *s, struct kq *q, int rc, const char *val, const char *msg)
 {
-    struct client *c = &s->cl[q->client];
-    if (!c->gone && !c->bad)
-        c->proto->get_done(s, c, q->thrid, rc, val, msg);
+    while (q->w) {
+        struct kwait *w = q->w;
+        struct client *c = &s->cl[w->client];
+        q->w = w->next;
+        s->kvsr->nout_client[w->client]--;
+        if (!c->gone && !c->bad)
+            c->proto->get_done(s, c, w->thrid, rc, val, msg);
+        free(w->thrid);
+        free(w);
+    }
 }
 
 static void unlink_kq(struct kvsroute *k, struct kq *q)
@@ -220,7 +242,6 @@ static void unlink_kq(struct kvsroute *k, struct kq *q)
         if (*pp == q) {
             *pp = q->nextq;
             k->nout--;
-            k->nout_client[q->client]--;
             return;
         }
 }
@@ -285,22 +306,45 @@ bool kr_get(struct psrv *s, struct client *c, const char *key, int srcid,
         c->proto->get_done(s, c, thrid, -1, NULL, "the job is aborting");
         return true;
     }
-    if (k->nout >= KR_MAX_OUT || k->nout_client[c->idx] >= KR_MAX_OUT_CLIENT) {
+    /* The same key asked already for another local rank, of the same nodes
+     * in the same epoch: this rank waits for that answer too. */
+    struct kq *q;
+    for (q = k->out; q; q = q->nextq)
+        if (q->epoch == epoch && q->ncand == n && strcmp(q->key, key) == 0 &&
+            memcmp(q->cand, cand, (size_t)n * sizeof(int)) == 0)
+            break;
+    if ((!q && k->nout >= KR_MAX_OUT) || k->nout_client[c->idx] >= KR_MAX_OUT_CLIENT) {
         srv_warn(s, c, SRV_W_PUT, "rank %d: get %s refused: too many gets in flight",
                  c->rank, key);
         c->proto->get_done(s, c, thrid, -1, NULL,
                            "too many gets waiting for other nodes on this node");
         return true;
     }
-    struct kq *q = calloc(1, sizeof(*q));
-    if (!q || !(q->key = strdup(key)) || (thrid && !(q->thrid = strdup(thrid)))) {
-        if (q)
-            free_kq(q);
+    struct kwait *w = calloc(1, sizeof(*w));
+    if (!w || (thrid && !(w->thrid = strdup(thrid)))) {
+        free(w);
         c->proto->get_done(s, c, thrid, -1, NULL, "out of memory");
         return true;
     }
+    w->client = c->idx;
+    k->nout_client[c->idx]++;
+    if (q) { /* joins the first asker: answered in turn after it */
+        struct kwait **tail = &q->w;
+        while (*tail)
+            tail = &(*tail)->next;
+        *tail = w;
+        k->joined++;
+        return true;
+    }
+    q = calloc(1, sizeof(*q));
+    if (!q || !(q->key = strdup(key))) {
+        free(q);
+        q = &(struct kq){.w = w};
+        answer(s, q, -1, NULL, "out of memory");
+        return true;
+    }
+    q->w = w;
     q->id = k->next_id++;
-    q->client = c->idx;
     memcpy(q->cand, cand, sizeof(cand));
     q->ncand = n;
     q->epoch = epoch;
@@ -309,7 +353,6 @@ bool kr_get(struct psrv *s, struct client *c, const char *key, int srcid,
     q->nextq = k->out;
     k->out = q;
     k->nout++;
-    k->nout_client[c->idx]++;
     advance(s, q);
     return true;
 }
@@ -507,13 +550,23 @@ void kr_client_lost(struct psrv *s, struct client *c)
 
     for (struct kq **pp = &k->out; *pp;) {
         struct kq *q = *pp;
-        if (q->client != c->idx) {
+        for (struct kwait **wp = &q->w; *wp;) {
+            struct kwait *w = *wp;
+            if (w->client != c->idx) {
+                wp = &w->next;
+                continue;
+            }
+            *wp = w->next;
+            k->nout_client[c->idx]--;
+            free(w->thrid);
+            free(w);
+        }
+        if (q->w) {
             pp = &q->nextq;
             continue;
         }
-        *pp = q->nextq;
+        *pp = q->nextq; /* nobody waits: a late answer is dropped */
         k->nout--;
-        k->nout_client[q->client]--;
         free_kq(q);
     }
 }
@@ -547,7 +600,6 @@ void kr_fail(struct psrv *s, const char *text)
         struct kq *q = k->out;
         k->out = q->nextq;
         k->nout--;
-        k->nout_client[q->client]--;
         answer(s, q, -1, NULL, text);
         free_kq(q);
     }
@@ -586,7 +638,6 @@ int kr_tick(struct psrv *s, uint64_t now)
         srv_log(s, PSRV_LOG_WARN, "%s", text);
         *pp = q->nextq;
         k->nout--;
-        k->nout_client[q->client]--;
         answer(s, q, -1, NULL, text);
         free_kq(q);
     }

@@ -568,6 +568,40 @@ START_TEST(abort_while_waiting)
 }
 END_TEST
 
+/* Two ranks of a node get the same card at once: one request, two answers;
+ * a rank that hangs up meanwhile leaves the other one answered. */
+START_TEST(same_key_one_request)
+{
+    struct ft *ft = job(PSRV_KVS_ONDEMAND, 0);
+    char got[1100];
+
+    put(ft, 6, "P6-businesscard", "six");
+    fence_all(ft);
+    get_send(ft, 0, "P6-businesscard", -2);
+    get_send(ft, 1, "P6-businesscard", -1);
+    get_send(ft, 1, "P6-businesscard", 6); /* srcid names the same node */
+    ck_assert_int_eq(get_result(ft, 1, got, sizeof(got)), -1);
+    struct psrv_usage u;
+    psrv_usage(ft->nodes[0].srv, &u);
+    ck_assert_int_eq(u.kvs_remote_gets, 1);
+    ft_run(ft, FT_FIFO);
+    ck_assert_int_eq(get_result(ft, 0, got, sizeof(got)), 0);
+    ck_assert_str_eq(got, "six");
+    char *all = ft_take(ft, 1);
+    ck_assert_msg(strstr(all, "value=six;") &&
+                      strstr(strstr(all, "value=six;") + 1, "value=six;"),
+                  "%s", all);
+    free(all);
+    /* the first asker hangs up: the second still gets its answer */
+    get_send(ft, 0, "P7-businesscard", -2);
+    get_send(ft, 1, "P7-businesscard", -1);
+    ft_gone(ft, 0);
+    ft_run(ft, FT_FIFO);
+    ck_assert_int_eq(get_result(ft, 1, got, sizeof(got)), 1);
+    ft_destroy(ft);
+}
+END_TEST
+
 /* A rank that hangs up while its get waits: no answer, nothing leaks. */
 START_TEST(client_gone_while_waiting)
 {
@@ -654,6 +688,7 @@ static Suite *suite(void)
     tcase_add_test(te, get_timeout);
     tcase_add_test(te, abort_while_waiting);
     tcase_add_test(te, client_gone_while_waiting);
+    tcase_add_test(te, same_key_one_request);
     suite_add_tcase(s, te);
     return s;
 }
