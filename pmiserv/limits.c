@@ -88,7 +88,9 @@ int psrv_kvs_mode_parse(const char *v, enum psrv_kvs_mode *mode)
 
 const char *psrv_kvs_mode_name(enum psrv_kvs_mode mode)
 {
-    return mode == PSRV_KVS_FULL ? "full" : mode == PSRV_KVS_ONDEMAND ? "ondemand" : "auto";
+    return mode == PSRV_KVS_FULL       ? "full"
+           : mode == PSRV_KVS_ONDEMAND ? "ondemand"
+                                       : "auto";
 }
 
 int psrv_kvs_from_env(enum psrv_kvs_mode *mode, int64_t *auto_bytes, char *err,

@@ -16,9 +16,9 @@
  *   - committing the same blob twice changes nothing the second time (later pairs
  *     replace earlier ones in place).
  * Seeds: corpus/pmiserv_msg/: fence, name service, ring, blob-collective, direct
- * modex and on-demand KVS get (kvs-req, kvs-resp-*) messages in msg.h's layout carrying the puts of captured clients (MPICH 4.0.2,
- * Slurm 22.05.8 libpmi2; tests/unit/fixtures), and bare KVS blobs (over the caps,
- * re-puts).
+ * modex and on-demand KVS get (kvs-req, kvs-resp-*) messages in msg.h's layout carrying
+ * the puts of captured clients (MPICH 4.0.2, Slurm 22.05.8 libpmi2; tests/unit/fixtures),
+ * and bare KVS blobs (over the caps, re-puts).
  */
 #include <errno.h>
 #include <stdint.h>
