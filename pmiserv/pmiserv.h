@@ -43,8 +43,9 @@
  *     ranks legitimately reach a fence far apart (long computation before
  *     a barrier) needs a generous fence_timeout_ms (minutes); crashed ranks
  *     are caught by psrv_client_gone without waiting for it.  The same
- *     timeout bounds name-service requests to node 0, rings, and
- *     info-getnodeattr wait=TRUE (which then answers rc!=0, no abort).
+ *     timeout bounds name-service requests to node 0, rings,
+ *     info-getnodeattr wait=TRUE, and gets asked of other nodes in the
+ *     on-demand KVS mode (enum psrv_kvs_mode; all answer rc!=0, no abort).
  *   - Every request and reply is logged at PSRV_LOG_TRACE with the rank and
  *     the time (ops->now_ms), up to limits.trace_lines lines per server; then
  *     one line says the trace stopped.
