@@ -23,8 +23,15 @@
  * for the run.  Every wait is bounded by -t; the parent kills by pid what
  * is left.
  *
+ * A get may be answered later (a KVS mode that fetches a key from the node
+ * that owns it): the node runs its loop until the whole reply is in.
+ *
  * Usage: emu -n NODES [-r RANKS_PER_NODE] [-f FENCES] [-w WIDTH]
- *            [-t TIMEOUT_S] [-b BYTES] [-v]
+ *            [-t TIMEOUT_S] [-b BYTES] [-m full|ondemand|auto] [-v]
+ *   -m: the core's KVS mode (full: every node gets the whole KVS at each
+ *       fence; ondemand: a get of a remote rank's key goes to its node; auto:
+ *       the core picks).  A core without KVS modes serves full only, and
+ *       -m ondemand|auto then exits 3 (the test script reads it as "no such mode").
  * Exit: 0 when every node ran every phase and every get was right.
  */
 #include "config.h"
@@ -56,6 +63,14 @@
 
 static int nnodes, rpn = 4, nfences = 10, width = 2, timeout_s = 120, verbose;
 static int val_big = 1024; /* bytes each rank puts per round of the second phase */
+static const char *kvs_mode = "full";
+
+/* Set the core's KVS mode from -m; -1 when this core has no such mode. */
+static int set_kvs_mode(struct psrv_config *pc)
+{
+    (void)pc;
+    return strcmp(kvs_mode, "full") == 0 ? 0 : -1;
+}
 
 static double now_ms(void)
 {
@@ -222,6 +237,42 @@ static void on_bye(struct loop *lp, struct loop_watch *w, int fd, int revents, v
     loop_watch_set(w, 0);
 }
 
+/* Is the reply buffer one whole PMI-2 record (6-digit length, then body)? */
+static bool reply_whole(const struct node *n)
+{
+    char lenbuf[7];
+
+    if (n->reply_len < 6)
+        return false;
+    memcpy(lenbuf, n->reply, 6);
+    lenbuf[6] = '\0';
+    return n->reply_len >= 6 + strtoul(lenbuf, NULL, 10);
+}
+
+/* Run the loop until the reply to the last request is whole (a get the core
+ * answers after asking another node). */
+static int wait_reply(struct node *n, double deadline)
+{
+    while (!reply_whole(n)) {
+        if (n->aborted || n->bye) {
+            snprintf(n->why, sizeof(n->why), n->bye ? "the parent left" : "aborted");
+            return -1;
+        }
+        double left = deadline - now_ms();
+        if (left <= 0) {
+            snprintf(n->why, sizeof(n->why), "get timed out");
+            return -1;
+        }
+        int ms = psrv_tick(n->srv);
+        if (ms < 0 || ms > left)
+            ms = (int)left + 1;
+        if (ms > 1000)
+            ms = 1000;
+        loop_run_once(n->lp, ms);
+    }
+    return 0;
+}
+
 /* Run the loop until every local rank got its fence answer. */
 static int wait_fence(struct node *n, double deadline)
 {
@@ -278,6 +329,8 @@ static int round_(struct node *n, int k, bool put, const char *key, double deadl
         snprintf(body, sizeof(body), "cmd=kvs-get;jobid=;srcid=-1;key=%s%d;", key, peer);
         double g0 = now_ms();
         send2(n, c, body);
+        if (wait_reply(n, deadline) < 0)
+            return -1;
         *get_us += (now_ms() - g0) * 1e3;
         value_of(peer, k, want);
         char *v = strstr(n->reply, "value=");
@@ -327,7 +380,7 @@ static int node_main(int id, int portfd, int out, int bye, const char *cookie)
     int *rank_node = NULL, local[MAX_RPN], port = 0, bad = 0;
     char server[64], line[1024], **addrs = NULL;
     double deadline, t_port, t_rdv, t_up, f0 = 0, g0 = 0, f1 = 0, g1 = 0;
-    double c_start, c0, c1;
+    double c_rdv, c_start, c0, c1;
     uint64_t b0s, b0r, b1s, b1r;
 
     if (read(portfd, &port, sizeof(port)) != (ssize_t)sizeof(port) || port <= 0)
@@ -359,6 +412,7 @@ static int node_main(int id, int portfd, int out, int bye, const char *cookie)
         goto report;
     }
     snprintf(server, sizeof(server), "127.0.0.1:%d", port);
+    c_rdv = cpu_ms();
     int rc = rdv_exchange_cookie(server, JOBKEY, cookie, nnodes, id, treenet_port(n.tn),
                                  timeout_s * 1000, &addrs, NULL);
     if (rc < 0) {
@@ -366,6 +420,8 @@ static int node_main(int id, int portfd, int out, int bye, const char *cookie)
         goto report;
     }
     t_rdv = now_ms();
+    c_rdv = cpu_ms() - c_rdv;
+    c_start = cpu_ms();
     rc = treenet_start(n.tn, addrs);
     rdv_addrs_free(addrs, nnodes);
     if (rc < 0) {
@@ -391,6 +447,10 @@ static int node_main(int id, int portfd, int out, int bye, const char *cookie)
         .fence_timeout_ms = timeout_s * 1000,
         .log_level = verbose ? PSRV_LOG_INFO : PSRV_LOG_WARN,
     };
+    if (set_kvs_mode(&pc) < 0) {
+        snprintf(n.why, sizeof(n.why), "KVS mode %s: not in this core", kvs_mode);
+        goto report;
+    }
     n.srv = psrv_create(&pc, &core_ops, &n);
     if (!n.srv) {
         snprintf(n.why, sizeof(n.why), "psrv_create: %s", strerror(errno));
@@ -402,14 +462,13 @@ static int node_main(int id, int portfd, int out, int bye, const char *cookie)
         send2(&n, c, "cmd=fullinit;");
     }
     /* start: the card, over links that are still coming up */
-    c_start = cpu_ms();
     double dummy = 0, dummy2 = 0;
     rc = round_(&n, -1, true, "card", deadline, &dummy, &dummy2);
     if (rc < 0)
         goto report;
     bad += rc;
     t_up = now_ms();
-    (void)c_start;
+    c_start = cpu_ms() - c_start; /* links, server, first fence */
     /* 0 B */
     c0 = cpu_ms();
     b0s = n.up_sent;
@@ -437,14 +496,14 @@ static int node_main(int id, int portfd, int out, int bye, const char *cookie)
     b1s = n.up_sent - b1s;
     b1r = n.up_recv - b1r;
     /* node \t ok \t bad \t t_rdv t_up (ms from the port) \t fence0 get0 cpu0
-     * bytes0 \t fence1 get1 cpu1 bytes1 \t rss hwm fds */
+     * bytes0 \t fence1 get1 cpu1 bytes1 \t rss hwm fds \t cpu_rdv cpu_start */
     snprintf(line, sizeof(line),
              "%d\tok\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%" PRIu64
-             "\t%.3f\t%.3f\t%.3f\t%" PRIu64 "\t%ld\t%ld\t%d\n",
+             "\t%.3f\t%.3f\t%.3f\t%" PRIu64 "\t%ld\t%ld\t%d\t%.3f\t%.3f\n",
              id, bad, t_rdv - t_port, t_up - t_port, f0 / nfences, g0 / (nfences * rpn),
              c0 / nfences, (b0s + b0r) / (uint64_t)nfences, f1 / nfences,
              g1 / (nfences * rpn), c1 / nfences, (b1s + b1r) / (uint64_t)nfences,
-             status_kb("VmRSS:"), status_kb("VmHWM:"), count_fds());
+             status_kb("VmRSS:"), status_kb("VmHWM:"), count_fds(), c_rdv, c_start);
     goto send;
 report:
     snprintf(line, sizeof(line), "%d\tfail\t%s\n", id, n.why[0] ? n.why : "setup failed");
@@ -497,7 +556,7 @@ int main(int argc, char **argv)
     int opt, portp[2], outp[2], byep[2];
     char cookie[65];
 
-    while ((opt = getopt(argc, argv, "n:r:f:w:t:b:v")) != -1) {
+    while ((opt = getopt(argc, argv, "n:r:f:w:t:b:m:v")) != -1) {
         switch (opt) {
         case 'n':
             nnodes = atoi(optarg);
@@ -517,12 +576,15 @@ int main(int argc, char **argv)
         case 'b':
             val_big = atoi(optarg);
             break;
+        case 'm':
+            kvs_mode = optarg;
+            break;
         case 'v':
             verbose++;
             break;
         default:
             fprintf(stderr, "usage: emu -n NODES [-r RANKS] [-f FENCES] [-w WIDTH] "
-                            "[-t TIMEOUT_S] [-b BYTES] [-v]\n");
+                            "[-t TIMEOUT_S] [-b BYTES] [-m full|ondemand|auto] [-v]\n");
             return 2;
         }
     }
@@ -531,6 +593,18 @@ int main(int argc, char **argv)
         val_big > VAL_MAX) {
         fprintf(stderr, "emu: bad arguments\n");
         return 2;
+    }
+    {
+        struct psrv_config probe = {0};
+        if (strcmp(kvs_mode, "full") && strcmp(kvs_mode, "ondemand") &&
+            strcmp(kvs_mode, "auto")) {
+            fprintf(stderr, "emu: -m %s: full, ondemand or auto\n", kvs_mode);
+            return 2;
+        }
+        if (set_kvs_mode(&probe) < 0) {
+            fprintf(stderr, "emu: -m %s: this core has no such KVS mode\n", kvs_mode);
+            return 3;
+        }
     }
     /* the cookie: 64 hex digits of /dev/urandom */
     unsigned char rnd[32];
@@ -645,13 +719,13 @@ int main(int argc, char **argv)
             break;
         *e = '\0';
         int id, b;
-        double x[13];
+        double x[15];
         if (sscanf(s,
                    "%d\tok\t%d\t%lf\t%lf\t%lf\t%lf\t%lf\t%lf\t%lf\t%lf\t%lf\t%lf\t%lf\t%"
-                   "lf\t%lf",
+                   "lf\t%lf\t%lf\t%lf",
                    &id, &b, &x[0], &x[1], &x[2], &x[3], &x[4], &x[5], &x[6], &x[7], &x[8],
-                   &x[9], &x[10], &x[11], &x[12]) == 15) {
-            for (int j = 0; j < 13; j++)
+                   &x[9], &x[10], &x[11], &x[12], &x[13], &x[14]) == 17) {
+            for (int j = 0; j < 15; j++)
                 v[j][ok] = x[j];
             ok++;
             bad += b;
@@ -661,19 +735,21 @@ int main(int argc, char **argv)
                 fprintf(stderr, "emu: node line: %s\n", s);
         }
     }
-    for (int j = 0; j < 13; j++)
+    for (int j = 0; j < 15; j++)
         qsort(v[j], (size_t)ok, sizeof(double), cmp_d);
 #define MAXV(j) (ok ? v[j][ok - 1] : 0)
 #define MEDV(j) (ok ? v[j][ok / 2] : 0)
     /* N R F width big_B ok bad rdv_ms up_ms fence0_ms get0_us cpu0_ms busy0_B
-     * fence1_ms get1_us cpu1_ms busy1_B rss_kb hwm_kb fds wall_ms (times: the
-     * slowest node's mean per round; get, CPU: the median node's per round) */
+     * fence1_ms get1_us cpu1_ms busy1_B rss_kb hwm_kb fds wall_ms cpu_rdv_ms
+     * cpu_start_ms mode (times: the slowest node's mean per round; get, CPU: the
+     * median node's per round; cpu_rdv, cpu_start: the median node's CPU in the
+     * rendezvous, and in its links' set-up and first fence) */
     printf("%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\t%.1f\t%.3f\t%.2f\t%.3f\t%.0f\t%.3f\t%.2f\t%"
            ".3f\t%."
-           "0f\t%.0f\t%.0f\t%.0f\t%.0f\n",
+           "0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.3f\t%.3f\t%s\n",
            nnodes, rpn, nfences, width, val_big, ok, bad, MAXV(0), MAXV(1), MAXV(2),
            MEDV(3), MEDV(4), MAXV(5), MAXV(6), MEDV(7), MEDV(8), MAXV(9), MAXV(10),
-           MAXV(11), MAXV(12), t_all);
+           MAXV(11), MAXV(12), t_all, MEDV(13), MEDV(14), kvs_mode);
     fflush(stdout);
     if (ok < nnodes || bad || failed_exit || rdv_rc != 0)
         fprintf(stderr,

@@ -2,26 +2,32 @@
 # bench/scale/run.sh - build bench/scale/emu.c against a build's libraries (the PMI
 # server core, treenet, common) and run the emulated cluster at each N: N node server
 # processes on 127.0.0.1, cookie-mode rendezvous and tree links, R emulated PMI-2 ranks
-# per node driving the core directly.  One TSV row per N (columns: see the header line);
-# every run under nice and a timeout, a failed or timed-out N is reported and skipped.
+# per node driving the core directly.  One TSV row per run (columns: see the header
+# line; load1 is the 1-minute load average just before the run); every run under nice
+# and a timeout, a failed or timed-out run is reported and skipped.
 #
-# Usage: bench/scale/run.sh [-N "16 64 256"] [-r RANKS] [-f FENCES] [-w WIDTH]
-#                           [-t TIMEOUT_S] [-b BYTES] [-o OUT.tsv]
+# Usage: bench/scale/run.sh [-N "16 64 256"] [-r RANKS] [-f FENCES] [-w "WIDTHS"]
+#                           [-m "MODES"] [-k REPEATS] [-t TIMEOUT_S] [-b BYTES] [-o OUT.tsv]
+#   -w, -m: lists; every N x width x mode is run -k times (default 1).
+#   -m: the core's KVS modes (full, ondemand, auto; default full)
 #   -b: bytes each rank puts per round of the second phase (0 skips it); -o appends
 #   (the header only when OUT.tsv is new)
-# Environment: LOOM_BUILD_DIR (default build).  Not part of `make check`.
+# Environment: LOOM_BUILD_DIR (default build).  Not part of `make check` (its test at a
+# small N is tests/scale/t-scale-emu.sh).
 set -uo pipefail
-NS="16 64 256" R=4 F=10 W=2 T=120 B=1024 OUT=
-while getopts "N:r:f:w:t:b:o:h" c; do
+NS="16 64 256" R=4 F=10 W=2 T=120 B=1024 OUT= MODES=full K=1
+while getopts "N:r:f:w:m:k:t:b:o:h" c; do
     case $c in
         N) NS=$OPTARG ;;
         r) R=$OPTARG ;;
         f) F=$OPTARG ;;
         w) W=$OPTARG ;;
+        m) MODES=$OPTARG ;;
+        k) K=$OPTARG ;;
         t) T=$OPTARG ;;
         b) B=$OPTARG ;;
         o) OUT=$OPTARG ;;
-        *) sed -n '2,13p' "$0"; exit 2 ;;
+        *) sed -n '2,17p' "$0"; exit 2 ;;
     esac
 done
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -34,12 +40,11 @@ nice -n 19 cc -O2 -g -Wall -Wextra -I"$bdir" -I"$src/common" -I"$src/pmiserv" \
     -I"$src/treenet" -o "$tmp/emu" "$src/bench/scale/emu.c" \
     "$bdir/pmiserv/.libs/libpmiserv.a" "$bdir/treenet/.libs/libtreenet.a" \
     "$bdir/common/.libs/libloomcommon.a" $munge -lpthread || exit 2
-hdr='N	ranks_per_node	fences	width	big_B	nodes_ok	wrong_gets	rdv_ms	startup_ms	fence0_ms	get0_us	cpu0_ms	busy0_B	fence1k_ms	get1k_us	cpu1k_ms	busy1k_B	rss_kb	hwm_kb	fds	wall_ms	load1'
+hdr='N	ranks_per_node	fences	width	big_B	nodes_ok	wrong_gets	rdv_ms	startup_ms	fence0_ms	get0_us	cpu0_ms	busy0_B	fence1k_ms	get1k_us	cpu1k_ms	busy1k_B	rss_kb	hwm_kb	fds	wall_ms	cpu_rdv_ms	cpu_start_ms	mode	load1'
 [ -n "$OUT" ] && [ ! -s "$OUT" ] && echo "$hdr" >"$OUT"
 echo "$hdr"
 rc=0
 for n in $NS; do
-    load=$(cut -d' ' -f1 /proc/loadavg)
     # the full exchange puts the whole KVS into every node (measured: about 7 copies of
     # it at the peak); past half of the free memory the big phase is skipped (big_B 0)
     b=$B
@@ -50,15 +55,23 @@ for n in $NS; do
             "skipped (MemAvailable $((avail_kb / 1024)) MiB)" >&2
         b=0
     fi
-    if row=$(timeout -k 5 $((T + 30)) nice -n 19 "$tmp/emu" -n "$n" -r "$R" -f "$F" \
-        -w "$W" -t "$T" -b "$b" 2>"$tmp/err"); then
-        row="$row	$load"
-        echo "$row"
-        [ -n "$OUT" ] && echo "$row" >>"$OUT"
-    else
-        echo "N=$n failed (exit $?):" >&2
-        head -20 "$tmp/err" >&2
-        rc=1
-    fi
+    for w in $W; do
+        for m in $MODES; do
+            for _ in $(seq "$K"); do
+                load=$(cut -d' ' -f1 /proc/loadavg)
+                if row=$(timeout -k 5 $((T + 30)) nice -n 19 "$tmp/emu" -n "$n" -r "$R" \
+                    -f "$F" -w "$w" -t "$T" -b "$b" -m "$m" 2>"$tmp/err"); then
+                    row="$row	$load"
+                    echo "$row"
+                    [ -n "$OUT" ] && echo "$row" >>"$OUT"
+                else
+                    echo "N=$n width=$w mode=$m failed (exit $?):" >&2
+                    head -20 "$tmp/err" >&2
+                    rc=1
+                fi
+                sleep 1 # the last run's processes leave
+            done
+        done
+    done
 done
 exit $rc
