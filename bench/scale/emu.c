@@ -27,11 +27,13 @@
  * that owns it): the node runs its loop until the whole reply is in.
  *
  * Usage: emu -n NODES [-r RANKS_PER_NODE] [-f FENCES] [-w WIDTH]
- *            [-t TIMEOUT_S] [-b BYTES] [-m full|ondemand|auto] [-v]
+ *            [-t TIMEOUT_S] [-b BYTES] [-m full|ondemand|auto] [-H HS_MS] [-v]
  *   -m: the core's KVS mode (full: every node gets the whole KVS at each
  *       fence; ondemand: a get of a remote rank's key goes to its node; auto:
  *       the core picks).  A core without KVS modes serves full only, and
  *       -m ondemand|auto then exits 3 (the test script reads it as "no such mode").
+ *   -H: treenet's handshake timeout per connection (default its own, 3 s).  Thousands
+ *       of node processes on 2 cores can leave a node unscheduled for longer.
  * Exit: 0 when every node ran every phase and every get was right.
  */
 #include "config.h"
@@ -62,6 +64,7 @@
 #define MAX_RPN 256
 
 static int nnodes, rpn = 4, nfences = 10, width = 2, timeout_s = 120, verbose;
+static int hs_ms; /* treenet's handshake bound per connection (0: its default, 3 s) */
 static int val_big = 1024; /* bytes each rank puts per round of the second phase */
 static const char *kvs_mode = "full";
 
@@ -405,6 +408,7 @@ static int node_main(int id, int portfd, int out, int bye, const char *cookie)
         .bind_addr = "127.0.0.1",
         .connect_timeout_ms = timeout_s * 1000,
         .cookie = cookie,
+        .handshake_timeout_ms = hs_ms,
     };
     n.tn = n.lp ? treenet_create(n.lp, &tc, &tn_ops, &n) : NULL;
     if (!n.tn) {
@@ -556,7 +560,7 @@ int main(int argc, char **argv)
     int opt, portp[2], outp[2], byep[2];
     char cookie[65];
 
-    while ((opt = getopt(argc, argv, "n:r:f:w:t:b:m:v")) != -1) {
+    while ((opt = getopt(argc, argv, "n:r:f:w:t:b:m:H:v")) != -1) {
         switch (opt) {
         case 'n':
             nnodes = atoi(optarg);
@@ -579,18 +583,23 @@ int main(int argc, char **argv)
         case 'm':
             kvs_mode = optarg;
             break;
+        case 'H':
+            hs_ms = atoi(optarg);
+            break;
         case 'v':
             verbose++;
             break;
         default:
-            fprintf(stderr, "usage: emu -n NODES [-r RANKS] [-f FENCES] [-w WIDTH] "
-                            "[-t TIMEOUT_S] [-b BYTES] [-m full|ondemand|auto] [-v]\n");
+            fprintf(stderr,
+                    "usage: emu -n NODES [-r RANKS] [-f FENCES] [-w WIDTH] "
+                    "[-t TIMEOUT_S] [-b BYTES] [-m full|ondemand|auto] [-H HS_MS] "
+                    "[-v]\n");
             return 2;
         }
     }
     if (nnodes < 1 || nnodes > MAX_NODES || rpn < 1 || rpn > MAX_RPN || nfences < 1 ||
         nfences > 10000 || width < 1 || timeout_s < 1 || val_big < 0 ||
-        val_big > VAL_MAX) {
+        val_big > VAL_MAX || hs_ms < 0) {
         fprintf(stderr, "emu: bad arguments\n");
         return 2;
     }
