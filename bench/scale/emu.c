@@ -68,11 +68,25 @@ static int hs_ms; /* treenet's handshake bound per connection (0: its default, 3
 static int val_big = 1024; /* bytes each rank puts per round of the second phase */
 static const char *kvs_mode = "full";
 
-/* Set the core's KVS mode from -m; -1 when this core has no such mode. */
+/* Set the core's KVS mode from -m; -1 when this core has no such mode.  A core
+ * with KVS modes declares them in pmiserv.h with AUTO's default threshold
+ * beside them; a core without serves the full exchange only. */
 static int set_kvs_mode(struct psrv_config *pc)
 {
+#ifdef PSRV_DEF_KVS_AUTO_BYTES
+    if (strcmp(kvs_mode, "full") == 0)
+        pc->kvs_mode = PSRV_KVS_FULL;
+    else if (strcmp(kvs_mode, "ondemand") == 0)
+        pc->kvs_mode = PSRV_KVS_ONDEMAND;
+    else if (strcmp(kvs_mode, "auto") == 0)
+        pc->kvs_mode = PSRV_KVS_AUTO;
+    else
+        return -1;
+    return 0;
+#else
     (void)pc;
     return strcmp(kvs_mode, "full") == 0 ? 0 : -1;
+#endif
 }
 
 static double now_ms(void)
