@@ -34,10 +34,14 @@ plot dat using 1:(sel(2, 'full', 7)) with linespoints lw 2 title "0 B, full, wid
      dat using 1:(sel(16, 'full', 8)) with linespoints lw 2 dt 2 title "1 KiB, full, width 16", \
      dat using 1:(sel(2, 'ondemand', 8)) with linespoints lw 2 dt 4 title "1 KiB, on demand, width 2"
 
-set title "memory of the largest node server"
+# full mode ran the 1 KiB phase only where it fit in memory (column 6 not NaN)
+big(w, m, col) = (valid(6) && column(2) == w && strcol(3) eq m) ? column(col) : 1/0
+small(w, m, col) = (!valid(6) && column(2) == w && strcol(3) eq m) ? column(col) : 1/0
+set title "memory of the largest node server (peak, VmHWM)"
 set ylabel "KiB"
-plot dat using 1:(sel(2, 'full', 9)) with linespoints lw 2 title "RSS after the rounds, width 2", \
-     dat using 1:(sel(2, 'full', 10)) with linespoints lw 2 dt 2 title "peak (VmHWM), width 2", \
-     dat using 1:(sel(16, 'full', 10)) with linespoints lw 2 dt 2 title "peak, width 16", \
-     dat using 1:(sel(2, 'ondemand', 10)) with linespoints lw 2 dt 4 title "peak, on demand, width 2"
+plot dat using 1:(big(2, 'full', 10)) with linespoints lw 2 title "full, 1 KiB rounds, width 2", \
+     dat using 1:(big(16, 'full', 10)) with linespoints lw 2 title "full, 1 KiB rounds, width 16", \
+     dat using 1:(small(2, 'full', 10)) with linespoints lw 2 dt 2 title "full, 0 B rounds only, width 2", \
+     dat using 1:(small(16, 'full', 10)) with linespoints lw 2 dt 2 title "full, 0 B rounds only, width 16", \
+     dat using 1:(sel(2, 'ondemand', 10)) with linespoints lw 2 dt 4 title "on demand, 1 KiB rounds, width 2"
 unset multiplot
