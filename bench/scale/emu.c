@@ -2,7 +2,9 @@
  * each with the real PMI server core (pmiserv/), real tree links and the
  * real cookie-mode rendezvous (treenet/, as mpiexec's proxies use them),
  * and R emulated ranks per node that feed the core PMI-2 requests directly
- * (psrv_client_input: no socket per rank, so thousands of ranks fit).
+ * (psrv_client_input: no socket per rank, so thousands of ranks fit), or
+ * with -S over one socketpair per rank through the production node server
+ * (nodesrv/: reading, reply queues, its tick), as the plugin and mpiexec run.
  *
  * The parent forks the N nodes first (single-threaded, so the children
  * inherit no lock held by another thread), then starts the rendezvous
@@ -27,7 +29,7 @@
  * that owns it): the node runs its loop until the whole reply is in.
  *
  * Usage: emu -n NODES [-r RANKS_PER_NODE] [-f FENCES] [-w WIDTH]
- *            [-t TIMEOUT_S] [-b BYTES] [-m full|ondemand|auto] [-H HS_MS] [-v]
+ *            [-t TIMEOUT_S] [-b BYTES] [-m full|ondemand|auto] [-H HS_MS] [-S] [-v]
  *   -m: the core's KVS mode (full: every node gets the whole KVS at each
  *       fence; ondemand: a get of a remote rank's key goes to its node; auto:
  *       the core picks).  A core without KVS modes serves full only, and
@@ -35,6 +37,11 @@
  *   -H: treenet's handshake timeout per connection (default its own, 3 s).  Thousands
  *       of node processes on 2 cores can leave a node unscheduled for longer.
  * Exit: 0 when every node ran every phase and every get was right.
+ *
+ * One piece (about 950 lines): a node's life (links, core or node server,
+ * the emulated ranks and their rounds) and the parent that starts, bounds,
+ * reaps and sums the nodes are one program forked into N copies; split, the
+ * halves would share every global of the run's configuration.
  */
 #include "config.h"
 
@@ -49,12 +56,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "loop.h"
+#include "nodesrv.h"
 #include "pmiserv.h"
 #include "treenet.h"
 
@@ -64,7 +73,8 @@
 #define MAX_RPN 256
 
 static int nnodes, rpn = 4, nfences = 10, width = 2, timeout_s = 120, verbose;
-static int hs_ms; /* treenet's handshake bound per connection (0: its default, 3 s) */
+static int hs_ms;    /* treenet's handshake bound per connection (0: its default, 3 s) */
+static bool sockets; /* -S: ranks on socketpairs through nodesrv */
 static int val_big = 1024; /* bytes each rank puts per round of the second phase */
 static const char *kvs_mode = "full";
 
@@ -106,11 +116,24 @@ static double cpu_ms(void)
 
 /* ---- one node server ---------------------------------------------------- */
 
+struct node;
+
+/* -S: the rank's end of its socketpair, and what arrived on it not yet whole. */
+struct rank_end {
+    struct node *n;
+    int c, fd;
+    struct loop_watch *w;
+    char *in;
+    size_t len;
+};
+
 struct node {
     int id, size, base; /* ranks base..base+rpn-1 */
     struct loop *lp;
     struct treenet *tn;
     struct psrv *srv;
+    struct nodesrv *ns;        /* -S only; srv is then its core */
+    struct rank_end *ends;     /* -S only: [rpn] */
     int parent;                /* -1 at the root */
     uint64_t up_sent, up_recv; /* bytes on the link to the parent (+4 per message) */
     int fenced;                /* fence responses of the current round */
@@ -181,7 +204,10 @@ static void tn_recv(void *arg, int from, const void *buf, size_t len)
 
     if (from == n->parent)
         n->up_recv += len + 4;
-    psrv_tree_input(n->srv, from, buf, len);
+    if (n->ns)
+        nodesrv_tree_input(n->ns, from, buf, len);
+    else
+        psrv_tree_input(n->srv, from, buf, len);
 }
 
 static void tn_lost(void *arg, int node, const char *why)
@@ -190,7 +216,9 @@ static void tn_lost(void *arg, int node, const char *why)
 
     if (verbose)
         fprintf(stderr, "emu node %d: link to %d lost: %s\n", n->id, node, why);
-    if (!n->done)
+    if (!n->done && n->ns)
+        nodesrv_tree_gone(n->ns, node);
+    else if (!n->done)
         psrv_tree_gone(n->srv, node);
 }
 
@@ -209,11 +237,82 @@ static const struct psrv_ops core_ops = {
     .log = op_log,
 };
 
+static const struct nodesrv_ops ns_ops = {
+    .abort = op_abort,
+    .log = op_log,
+    .tree_send = op_tree_send,
+};
+
 static const struct treenet_ops tn_ops = {
     .recv = tn_recv,
     .lost = tn_lost,
     .log = tn_log,
 };
+
+/* -S: the records that arrived on a rank's end go where the core's direct
+ * answers go (op_client_send): a PMI-2 record is a 6-digit length and its
+ * body, the answer to the PMI-1 style init a line. */
+static void on_rank(struct loop *lp, struct loop_watch *w, int fd, int revents, void *arg)
+{
+    struct rank_end *e = arg;
+    ssize_t k;
+
+    (void)lp;
+    (void)revents;
+    while ((k = read(fd, e->in + e->len, VAL_MAX + 256 - e->len)) > 0) {
+        e->len += (size_t)k;
+        for (;;) {
+            size_t whole = 0;
+            if (e->len >= 4 && memcmp(e->in, "cmd=", 4) == 0) {
+                char *nl = memchr(e->in, '\n', e->len);
+                if (nl)
+                    whole = (size_t)(nl - e->in) + 1;
+            } else if (e->len >= 6) {
+                char lenbuf[7];
+                memcpy(lenbuf, e->in, 6);
+                lenbuf[6] = '\0';
+                size_t body = strtoul(lenbuf, NULL, 10);
+                if (e->len >= 6 + body)
+                    whole = 6 + body;
+            }
+            if (!whole)
+                break;
+            op_client_send(e->n, e->c, e->in, whole);
+            memmove(e->in, e->in + whole, e->len - whole);
+            e->len -= whole;
+        }
+        if (e->len == VAL_MAX + 256) { /* a record larger than any we send: drop */
+            e->len = 0;
+            e->n->aborted++;
+        }
+    }
+    if (k == 0) {
+        loop_watch_set(w, 0);
+        if (!e->n->done && !e->n->aborted++)
+            snprintf(e->n->why, sizeof(e->n->why), "rank %d: the server closed", e->c);
+    }
+}
+
+/* -S: write a request on the rank's end, running the loop while it is full. */
+static int write_rank(struct node *n, int c, const char *buf, size_t len)
+{
+    size_t off = 0;
+    double end = now_ms() + timeout_s * 1e3;
+
+    while (off < len) {
+        ssize_t k = write(n->ends[c].fd, buf + off, len - off);
+        if (k > 0) {
+            off += (size_t)k;
+            continue;
+        }
+        if (k < 0 && errno != EAGAIN && errno != EINTR)
+            return -errno;
+        if (now_ms() > end)
+            return -ETIMEDOUT;
+        loop_run_once(n->lp, 10);
+    }
+    return 0;
+}
 
 /* One PMI-2 command from local client c (length-prefixed, as on the wire). */
 static int send2(struct node *n, int c, const char *body)
@@ -228,7 +327,8 @@ static int send2(struct node *n, int c, const char *body)
     n->reply_len = 0;
     if (n->reply)
         n->reply[0] = '\0';
-    rc = psrv_client_input(n->srv, c, buf, len + 6);
+    rc = n->ns ? write_rank(n, c, buf, len + 6)
+               : psrv_client_input(n->srv, c, buf, len + 6);
     free(buf);
     return rc;
 }
@@ -254,11 +354,14 @@ static void on_bye(struct loop *lp, struct loop_watch *w, int fd, int revents, v
     loop_watch_set(w, 0);
 }
 
-/* Is the reply buffer one whole PMI-2 record (6-digit length, then body)? */
+/* Is the reply buffer one whole PMI-2 record (6-digit length, then body), or
+ * the whole line answering init? */
 static bool reply_whole(const struct node *n)
 {
     char lenbuf[7];
 
+    if (n->reply_len >= 4 && memcmp(n->reply, "cmd=", 4) == 0)
+        return memchr(n->reply, '\n', n->reply_len) != NULL;
     if (n->reply_len < 6)
         return false;
     memcpy(lenbuf, n->reply, 6);
@@ -280,7 +383,7 @@ static int wait_reply(struct node *n, double deadline)
             snprintf(n->why, sizeof(n->why), "get timed out");
             return -1;
         }
-        int ms = psrv_tick(n->srv);
+        int ms = n->ns ? -1 : psrv_tick(n->srv); /* nodesrv ticks its core itself */
         if (ms < 0 || ms > left)
             ms = (int)left + 1;
         if (ms > 1000)
@@ -305,7 +408,7 @@ static int wait_fence(struct node *n, double deadline)
             snprintf(n->why, sizeof(n->why), "fence timed out");
             return -1;
         }
-        int ms = psrv_tick(n->srv);
+        int ms = n->ns ? -1 : psrv_tick(n->srv); /* nodesrv ticks its core itself */
         if (ms < 0 || ms > left)
             ms = (int)left + 1;
         if (ms > 1000)
@@ -329,7 +432,8 @@ static int round_(struct node *n, int k, bool put, const char *key, double deadl
         if (put) {
             value_of(r, k, val);
             snprintf(body, sizeof(body), "cmd=kvs-put;key=%s%d;value=%s;", key, r, val);
-            if (send2(n, c, body) != 0 || !strstr(n->reply, "rc=0")) {
+            if (send2(n, c, body) != 0 || wait_reply(n, deadline) < 0 ||
+                !strstr(n->reply, "rc=0")) {
                 snprintf(n->why, sizeof(n->why), "put by %d: %.100s", r, n->reply);
                 return -1;
             }
@@ -469,15 +573,53 @@ static int node_main(int id, int portfd, int out, int bye, const char *cookie)
         snprintf(n.why, sizeof(n.why), "KVS mode %s: not in this core", kvs_mode);
         goto report;
     }
-    n.srv = psrv_create(&pc, &core_ops, &n);
+    if (sockets) {
+        /* the production node server over one socketpair per rank */
+        n.ns = nodesrv_create(n.lp, &pc, &ns_ops, &n);
+        n.srv = n.ns ? nodesrv_psrv(n.ns) : NULL;
+        n.ends = calloc((size_t)rpn, sizeof(*n.ends));
+        for (int c = 0; n.ends && c < rpn; c++)
+            n.ends[c].fd = -1;
+        for (int c = 0; n.ns && n.ends && c < rpn; c++) {
+            int sv[2];
+            struct rank_end *e = &n.ends[c];
+            e->fd = -1;
+            if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) <
+                0)
+                break;
+            if (nodesrv_add_client(n.ns, c, sv[0]) < 0) {
+                close(sv[0]);
+                close(sv[1]);
+                break;
+            }
+            *e = (struct rank_end){.n = &n, .c = c, .fd = sv[1]};
+            e->in = malloc(VAL_MAX + 256);
+            e->w = e->in ? loop_watch_add(n.lp, sv[1], LOOP_READ, on_rank, e) : NULL;
+            if (!e->w)
+                break;
+        }
+        if (!n.ends || !n.ends[rpn - 1].w)
+            n.srv = NULL;
+    } else {
+        n.srv = psrv_create(&pc, &core_ops, &n);
+    }
     if (!n.srv) {
-        snprintf(n.why, sizeof(n.why), "psrv_create: %s", strerror(errno));
+        snprintf(n.why, sizeof(n.why), "%s: %s", sockets ? "nodesrv" : "psrv_create",
+                 strerror(errno));
         goto report;
     }
     for (int c = 0; c < rpn; c++) {
+        static const char init[] = "cmd=init pmi_version=2 pmi_subversion=0\n";
         n.reply_len = 0;
-        psrv_client_input(n.srv, c, "cmd=init pmi_version=2 pmi_subversion=0\n", 40);
-        send2(&n, c, "cmd=fullinit;");
+        if (n.ns) {
+            if (write_rank(&n, c, init, sizeof(init) - 1) < 0 ||
+                wait_reply(&n, deadline) < 0)
+                goto report;
+        } else {
+            psrv_client_input(n.srv, c, init, sizeof(init) - 1);
+        }
+        if (send2(&n, c, "cmd=fullinit;") < 0 || wait_reply(&n, deadline) < 0)
+            goto report;
     }
     /* start: the card, over links that are still coming up */
     double dummy = 0, dummy2 = 0;
@@ -533,14 +675,25 @@ send:
     /* serve the links (forward what others still need) until the parent says bye */
     if (n.lp) {
         while (!n.bye && now_ms() < deadline + 10e3) {
-            if (n.srv)
+            if (n.srv && !n.ns)
                 psrv_tick(n.srv);
             loop_run_once(n.lp, 50);
         }
     }
     if (n.tn)
         treenet_destroy(n.tn);
-    psrv_destroy(n.srv);
+    if (n.ns)
+        nodesrv_destroy(n.ns);
+    else
+        psrv_destroy(n.srv);
+    for (int c = 0; n.ends && c < rpn; c++) {
+        if (n.ends[c].w)
+            loop_watch_remove(n.lp, n.ends[c].w);
+        if (n.ends[c].fd >= 0)
+            close(n.ends[c].fd);
+        free(n.ends[c].in);
+    }
+    free(n.ends);
     if (n.lp)
         loop_destroy(n.lp);
     free(rank_node);
@@ -574,7 +727,7 @@ int main(int argc, char **argv)
     int opt, portp[2], outp[2], byep[2];
     char cookie[65];
 
-    while ((opt = getopt(argc, argv, "n:r:f:w:t:b:m:H:v")) != -1) {
+    while ((opt = getopt(argc, argv, "n:r:f:w:t:b:m:H:Sv")) != -1) {
         switch (opt) {
         case 'n':
             nnodes = atoi(optarg);
@@ -600,6 +753,9 @@ int main(int argc, char **argv)
         case 'H':
             hs_ms = atoi(optarg);
             break;
+        case 'S':
+            sockets = true;
+            break;
         case 'v':
             verbose++;
             break;
@@ -607,7 +763,7 @@ int main(int argc, char **argv)
             fprintf(stderr,
                     "usage: emu -n NODES [-r RANKS] [-f FENCES] [-w WIDTH] "
                     "[-t TIMEOUT_S] [-b BYTES] [-m full|ondemand|auto] [-H HS_MS] "
-                    "[-v]\n");
+                    "[-S] [-v]\n");
             return 2;
         }
     }
@@ -762,6 +918,8 @@ int main(int argc, char **argv)
         qsort(v[j], (size_t)ok, sizeof(double), cmp_d);
 #define MAXV(j) (ok ? v[j][ok - 1] : 0)
 #define MEDV(j) (ok ? v[j][ok / 2] : 0)
+    char mode_col[32];
+    snprintf(mode_col, sizeof(mode_col), "%s%s", kvs_mode, sockets ? "+sockets" : "");
     /* N R F width big_B ok bad rdv_ms up_ms fence0_ms get0_us cpu0_ms busy0_B
      * fence1_ms get1_us cpu1_ms busy1_B rss_kb hwm_kb fds wall_ms cpu_rdv_ms
      * cpu_start_ms mode (times: the slowest node's mean per round; get, CPU: the
@@ -772,7 +930,7 @@ int main(int argc, char **argv)
            "0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.3f\t%.3f\t%s\n",
            nnodes, rpn, nfences, width, val_big, ok, bad, MAXV(0), MAXV(1), MAXV(2),
            MEDV(3), MEDV(4), MAXV(5), MAXV(6), MEDV(7), MEDV(8), MAXV(9), MAXV(10),
-           MAXV(11), MAXV(12), t_all, MEDV(13), MEDV(14), kvs_mode);
+           MAXV(11), MAXV(12), t_all, MEDV(13), MEDV(14), mode_col);
     fflush(stdout);
     if (ok < nnodes || bad || failed_exit || rdv_rc != 0)
         fprintf(stderr,

@@ -45,7 +45,8 @@ if [ -n "$EMU" ]; then
     cp "$EMU" "$tmp/emu" || exit 2
 else
     nice -n 19 cc -O2 -g -Wall -Wextra -I"$bdir" -I"$src/common" -I"$src/pmiserv" \
-        -I"$src/treenet" -o "$tmp/emu" "$src/bench/scale/emu.c" \
+        -I"$src/treenet" -I"$src/nodesrv" -o "$tmp/emu" "$src/bench/scale/emu.c" \
+        "$bdir/nodesrv/.libs/libnodesrv.a" \
         "$bdir/pmiserv/.libs/libpmiserv.a" "$bdir/treenet/.libs/libtreenet.a" \
         "$bdir/common/.libs/libloomcommon.a" $munge -lpthread || exit 2
 fi
