@@ -3,8 +3,9 @@
 # LOOM_TEST_QUICK=1) of 3 ranks each, each a process with the real PMI server core,
 # treenet links and the cookie rendezvous on 127.0.0.1 (bench/scale/emu.c).  One run per
 # KVS mode the core has (full always; ondemand and auto when pmiserv.h declares them), and
-# once more in full mode with every rank on a socketpair through the production node
-# server (nodesrv/, -S) instead of feeding the core directly.
+# once more in full mode (and on demand, where a get is answered later) with every rank on
+# a socketpair through the production node server (nodesrv/, -S) instead of feeding the
+# core directly.
 # Passes when, in every run: the emulator exits 0, its row says every node ran every phase
 # and no get was answered wrong, and no process of the run is left afterwards (each run
 # is its own session; what is left is listed, killed by pid and fails the test).
@@ -23,10 +24,13 @@ if [ "$avail_kb" -lt $((N * 8 * 1024)) ]; then
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-modes=full
-grep -q PSRV_KVS_ONDEMAND "$src/pmiserv/pmiserv.h" && modes="full ondemand auto"
+modes=full runs="full full+sockets"
+if grep -q PSRV_KVS_ONDEMAND "$src/pmiserv/pmiserv.h"; then
+    modes="full ondemand auto"
+    runs="$modes full+sockets ondemand+sockets"
+fi
 fail=0
-for run in $modes full+sockets; do
+for run in $runs; do
     m=${run%+sockets}
     path=
     [ "$run" != "$m" ] && path=-S
@@ -64,5 +68,5 @@ for run in $modes full+sockets; do
         fi
     fi
 done
-[ $fail = 0 ] && echo "PASS: $N nodes x $R ranks, modes: $modes, and full over sockets"
+[ $fail = 0 ] && echo "PASS: $N nodes x $R ranks: $runs"
 exit $fail
