@@ -914,6 +914,13 @@ int main(int argc, char **argv)
                 fprintf(stderr, "emu: node line: %s\n", s);
         }
     }
+    /* the CPU of all the nodes together: what the machine's cores serve */
+    double sum0 = 0, sum1 = 0, sum_up = 0;
+    for (int i = 0; i < ok; i++) {
+        sum0 += v[4][i];
+        sum1 += v[8][i];
+        sum_up += v[13][i] + v[14][i];
+    }
     for (int j = 0; j < 15; j++)
         qsort(v[j], (size_t)ok, sizeof(double), cmp_d);
 #define MAXV(j) (ok ? v[j][ok - 1] : 0)
@@ -922,15 +929,16 @@ int main(int argc, char **argv)
     snprintf(mode_col, sizeof(mode_col), "%s%s", kvs_mode, sockets ? "+sockets" : "");
     /* N R F width big_B ok bad rdv_ms up_ms fence0_ms get0_us cpu0_ms busy0_B
      * fence1_ms get1_us cpu1_ms busy1_B rss_kb hwm_kb fds wall_ms cpu_rdv_ms
-     * cpu_start_ms mode (times: the slowest node's mean per round; get, CPU: the
-     * median node's per round; cpu_rdv, cpu_start: the median node's CPU in the
-     * rendezvous, and in its links' set-up and first fence) */
+     * cpu_start_ms cpu0_sum_ms cpu1k_sum_ms cpu_up_sum_ms mode (times: the slowest
+     * node's mean per round; get, CPU: the median node's per round; cpu_rdv,
+     * cpu_start: the median node's CPU in the rendezvous, and in its links' set-up
+     * and first fence; the sums: every node's CPU per round, and at start-up) */
     printf("%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\t%.1f\t%.3f\t%.2f\t%.3f\t%.0f\t%.3f\t%.2f\t%"
            ".3f\t%."
-           "0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.3f\t%.3f\t%s\n",
+           "0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.3f\t%.3f\t%.2f\t%.2f\t%.1f\t%s\n",
            nnodes, rpn, nfences, width, val_big, ok, bad, MAXV(0), MAXV(1), MAXV(2),
            MEDV(3), MEDV(4), MAXV(5), MAXV(6), MEDV(7), MEDV(8), MAXV(9), MAXV(10),
-           MAXV(11), MAXV(12), t_all, MEDV(13), MEDV(14), mode_col);
+           MAXV(11), MAXV(12), t_all, MEDV(13), MEDV(14), sum0, sum1, sum_up, mode_col);
     fflush(stdout);
     if (ok < nnodes || bad || failed_exit || rdv_rc != 0)
         fprintf(stderr,

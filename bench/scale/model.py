@@ -190,11 +190,19 @@ def main():
     print()
 
     # ---- the emulator reproduced ---------------------------------------------------
+    # the CPU all the servers spend in a round: their sum where the emulator reports it
+    # (rows of run.sh since the cpu*_sum_ms columns), else N times the median server's
+    def total(r, med, sm):
+        v = r.get(sm)
+        return v if isinstance(v, float) else r["N"] * r[med]
+
     def emu_fence0(r):
-        return 2 * depth(int(r["N"]), int(r["width"])) * h, r["N"] * r["cpu0_ms"] / P
+        return (2 * depth(int(r["N"]), int(r["width"])) * h,
+                total(r, "cpu0_ms", "cpu0_sum_ms") / P)
 
     def emu_fence1(r):
-        return 2 * depth(int(r["N"]), int(r["width"])) * h, r["N"] * r["cpu1k_ms"] / P
+        return (2 * depth(int(r["N"]), int(r["width"])) * h,
+                total(r, "cpu1k_ms", "cpu1k_sum_ms") / P)
 
     # start-up: the node's work (rendezvous handshake; links, server and first fence) as
     # measured where the machine is not yet crowded (N <= fit-max); at larger N the

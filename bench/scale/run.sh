@@ -50,7 +50,7 @@ else
         "$bdir/pmiserv/.libs/libpmiserv.a" "$bdir/treenet/.libs/libtreenet.a" \
         "$bdir/common/.libs/libloomcommon.a" $munge -lpthread || exit 2
 fi
-hdr='N	ranks_per_node	fences	width	big_B	nodes_ok	wrong_gets	rdv_ms	startup_ms	fence0_ms	get0_us	cpu0_ms	busy0_B	fence1k_ms	get1k_us	cpu1k_ms	busy1k_B	rss_kb	hwm_kb	fds	wall_ms	cpu_rdv_ms	cpu_start_ms	mode	load1'
+hdr='N	ranks_per_node	fences	width	big_B	nodes_ok	wrong_gets	rdv_ms	startup_ms	fence0_ms	get0_us	cpu0_ms	busy0_B	fence1k_ms	get1k_us	cpu1k_ms	busy1k_B	rss_kb	hwm_kb	fds	wall_ms	cpu_rdv_ms	cpu_start_ms	cpu0_sum_ms	cpu1k_sum_ms	cpu_up_sum_ms	mode	load1'
 [ -n "$OUT" ] && [ ! -s "$OUT" ] && echo "$hdr" >"$OUT"
 echo "$hdr"
 rc=0
