@@ -27,8 +27,8 @@ Assumptions for the real cluster (arguments; not measured here):
   --gbps     link bandwidth (default 25 Gb/s: TCP on 25 GbE)
   --munge-us munged's CPU per credential encode or decode (default: scale-munge.tsv)
 Emulator reproduction: a run's wall time for a round is its critical path (2 * depth * h)
-plus the CPU every server spends in it shared over P cores (the fence: the per-server CPU
-measured in that run; the start-up: the per-node start-up CPU measured at N <= --fit-max),
+plus the CPU every server spends in it shared over P cores (the fence: the sum of the
+servers' CPU measured in that run, or N times the median server's in rows without the sum; the start-up: the per-node start-up CPU measured at N <= --fit-max),
 scaled by one factor per quantity (alpha: the share of the cores other processes take and
 the context switches a process's own CPU time does not count), fitted on the rows with
 N <= --fit-max (default 256) and checked on all rows.
@@ -218,7 +218,7 @@ def main():
     # the leaf's (N x R fit) and the interior's (R fit at width 2) per-byte cost
     c_byte_real = max(c_byte, c_byte_rk or 0)
 
-    print("# The emulator reproduced: model = critical path + alpha * (N x CPU per server) / "
+    print("# The emulator reproduced: model = critical path + alpha * (CPU of all servers) / "
           f"{P} cores; alpha fitted on N <= {a.fit_max}")
     worst = {}
     for name, field, f, sel in (
