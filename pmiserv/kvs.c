@@ -31,7 +31,7 @@ struct kvs {
     size_t nslots; /* power of two */
     int64_t bytes; /* sum of key and value lengths */
     int64_t max_keys, max_bytes;
-    uint64_t hkey[2]; /* SipHash key: tasks choose the keys */
+    uint64_t hkey[2];    /* SipHash key: tasks choose the keys */
     struct pack pending; /* every put of this node, in put order */
     struct pack shared;  /* the puts of `pending` that are not a rank's own */
     int npending;
@@ -105,8 +105,10 @@ static int grow_index(struct kvs *k)
     return 0;
 }
 
+/* capped: refuse what would pass a cap now (a single insert); a blob's commit inserts
+ * uncapped and checks the store once it is whole (kvs_commit_blob). */
 static int insert(struct kvs *k, const char *key, size_t klen, const char *val,
-                  size_t vlen)
+                  size_t vlen, bool capped)
 {
     char *kc = malloc(klen + 1);
     char *vc = malloc(vlen + 1);
@@ -120,7 +122,8 @@ static int insert(struct kvs *k, const char *key, size_t klen, const char *val,
     size_t s = find_slot(k, kc);
     if (k->idx[s] >= 0) {
         struct entry *e = &k->ent[k->idx[s]];
-        if (vlen > e->vlen && k->bytes + (int64_t)(vlen - e->vlen) > k->max_bytes) {
+        if (capped && vlen > e->vlen &&
+            k->bytes + (int64_t)(vlen - e->vlen) > k->max_bytes) {
             free(kc);
             free(vc);
             return -EFBIG;
@@ -133,7 +136,8 @@ static int insert(struct kvs *k, const char *key, size_t klen, const char *val,
         free(kc);
         return 0;
     }
-    if (k->n + 1 > k->max_keys || k->bytes + (int64_t)(klen + vlen) > k->max_bytes) {
+    if (capped &&
+        (k->n + 1 > k->max_keys || k->bytes + (int64_t)(klen + vlen) > k->max_bytes)) {
         int rc = k->n + 1 > k->max_keys ? -EDQUOT : -EFBIG;
         free(kc);
         free(vc);
@@ -197,7 +201,7 @@ void kvs_set_epoch(struct kvs *k, uint32_t epoch)
 
 int kvs_insert(struct kvs *k, const char *key, const char *val)
 {
-    return insert(k, key, strlen(key), val, strlen(val));
+    return insert(k, key, strlen(key), val, strlen(val), true);
 }
 
 int kvs_pending_count(const struct kvs *k)
@@ -261,9 +265,17 @@ int kvs_commit_blob(struct kvs *k, const void *blob, size_t len)
         size_t kl, vl;
         const char *key = unpack_bytes(&u, &kl);
         const char *val = unpack_bytes(&u, &vl);
-        if ((rc = insert(k, key, kl, vl ? val : "", vl)) < 0)
+        if ((rc = insert(k, key, kl, vl ? val : "", vl, false)) < 0)
             return rc;
     }
+    /* The caps hold for the store the whole blob makes: a key put twice in one blob
+     * (a re-put before the fence) may pass a cap in between and not at the end, and
+     * committing the same blob twice must give the same answer.  What the blob adds
+     * on the way is bounded by its own length. */
+    if (k->n > k->max_keys)
+        return -EDQUOT;
+    if (k->bytes > k->max_bytes)
+        return -EFBIG;
     return 0;
 }
 

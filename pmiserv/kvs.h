@@ -48,9 +48,11 @@ void kvs_pending_clear(struct kvs *k);
 /* Pairs in the pending set. */
 int kvs_pending_count(const struct kvs *k);
 
-/* Cap the committed store (<= 0: no cap).  A commit that would pass a cap
- * stops there and returns -EDQUOT (keys) or -EFBIG (bytes): the fence fails
- * and the job ends, so the partial commit is never read. */
+/* Cap the committed store (<= 0: no cap).  A blob whose commit leaves the
+ * store past a cap returns -EDQUOT (keys) or -EFBIG (bytes): the fence fails
+ * and the job ends, so that store is never read.  The caps are checked on
+ * the store the whole blob makes (a key put twice in one blob may pass a cap
+ * in between), and on each kvs_insert. */
 void kvs_set_limits(struct kvs *k, int64_t max_keys, int64_t max_bytes);
 /* Bytes (key + value lengths) in the committed store. */
 int64_t kvs_bytes(const struct kvs *k);

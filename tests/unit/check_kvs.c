@@ -106,6 +106,62 @@ START_TEST(malformed_blob_leaves_store)
 }
 END_TEST
 
+START_TEST(caps_on_the_whole_blob)
+{
+    /* a key put twice before the fence: long value, then short, then another key.
+     * Only the store the whole blob makes counts against the caps, and the same
+     * blob committed again gives the same answer (fuzz_pmiserv_msg found the
+     * second commit refused while the first passed). */
+    struct kvs *k = kvs_create();
+    char big[200];
+    memset(big, 'x', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    kvs_set_limits(k, 8, 120);
+    ck_assert_int_eq(kvs_put_pending(k, "a", big), 0);
+    ck_assert_int_eq(kvs_put_pending(k, "a", "short"), 0);
+    ck_assert_int_eq(kvs_put_pending(k, "b", big + 150), 0);
+    size_t len;
+    const void *b = kvs_pending(k, &len);
+    void *copy = malloc(len);
+    memcpy(copy, b, len);
+    kvs_pending_clear(k);
+    ck_assert_int_eq(kvs_commit_blob(k, copy, len), 0); /* 200 bytes in between */
+    ck_assert_int_eq(kvs_bytes(k), 1 + 5 + 1 + 49);
+    ck_assert_int_eq(kvs_commit_blob(k, copy, len), 0);
+    ck_assert_str_eq(kvs_get(k, "a"), "short");
+    free(copy);
+    kvs_destroy(k);
+
+    k = kvs_create();
+    kvs_set_limits(k, 8, 120);
+    struct pack p;
+    pack_init(&p);
+    pack_str(&p, "b");
+    pack_str(&p, big + 150);
+    pack_str(&p, "a");
+    pack_str(&p, big + 100);
+    pack_str(&p, "a");
+    pack_str(&p, "short");
+    ck_assert_int_eq(kvs_commit_blob(k, p.buf, p.len), 0);
+    int64_t bytes = kvs_bytes(k);
+    ck_assert_int_eq(bytes, 1 + 49 + 1 + 5);
+    ck_assert_int_eq(kvs_commit_blob(k, p.buf, p.len), 0); /* the same blob again */
+    ck_assert_int_eq(kvs_bytes(k), bytes);
+    ck_assert_str_eq(kvs_get(k, "a"), "short");
+    /* a blob whose end passes the caps is refused */
+    struct pack q;
+    pack_init(&q);
+    pack_str(&q, "c");
+    pack_str(&q, big + 100);
+    pack_str(&q, "d");
+    pack_str(&q, big + 150);
+    ck_assert_int_eq(kvs_commit_blob(k, q.buf, q.len), -EFBIG);
+    pack_free(&q);
+    pack_free(&p);
+    kvs_destroy(k);
+}
+END_TEST
+
 START_TEST(many_keys)
 {
     struct kvs *k = kvs_create();
@@ -197,6 +253,7 @@ static Suite *suite(void)
     tcase_add_test(tc, merge_by_concatenation);
     tcase_add_test(tc, malformed_blob_leaves_store);
     tcase_add_test(tc, many_keys);
+    tcase_add_test(tc, caps_on_the_whole_blob);
     tcase_add_test(tc, msg_round_trip);
     suite_add_tcase(s, tc);
     return s;
