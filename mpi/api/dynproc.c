@@ -64,9 +64,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../coll/coll.h"
 #include "../../common/mac.h"
+#include "../coll/coll.h"
 #include "../core/boot.h"
+#include "../core/boot_pmi.h"
 #include "../core/dynwire.h"
 #include "../core/p2p.h"
 #include "../core/proc.h"
@@ -727,18 +728,28 @@ static int spawn_common(struct xm_comm *c, int root, int count, char *const *cmd
     int32_t hdr[2] = {0, n}; /* rc, processes */
     int *codes = NULL;
     if (c->rank == root) {
-        char **wdir = calloc((size_t)count, sizeof(char *));
+        /* wdir, host, hostfile of each command: [3 * i + k] */
+        char **wdir = calloc((size_t)count * 3, sizeof(char *));
+        struct xm_spawn_keys *keys = calloc((size_t)count, sizeof(*keys));
         char **found = calloc((size_t)count, sizeof(char *)); /* by "path" */
         char **run = calloc((size_t)count, sizeof(char *));
         codes = calloc((size_t)n, sizeof(int));
-        int rc = wdir && found && run && codes ? 0 : -ENOMEM;
+        int rc = wdir && keys && found && run && codes ? 0 : -ENOMEM;
         for (int i = 0; rc == 0 && i < count; i++) {
             int flag = 0;
             char v[MPI_MAX_INFO_VAL + 1];
-            if (infos && infos[i] != MPI_INFO_NULL &&
-                PMPI_Info_get(infos[i], "wdir", MPI_MAX_INFO_VAL, v, &flag) == MPI_SUCCESS &&
-                flag && !(wdir[i] = strdup(v)))
-                rc = -ENOMEM;
+            static const char *const hk[3] = {"wdir", "host", "hostfile"};
+            for (int k = 0; k < 3 && rc == 0; k++) {
+                flag = 0;
+                if (infos && infos[i] != MPI_INFO_NULL &&
+                    PMPI_Info_get(infos[i], hk[k], MPI_MAX_INFO_VAL, v, &flag) ==
+                        MPI_SUCCESS &&
+                    flag && !(wdir[3 * i + k] = strdup(v)))
+                    rc = -ENOMEM;
+            }
+            keys[i].wdir = wdir[3 * i];
+            keys[i].host = wdir[3 * i + 1];
+            keys[i].hostfile = wdir[3 * i + 2];
             flag = 0;
             if (rc == 0 && infos && infos[i] != MPI_INFO_NULL &&
                 PMPI_Info_get(infos[i], "path", MPI_MAX_INFO_VAL, v, &flag) == MPI_SUCCESS &&
@@ -749,8 +760,7 @@ static int spawn_common(struct xm_comm *c, int root, int count, char *const *cmd
         if (rc == 0 && PMPI_Open_port(MPI_INFO_NULL, port) != MPI_SUCCESS)
             rc = -EIO;
         if (rc == 0) {
-            rc = xm_boot_spawn(count, run, argv, maxprocs, (const char *const *)wdir, port,
-                               codes);
+            rc = xm_boot_spawn(count, run, argv, maxprocs, keys, port, codes);
             if (rc < 0) {
                 fprintf(stderr,
                         "loom-mpi: rank %d: %s: the process manager %s the spawn of %d "
@@ -763,10 +773,12 @@ static int spawn_common(struct xm_comm *c, int root, int count, char *const *cmd
             }
         }
         for (int i = 0; wdir && found && i < count; i++) {
-            free(wdir[i]);
+            for (int k = 0; k < 3; k++)
+                free(wdir[3 * i + k]);
             free(found[i]);
         }
         free(wdir);
+        free(keys);
         free(found);
         free(run);
         hdr[0] = rc;

@@ -405,9 +405,9 @@ int xm_boot_unpublish(const char *service)
 }
 
 int xm_boot_spawn(int count, char *const *cmds, char **const *argv, const int *maxprocs,
-                  const char *const *wdir, const char *port, int *errors)
+                  const struct xm_spawn_keys *keys, const char *port, int *errors)
 {
-    return pmi->spawn ? pmi->spawn(count, cmds, argv, maxprocs, wdir, port, errors)
+    return pmi->spawn ? pmi->spawn(count, cmds, argv, maxprocs, keys, port, errors)
                       : -ENOSYS;
 }
 

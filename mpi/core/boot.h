@@ -49,8 +49,9 @@ int xm_boot_publish(const char *service, const char *port);
 int xm_boot_lookup(const char *service, char *port, int len);
 int xm_boot_unpublish(const char *service);
 /* boot_pmi.h's spawn and parent_port; -ENOSYS where the interface has none */
+struct xm_spawn_keys;
 int xm_boot_spawn(int count, char *const *cmds, char **const *argv, const int *maxprocs,
-                  const char *const *wdir, const char *port, int *errors);
+                  const struct xm_spawn_keys *keys, const char *port, int *errors);
 int xm_boot_parent_port(char *buf, int len);
 /* core/bind.c: bind this rank per LOOM_BIND (after the node map is known); 0. */
 int xm_bind_init(void);

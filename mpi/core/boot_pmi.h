@@ -20,6 +20,13 @@
 
 #include <stddef.h>
 
+/* The MPI_Info keys of one spawn command the process manager reads: the
+ * directory, and where the processes go (Loom's mpiexec: a list of the job's
+ * hosts, or a host file); NULL when not given. */
+struct xm_spawn_keys {
+    const char *wdir, *host, *hostfile;
+};
+
 #define XM_PMI_VALLEN 1024
 
 struct xm_pmi_job {
@@ -43,12 +50,13 @@ struct xm_pmi {
     int (*lookup)(const char *service, char *port, int len);
     int (*unpublish)(const char *service);
     /* MPI_Comm_spawn(_multiple) (may be NULL): start count commands, maxprocs[i]
-     * processes of cmds[i] with argv[i] (NULL-terminated, may be NULL), wdir[i] (may be
-     * NULL) as their directory, with PARENT_ROOT_PORT_NAME=port in the new job's KVS;
+     * processes of cmds[i] with argv[i] (NULL-terminated, may be NULL) and the info
+     * keys keys[i] hands on (struct xm_spawn_keys; keys may be NULL), with
+     * PARENT_ROOT_PORT_NAME=port in the new job's KVS;
      * errors[] gets one code per process (0 = started).  0, or <0 with the process
      * manager's refusal (its words on stderr where the library prints them). */
     int (*spawn)(int count, char *const *cmds, char **const *argv, const int *maxprocs,
-                 const char *const *wdir, const char *port, int *errors);
+                 const struct xm_spawn_keys *keys, const char *port, int *errors);
     /* a spawned job's PARENT_ROOT_PORT_NAME from its KVS (may be NULL): 0 or <0 */
     int (*parent_port)(char *buf, int len);
 };

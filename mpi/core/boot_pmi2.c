@@ -118,20 +118,28 @@ static int pmi2_unpublish(const char *service)
 }
 
 /* ---- MPI_Comm_spawn: PMI2_Job_Spawn with MPICH's preput key ---- */
-static int pmi2_spawn(int count, char *const *cmds, char **const *argv, const int *maxprocs,
-                      const char *const *wdir, const char *port, int *errors)
+static int pmi2_spawn(int count, char *const *cmds, char **const *argv,
+                      const int *maxprocs, const struct xm_spawn_keys *keys,
+                      const char *port, int *errors)
 {
     int *argcs = calloc((size_t)count, sizeof(int)), *ninfo = calloc((size_t)count, sizeof(int));
-    MPID_Info *info = calloc((size_t)count, sizeof(MPID_Info));
+    MPID_Info *info = calloc((size_t)count * 3, sizeof(MPID_Info));
     const MPID_Info **infov = calloc((size_t)count, sizeof(*infov));
     int rc = argcs && ninfo && info && infov ? 0 : -ENOMEM;
     for (int i = 0; rc == 0 && i < count; i++) {
         while (argv && argv[i] && argv[i][argcs[i]])
             argcs[i]++;
-        info[i].key = (char *)"wdir";
-        info[i].value = (char *)(wdir && wdir[i] ? wdir[i] : "");
-        ninfo[i] = wdir && wdir[i] ? 1 : 0;
-        infov[i] = &info[i];
+        const struct xm_spawn_keys *k = keys ? &keys[i] : NULL;
+        const char *kv[3][2] = {{"wdir", k ? k->wdir : NULL},
+                                {"host", k ? k->host : NULL},
+                                {"hostfile", k ? k->hostfile : NULL}};
+        infov[i] = &info[3 * i];
+        for (int j = 0; j < 3; j++)
+            if (kv[j][1]) {
+                info[3 * i + ninfo[i]].key = (char *)kv[j][0];
+                info[3 * i + ninfo[i]].value = (char *)kv[j][1];
+                ninfo[i]++;
+            }
     }
     MPID_Info pp = {.key = (char *)"PARENT_ROOT_PORT_NAME", .value = (char *)port};
     const MPID_Info *ppv[1] = {&pp};
