@@ -18,7 +18,8 @@
  *   body), and every such frame received must end with tag(key, dir_in, type,
  *   body) or mpx_conn_next() returns -EBADMSG: a peer without the job's key
  *   cannot forge or alter what a proxy runs (the job, kill, stdin) nor what
- *   mpiexec concludes about ranks (exits, failures, done, log lines).  The
+ *   mpiexec concludes about ranks (exits, failures, done, log lines) nor what
+ *   it starts for them (spawn requests and their answers).  The
  *   bulk frames (tree messages, rank output) are not tagged: they are the
  *   fence path, and hashing them would cost more than the fence itself; they
  *   have the integrity of the network, as with hydra.
@@ -42,7 +43,7 @@
 #define MPX_HS_FRAME_MAX 4096u
 /* Output queued for one peer at most (frames refused beyond: -ENOBUFS). */
 #define MPX_QUEUE_MAX ((size_t)16 * MPX_FRAME_MAX)
-#define MPX_PROTO_VERSION 3 /* 3: tree messages over treenet, not through mpiexec */
+#define MPX_PROTO_VERSION 4 /* 4: spawning (spawn frames, a spawned job frame) */
 #define MPX_TAG_LEN 16   /* bytes of a frame tag on a tagged connection */
 #define MPX_NONCE_LEN 32 /* handshake nonces */
 #define MPX_PROOF_LEN 32 /* handshake proofs (HMAC-SHA256) */
@@ -66,12 +67,17 @@ enum mpx_frame_type {
     MPX_P_HELLO2, /* u32 version, i32 node, bytes nonce Np */
     MPX_F_PROOF,  /* bytes nonce Nf, bytes HMAC(cookie, "front", node, Np, Nf) */
     MPX_P_PROOF,  /* bytes HMAC(cookie, "proxy", node, Np, Nf), str hostname */
+    /* version 4: MPI_Comm_spawn from a rank of a proxy, run by mpiexec */
+    MPX_P_SPAWN,      /* u64 id, the request (proxy.c pack_spawn / frontspawn.c) */
+    MPX_F_SPAWN_DONE, /* u64 id, i32 rc, str jobid, i32 total, str message */
+    MPX_P_STARTED,    /* i32 node: every local rank was started */
 };
 
 /* The frame types that carry a tag on a tagged connection (see above). */
 #define MPX_TAGGED_TYPES                                                                 \
     ((1u << MPX_F_JOB) | (1u << MPX_F_KILL) | (1u << MPX_F_STDIN) | (1u << MPX_P_EXIT) | \
-     (1u << MPX_P_FAIL) | (1u << MPX_P_LOG) | (1u << MPX_P_DONE) | (1u << MPX_P_EOF))
+     (1u << MPX_P_FAIL) | (1u << MPX_P_LOG) | (1u << MPX_P_DONE) | (1u << MPX_P_EOF) |   \
+     (1u << MPX_P_SPAWN) | (1u << MPX_F_SPAWN_DONE) | (1u << MPX_P_STARTED))
 
 /* tag = f(key, direction, frame type, body): MPX_TAG_LEN bytes. */
 typedef void (*mpx_tag_fn)(const void *key, int dir, uint8_t type, const void *body,

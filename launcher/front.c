@@ -93,9 +93,11 @@ void front_msg(struct front *f, const char *fmt, ...)
 
 /* ---- job end ------------------------------------------------------------- */
 
-static void check_done(struct front *f)
+/* The job is over when every proxy is done and every job its ranks
+ * spawned has ended (as with one host, node.c). */
+void front_check_done(struct front *f)
 {
-    if (f->ndone >= f->nnodes)
+    if (f->ndone >= f->nnodes && mpx_spawner_live(f->spawner) == 0)
         loop_stop(f->lp, 0);
 }
 
@@ -113,7 +115,7 @@ void front_node_finished(struct fnode *nd)
             f->exited[r] = true;
             f->live--;
         }
-    check_done(f);
+    front_check_done(f);
 }
 
 static void giveup_cb(struct loop *lp, struct loop_timer *t, void *arg)
@@ -132,6 +134,7 @@ static void giveup_cb(struct loop *lp, struct loop_timer *t, void *arg)
         front_kill_launcher(nd, SIGKILL);
         front_node_finished(nd);
     }
+    mpx_spawner_kill(f->spawner, SIGKILL);
 }
 
 void front_begin_kill(struct front *f)
@@ -141,6 +144,7 @@ void front_begin_kill(struct front *f)
     f->end.ending = true;
     if (f->live > 0)
         front_msg(f, "killing %d remaining rank%s", f->live, mpx_plural(f->live));
+    mpx_spawner_kill(f->spawner, SIGTERM); /* a nested mpiexec ends its own ranks */
     for (int i = 0; i < f->nnodes; i++) {
         struct fnode *nd = &f->nodes[i];
         if (nd->done)
@@ -156,7 +160,7 @@ void front_begin_kill(struct front *f)
             front_node_finished(nd);
         }
     }
-    if (!f->giveup_timer && f->ndone < f->nnodes)
+    if (!f->giveup_timer && (f->ndone < f->nnodes || mpx_spawner_live(f->spawner)))
         f->giveup_timer =
             loop_timer_add(f->lp, MPX_KILL_GRACE_MS + GIVEUP_MS, giveup_cb, f);
 }
@@ -170,6 +174,13 @@ void front_fail(struct front *f, int code, const char *fmt, ...)
     va_start(ap, fmt);
     mpx_console_vmsg(&f->con, fmt, ap);
     va_end(ap);
+    if (f->spawned && f->spawned->report_fd >= 0) {
+        char why[400];
+        va_start(ap, fmt);
+        vsnprintf(why, sizeof(why), fmt, ap);
+        va_end(ap);
+        front_spawned_report(f, 1, why);
+    }
     if (!f->end.ending) {
         f->end.exit_code = code ? code : 1;
         front_begin_kill(f);
@@ -262,7 +273,8 @@ static enum mpx_launcher_kind resolve_kind(const struct mpx_opts *o)
     return MPX_LAUNCHER_SSH;
 }
 
-int mpx_front_main(struct mpx_opts *o, int pmi_level, struct loom_log *log)
+int mpx_front_main(struct mpx_opts *o, int pmi_level, struct loom_log *log,
+                   struct mpx_spawned *spawned)
 {
     struct mpx_hostlist hl = {0};
     struct front f;
@@ -277,6 +289,7 @@ int mpx_front_main(struct mpx_opts *o, int pmi_level, struct loom_log *log)
     f.lfd = -1;
     f.spare_fd = -1;
     f.t0 = loop_now_ms();
+    f.spawned = spawned && spawned->on ? spawned : NULL;
     rc = o->hosts ? mpx_hosts_parse(o->hosts, &hl, err, sizeof(err)) : 0;
     if (rc == 0 && o->hostfile)
         rc = mpx_hostfile_read(o->hostfile, &hl, err, sizeof(err));
@@ -298,8 +311,9 @@ int mpx_front_main(struct mpx_opts *o, int pmi_level, struct loom_log *log)
         return MPX_EXIT_LAUNCH;
     }
     rc = mpx_hosts_layout(&hl, o->nranks, o->ppn, &f.ly);
-    mpx_hosts_free(&hl);
+    f.hl = hl; /* kept: spawned jobs go over the same hosts */
     if (rc < 0) {
+        mpx_hosts_free(&f.hl);
         front_msg(&f, "cannot place %d ranks on the hosts: %s", o->nranks, strerror(-rc));
         return MPX_EXIT_USAGE;
     }
@@ -307,6 +321,7 @@ int mpx_front_main(struct mpx_opts *o, int pmi_level, struct loom_log *log)
     if (f.ly.nnodes == 1 &&
         (f.kind == MPX_LAUNCHER_FORK || mpx_host_is_local(f.ly.node_host[0], myname))) {
         mpx_layout_free(&f.ly);
+        mpx_hosts_free(&f.hl);
         return MPX_FRONT_LOCAL;
     }
 
@@ -324,14 +339,17 @@ int mpx_front_main(struct mpx_opts *o, int pmi_level, struct loom_log *log)
     f.timeout_ms = env_ms("LOOM_PROXY_TIMEOUT", 30);
     f.hs_ms = env_ms("LOOM_PROXY_HANDSHAKE_TIMEOUT", PENDING_MS / 1000);
     f.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    snprintf(f.jobid, sizeof(f.jobid), "%u.0", (unsigned)getpid());
+    if (f.spawned)
+        snprintf(f.jobid, sizeof(f.jobid), "%s", f.spawned->jobid);
+    else
+        snprintf(f.jobid, sizeof(f.jobid), "%u.0", (unsigned)getpid());
     f.nnodes = f.ly.nnodes;
     f.nodes = calloc((size_t)f.nnodes, sizeof(*f.nodes));
     f.fwd = calloc((size_t)f.ly.size * 2, sizeof(*f.fwd));
     f.exited = calloc((size_t)f.ly.size, sizeof(*f.exited));
     f.lp = loop_create();
     if (!f.nodes || !f.fwd || !f.exited || !f.lp ||
-        make_cookie(f.cookie, sizeof(f.cookie))) {
+        make_cookie(f.cookie, sizeof(f.cookie)) || front_spawner_setup(&f) < 0) {
         front_msg(&f, "out of memory (or no random numbers for the job cookie)");
         return 1;
     }
@@ -422,6 +440,8 @@ int mpx_front_main(struct mpx_opts *o, int pmi_level, struct loom_log *log)
                   f.frames_in);
     }
     (void)rdv_server_stop(f.rdv); /* ended by itself once every proxy got the table */
+    mpx_spawner_destroy(f.spawner);
+    mpx_hosts_free(&f.hl);
 
     while (f.pending)
         front_pend_free(&f, f.pending);

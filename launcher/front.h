@@ -26,6 +26,11 @@
 
 #define MPX_FRONT_LOCAL (-1)
 
-int mpx_front_main(struct mpx_opts *o, int pmi_level, struct loom_log *log);
+struct mpx_spawned;
+/* spawned: the job's identity when another job's ranks spawned it (spawn.h;
+ * its report to the spawner is written here once every proxy started its
+ * ranks, or with the reason it could not be). */
+int mpx_front_main(struct mpx_opts *o, int pmi_level, struct loom_log *log,
+                   struct mpx_spawned *spawned);
 
 #endif /* LOOM_LAUNCHER_FRONT_H */

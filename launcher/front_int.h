@@ -8,7 +8,9 @@
  *   frontrelay.c   the attached connections: the job frame, output lines,
  *                  exits, failures, a lost proxy
  *   frontstart.c   starting the proxies (fork, or ssh/rsh), reaping the
- *                  launchers, waiting for them after the job
+ *                  launchers and the nested mpiexecs of spawned jobs, waiting
+ *                  for them after the job; the proxies' spawn requests (run
+ *                  by spawn.c over the job's hosts) and their answers
  * Not a public interface: front.h is.
  */
 #ifndef LOOM_LAUNCHER_FRONT_INT_H
@@ -28,6 +30,7 @@
 #include "log.h"
 #include "loop.h"
 #include "pack.h"
+#include "spawn.h"
 #include "treenet.h"
 
 #define PENDING_MS 3000 /* default: a connection must finish its handshake */
@@ -47,6 +50,7 @@ struct fnode {
     struct loop_watch *w;
     struct mpx_key key; /* tags of this node's frames */
     bool connected, done;
+    bool started; /* MPX_P_STARTED: its ranks were started */
 };
 
 struct pend {
@@ -98,6 +102,13 @@ struct front {
     struct mpx_console con; /* our stdout/stderr (jobctl.h) */
 
     struct mpx_jobend end; /* ending, exit code, first signal (jobctl.h) */
+    /* Spawning (spawn.h): the nested mpiexecs our ranks' spawns started, over
+     * the job's host list; when this job was spawned itself, its identity
+     * and the report owed to its spawner once every proxy started. */
+    struct mpx_hostlist hl;
+    struct mpx_spawner *spawner;
+    struct mpx_spawned *spawned;
+    int nstarted;
     struct loop_timer *connect_timer, *giveup_timer, *timeout_timer, *pend_timer;
     struct loop_watch *sig_w;
 };
@@ -107,6 +118,7 @@ void front_msg(struct front *f, const char *fmt, ...) LOOM_PRINTF(2, 3);
 void front_fail(struct front *f, int code, const char *fmt, ...) LOOM_PRINTF(3, 4);
 void front_begin_kill(struct front *f);
 void front_node_finished(struct fnode *nd);
+void front_check_done(struct front *f);
 
 /* frontaccept.c */
 int front_open_listener(struct front *f, char *err, size_t errlen);
@@ -128,5 +140,9 @@ int front_start_proxy(struct front *f, struct fnode *nd, char *err, size_t errle
 void front_reap(struct front *f);
 void front_wait_launchers(struct front *f);
 void front_kill_launcher(struct fnode *nd, int sig);
+int front_spawner_setup(struct front *f);
+bool front_spawn_request(struct fnode *nd, struct unpack *u);
+void front_node_started(struct fnode *nd);
+void front_spawned_report(struct front *f, int rc, const char *msg);
 
 #endif /* LOOM_LAUNCHER_FRONT_INT_H */

@@ -91,7 +91,18 @@ static void rank_exit(struct front *f, struct fnode *nd, int rank, int status)
         return;
     char what[96];
     f->end.exit_code = mpx_exit_rule(status, what, sizeof(what)); /* as the local job */
-    front_msg(f, "rank %d on host %s %s", rank, nd->host, what);
+    if (f->spawned) {
+        front_msg(f, "rank %d of spawned job %s on host %s %s", rank, f->jobid, nd->host,
+                  what);
+        if (f->spawned->report_fd >= 0) { /* before every rank started: the spawn fails */
+            char why[300];
+            snprintf(why, sizeof(why), "rank %d of spawned job %s on host %s %s", rank,
+                     f->jobid, nd->host, what);
+            front_spawned_report(f, 1, why);
+        }
+    } else {
+        front_msg(f, "rank %d on host %s %s", rank, nd->host, what);
+    }
     front_begin_kill(f);
 }
 
@@ -156,6 +167,13 @@ static bool node_frame(struct fnode *nd, uint8_t type, const uint8_t *body, size
     }
     case MPX_P_DONE:
         front_node_finished(nd);
+        return true;
+    case MPX_P_SPAWN:
+        return front_spawn_request(nd, &u);
+    case MPX_P_STARTED:
+        if (unpack_i32(&u) != nd->id || unpack_error(&u))
+            return false;
+        front_node_started(nd);
         return true;
     default:
         return false;
@@ -258,6 +276,16 @@ int front_send_job(struct fnode *nd)
     pack_i32(&pk, f->rdv ? rdv_server_port(f->rdv) : 0);
     pack_i32(&pk, f->port_lo);
     pack_i32(&pk, f->port_hi);
+    /* a spawned job: the spawner's id and the preput pairs (spawn.h) */
+    pack_u8(&pk, f->spawned ? 1 : 0);
+    if (f->spawned) {
+        pack_str(&pk, f->spawned->spawner_jobid);
+        pack_i32(&pk, f->spawned->npreput);
+        for (int i = 0; i < f->spawned->npreput; i++) {
+            pack_str(&pk, f->spawned->preput[i].key);
+            pack_str(&pk, f->spawned->preput[i].val);
+        }
+    }
     int rc = pack_error(&pk);
     if (rc == 0)
         rc = mpx_conn_send_first(&nd->c, MPX_F_JOB, pk.buf, pk.len);

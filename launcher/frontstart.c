@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,12 +126,33 @@ int front_start_proxy(struct front *f, struct fnode *nd, char *err, size_t errle
     return 0;
 }
 
+/* A nested mpiexec (a job our ranks spawned) ended: its failure is ours,
+ * as with one host (node.c). */
+static void spawned_job_exited(struct front *f, const char *what, int status)
+{
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return;
+    if (WIFEXITED(status))
+        front_fail(f, WEXITSTATUS(status), "%s failed (its mpiexec exited with code %d)",
+                   what, WEXITSTATUS(status));
+    else
+        front_fail(f, 1, "%s failed (its mpiexec was killed by signal %d)", what,
+                   WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
 void front_reap(struct front *f)
 {
     int status;
     pid_t pid;
 
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        char what[96];
+        bool judge = true;
+        if (mpx_spawner_reaped(f->spawner, pid, status, what, sizeof(what), &judge)) {
+            if (judge)
+                spawned_job_exited(f, what, status);
+            continue;
+        }
         for (int i = 0; i < f->nnodes; i++) {
             struct fnode *nd = &f->nodes[i];
             if (nd->pid != pid || nd->reaped)
@@ -154,6 +176,96 @@ void front_reap(struct front *f)
             break;
         }
     }
+    front_check_done(f);
+}
+
+/* ---- spawning ----------------------------------------------------------- */
+
+/* mpx_spawn_done_fn: the answer goes to the proxy of the spawning rank. */
+static void spawn_done(void *arg, int from, uint64_t id, int rc, const char *jobid,
+                       int total, const char *msg)
+{
+    struct front *f = arg;
+    struct pack pk;
+
+    if (from < 0 || from >= f->nnodes)
+        return;
+    pack_init(&pk);
+    pack_u64(&pk, id);
+    pack_i32(&pk, rc);
+    pack_str(&pk, jobid ? jobid : "");
+    pack_i32(&pk, total);
+    pack_str(&pk, msg ? msg : "");
+    front_node_send(&f->nodes[from], MPX_F_SPAWN_DONE, &pk);
+}
+
+int front_spawner_setup(struct front *f)
+{
+    const char *lv[5] = {"-launcher", "ssh", NULL, NULL, NULL};
+    int max = f->spawned
+                  ? f->spawned->budget
+                  : mpx_env_int("LOOM_MPIEXEC_MAX_SPAWN_PROCS", MPX_SPAWN_DEF_MAX_PROCS);
+
+    f->spawner = mpx_spawner_create(f->lp, spawn_done, f, f->jobid, f->o->fence_timeout_s,
+                                    max < 0 ? 0 : max);
+    if (!f->spawner)
+        return -ENOMEM;
+    if (f->kind == MPX_LAUNCHER_FORK)
+        lv[1] = "fork";
+    else if (f->kind == MPX_LAUNCHER_RSH)
+        lv[1] = "rsh";
+    if (f->o->launcher_exec) {
+        lv[2] = "-launcher-exec";
+        lv[3] = f->o->launcher_exec;
+    }
+    return mpx_spawner_set_hosts(f->spawner, &f->hl, f->o->ppn, lv);
+}
+
+/* MPX_P_SPAWN from nd's proxy: start the job, or answer why not at once.
+ * False: the frame is malformed. */
+bool front_spawn_request(struct fnode *nd, struct unpack *u)
+{
+    struct front *f = nd->f;
+    struct mpx_spawn_msg m;
+    char err[600];
+    uint64_t id = unpack_u64(u);
+    int rc = mpx_spawn_unpack(u, &m);
+
+    if (rc == -EPROTO) {
+        mpx_spawn_msg_free(&m);
+        return false;
+    }
+    if (rc == 0 && f->end.ending) {
+        snprintf(err, sizeof(err), "spawn: the job is ending");
+        rc = -ECANCELED;
+    } else if (rc == 0) {
+        rc = mpx_spawn_start(f->spawner, nd->id, id, &m.req, err, sizeof(err));
+    } else {
+        snprintf(err, sizeof(err), "spawn: out of memory");
+    }
+    if (rc < 0)
+        spawn_done(f, nd->id, id, -1, "", m.req.total, err);
+    mpx_spawn_msg_free(&m);
+    return true;
+}
+
+/* Write the report owed to our spawner (spawn.h), once. */
+void front_spawned_report(struct front *f, int rc, const char *msg)
+{
+    if (f->spawned)
+        mpx_spawned_report(f->spawned, rc, msg);
+}
+
+/* MPX_P_STARTED: a spawned job is running once every proxy started its ranks. */
+void front_node_started(struct fnode *nd)
+{
+    struct front *f = nd->f;
+
+    if (nd->started)
+        return;
+    nd->started = true;
+    if (++f->nstarted == f->nnodes && !f->end.ending)
+        front_spawned_report(f, 0, NULL);
 }
 
 /* After the loop: hang up on every proxy and give the launchers a moment

@@ -111,8 +111,14 @@ int main(int argc, char **argv)
     if (o.hosts || o.hostfile) {
         /* several hosts: mpiexec starts one proxy per host (front.c), unless
          * the list boils down to this machine alone */
-        rc = mpx_front_main(&o, job.pmi_level, &job.log);
+        rc = mpx_front_main(&o, job.pmi_level, &job.log, &job.spawned);
         if (rc != MPX_FRONT_LOCAL) {
+            if (job.spawned.on) { /* still owed: it ended before every rank started */
+                snprintf(err, sizeof(err), "spawned job %s ended while starting",
+                         job.spawned.jobid);
+                mpx_spawned_report(&job.spawned, 1, err);
+            }
+            mpx_spawned_free(&job.spawned);
             mpx_args_free(&o);
             return rc;
         }

@@ -203,6 +203,17 @@ void rank_exited(struct job *job, struct rank *r, int status)
     }
 }
 
+/* mpx_spawn_done_fn: the nested mpiexec's answer goes to the spawning task. */
+static void spawn_done(void *arg, int from, uint64_t id, int rc, const char *jobid,
+                       int total, const char *msg)
+{
+    struct job *job = arg;
+
+    (void)from;
+    if (job->srv)
+        (void)psrv_spawn_done(job->srv, id, rc, jobid, NULL, total, msg);
+}
+
 /* A nested mpiexec (a job our ranks spawned) ended: its failure is ours. */
 static void spawned_job_exited(struct job *job, const char *what, int status)
 {
@@ -374,7 +385,7 @@ int node_run(struct job *job, const int *rank_node, int nnodes, int nodeid,
         int max = job->spawned.on ? job->spawned.budget
                                   : mpx_env_int("LOOM_MPIEXEC_MAX_SPAWN_PROCS",
                                                 MPX_SPAWN_DEF_MAX_PROCS);
-        job->spawner = mpx_spawner_create(job->lp, &job->srv, job->jobid,
+        job->spawner = mpx_spawner_create(job->lp, spawn_done, job, job->jobid,
                                           o->fence_timeout_s, max < 0 ? 0 : max);
     }
     free(local);
@@ -424,6 +435,12 @@ int node_run(struct job *job, const int *rank_node, int nnodes, int nodeid,
         mpx_spawned_report(&job->spawned, 1,
                            "the mpiexec of the spawned job could not "
                            "start its ranks (see its messages)");
+    if (rc == 0 && job->up) { /* a spawned job's front end reports once all did */
+        struct pack pk;
+        pack_init(&pk);
+        pack_i32(&pk, job->nodeid);
+        up_send(job, MPX_P_STARTED, &pk);
+    }
     if (o->verbose)
         job_msg(job, "started %d rank%s in %llu ms (jobid %s)", job->live,
                 mpx_plural(job->live), (unsigned long long)(loop_now_ms() - job->t0),

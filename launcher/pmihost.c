@@ -15,6 +15,7 @@
 
 #include "lpmix.h"
 #include "node.h"
+#include "pack.h"
 #include "treenet.h"
 
 /* The core hears of a rank's PMI hang-up now, if it has not yet. */
@@ -133,21 +134,33 @@ void node_pmi_log(void *arg, enum psrv_log_level level, const char *text)
               loom_log_level_name((enum loom_log_level)level), text);
 }
 
-/* psrv_ops->spawn(): a nested mpiexec runs the new job (spawn.h). */
+/* psrv_ops->spawn(): a nested mpiexec runs the new job (spawn.h).  A proxy
+ * hands the request to mpiexec, which knows the job's hosts and how to reach
+ * them (front.c); its MPX_F_SPAWN_DONE answers the task (proxy.c). */
 static int op_spawn(void *arg, uint64_t id, const struct psrv_spawn *req, char *err,
                     size_t errlen)
 {
     struct job *job = arg;
 
-    if (job->up) {
-        snprintf(err, errlen,
-                 "spawn is not supported in a multi-host mpiexec job yet "
-                 "(-hosts/-f); run on one host");
-        return -ENOTSUP;
-    }
-    if (job->end.ending) {
+    if (job->end.ending || job->fail_sent) {
         snprintf(err, errlen, "spawn: the job is ending");
         return -ECANCELED;
+    }
+    if (job->up) {
+        struct pack pk;
+        pack_init(&pk);
+        pack_u64(&pk, id);
+        int rc = mpx_spawn_pack(&pk, req);
+        if (rc < 0 || job->up_lost) {
+            pack_free(&pk);
+            snprintf(err, errlen, "spawn: %s",
+                     job->up_lost   ? "the connection to mpiexec is lost"
+                     : rc == -E2BIG ? "the request is too large to hand to mpiexec"
+                                    : "out of memory");
+            return rc < 0 ? rc : -ENOTCONN;
+        }
+        up_send(job, MPX_P_SPAWN, &pk);
+        return 0;
     }
     if (!job->spawner) {
         snprintf(err, errlen,
@@ -155,7 +168,7 @@ static int op_spawn(void *arg, uint64_t id, const struct psrv_spawn *req, char *
                  "or /proc/self/exe unreadable)");
         return -ENOTSUP;
     }
-    return mpx_spawn_start(job->spawner, id, req, err, errlen);
+    return mpx_spawn_start(job->spawner, 0, id, req, err, errlen);
 }
 
 /* Create this node's server.  The one place where a node's server starts,

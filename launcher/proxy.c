@@ -108,6 +108,19 @@ static void up_frame(struct job *job, uint8_t type, const uint8_t *body, size_t 
         }
         break;
     }
+    case MPX_F_SPAWN_DONE: { /* mpiexec's answer to a spawn of our ranks */
+        uint64_t id = unpack_u64(&u);
+        int rc = unpack_i32(&u);
+        char *jobid = unpack_strdup(&u);
+        int total = unpack_i32(&u);
+        char *msg = unpack_strdup(&u);
+        if (jobid && msg && !unpack_error(&u) && job->srv)
+            (void)psrv_spawn_done(job->srv, id, rc, jobid, NULL, total,
+                                  *msg ? msg : NULL);
+        free(jobid);
+        free(msg);
+        break;
+    }
     default:
         break; /* unknown frames from a newer mpiexec are ignored */
     }
@@ -264,6 +277,32 @@ static int decode_job(struct job *job, struct mpx_opts *o, const uint8_t *body,
     job->rdv_port = unpack_i32(&u);
     job->port_lo = unpack_i32(&u);
     job->port_hi = unpack_i32(&u);
+    /* a spawned job: its spawner's id and the preput pairs (spawn.h) */
+    if (unpack_u8(&u)) {
+        struct mpx_spawned *sp = &job->spawned;
+        char *sj = unpack_strdup(&u);
+        sp->npreput = unpack_i32(&u);
+        sp->report_fd = -1; /* the front end reports to the spawner */
+        if (!sj || strlen(sj) >= sizeof(sp->spawner_jobid) || unpack_error(&u) ||
+            sp->npreput < 0 || sp->npreput > PSRV_SPAWN_MAX_PREPUT) {
+            free(sj);
+            sp->npreput = 0;
+            return -EPROTO;
+        }
+        snprintf(sp->spawner_jobid, sizeof(sp->spawner_jobid), "%s", sj);
+        snprintf(sp->jobid, sizeof(sp->jobid), "%s", job->jobid);
+        free(sj);
+        sp->preput = calloc((size_t)sp->npreput + 1, sizeof(*sp->preput));
+        if (!sp->preput) {
+            sp->npreput = 0;
+            return -ENOMEM;
+        }
+        for (int i = 0; i < sp->npreput; i++)
+            if (!(sp->preput[i].key = unpack_strdup(&u)) ||
+                !(sp->preput[i].val = unpack_strdup(&u)))
+                return -EPROTO;
+        sp->on = true;
+    }
     if (unpack_error(&u) || o->nranks != job->size || job->rdv_port < 1 ||
         job->rdv_port > 65535 || job->port_lo < 0 || job->port_hi > 65535 ||
         job->port_lo > job->port_hi || (job->port_lo == 0) != (job->port_hi == 0))

@@ -10,6 +10,10 @@
  *     is refused with a message rather than run as something else.
  *   - Commands with maxprocs 0 are left out of the command line; the appnum of
  *     the commands after them is then their index among the ones started.
+ *   - Multi-host: the -hosts value is built rank by rank (runs of one host
+ *     as "host:k"), so each command's children land where its own list puts
+ *     them although mpiexec's host list is one for the whole job; it is
+ *     bounded by MPX_SPAWN_HOSTS_MAX.
  */
 #include "config.h"
 
@@ -23,7 +27,9 @@
 
 #include "child.h"
 #include "fdio.h"
+#include "hosts.h"
 #include "loop.h"
+#include "pack.h"
 #include "spawn.h"
 
 extern char **environ;
@@ -33,6 +39,7 @@ extern char **environ;
 struct sjob {
     struct mpx_spawner *sp;
     uint64_t id;
+    int from;
     pid_t pid;
     int rfd;
     struct loop_watch *w;
@@ -47,7 +54,11 @@ struct sjob {
 
 struct mpx_spawner {
     struct loop *lp;
-    struct psrv **srvp;
+    mpx_spawn_done_fn done;
+    void *done_arg;
+    struct mpx_hostlist hosts; /* multi-host: the job's list (n == 0: one host) */
+    int ppn;
+    char **launcher_argv; /* NULL-terminated copies */
     char jobid[64];
     char exe[4096];
     int fence_timeout_s;
@@ -58,15 +69,16 @@ struct mpx_spawner {
     int njobs; /* slots in use (pid > 0 and not reaped, or not answered) */
 };
 
-struct mpx_spawner *mpx_spawner_create(struct loop *lp, struct psrv **srvp,
-                                       const char *jobid, int fence_timeout_s,
-                                       int max_procs)
+struct mpx_spawner *mpx_spawner_create(struct loop *lp, mpx_spawn_done_fn done,
+                                       void *done_arg, const char *jobid,
+                                       int fence_timeout_s, int max_procs)
 {
     struct mpx_spawner *sp = calloc(1, sizeof(*sp));
     if (!sp)
         return NULL;
     sp->lp = lp;
-    sp->srvp = srvp;
+    sp->done = done;
+    sp->done_arg = done_arg;
     snprintf(sp->jobid, sizeof(sp->jobid), "%s", jobid);
     sp->fence_timeout_s = fence_timeout_s;
     sp->max_procs = max_procs;
@@ -99,12 +111,45 @@ static void slot_check_free(struct sjob *j)
     }
 }
 
+static void free_strv(char **v)
+{
+    for (int i = 0; v && v[i]; i++)
+        free(v[i]);
+    free(v);
+}
+
+int mpx_spawner_set_hosts(struct mpx_spawner *sp, const struct mpx_hostlist *hl, int ppn,
+                          const char *const *launcher_argv)
+{
+    int n = 0;
+
+    while (launcher_argv && launcher_argv[n])
+        n++;
+    sp->launcher_argv = calloc((size_t)n + 1, sizeof(char *));
+    sp->hosts.h = calloc((size_t)hl->n + 1, sizeof(*sp->hosts.h));
+    if (!sp->launcher_argv || !sp->hosts.h)
+        return -ENOMEM;
+    for (int i = 0; i < n; i++)
+        if (!(sp->launcher_argv[i] = strdup(launcher_argv[i])))
+            return -ENOMEM;
+    for (int i = 0; i < hl->n; i++) {
+        if (!(sp->hosts.h[i].name = strdup(hl->h[i].name)))
+            return -ENOMEM;
+        sp->hosts.h[i].slots = hl->h[i].slots;
+        sp->hosts.n++;
+    }
+    sp->ppn = ppn;
+    return 0;
+}
+
 void mpx_spawner_destroy(struct mpx_spawner *sp)
 {
     if (!sp)
         return;
     for (int i = 0; i < MPX_SPAWN_MAX_JOBS; i++)
         close_report(&sp->jobs[i]);
+    mpx_hosts_free(&sp->hosts);
+    free_strv(sp->launcher_argv);
     free(sp);
 }
 
@@ -116,8 +161,7 @@ static void answer(struct sjob *j, int rc, const char *msg)
     j->failed = rc != 0;
     if (rc != 0) /* its processes were not started: give them back */
         j->sp->used_procs -= j->total;
-    if (*j->sp->srvp)
-        (void)psrv_spawn_done(*j->sp->srvp, j->id, rc, j->jobid, NULL, j->total, msg);
+    j->sp->done(j->sp->done_arg, j->from, j->id, rc, j->jobid, j->total, msg);
 }
 
 /* Read what the nested mpiexec said; at the end of the line (or of the pipe)
@@ -183,14 +227,117 @@ static const char *info_get(const struct psrv_spawn_cmd *c, const char *key)
     return NULL;
 }
 
+static bool job_host(const struct mpx_spawner *sp, const char *h)
+{
+    for (int i = 0; i < sp->hosts.n; i++)
+        if (strcmp(sp->hosts.h[i].name, h) == 0)
+            return true;
+    return false;
+}
+
+struct hostrun {
+    char *buf; /* the -hosts value so far */
+    size_t len, cap;
+    char last[256]; /* host of the open run */
+    int count;      /* ranks in the open run */
+};
+
+/* Close the open run: ",host:count" (0, or -E2BIG / -ENOMEM). */
+static int run_flush(struct hostrun *hr)
+{
+    if (hr->count == 0)
+        return 0;
+    size_t need = strlen(hr->last) + 16;
+    if (hr->len + need >= MPX_SPAWN_HOSTS_MAX)
+        return -E2BIG;
+    if (hr->len + need > hr->cap) {
+        size_t nc = hr->cap ? hr->cap * 2 : 256;
+        while (nc < hr->len + need)
+            nc *= 2;
+        char *nb = realloc(hr->buf, nc);
+        if (!nb)
+            return -ENOMEM;
+        hr->buf = nb;
+        hr->cap = nc;
+    }
+    hr->len += (size_t)snprintf(hr->buf + hr->len, hr->cap - hr->len, "%s%s:%d",
+                                hr->len ? "," : "", hr->last, hr->count);
+    hr->count = 0;
+    return 0;
+}
+
+/* Where command c's children go, appended rank by rank to hr: its info's
+ * "host" list or "hostfile", else the job's own list and -ppn. */
+static int place_cmd(const struct mpx_spawner *sp, const struct psrv_spawn_cmd *c,
+                     struct hostrun *hr, char *err, size_t errlen)
+{
+    const char *h = info_get(c, "host"), *hf = info_get(c, "hostfile");
+    const struct mpx_hostlist *use = &sp->hosts;
+    struct mpx_hostlist own = {0};
+    struct mpx_layout ly;
+    char e[400];
+    int ppn = sp->ppn, rc = 0;
+
+    if ((h && *h) || (hf && *hf)) {
+        rc = (h && *h) ? mpx_hosts_parse(h, &own, e, sizeof(e))
+                       : mpx_hostfile_read(hf, &own, e, sizeof(e));
+        if (rc < 0) {
+            snprintf(err, errlen, "spawn: info \"%s\" of %.200s: %s",
+                     (h && *h) ? "host" : "hostfile", c->cmd,
+                     rc == -ENOMEM ? "out of memory" : e);
+            mpx_hosts_free(&own);
+            return rc;
+        }
+        for (int i = 0; i < own.n; i++)
+            if (!job_host(sp, own.h[i].name)) {
+                snprintf(err, errlen,
+                         "spawn: host '%.200s' (info \"%s\" of %.200s) is not one of "
+                         "this job's hosts (-hosts/-f)",
+                         own.h[i].name, (h && *h) ? "host" : "hostfile", c->cmd);
+                mpx_hosts_free(&own);
+                return -EINVAL;
+            }
+        use = &own;
+        ppn = 0;
+    }
+    rc = mpx_hosts_layout(use, c->maxprocs, ppn, &ly);
+    mpx_hosts_free(&own);
+    if (rc < 0) {
+        snprintf(err, errlen, "spawn: cannot place %d processes of %.200s: %s",
+                 c->maxprocs, c->cmd, strerror(-rc));
+        return rc;
+    }
+    for (int r = 0; r < ly.size && rc == 0; r++) {
+        const char *name = ly.node_host[ly.rank_node[r]];
+        if (hr->count && strcmp(hr->last, name) == 0) {
+            hr->count++;
+            continue;
+        }
+        rc = run_flush(hr);
+        if (rc == 0 && strlen(name) >= sizeof(hr->last))
+            rc = -E2BIG;
+        if (rc == 0) {
+            snprintf(hr->last, sizeof(hr->last), "%s", name);
+            hr->count = 1;
+        }
+    }
+    mpx_layout_free(&ly);
+    if (rc == -E2BIG)
+        snprintf(err, errlen, "spawn: the host list of the new job is too long");
+    else if (rc < 0)
+        snprintf(err, errlen, "spawn: out of memory");
+    return rc;
+}
+
 static bool our_env(const char *kv)
 {
     return strncmp(kv, "LOOM_SPAWN_", 11) == 0;
 }
 
-int mpx_spawn_start(struct mpx_spawner *sp, uint64_t id, const struct psrv_spawn *req,
-                    char *err, size_t errlen)
+int mpx_spawn_start(struct mpx_spawner *sp, int from, uint64_t id,
+                    const struct psrv_spawn *req, char *err, size_t errlen)
 {
+    struct hostrun hr = {0};
     char **argv = NULL, **envp = NULL;
     int argn = 0, argcap = 0, envn = 0, envcap = 0, rc = -ENOMEM;
     char nums[PSRV_SPAWN_MAX_CMDS][16], ft[16];
@@ -225,23 +372,46 @@ int mpx_spawn_start(struct mpx_spawner *sp, uint64_t id, const struct psrv_spawn
                 return -EINVAL;
             }
     }
+    if (sp->hosts.n > 0) {
+        for (int i = 0; i < req->ncmds; i++)
+            if (req->cmds[i].maxprocs > 0 &&
+                (rc = place_cmd(sp, &req->cmds[i], &hr, err, errlen)) < 0)
+                goto out;
+        if ((rc = run_flush(&hr)) < 0) {
+            snprintf(err, errlen,
+                     rc == -E2BIG ? "spawn: the host list of the new job is too long"
+                                  : "spawn: out of memory");
+            goto out;
+        }
+        rc = -ENOMEM;
+    }
     for (int i = 0; i < MPX_SPAWN_MAX_JOBS && !j; i++)
         if (sp->jobs[i].pid == 0 && sp->jobs[i].rfd < 0)
             j = &sp->jobs[i];
     if (!j) {
         snprintf(err, errlen, "spawn: no free slot");
-        return -EAGAIN;
+        rc = -EAGAIN;
+        goto out;
     }
     memset(j, 0, sizeof(*j));
     j->rfd = -1;
     j->sp = sp;
     j->id = id;
+    j->from = from;
     j->total = req->total;
     snprintf(j->jobid, sizeof(j->jobid), "%u.%u", (unsigned)getpid(), ++sp->seq);
 
-    /* command line: mpiexec --no-slurm [--fence-timeout S] -n N [-wdir D] cmd args : ... */
-    if (add_arg(&argv, &argn, &argcap, sp->exe) < 0 ||
-        add_arg(&argv, &argn, &argcap, "--no-slurm") < 0)
+    /* command line: mpiexec --no-slurm [--fence-timeout S] -n N [-wdir D] cmd args : ...
+     * (several hosts: the launcher options and -hosts instead of --no-slurm) */
+    if (add_arg(&argv, &argn, &argcap, sp->exe) < 0)
+        goto nomem;
+    if (sp->hosts.n == 0 && add_arg(&argv, &argn, &argcap, "--no-slurm") < 0)
+        goto nomem;
+    for (int i = 0; sp->hosts.n > 0 && sp->launcher_argv[i]; i++)
+        if (add_arg(&argv, &argn, &argcap, sp->launcher_argv[i]) < 0)
+            goto nomem;
+    if (sp->hosts.n > 0 && (add_arg(&argv, &argn, &argcap, "-hosts") < 0 ||
+                            add_arg(&argv, &argn, &argcap, hr.buf) < 0))
         goto nomem;
     if (sp->fence_timeout_s > 0) {
         snprintf(ft, sizeof(ft), "%d", sp->fence_timeout_s);
@@ -355,6 +525,7 @@ out:
         close(p[1]);
     for (int i = 0; i < nowned; i++)
         free(owned[i]);
+    free(hr.buf);
     free(argv);
     free(envp);
     return rc;
@@ -391,6 +562,146 @@ void mpx_spawner_kill(struct mpx_spawner *sp, int sig)
     for (int i = 0; sp && i < MPX_SPAWN_MAX_JOBS; i++)
         if (sp->jobs[i].pid > 0 && !sp->jobs[i].exited)
             kill(sp->jobs[i].pid, sig);
+}
+
+/* ---- a request between a proxy and the front end ----------------------- */
+
+int mpx_spawn_pack(struct pack *pk, const struct psrv_spawn *req)
+{
+    size_t start = pk->len;
+
+    pack_i32(pk, req->rank);
+    pack_i32(pk, req->ncmds);
+    for (int i = 0; i < req->ncmds; i++) {
+        const struct psrv_spawn_cmd *c = &req->cmds[i];
+        pack_str(pk, c->cmd);
+        pack_i32(pk, c->maxprocs);
+        pack_i32(pk, c->argc);
+        for (int k = 0; k < c->argc; k++)
+            pack_str(pk, c->argv[k]);
+        pack_i32(pk, c->ninfo);
+        for (int k = 0; k < c->ninfo; k++) {
+            pack_str(pk, c->info[k].key);
+            pack_str(pk, c->info[k].val);
+        }
+    }
+    pack_i32(pk, req->npreput);
+    for (int k = 0; k < req->npreput; k++) {
+        pack_str(pk, req->preput[k].key);
+        pack_str(pk, req->preput[k].val);
+    }
+    if (pack_error(pk))
+        return pack_error(pk);
+    return pk->len - start > MPX_SPAWN_MSG_MAX ? -E2BIG : 0;
+}
+
+/* Keep p (freed with m); on failure p is freed and -ENOMEM returned. */
+static int msg_keep(struct mpx_spawn_msg *m, void *p)
+{
+    if (!p)
+        return -ENOMEM;
+    if (m->nstrs == m->capstrs) {
+        int nc = m->capstrs ? m->capstrs * 2 : 64;
+        void **nv = realloc(m->strs, sizeof(void *) * (size_t)nc);
+        if (!nv) {
+            free(p);
+            return -ENOMEM;
+        }
+        m->strs = nv;
+        m->capstrs = nc;
+    }
+    m->strs[m->nstrs++] = p;
+    return 0;
+}
+
+/* One string of at most PSRV_SPAWN_MAX_STR bytes, kept in m. */
+static const char *msg_str(struct unpack *u, struct mpx_spawn_msg *m, int *rc)
+{
+    if (*rc)
+        return NULL;
+    char *s = unpack_strdup(u);
+    if (!s || strlen(s) > PSRV_SPAWN_MAX_STR) {
+        free(s);
+        *rc = -EPROTO;
+        return NULL;
+    }
+    if ((*rc = msg_keep(m, s)) < 0)
+        return NULL;
+    return s;
+}
+
+static int count_in(struct unpack *u, int lo, int hi, int *rc)
+{
+    int v = unpack_i32(u);
+    if (!*rc && (unpack_error(u) || v < lo || v > hi))
+        *rc = -EPROTO;
+    return *rc ? 0 : v;
+}
+
+int mpx_spawn_unpack(struct unpack *u, struct mpx_spawn_msg *m)
+{
+    int rc = 0;
+
+    memset(m, 0, sizeof(*m));
+    m->req.rank = count_in(u, 0, 1 << 30, &rc);
+    m->req.ncmds = count_in(u, 1, PSRV_SPAWN_MAX_CMDS, &rc);
+    if (rc)
+        return rc;
+    m->cmds = calloc((size_t)m->req.ncmds, sizeof(*m->cmds));
+    if (!m->cmds)
+        return -ENOMEM;
+    m->req.cmds = m->cmds;
+    for (int i = 0; i < m->req.ncmds && !rc; i++) {
+        struct psrv_spawn_cmd *c = &m->cmds[i];
+        c->cmd = msg_str(u, m, &rc);
+        c->maxprocs = count_in(u, 0, PSRV_SPAWN_MAX_PROCS, &rc);
+        c->argc = count_in(u, 0, PSRV_SPAWN_MAX_ARGS, &rc);
+        if (rc)
+            break;
+        const char **av = calloc((size_t)c->argc + 1, sizeof(char *));
+        if ((rc = msg_keep(m, av)) < 0)
+            break;
+        c->argv = av;
+        for (int k = 0; k < c->argc && !rc; k++)
+            av[k] = msg_str(u, m, &rc);
+        c->ninfo = count_in(u, 0, PSRV_SPAWN_MAX_INFO, &rc);
+        if (rc)
+            break;
+        struct psrv_kv *kv = calloc((size_t)c->ninfo + 1, sizeof(*kv));
+        if ((rc = msg_keep(m, kv)) < 0)
+            break;
+        c->info = kv;
+        for (int k = 0; k < c->ninfo && !rc; k++) {
+            kv[k].key = msg_str(u, m, &rc);
+            kv[k].val = msg_str(u, m, &rc);
+        }
+        m->req.total += c->maxprocs;
+    }
+    m->req.npreput = count_in(u, 0, PSRV_SPAWN_MAX_PREPUT, &rc);
+    if (rc)
+        return rc;
+    m->preput = calloc((size_t)m->req.npreput + 1, sizeof(*m->preput));
+    if (!m->preput)
+        return -ENOMEM;
+    m->req.preput = m->preput;
+    for (int k = 0; k < m->req.npreput && !rc; k++) {
+        m->preput[k].key = msg_str(u, m, &rc);
+        m->preput[k].val = msg_str(u, m, &rc);
+    }
+    if (!rc && (unpack_error(u) || unpack_remaining(u) != 0 || m->req.total < 1 ||
+                m->req.total > PSRV_SPAWN_MAX_PROCS))
+        rc = -EPROTO;
+    return rc;
+}
+
+void mpx_spawn_msg_free(struct mpx_spawn_msg *m)
+{
+    for (int i = 0; i < m->nstrs; i++)
+        free(m->strs[i]);
+    free(m->strs);
+    free(m->cmds);
+    free(m->preput);
+    memset(m, 0, sizeof(*m));
 }
 
 /* ---- the spawned side ------------------------------------------------------ */

@@ -2,15 +2,26 @@
  * job is run by a nested mpiexec that this one starts and watches.
  *
  * Contract:
- *   Spawner side (the mpiexec of the spawning job, single-host mode): for each
- *   request the server core hands over (psrv_ops->spawn), mpx_spawn_start() forks
+ *   Spawner side (the mpiexec of the spawning job: the local job, or the front
+ *   end of a multi-host job, which gets its proxies' requests over their
+ *   connections, front.c): for each request, mpx_spawn_start() forks
  *   this same mpiexec binary with the request as an MPMD command line (one section
  *   per command, -wdir from the "wdir" info key) and the new job's identity in the
  *   environment (LOOM_SPAWN_*: its job id, the spawner's job id, the preput pairs,
  *   a report pipe and what is left of the process budget).  The nested mpiexec
  *   reports on the pipe once every rank is running (or why one could not start);
- *   then the spawner answers the task through psrv_spawn_done().  The nested
+ *   then the spawner answers through its done function (psrv_spawn_done() on
+ *   one host, a frame to the spawning rank's proxy on several).  The nested
  *   mpiexec's output goes straight to our stdout/stderr.
+ *
+ *   Hosts (multi-host spawner, mpx_spawner_set_hosts): the nested mpiexec gets
+ *   the spawner's launcher options and a -hosts list that names, rank by rank,
+ *   where each child goes: by default the job's own host list, placed as the
+ *   job's ranks were (blocks of each host's slots, -ppn, from the first host);
+ *   a command's MPI_Info "host" (a comma-separated list) or "hostfile" key
+ *   replaces it for that command.  A host outside the job's list is refused
+ *   with a message naming it, as is an unreadable host file.  Without hosts
+ *   (one host) the info keys are ignored, as before.
  *   Bounds: at most max_procs processes spawned over the job's life (environment
  *   LOOM_MPIEXEC_MAX_SPAWN_PROCS, default 256; passed down as the budget of the
  *   nested jobs) and MPX_SPAWN_MAX_JOBS spawned jobs at a time.
@@ -33,20 +44,56 @@
 
 #define MPX_SPAWN_MAX_JOBS 64
 #define MPX_SPAWN_DEF_MAX_PROCS 256
+/* The -hosts value of one nested multi-host job at most (the argument limit
+ * of exec is 128 KiB). */
+#define MPX_SPAWN_HOSTS_MAX 65536
 
 struct loop;
 struct mpx_spawner;
 
-/* The spawner of job `jobid`, served by *srvp (read at answer time); its
- * spawns start at most max_procs processes in all.  NULL: out of memory, or
+struct mpx_hostlist;
+
+/* The answer to request `id` of `from` (the caller's tag: a proxy's node id):
+ * rc 0 with the new job's id, or rc != 0 with a one-line reason. */
+typedef void (*mpx_spawn_done_fn)(void *arg, int from, uint64_t id, int rc,
+                                  const char *jobid, int total, const char *msg);
+
+/* The spawner of job `jobid`; answers go to done(done_arg, ...); its spawns
+ * start at most max_procs processes in all.  NULL: out of memory, or
  * /proc/self/exe unreadable. */
-struct mpx_spawner *mpx_spawner_create(struct loop *lp, struct psrv **srvp,
-                                       const char *jobid, int fence_timeout_s,
-                                       int max_procs);
+struct mpx_spawner *mpx_spawner_create(struct loop *lp, mpx_spawn_done_fn done,
+                                       void *done_arg, const char *jobid,
+                                       int fence_timeout_s, int max_procs);
+/* A multi-host spawner: children go over the copy of hl (ppn as -ppn) unless
+ * a command's info says where; launcher_argv (NULL-terminated, copied) are
+ * the options that reach those hosts (-launcher ..., -launcher-exec ...).
+ * 0 or -ENOMEM. */
+int mpx_spawner_set_hosts(struct mpx_spawner *sp, const struct mpx_hostlist *hl, int ppn,
+                          const char *const *launcher_argv);
 void mpx_spawner_destroy(struct mpx_spawner *sp);
-/* psrv_ops->spawn for the host: 0 (answer comes later) or -errno and err. */
-int mpx_spawn_start(struct mpx_spawner *sp, uint64_t id, const struct psrv_spawn *req,
-                    char *err, size_t errlen);
+/* Start request `id` of `from`: 0 (the answer comes later, through done) or
+ * -errno with a one-line reason in err (done is not called). */
+int mpx_spawn_start(struct mpx_spawner *sp, int from, uint64_t id,
+                    const struct psrv_spawn *req, char *err, size_t errlen);
+/* A request travelling from a proxy to the front end (MPX_P_SPAWN, conn.h).
+ * mpx_spawn_pack() appends it to pk: -E2BIG past MPX_SPAWN_MSG_MAX bytes.
+ * mpx_spawn_unpack() reads it with the core's bounds (PSRV_SPAWN_MAX_*):
+ * 0, -EPROTO (malformed or out of bounds) or -ENOMEM; m owns what it read
+ * (mpx_spawn_msg_free, also after a failure). */
+#define MPX_SPAWN_MSG_MAX (4u << 20)
+struct pack;
+struct unpack;
+struct mpx_spawn_msg {
+    struct psrv_spawn req;
+    struct psrv_spawn_cmd *cmds;
+    struct psrv_kv *preput;
+    void **strs; /* every string and array read, to free */
+    int nstrs, capstrs;
+};
+int mpx_spawn_pack(struct pack *pk, const struct psrv_spawn *req);
+int mpx_spawn_unpack(struct unpack *u, struct mpx_spawn_msg *m);
+void mpx_spawn_msg_free(struct mpx_spawn_msg *m);
+
 /* A child was reaped: true when it was one of our nested mpiexecs; then *what
  * names it ("spawned job J") for messages, and *judge says whether its exit
  * status matters (false when its spawn was already answered as failed: the
