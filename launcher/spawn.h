@@ -77,7 +77,7 @@ int mpx_spawn_start(struct mpx_spawner *sp, int from, uint64_t id,
                     const struct psrv_spawn *req, char *err, size_t errlen);
 /* A request travelling from a proxy to the front end (MPX_P_SPAWN, conn.h).
  * mpx_spawn_pack() appends it to pk: -E2BIG past MPX_SPAWN_MSG_MAX bytes.
- * mpx_spawn_unpack() reads it with the core's bounds (PSRV_SPAWN_MAX_*):
+ * mpx_spawn_unpack() reads it with the core's bounds (PSRV_SPAWN_MAX_*; spawnmsg.c):
  * 0, -EPROTO (malformed or out of bounds) or -ENOMEM; m owns what it read
  * (mpx_spawn_msg_free, also after a failure). */
 #define MPX_SPAWN_MSG_MAX (4u << 20)
