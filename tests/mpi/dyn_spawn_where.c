@@ -2,17 +2,16 @@
  * dyn_spawn_where.c - where MPI_Comm_spawn's children run, for the launcher's
  * multi-host test (tests/integration/t0172-hosts-spawn.sh), not the test list.
  *
- *   dyn_spawn_where N [HOSTS]   rank 0 of the parent job spawns N copies of this
- *                               program ("child"), with MPI_Info "host"=HOSTS when
- *                               given ("hostfile"=F for HOSTS "file:F"); every child sends its host name
- *                               (MPI_Get_processor_name) to parent rank 0, which
- *                               prints "dyn_spawn_where: child K on HOST" in child
- *                               order, then "dyn_spawn_where: parent OK".  A spawn
- *                               the process manager refuses prints
- *                               "dyn_spawn_where: spawn refused" (every error code
- *                               MPI_ERR_SPAWN, MPI_COMM_NULL) and the job ends 0.
- *   dyn_spawn_where early N     as above, but the children exit with code 3 before
- *                               MPI_Init.
+ *   dyn_spawn_where N [HOSTS]
+ *       Rank 0 of the parent job spawns N copies of this program ("child"), with
+ *       MPI_Info "host"=HOSTS when given ("hostfile"=F for HOSTS "file:F"); every
+ *       child sends its host name (MPI_Get_processor_name) to parent rank 0, which
+ *       prints "dyn_spawn_where: child K on HOST" in child order, then
+ *       "dyn_spawn_where: parent OK".  A spawn the process manager refuses prints
+ *       "dyn_spawn_where: spawn refused" (every error code MPI_ERR_SPAWN,
+ *       MPI_COMM_NULL) and the job ends 0.
+ *   dyn_spawn_where early N
+ *       As above, but the children exit with code 3 before MPI_Init.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -65,7 +64,8 @@ int main(int argc, char **argv)
         for (int i = 0; rank == 0 && i < n; i++)
             bad |= errs[i] != MPI_ERR_SPAWN;
         if (rank == 0)
-            printf("dyn_spawn_where: spawn refused%s\n", bad ? " (but codes are wrong)" : "");
+            printf("dyn_spawn_where: spawn refused%s\n",
+                   bad ? " (but codes are wrong)" : "");
         MPI_Finalize();
         return 0;
     }
