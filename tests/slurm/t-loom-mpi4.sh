@@ -127,12 +127,11 @@ run_list "MPI-IO strided view, srun --mpi=$mpi -N4, 4 ranks per node" \
 # shm-only ones (needs=shm), bindings on a fake topology, coll_shm_barrier, the
 # loopback send buffer ("this host") and the loopback fallback of an unknown
 # LOOM_MPI_TCP_IF (across hosts that run must fail, and does, naming the variable).
-# Spawning programs (every dyn_spawn*, f_spawn) are left out too: a multi-host mpiexec
-# refuses spawning (launcher/pmihost.c says so to the job); the srun run above spawns
-# across the four nodes.  A prefix, so that a new spawning test is left out with them.
-spawners='$1 !~ /^(dyn_spawn|f_spawn)/'
+# The spawning programs (every dyn_spawn*, f_spawn) run here too: mpiexec runs each
+# spawned job over the same four hosts through the same -launcher-exec, its ranks
+# connecting back to their parents across the nodes.
 awk "!/^#/ && NF && \$1 != \"coll_shm_barrier\" && !/needs=shm/ && !/LOOM_REPORT_BINDINGS/ &&
-    !/this.host/ && !/nosuchif0/ && ${spawners}" "$list" >"$cdir/listh"
+    !/this.host/ && !/nosuchif0/" "$list" >"$cdir/listh"
 # The four nodes share this machine's CPUs: the library sees that (one kernel boot id)
 # and does not spin long (before, barrier_heavy 8 took 17 s here with its spins on).
 export LOOM_NETNS_CLUSTER="$cdir/c"
