@@ -1,6 +1,6 @@
 /*
  * dyn_spawn_where.c - where MPI_Comm_spawn's children run, for the launcher's
- * multi-host test (tests/integration/t0172-hosts-spawn.sh), not the test list.
+ * multi-host test (tests/integration/t0173-hosts-spawn.sh), not the test list.
  *
  *   dyn_spawn_where N [HOSTS]
  *       Rank 0 of the parent job spawns N copies of this program ("child"), with

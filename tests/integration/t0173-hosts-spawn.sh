@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0172-hosts-spawn.sh - MPI_Comm_spawn from a multi-host mpiexec (-hosts, -f): the
+# t0173-hosts-spawn.sh - MPI_Comm_spawn from a multi-host mpiexec (-hosts, -f): the
 # spawning rank's proxy hands the request to mpiexec, which runs the new job over the
 # job's own hosts.  The hosts are fake: a stand-in for ssh (-launcher-exec) runs each
 # proxy here, in a UTS namespace of its own named after the host, so a child's
