@@ -66,7 +66,7 @@ struct loom_conf {
     int64_t kvs_auto_bytes;     /* LoomKvsAutoBytes: auto's threshold, 0: default */
 };
 
-#define LOOM_DEFAULT_TREE_WIDTH 16
+#define LOOM_DEFAULT_TREE_WIDTH 8 /* doc/scale.md: "Tree shape" */
 #define LOOM_DEFAULT_FENCE_TIMEOUT 600
 #define LOOM_DEFAULT_CONNECT_TIMEOUT 60
 #define LOOM_DEFAULT_DEBUG PSRV_LOG_WARN
