@@ -52,7 +52,7 @@ struct treenet;
 #include "spawn.h"
 
 #define DRAIN_GRACE_MS 1000 /* after the last rank exited, wait for pipe EOF */
-#define MPX_TREE_WIDTH 8    /* children per node of the psrv tree and its links (doc/scale.md) */
+#define MPX_TREE_WIDTH 8    /* children per node of the psrv tree (doc/scale.md) */
 #define GONE_DELAY_MS 100   /* PMI hang-up: let the rank's exit be seen first */
 #define READ_CHUNK 65536
 /* Proxy mode: rank output queued for mpiexec that stops reading the ranks'
