@@ -1,8 +1,8 @@
 /*
  * dynwire.c - parsers and formatters of the dynamic-process wire formats: port names
  *             (versions 1 and 2), TCP address cards, the roots' card lists,
- *             accept/connect control messages, the Comm_join hello (contract in
- *             dynwire.h; fuzzed by tests/fuzz/fuzz_mpi_dyn.c).
+ *             accept/connect control messages, the Comm_join hello and port message
+ *             (contract in dynwire.h; fuzzed by tests/fuzz/fuzz_mpi_dyn.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -448,4 +448,44 @@ const char *xm_dyn_xhello_check(const void *buf, size_t len, struct xm_dyn_xhell
         return bad;
     *out = h;
     return NULL;
+}
+
+/* ---- Comm_join between jobs: the port message ---- */
+
+const char *xm_dyn_joinport_check(const void *buf, size_t len, struct xm_dyn_port *out,
+                                  char name[XM_DYN_PORT_MAX])
+{
+    const uint8_t *b = buf;
+    if (len != XM_DYN_JOINPORT_WIRE)
+        return "length";
+    if (memcmp(b, XM_DYN_JOINPORT_MAGIC, 8))
+        return "magic";
+    const uint8_t *n = b + 8, *z = memchr(n, 0, XM_DYN_PORT_MAX);
+    if (!z)
+        return "port name not terminated";
+    for (const uint8_t *q = z; q < n + XM_DYN_PORT_MAX; q++)
+        if (*q)
+            return "bytes after the port name";
+    struct xm_dyn_port p;
+    if (xm_dyn_port_parse((const char *)n, &p) < 0)
+        return "port name";
+    if (p.version != 2)
+        return "a port name that reaches only its own job";
+    memcpy(name, n, XM_DYN_PORT_MAX);
+    *out = p;
+    return NULL;
+}
+
+int xm_dyn_joinport_encode(const char *name, void *buf)
+{
+    uint8_t *b = buf;
+    size_t n = strnlen(name, XM_DYN_PORT_MAX);
+    if (n >= XM_DYN_PORT_MAX)
+        return -EINVAL;
+    memset(b, 0, XM_DYN_JOINPORT_WIRE);
+    memcpy(b, XM_DYN_JOINPORT_MAGIC, 8);
+    memcpy(b + 8, name, n);
+    struct xm_dyn_port p;
+    char back[XM_DYN_PORT_MAX];
+    return xm_dyn_joinport_check(b, XM_DYN_JOINPORT_WIRE, &p, back) ? -EINVAL : 0;
 }

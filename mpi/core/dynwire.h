@@ -47,6 +47,12 @@
  *     job ids printable, terminated and zero-padded, ranks < XM_DYN_TAG_MAX, port tag 0 or odd and
  *     below XM_DYN_TAG_MAX, the card as in a card list.  Nothing in it is believed
  *     until the connector proved the secret (tcp.c).
+
+ *   - The join port message (Comm_join between jobs, after both hellos and verdicts:
+ *     the side that accepts sends it on the user's socket): fixed XM_DYN_JOINPORT_WIRE
+ *     bytes, {magic "LOOMPORT", a port name NUL-terminated and NUL-padded to
+ *     XM_DYN_PORT_MAX}.  xm_dyn_joinport_check(): exact length, magic, one spelling
+ *     (terminated, zeros after), a version-2 name that xm_dyn_port_parse() takes.
  */
 #ifndef XM_DYNWIRE_H
 #define XM_DYNWIRE_H
@@ -146,5 +152,15 @@ struct xm_dyn_xhello {
 int xm_dyn_xhello_encode(const struct xm_dyn_xhello *h, void *buf);
 /* NULL = acceptable (*out filled), else what is wrong */
 const char *xm_dyn_xhello_check(const void *buf, size_t len, struct xm_dyn_xhello *out);
+
+#define XM_DYN_JOINPORT_MAGIC "LOOMPORT"
+#define XM_DYN_JOINPORT_WIRE (8 + XM_DYN_PORT_MAX)
+
+/* The message for name (a version-2 port name) into buf (XM_DYN_JOINPORT_WIRE bytes);
+ * 0 or -EINVAL (too long, or a name the check would refuse). */
+int xm_dyn_joinport_encode(const char *name, void *buf);
+/* NULL = acceptable (*out parsed, name[] the name), else what is wrong */
+const char *xm_dyn_joinport_check(const void *buf, size_t len, struct xm_dyn_port *out,
+                                  char name[XM_DYN_PORT_MAX]);
 
 #endif

@@ -10,8 +10,8 @@
  * Contract: input byte 0 picks the parser (0: port name, NUL-terminated copy of the
  * rest in an exact-size block; 1: control message; 2: join hello; 3: TCP address card
  * (the rest, not NUL-terminated: the parser gets its length); 4: the roots' card list;
- * 5: the TCP netmod's cross-job hello; the others get the rest in an exact-size block,
- * any length).
+ * 5: the TCP netmod's cross-job hello; 6: Comm_join's port message between jobs; the
+ * others get the rest in an exact-size block, any length).
  * Invariants (a trap is a finding): an accepted port name has a rank and an odd tag in
  * range and a job id, and formats back to a name that parses to the same (version 2:
  * same secret and card too); an accepted card has 1..XM_DYN_ADDRS addresses with
@@ -21,9 +21,11 @@
  * an accepted control
  * message has a known kind and an even tag in range; an accepted hello has 0 <= rank <
  * size and a NUL-terminated job id; an accepted cross-job hello has ranks and port tag
- * in range, a card that could travel, and encodes back to the same bytes.
+ * in range, a card that could travel, and encodes back to the same bytes; an accepted
+ * join port message holds a version-2 name that parses to the same port and encodes
+ * back to the same bytes.
  * Seeds: corpus/mpi_dyn/: a port name of each version, each control message kind, a
- * hello, a card, a card list of three, a cross-job hello.
+ * hello, a card, a card list of three, a cross-job hello, a join port message.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -43,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     memcpy(b, data + 1, len);
     b[len] = 0;
-    switch (data[0] % 6) {
+    switch (data[0] % 7) {
     case 0: {
         struct xm_dyn_port p;
         if (xm_dyn_port_parse(b, &p) == 0) {
@@ -115,6 +117,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 h.from.addrs.naddr < 1 || h.from.addrs.naddr > XM_DYN_ADDRS ||
                 !memchr(h.tojob, 0, sizeof(h.tojob)) || !h.from.jobid[0] ||
                 xm_dyn_xhello_encode(&h, again) < 0 || memcmp(again, b, len))
+                __builtin_trap();
+        }
+        break;
+    }
+    case 6: {
+        struct xm_dyn_port p, q;
+        char name[XM_DYN_PORT_MAX];
+        if (!xm_dyn_joinport_check(b, len, &p, name)) {
+            unsigned char again[XM_DYN_JOINPORT_WIRE];
+            if (p.version != 2 || !memchr(name, 0, sizeof(name)) ||
+                xm_dyn_port_parse(name, &q) < 0 || q.rank != p.rank || q.tag != p.tag ||
+                strcmp(q.jobid, p.jobid) || memcmp(q.secret, p.secret, sizeof(p.secret)) ||
+                xm_dyn_joinport_encode(name, again) < 0 || memcmp(again, b, len))
                 __builtin_trap();
         }
         break;
