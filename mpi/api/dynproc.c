@@ -46,13 +46,21 @@
  *   I take your hello), all within the connect timeout; the tag g of the side with the
  *   lower world rank is used; the two ranks then swap CONFIRM{g} on tag g by p2p (the
  *   named rank proves it is joining: a relayed or forged hello fails at the deadline
- *   instead of hanging), then xm_intercomm_build over COMM_SELF.  A hello from another
- *   job, of another size, or naming my own rank fails with MPI_ERR_OTHER.
+ *   instead of hanging), then xm_intercomm_build over COMM_SELF.  A hello of this job
+ *   of another size, or naming my own rank, fails with MPI_ERR_OTHER.
+ *   A hello of another job (MPICH's way, over the socket itself): the side whose job id
+ *   sorts first opens a version-2 port and sends its name on the socket (the fixed
+ *   port message of core/dynwire.h), the other checks that the port belongs to the
+ *   process its hello named, answers one byte (1 = I connect) and connects through it;
+ *   the first accepts that process only (anyone else's REQ gets NAK) and closes the
+ *   port.  Both sides stop at the join's deadline (a forged hello of another job:
+ *   nobody connects, or no port comes), and the intercommunicator is accept/connect's,
+ *   card swap included (finish).
  * Name service: the process manager's (PMI-2 Nameserv_*: mpiexec, srun's mpi/pmi2,
  *   Loom's plugin); boot.c's xm_boot_publish &c.  Without one (PMIx path, singleton):
  *   MPI_ERR_NAME / MPI_ERR_SERVICE.
  *
- * One piece (about 850 lines): ports, accept/connect, join and spawn all end in the
+ * One piece (about 1000 lines): ports, accept/connect, join and spawn all end in the
  *   same root handshake on XM_DYN_CTX and the same card exchange between jobs (above),
  *   which are read together; the wire formats and their checks are in core/dynwire.h.
  */
@@ -191,15 +199,13 @@ static int recv_msg(int src, int tag, double when, struct xm_dyn_msg *m, int *fr
 }
 
 /* ---- ports ------------------------------------------------------------------------ */
-int PMPI_Open_port(MPI_Info info, char *port_name)
+/* Open_port's body: 0 (port_name written, *version set) or -ENOMEM (no slot or table
+ * space) / -EINVAL (a job id we cannot carry). */
+static int open_port(char *port_name, int *version)
 {
-    (void)info;
-    const char *fn = "MPI_Open_port";
-    if (!port_name)
-        return xm_err(NULL, MPI_ERR_ARG, fn);
     int slot = port_slot(0);
     if (slot < 0)
-        return xm_err(NULL, MPI_ERR_NO_MEM, fn);
+        return -ENOMEM;
     struct xm_dyn_port p = {.version = 1, .rank = xm_g.rank};
     int tag = 0;
     for (unsigned tries = 0; tries < 2 * PORTS_MAX && !tag; tries++) {
@@ -223,12 +229,25 @@ int PMPI_Open_port(MPI_Info info, char *port_name)
     }
     if (!tag || xm_dyn_port_format(name, sizeof(name), &p) < 0 ||
         xm_dyn_port_parse(name, &back) < 0)
-        return xm_err(NULL, MPI_ERR_INTERN, fn); /* a job id we cannot carry */
+        return -EINVAL; /* a job id we cannot carry */
     if (p.version == 2 && xm_proc_port_add(tag, p.secret) < 0)
-        return xm_err(NULL, MPI_ERR_NO_MEM, fn);
+        return -ENOMEM;
     memset(&p.secret, 0, sizeof(p.secret));
     ports[slot] = tag;
     memcpy(port_name, name, strlen(name) + 1);
+    *version = p.version;
+    return 0;
+}
+
+int PMPI_Open_port(MPI_Info info, char *port_name)
+{
+    (void)info;
+    const char *fn = "MPI_Open_port";
+    if (!port_name)
+        return xm_err(NULL, MPI_ERR_ARG, fn);
+    int version, rc = open_port(port_name, &version);
+    if (rc < 0)
+        return xm_err(NULL, rc == -ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_INTERN, fn);
     return MPI_SUCCESS;
 }
 
@@ -399,10 +418,19 @@ static int finish(struct xm_comm *c, int root, int peer, int g, int lrc, int cro
     return rc;
 }
 
+/* whether id is the process want names (job id and rank in its job) */
+static int is_proc(int id, const struct xm_dyn_card *want)
+{
+    const struct xm_proc *pr = xm_proc_get(id);
+    return pr && pr->rank == want->rank && !strcmp(pr->jobid, want->jobid);
+}
+
 /* Accept's body on a checked communicator: 0 or -errno (the same at every process).
- * when > 0: no connector by then is -ETIMEDOUT (spawn's children that never came). */
+ * when > 0: no connector by then is -ETIMEDOUT (spawn's children that never came).
+ * want: only that process may connect (join); anyone else's REQ gets NAK. */
 static int accept_until(const char *port_name, int root, struct xm_comm *c,
-                        MPI_Comm *newcomm, double when, const char *fn)
+                        MPI_Comm *newcomm, double when, const struct xm_dyn_card *want,
+                        const char *fn)
 {
     int lrc = 0, peer = -1, g = 0, cross = 0;
     uint8_t secret[XM_DYN_SECRET] = {0};
@@ -428,6 +456,10 @@ static int accept_until(const char *port_name, int root, struct xm_comm *c,
             if (rc < 0 || m.kind != XM_DYN_REQ)
                 continue; /* malformed: dropped, the port stays open */
             g = m.tag;
+            if (want && !is_proc(from, want)) {
+                send_msg(from, g, XM_DYN_NAK, g);
+                continue;
+            }
             if ((rc = send_msg(from, g, XM_DYN_OK, g)) < 0) {
                 lrc = rc;
                 break;
@@ -456,24 +488,26 @@ int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm co
     int erc = check_collective(c, root, newcomm, fn);
     if (erc != MPI_SUCCESS)
         return erc;
-    int rc = accept_until(port_name, root, c, newcomm, 0, fn);
+    int rc = accept_until(port_name, root, c, newcomm, 0, NULL, fn);
     return rc < 0 ? xm_err(c, to_class(rc), fn) : MPI_SUCCESS;
 }
 
-int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm,
-                      MPI_Comm *newcomm)
+/* Connect's body on a checked communicator: 0 or -errno (the same at every process);
+ * no OK by `when` is -ETIMEDOUT.  want: the port must be that process's, of another
+ * job (join). */
+static int connect_until(const char *port_name, int root, struct xm_comm *c,
+                         MPI_Comm *newcomm, double when, const struct xm_dyn_card *want,
+                         const char *fn)
 {
-    (void)info;
-    const char *fn = "MPI_Comm_connect";
-    struct xm_comm *c = xm_comm_get(comm);
-    int erc = check_collective(c, root, newcomm, fn);
-    if (erc != MPI_SUCCESS)
-        return erc;
     int lrc = 0, peer = -1, g = 0, cross = 0;
     struct xm_dyn_port p;
     memset(&p, 0, sizeof(p));
     if (c->rank == root) {
         lrc = parse_port(port_name, &p, fn);
+        if (want && lrc == 1 && (p.rank != want->rank || strcmp(p.jobid, want->jobid)))
+            lrc = -EINVAL;
+        else if (want && lrc == 0)
+            lrc = -EINVAL;
         if (lrc == 1) { /* another job's port: its owner joins the table */
             cross = 1;
             struct xm_dyn_card k;
@@ -499,7 +533,7 @@ int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm c
         if (lrc == 0) {
             struct xm_dyn_msg m;
             int from;
-            int rc = recv_msg(peer, g, deadline(), &m, &from);
+            int rc = recv_msg(peer, g, when, &m, &from);
             if (rc == 0)
                 lrc = -ETIMEDOUT;
             else if (rc < 0 || m.kind != XM_DYN_OK || m.tag != g)
@@ -511,6 +545,19 @@ int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm c
     *newcomm = MPI_COMM_NULL;
     int rc = finish(c, root, peer, g, lrc, cross, p.secret, newcomm);
     memset(&p, 0, sizeof(p));
+    return rc;
+}
+
+int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm,
+                      MPI_Comm *newcomm)
+{
+    (void)info;
+    const char *fn = "MPI_Comm_connect";
+    struct xm_comm *c = xm_comm_get(comm);
+    int erc = check_collective(c, root, newcomm, fn);
+    if (erc != MPI_SUCCESS)
+        return erc;
+    int rc = connect_until(port_name, root, c, newcomm, deadline(), NULL, fn);
     return rc < 0 ? xm_err(c, to_class(rc), fn) : MPI_SUCCESS;
 }
 
@@ -543,6 +590,79 @@ static int fd_xfer(int fd, void *buf, size_t n, int out, double when)
     return 0;
 }
 
+/* Comm_join with a process of another job, after both hellos and verdicts: the side
+ * whose job id sorts first opens a version-2 port and sends its name on the socket
+ * (struct of core/dynwire.h), the other checks that the port is the hello's process,
+ * says on the socket whether it connects, and connects; the first accepts that process
+ * only.  Both within `when`; then the intercommunicator is accept/connect's. */
+static int join_xjob(int fd, const struct xm_dyn_hello *them, double when,
+                     MPI_Comm *intercomm)
+{
+    const char *fn = "MPI_Comm_join";
+    struct xm_dyn_card want;
+    memset(&want, 0, sizeof(want));
+    snprintf(want.jobid, sizeof(want.jobid), "%s", them->jobid);
+    want.rank = them->rank;
+    int acc = strcmp(xm_g.jobid, them->jobid) < 0;
+    unsigned char wire[XM_DYN_JOINPORT_WIRE], yes = 0;
+    char name[XM_DYN_PORT_MAX] = "";
+    const char *bad = NULL, *why = "";
+    int rc = 0, version = 0;
+    *intercomm = MPI_COMM_NULL;
+    if (acc) {
+        memset(wire, 0, sizeof(wire)); /* all zeros if we fail: the other end refuses */
+        if (open_port(name, &version) < 0) {
+            name[0] = 0;
+            bad = "no port could be opened";
+        } else if (version != 2 || xm_dyn_joinport_encode(name, wire) < 0) {
+            bad = "this process cannot be reached from another job (no TCP address)";
+        }
+        rc = fd_xfer(fd, wire, sizeof(wire), 1, when);
+        if (rc == 0 && !bad) {
+            rc = fd_xfer(fd, &yes, 1, 0, when);
+            if (rc == 0 && yes != 1)
+                bad = "the other end refused our port";
+        }
+        if (rc == 0 && !bad) {
+            rc = accept_until(name, 0, xm_g.self, intercomm, when, &want, fn);
+            if (rc == -ETIMEDOUT)
+                bad = "the process its hello named did not connect within "
+                      "LOOM_MPI_CONNECT_TIMEOUT";
+        }
+        if (name[0])
+            PMPI_Close_port(name);
+    } else {
+        struct xm_dyn_port p;
+        const char *pbad;
+        rc = fd_xfer(fd, wire, sizeof(wire), 0, when);
+        if (rc == -ETIMEDOUT)
+            bad = "no port message within LOOM_MPI_CONNECT_TIMEOUT";
+        else if (rc == 0 && (pbad = xm_dyn_joinport_check(wire, sizeof(wire), &p, name)))
+            bad = "its port message is malformed: ", why = pbad;
+        else if (rc == 0 && (p.rank != them->rank || strcmp(p.jobid, them->jobid)))
+            bad = "its port is not the process its hello named";
+        yes = rc == 0 && !bad;
+        if (rc == 0)
+            rc = fd_xfer(fd, &yes, 1, 1, when);
+        if (rc == 0 && !bad) {
+            rc = connect_until(name, 0, xm_g.self, intercomm, when, &want, fn);
+            if (rc == -ETIMEDOUT)
+                bad = "the port its hello named did not answer within "
+                      "LOOM_MPI_CONNECT_TIMEOUT";
+        }
+        memset(&p, 0, sizeof(p));
+    }
+    memset(wire, 0, sizeof(wire));
+    memset(name, 0, sizeof(name));
+    if (rc < 0 || bad) {
+        fprintf(stderr, "loom-mpi: rank %d: %s: job %s rank %d: %s%s\n", xm_g.rank, fn,
+                them->jobid, them->rank, bad ? bad : strerror(-rc), bad ? why : "");
+        *intercomm = MPI_COMM_NULL;
+        return xm_err(NULL, rc == -ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_OTHER, fn);
+    }
+    return MPI_SUCCESS;
+}
+
 int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
 {
     const char *fn = "MPI_Comm_join";
@@ -563,9 +683,10 @@ int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
     if (rc == 0)
         rc = fd_xfer(fd, &raw, sizeof(raw), 0, when);
     const char *bad = NULL;
+    int xjob = 0;
     if (rc == 0 && (bad = xm_dyn_hello_check(&raw, sizeof(raw), &them)) == NULL) {
         if (strcmp(them.jobid, me.jobid))
-            bad = "another job (connections between jobs are not implemented yet)";
+            xjob = 1; /* checked by the port and the TCP handshake: join_xjob */
         else if (them.size != me.size)
             bad = "size of MPI_COMM_WORLD differs";
         else if (them.rank == me.rank)
@@ -586,6 +707,8 @@ int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
             }
         }
     }
+    if (rc == 0 && !bad && xjob)
+        return join_xjob(fd, &them, when, intercomm);
     int g = 0;
     if (rc == 0 && !bad) {
         /* The socket's word is not proof that the rank it names is joining (a relayed
@@ -807,7 +930,7 @@ static int spawn_common(struct xm_comm *c, int root, int count, char *const *cmd
     /* the children connect from their MPI_Init, within the connect timeout: a job
      * that died before (or never reaches MPI_Init) fails the spawn, not hangs it */
     MPI_Comm ic = MPI_COMM_NULL;
-    rc = accept_until(port, root, c, &ic, deadline(), fn);
+    rc = accept_until(port, root, c, &ic, deadline(), NULL, fn);
     if (c->rank == root)
         PMPI_Close_port(port);
     if (intercomm)
