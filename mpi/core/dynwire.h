@@ -44,9 +44,9 @@
  *     IPv4 in network order, u32 port)} (the connector's card).  The first 32 bytes
  *     have the layout of the in-job hello, so the acceptor tells the two apart by the
  *     magic before it reads more.  xm_dyn_xhello_check(): exact length, magic, both
- *     job ids printable, terminated and zero-padded, ranks < XM_DYN_TAG_MAX, port tag 0 or odd and
- *     below XM_DYN_TAG_MAX, the card as in a card list.  Nothing in it is believed
- *     until the connector proved the secret (tcp.c).
+ *     job ids printable, terminated and zero-padded, ranks < XM_DYN_TAG_MAX, port tag
+ *     0 or odd and below XM_DYN_TAG_MAX, the card as in a card list.  Nothing in it
+ *     is believed until the connector proved the secret (tcp.c).
 
  *   - The join port message (Comm_join between jobs, after both hellos and verdicts:
  *     the side that accepts sends it on the user's socket): fixed XM_DYN_JOINPORT_WIRE

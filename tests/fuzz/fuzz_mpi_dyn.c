@@ -128,7 +128,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             unsigned char again[XM_DYN_JOINPORT_WIRE];
             if (p.version != 2 || !memchr(name, 0, sizeof(name)) ||
                 xm_dyn_port_parse(name, &q) < 0 || q.rank != p.rank || q.tag != p.tag ||
-                strcmp(q.jobid, p.jobid) || memcmp(q.secret, p.secret, sizeof(p.secret)) ||
+                strcmp(q.jobid, p.jobid) ||
+                memcmp(q.secret, p.secret, sizeof(p.secret)) ||
                 xm_dyn_joinport_encode(name, again) < 0 || memcmp(again, b, len))
                 __builtin_trap();
         }

@@ -93,7 +93,8 @@ static void one_join(int side, int rank, const char *dir, int round, int *big, i
     TEST_ASSERT(flag && rsize == 1 && lsize == 1);
     /* small message each way: (side, rank) */
     int mine[2] = {side, rank}, theirs[2] = {-1, -1};
-    MPI_Sendrecv(mine, 2, MPI_INT, 0, 7, theirs, 2, MPI_INT, 0, 7, inter, MPI_STATUS_IGNORE);
+    MPI_Sendrecv(mine, 2, MPI_INT, 0, 7, theirs, 2, MPI_INT, 0, 7, inter,
+                 MPI_STATUS_IGNORE);
     TEST_ASSERT_MSG(theirs[0] == 1 - side && theirs[1] == rank, "got (%d, %d)", theirs[0],
                     theirs[1]);
     /* 1 MiB each way */

@@ -23,16 +23,16 @@
 
 #include "mpitest.h"
 
-#define HELLO_LEN 88 /* the join hello: magic[8], version, size, rank, tag, job id[64] */
+#define HELLO_LEN 88 /* the join hello: magic[8], version, size, rank, tag, job id */
 #define PORTMSG_LEN (8 + 256) /* "LOOMPORT", a port name NUL-padded to 256 bytes */
 
 enum { NOCONNECT, REFUSEPORT, WRONGPORT, GARBAGE, SILENT, OWNRANK };
 
 struct liar {
     int fd, mode;
-    int verdict;  /* our verdict on its hello (-1: none came) */
-    int port_ok;  /* NOCONNECT/REFUSEPORT: our port message was one */
-    int reply;    /* WRONGPORT/GARBAGE: our byte after its port message (-1: none) */
+    int verdict; /* our verdict on its hello (-1: none came) */
+    int port_ok; /* NOCONNECT/REFUSEPORT: our port message was one */
+    int reply;   /* WRONGPORT/GARBAGE: our byte after its port message (-1: none) */
 };
 
 /* read or write n bytes within 20 s; 0 or -1 */
