@@ -5,7 +5,9 @@
  *   control messages (length, magic, kind, tag parity, reserved field) and the
  *   Comm_join hello (magic, version, job id termination, rank against size, tag);
  *   between jobs: TCP address cards, version-2 port names (secret, card) and the
- *   roots' card lists (length for count, bounds, padding, duplicates).
+ *   roots' card lists (length for count, bounds, padding, duplicates); Comm_join's port
+ *   message between jobs (round trip; length, magic, termination, padding, a version-1
+ *   or malformed name refused).
  */
 #include <check.h>
 #include <errno.h>
@@ -325,6 +327,47 @@ START_TEST(test_cards_max)
 }
 END_TEST
 
+/* Comm_join's port message between jobs: round trip, then every refusal */
+START_TEST(test_joinport)
+{
+    const char *v2 =
+        "loom-port:2:3:5:00112233445566778899aabbccddeeff:127.0.0.1:4000:77.0";
+    uint8_t b[XM_DYN_JOINPORT_WIRE], m[XM_DYN_JOINPORT_WIRE];
+    struct xm_dyn_port p;
+    char name[XM_DYN_PORT_MAX];
+    ck_assert_int_eq(xm_dyn_joinport_encode(v2, b), 0);
+    ck_assert_ptr_null(xm_dyn_joinport_check(b, sizeof(b), &p, name));
+    ck_assert_str_eq(name, v2);
+    ck_assert_int_eq(p.version, 2);
+    ck_assert_int_eq(p.rank, 3);
+    ck_assert_int_eq(p.tag, 5);
+    ck_assert_str_eq(p.jobid, "77.0");
+    ck_assert_ptr_nonnull(xm_dyn_joinport_check(b, sizeof(b) - 1, &p, name)); /* length */
+    memcpy(m, b, sizeof(m));
+    m[0] = 'X'; /* magic */
+    ck_assert_ptr_nonnull(xm_dyn_joinport_check(m, sizeof(m), &p, name));
+    memcpy(m, b, sizeof(m));
+    memset(m + 8, 'x', XM_DYN_PORT_MAX); /* no terminating NUL */
+    ck_assert_ptr_nonnull(xm_dyn_joinport_check(m, sizeof(m), &p, name));
+    memcpy(m, b, sizeof(m));
+    m[sizeof(m) - 1] = 'x'; /* a byte after the name's NUL */
+    ck_assert_ptr_nonnull(xm_dyn_joinport_check(m, sizeof(m), &p, name));
+    memcpy(m, b, sizeof(m));
+    m[8 + 10] = '1'; /* "loom-port:1:3:5:<hex>..." does not parse */
+    ck_assert_ptr_nonnull(xm_dyn_joinport_check(m, sizeof(m), &p, name));
+    /* a well-formed version-1 name reaches only its own job */
+    ck_assert_int_eq(xm_dyn_joinport_encode("loom-port:1:3:5:77.0", b), -EINVAL);
+    memset(m, 0, sizeof(m));
+    memcpy(m, XM_DYN_JOINPORT_MAGIC, 8);
+    strcpy((char *)m + 8, "loom-port:1:3:5:77.0");
+    ck_assert_ptr_nonnull(xm_dyn_joinport_check(m, sizeof(m), &p, name));
+    char longname[XM_DYN_PORT_MAX + 1];
+    memset(longname, 'a', sizeof(longname) - 1);
+    longname[sizeof(longname) - 1] = 0;
+    ck_assert_int_eq(xm_dyn_joinport_encode(longname, b), -EINVAL);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("mpi_dynwire");
@@ -338,6 +381,7 @@ int main(void)
     tcase_add_test(tc, test_cards);
     tcase_add_test(tc, test_cards_max);
     tcase_add_test(tc, test_xhello);
+    tcase_add_test(tc, test_joinport);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
