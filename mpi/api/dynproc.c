@@ -69,6 +69,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -577,7 +578,12 @@ static int fd_xfer(int fd, void *buf, size_t n, int out, double when)
             return -errno;
         if (pr <= 0)
             continue;
-        ssize_t k = out ? write(fd, b + done, n - done) : read(fd, b + done, n - done);
+        /* a peer that hangs up must not kill us with SIGPIPE: send(MSG_NOSIGNAL) on a
+         * socket, write() on anything else the user hands us */
+        ssize_t k = out ? send(fd, b + done, n - done, MSG_NOSIGNAL)
+                        : read(fd, b + done, n - done);
+        if (k < 0 && out && errno == ENOTSOCK)
+            k = write(fd, b + done, n - done);
         if (k == 0)
             return -ECONNRESET;
         if (k < 0) {

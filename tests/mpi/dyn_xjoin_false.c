@@ -7,6 +7,8 @@
  *     says it connects and never does: the join fails with MPI_ERR_OTHER at
  *     LOOM_MPI_CONNECT_TIMEOUT, not hangs;
  *   - "~liar" refuses our port: the join fails at once;
+ *   - "~liar" stops reading before its verdict: writing our port fails (EPIPE), the
+ *     join fails and the process is not killed by SIGPIPE;
  *   - "!liar" sends a well-formed port of another process than its hello named, or a
  *     port message that is not one (no terminating NUL): we answer 0 and fail;
  *   - "!liar" sends nothing after the verdicts: the join fails at the deadline;
@@ -26,7 +28,7 @@
 #define HELLO_LEN 88 /* the join hello: magic[8], version, size, rank, tag, job id */
 #define PORTMSG_LEN (8 + 256) /* "LOOMPORT", a port name NUL-padded to 256 bytes */
 
-enum { NOCONNECT, REFUSEPORT, WRONGPORT, GARBAGE, SILENT, OWNRANK };
+enum { NOCONNECT, REFUSEPORT, HANGUP, WRONGPORT, GARBAGE, SILENT, OWNRANK };
 
 struct liar {
     int fd, mode;
@@ -44,7 +46,8 @@ static int xfer(int fd, void *buf, size_t n, int out)
         struct pollfd pf = {fd, (short)(out ? POLLOUT : POLLIN), 0};
         if (poll(&pf, 1, 20000) <= 0)
             return -1;
-        ssize_t k = out ? write(fd, b + done, n - done) : read(fd, b + done, n - done);
+        ssize_t k = out ? send(fd, b + done, n - done, MSG_NOSIGNAL)
+                        : read(fd, b + done, n - done);
         if (k <= 0)
             return -1;
         done += (size_t)k;
@@ -72,7 +75,7 @@ static void *liar_main(void *arg)
         memcpy(h + 16, &rank, 4);
         memcpy(h + 20, &tag, 4);
         memset(h + 24, 0, 64);
-        strcpy((char *)h + 24, l->mode <= REFUSEPORT ? "~liar" : "!liar");
+        strcpy((char *)h + 24, l->mode <= HANGUP ? "~liar" : "!liar");
     }
     if (xfer(l->fd, h, sizeof(h), 1) < 0)
         return NULL;
@@ -80,6 +83,8 @@ static void *liar_main(void *arg)
     if (xfer(l->fd, &v, 1, 0) < 0)
         return NULL;
     l->verdict = v;
+    if (l->mode == HANGUP) /* our next write (the port message) meets EPIPE */
+        shutdown(l->fd, SHUT_RD);
     v = 1;
     if (xfer(l->fd, &v, 1, 1) < 0 || l->verdict != 1)
         return NULL;
@@ -96,7 +101,7 @@ static void *liar_main(void *arg)
         drain(l->fd);
         return NULL;
     }
-    if (l->mode == SILENT) {
+    if (l->mode == SILENT || l->mode == HANGUP) {
         drain(l->fd);
         return NULL;
     }
@@ -152,6 +157,7 @@ int main(int argc, char **argv)
     if (rank == 0) {
         join_liar(NOCONNECT, "takes our port and never connects");
         join_liar(REFUSEPORT, "refuses our port");
+        join_liar(HANGUP, "stops reading before its verdict");
         join_liar(WRONGPORT, "a port of another process than its hello's");
         join_liar(GARBAGE, "a port message that is not one");
         join_liar(SILENT, "no port message at all");
