@@ -77,29 +77,45 @@ struct kvsroute {
     int64_t remote_gets, served, joined;
 };
 
+/* The next maximal run of digits at or after *p that reads as a rank (no leading
+ * zero but "0" itself, at most 10 digits): true with its value in *v and *p past
+ * it; false at the end of the key. */
+static bool next_rank_run(const char **p, long long *v)
+{
+    const char *s = *p;
+
+    while (*s) {
+        if (*s < '0' || *s > '9') {
+            s++;
+            continue;
+        }
+        const char *b = s;
+        while (*s >= '0' && *s <= '9')
+            s++;
+        size_t n = (size_t)(s - b);
+        if ((n > 1 && *b == '0') || n > 10)
+            continue;
+        long long x = 0;
+        for (const char *q = b; q < s; q++)
+            x = x * 10 + (*q - '0');
+        *p = s;
+        *v = x;
+        return true;
+    }
+    *p = s;
+    return false;
+}
+
 bool kr_key_names_rank(const char *key, int rank)
 {
     const char *p = key;
+    long long v;
 
     if (!key || rank < 0)
         return false;
-    while (*p) {
-        if (*p < '0' || *p > '9') {
-            p++;
-            continue;
-        }
-        const char *b = p;
-        while (*p >= '0' && *p <= '9')
-            p++;
-        size_t n = (size_t)(p - b);
-        if ((n > 1 && *b == '0') || n > 10)
-            continue;
-        long long v = 0;
-        for (const char *q = b; q < p; q++)
-            v = v * 10 + (*q - '0');
+    while (next_rank_run(&p, &v))
         if (v == rank)
             return true;
-    }
     return false;
 }
 
@@ -122,23 +138,10 @@ static int candidates(struct psrv *s, const char *key, int srcid, int *cand)
     } while (0)
     if (srcid >= 0 && srcid < s->cfg.size)
         ADD(srcid);
-    while (*p && n < KR_MAX_CAND) {
-        if (*p < '0' || *p > '9') {
-            p++;
-            continue;
-        }
-        const char *b = p;
-        while (*p >= '0' && *p <= '9')
-            p++;
-        size_t len = (size_t)(p - b);
-        if ((len > 1 && *b == '0') || len > 10)
-            continue;
-        long long v = 0;
-        for (const char *q = b; q < p; q++)
-            v = v * 10 + (*q - '0');
+    long long v;
+    while (n < KR_MAX_CAND && next_rank_run(&p, &v))
         if (v < s->cfg.size)
             ADD((int)v);
-    }
 #undef ADD
     return n;
 }
