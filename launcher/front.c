@@ -76,6 +76,7 @@
 #include "front.h"
 #include "front_int.h"
 #include "mac.h"
+#include "node.h" /* MPX_TREE_WIDTH: the proxies' tree */
 
 #define GIVEUP_MS 5000 /* after the kill: a proxy that stays silent is given up */
 
@@ -392,7 +393,7 @@ int mpx_front_main(struct mpx_opts *o, int pmi_level, struct loom_log *log,
     /* the proxies' tree rendezvous: bounded by twice the connect-back, since
      * a proxy comes there only after it connected back and got the job */
     f.rdv =
-        rdv_server_start_cookie(f.nnodes, f.jobid, f.cookie, NULL, (unsigned)f.port_lo,
+        rdv_server_start_cookie(f.nnodes, MPX_TREE_WIDTH, f.jobid, f.cookie, NULL, (unsigned)f.port_lo,
                                 (unsigned)f.port_hi, 2 * f.timeout_ms, front_rdv_log, &f);
     if (!f.rdv) {
         front_msg(&f, "cannot start the tree rendezvous: %s", strerror(errno));

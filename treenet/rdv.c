@@ -54,6 +54,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ktree.h"
 #include "log.h"
 #include "tn_int.h"
 
@@ -61,6 +62,7 @@
 #define RDV_LOG_BURST 16           /* refusal lines per window ... */
 #define RDV_LOG_WINDOW_MS 10000    /* ... then one summary line */
 #define RDV_FAIL_MAX 200           /* bytes of a node's reason kept */
+#define RDV_WIDTH_MAX 1024         /* the widest tree (LoomTreeWidth's bound) */
 
 typedef void (*rdv_log_f)(void *arg, int level, const char *msg);
 
@@ -108,8 +110,8 @@ struct rdv_server {
     char (*lip)[TREENET_ADDR_MAX]; /* our address on that node's connection */
     bool *served;
     int nreg, nserved;
-    char *table;
-    size_t tablelen;
+    bool table;                  /* every node registered: tables go out */
+    int width;                   /* the tree's children per node; 0: every node */
     int failed_node;             /* the first node that said it cannot join, or -1 */
     char fail[RDV_FAIL_MAX + 32]; /* "fail <node> <reason>": every node's answer then */
     uint64_t listen_paused_until;
@@ -206,10 +208,41 @@ static void refuse(struct rdv_server *s, int i, const char *why)
 
 /* Queue the answer for conn i: the table (all nodes registered) or, once a
  * node said it cannot join, the failure. */
+/* Node n's table: one "<node> <addr>" line for n itself, its parent and its
+ * children (s->width 0: for every node).  Malloc'ed; NULL: no memory. */
+static char *node_table(struct rdv_server *s, int n, size_t *len)
+{
+    int nb[RDV_WIDTH_MAX + 2], k = 0, lo, hi;
+    size_t cap = 0, off = 0;
+    char *t;
+
+    if (s->width > 0) {
+        nb[k++] = n;
+        if (n > 0)
+            nb[k++] = ktree_parent(s->width, s->nnodes, n);
+        k += ktree_children(s->width, s->nnodes, n, nb + k);
+        lo = 0, hi = k;
+    } else {
+        lo = 0, hi = s->nnodes;
+    }
+    for (int j = lo; j < hi; j++)
+        cap += strlen(s->addr[s->width > 0 ? nb[j] : j]) + 16;
+    t = malloc(cap + 1);
+    if (!t)
+        return NULL;
+    for (int j = lo; j < hi; j++) {
+        int m = s->width > 0 ? nb[j] : j;
+        off += (size_t)snprintf(t + off, cap + 1 - off, "%d %s\n", m, s->addr[m]);
+    }
+    *len = off;
+    return t;
+}
+
 static void send_table(struct rdv_server *s, int i)
 {
     struct rconn *c = &s->conns[i];
-    char *cred = NULL, to[16], why[TN_WHY_MAX];
+    char *cred = NULL, to[16], why[TN_WHY_MAX], *table;
+    size_t tablelen = 0;
 
     snprintf(to, sizeof(to), "%d", c->node);
     if (tn_cred_make_k(s->auth, s->cookie, s->jobkey, "rdv", to, c->pnonce, c->nonce,
@@ -220,8 +253,10 @@ static void send_table(struct rdv_server *s, int i)
     }
     if (s->failed_node >= 0)
         c->out = two_frames(cred, strlen(cred), s->fail, strlen(s->fail), &c->outlen);
-    else
-        c->out = two_frames(cred, strlen(cred), s->table, s->tablelen, &c->outlen);
+    else if ((table = node_table(s, c->node, &tablelen))) {
+        c->out = two_frames(cred, strlen(cred), table, tablelen, &c->outlen);
+        free(table);
+    }
     free(cred);
     if (!c->out) {
         rc_close(s, i);
@@ -285,20 +320,8 @@ static void fix_loopback(struct rdv_server *s)
 
 static void all_registered(struct rdv_server *s)
 {
-    size_t len = 0;
-
     fix_loopback(s);
-    for (int n = 0; n < s->nnodes; n++)
-        len += strlen(s->addr[n]) + 1;
-    s->table = malloc(len + 1);
-    if (!s->table) {
-        s->result = -ENOMEM;
-        atomic_store(&s->stop, 1);
-        return;
-    }
-    s->tablelen = 0;
-    for (int n = 0; n < s->nnodes; n++)
-        s->tablelen += sprintf(s->table + s->tablelen, "%s\n", s->addr[n]);
+    s->table = true;
     rlog(s, LOOM_LOG_DEBUG, "rdv: all %d nodes registered", s->nnodes);
     for (int n = 0; n < s->nnodes; n++)
         if (s->node_conn[n] >= 0)
@@ -728,8 +751,9 @@ static void *rdv_thread(void *arg)
     return NULL;
 }
 
-static struct rdv_server *server_start(int nnodes, const char *jobkey, uid_t uid,
-                                       enum treenet_auth auth, const char *cookie,
+static struct rdv_server *server_start(int nnodes, int width, const char *jobkey,
+                                       uid_t uid, enum treenet_auth auth,
+                                       const char *cookie,
                                        const char *bind_addr, unsigned port_lo,
                                        unsigned port_hi, int timeout_ms,
                                        void (*log)(void *arg, int level, const char *msg),
@@ -738,7 +762,8 @@ static struct rdv_server *server_start(int nnodes, const char *jobkey, uid_t uid
     struct rdv_server *s;
     int rc;
 
-    if (nnodes < 1 || tn_jobkey_ok(jobkey) < 0 || timeout_ms <= 0 ||
+    if (nnodes < 1 || width < 0 || width > RDV_WIDTH_MAX || tn_jobkey_ok(jobkey) < 0 ||
+        timeout_ms <= 0 ||
         (auth == TREENET_AUTH_COOKIE && tn_cookie_ok(cookie) < 0) ||
         (port_lo == 0) != (port_hi == 0) || port_hi > 65535 || port_hi < port_lo) {
         errno = EINVAL;
@@ -774,6 +799,7 @@ static struct rdv_server *server_start(int nnodes, const char *jobkey, uid_t uid
     s->lfd = s->wake[0] = s->wake[1] = -1;
     s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     s->nnodes = nnodes;
+    s->width = width;
     s->failed_node = -1;
     snprintf(s->jobkey, sizeof(s->jobkey), "%s", jobkey);
     s->uid = uid;
@@ -826,7 +852,8 @@ fail:
 }
 
 struct rdv_server *
-rdv_server_start_ports(int nnodes, const char *jobkey, uid_t uid, enum treenet_auth auth,
+rdv_server_start_ports(int nnodes, int width, const char *jobkey, uid_t uid,
+                       enum treenet_auth auth,
                        const char *bind_addr, unsigned port_lo, unsigned port_hi,
                        int timeout_ms, void (*log)(void *arg, int level, const char *msg),
                        void *log_arg)
@@ -835,17 +862,18 @@ rdv_server_start_ports(int nnodes, const char *jobkey, uid_t uid, enum treenet_a
         errno = EINVAL;
         return NULL;
     }
-    return server_start(nnodes, jobkey, uid, auth, NULL, bind_addr, port_lo, port_hi,
+    return server_start(nnodes, width, jobkey, uid, auth, NULL, bind_addr, port_lo, port_hi,
                         timeout_ms, log, log_arg);
 }
 
 struct rdv_server *
-rdv_server_start_cookie(int nnodes, const char *jobkey, const char *cookie,
+rdv_server_start_cookie(int nnodes, int width, const char *jobkey, const char *cookie,
                         const char *bind_addr, unsigned port_lo, unsigned port_hi,
                         int timeout_ms,
                         void (*log)(void *arg, int level, const char *msg), void *log_arg)
 {
-    return server_start(nnodes, jobkey, geteuid(), TREENET_AUTH_COOKIE, cookie, bind_addr,
+    return server_start(nnodes, width, jobkey, geteuid(), TREENET_AUTH_COOKIE, cookie,
+                        bind_addr,
                         port_lo, port_hi, timeout_ms, log, log_arg);
 }
 
@@ -854,7 +882,7 @@ rdv_server_start_log(int nnodes, const char *jobkey, uid_t uid, enum treenet_aut
                      const char *bind_addr, int timeout_ms,
                      void (*log)(void *arg, int level, const char *msg), void *log_arg)
 {
-    return rdv_server_start_ports(nnodes, jobkey, uid, auth, bind_addr, 0, 0, timeout_ms,
+    return rdv_server_start_ports(nnodes, 0, jobkey, uid, auth, bind_addr, 0, 0, timeout_ms,
                                   log, log_arg);
 }
 
@@ -896,7 +924,6 @@ int rdv_server_stop(struct rdv_server *s)
     free(s->served);
     free(s->lip);
     free(s->conns);
-    free(s->table);
     memset(s->cookie, 0, sizeof(s->cookie));
     free(s);
     return rc;
@@ -1059,30 +1086,44 @@ static int connect_once(const struct addrinfo *ai, uint64_t deadline, int *fdp)
     return 0;
 }
 
-static int parse_table(char *t, int nnodes, char ***addrs)
+/* The server's table: "<node> <addr>\n" lines, each node of 0..nnodes-1 at
+ * most once, our own among them; nodes not named stay NULL in *addrs. */
+static int parse_table(char *t, int nnodes, int me, char ***addrs)
 {
     char **a = calloc(nnodes, sizeof(char *));
-    char *save = NULL, *line;
-    int n = 0;
+    char *line, *nl, *end;
+    int rc = -EPROTO;
 
     if (!a)
         return -ENOMEM;
-    for (line = strtok_r(t, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    if (t[0] == '\0' || t[strlen(t) - 1] != '\n')
+        goto bad;
+    for (line = t; *line; line = nl + 1) {
         struct sockaddr_storage ss;
         socklen_t sl;
-        if (n >= nnodes || loom_addr_parse(line, &ss, &sl) < 0)
+        long n;
+        nl = strchr(line, '\n'); /* there is one: the table ends with it */
+        *nl = '\0';
+        if (line[0] < '0' || line[0] > '9')
             goto bad;
-        a[n] = strdup(line);
-        if (!a[n++])
+        errno = 0;
+        n = strtol(line, &end, 10);
+        if (errno || *end != ' ' || n < 0 || n >= nnodes || a[n] ||
+            strlen(end + 1) >= TREENET_ADDR_MAX + 8 || loom_addr_parse(end + 1, &ss, &sl) < 0)
             goto bad;
+        a[n] = strdup(end + 1);
+        if (!a[n]) {
+            rc = -ENOMEM;
+            goto bad;
+        }
     }
-    if (n != nnodes)
+    if (!a[me])
         goto bad;
     *addrs = a;
     return 0;
 bad:
     rdv_addrs_free(a, nnodes);
-    return -EPROTO;
+    return rc;
 }
 
 /* Why this thread's last rdv_exchange*() failed, for rdv_strerror(). */
@@ -1193,14 +1234,14 @@ static int exchange_on(int fd, const char *jobkey, uid_t job_uid, int nnodes, in
         set_err(-EACCES, "refused the rendezvous server's answer: wrong sender or nonce");
         return -EACCES;
     }
-    rc = recv_frame(fd, (size_t)nnodes * (TREENET_ADDR_MAX + 1) + RDV_FAIL_MAX + 32, &in,
+    rc = recv_frame(fd, (size_t)nnodes * (TREENET_ADDR_MAX + 16) + RDV_FAIL_MAX + 32, &in,
                     &inlen, deadline);
     if (rc < 0)
         return rc == -ETIMEDOUT || rc == -EPROTO || rc == -ECONNABORTED ? rc : -EAGAIN;
     if (inlen > 5 && memcmp(in, "fail ", 5) == 0)
         rc = answer_failed(in);
     else
-        rc = parse_table(in, nnodes, addrs);
+        rc = parse_table(in, nnodes, nodeid, addrs);
     free(in);
     return rc;
 }

@@ -74,7 +74,10 @@ struct rdv_server;
 
 /* Start a rendezvous server thread for nnodes nodes of job `jobkey`, owned
  * by uid.  It listens on bind_addr (NULL: any) port 0 and stops by itself
- * once every node got the table, or after timeout_ms.  NULL + errno
+ * once every node got its table, or after timeout_ms.  These two hand every
+ * node every node's address; the _ports and _cookie variants take the tree's
+ * width and hand a node only its own, its parent's and its children's
+ * (ktree over width; width 0: every node's).  NULL + errno
  * (ENOKEY: with munge auth, munge cannot make a credential here; the
  * _log variant logs munge's reason as an error first). */
 struct rdv_server *rdv_server_start(int nnodes, const char *jobkey, uid_t uid,
@@ -93,7 +96,8 @@ struct rdv_server *rdv_server_start_log(int nnodes, const char *jobkey, uid_t ui
  * EADDRINUSE when every port of the range is in use (the host names the
  * range in its message), EINVAL for a bad range (one bound 0, hi < lo).
  * (Addition: SrunPortRange, doc/plugin.md.) */
-struct rdv_server *rdv_server_start_ports(int nnodes, const char *jobkey, uid_t uid,
+struct rdv_server *rdv_server_start_ports(int nnodes, int width, const char *jobkey,
+                                          uid_t uid,
                                           enum treenet_auth auth, const char *bind_addr,
                                           unsigned port_lo, unsigned port_hi,
                                           int timeout_ms,
@@ -105,7 +109,7 @@ struct rdv_server *rdv_server_start_ports(int nnodes, const char *jobkey, uid_t 
  * Ports as rdv_server_start_ports.
  * (Addition: mpiexec's rendezvous for its proxies.) */
 struct rdv_server *rdv_server_start_cookie(
-    int nnodes, const char *jobkey, const char *cookie, const char *bind_addr,
+    int nnodes, int width, const char *jobkey, const char *cookie, const char *bind_addr,
     unsigned port_lo, unsigned port_hi, int timeout_ms,
     void (*log)(void *arg, int level, const char *msg), void *log_arg);
 /* The port it listens on (the host passes "host:port" to the nodes). */
@@ -116,8 +120,8 @@ int rdv_server_stop(struct rdv_server *s);
 
 /* Node side, blocking and bounded by timeout_ms: connect to server
  * ("host:port"), authenticate, send (nodeid, my_port), receive the table.
- * On success *addrs is a malloc'ed array of nnodes malloc'ed "ip:port"
- * strings (free with rdv_addrs_free) and my_ip (if not NULL, room for
+ * On success *addrs is a malloc'ed array of nnodes "ip:port" strings, NULL
+ * for the nodes the server did not name (free with rdv_addrs_free), and my_ip (if not NULL, room for
  * TREENET_ADDR_MAX) gets this node's address as seen for the others. */
 int rdv_exchange(const char *server, const char *jobkey, int nnodes, int nodeid,
                  int my_port, enum treenet_auth auth, int timeout_ms, char ***addrs,

@@ -12,20 +12,23 @@
  * 0, bit 2 picks the credential mode: set, TREENET_AUTH_COOKIE with the cookie
  * FZ_COOKIE; clear, TREENET_AUTH_NONE.  Bit 0 picks:
  *   even  the server side: a server for 1 + (byte0 >> 1 & 1) nodes (TREENET_AUTH_NONE,
- *         built as rdv_server_start_log builds it, without its thread) with one accepted
+ *         built as rdv_server_start_log builds it, without its thread; bit 3 set: a tree
+ *         of width 1, else width 0, every node's address) with one accepted
  *         connection whose nonce is 32 '0' (LOOM_FUZZ); the rest of the input arrives on
  *         it, then end of stream; on_read/on_write run as the poll loop would.
  *   odd   the node side: exchange_on() of node 0 of 2 over a socketpair whose other end
  *         sent the rest of the input (the server's nonce, its answer credential, the
  *         table) and closed.
  * Invariants (a trap is a finding): a registered node id is in range and its address
- * parses; a node side success gives nnodes addresses that parse.  Everything is freed
+ * parses; a node side success gives its own address and any other it was told, each
+ * parsing.  Everything is freed
  * per input.
  * Seeds: corpus/rdv/: a node's real registration (credential + "port p"; also in the
  * cookie mode), a leaf's
  * "port 0", a node's "fail <reason>", a stranger's HTTP request, a server's real nonce +
- * answer + table, a server's "fail <node> <reason>" answer, a table with a line too
- * many, a 4 GiB frame length.
+ * answer + table ("<node> <addr>" lines), a server's "fail <node> <reason>" answer, a
+ * table naming a node out of range, twice, only the node itself, the old one-address
+ * lines, a registration to a tree server, a 4 GiB frame length.
  */
 #include "../../treenet/rdv.c"
 
@@ -54,7 +57,8 @@ static void feed(int fd, const uint8_t *p, size_t n)
     shutdown(fd, SHUT_WR);
 }
 
-static void server_side(const uint8_t *data, size_t size, int nnodes, int cookie)
+static void server_side(const uint8_t *data, size_t size, int nnodes, int width,
+                        int cookie)
 {
     struct rdv_server *s = calloc(1, sizeof(*s));
     int sv[2];
@@ -64,6 +68,7 @@ static void server_side(const uint8_t *data, size_t size, int nnodes, int cookie
         return;
     }
     s->nnodes = nnodes;
+    s->width = width;
     s->failed_node = -1;
     snprintf(s->jobkey, sizeof(s->jobkey), "77.0");
     s->uid = 0;
@@ -115,7 +120,6 @@ static void server_side(const uint8_t *data, size_t size, int nnodes, int cookie
     free(s->served);
     free(s->lip);
     free(s->conns);
-    free(s->table);
     free(s);
 }
 
@@ -131,10 +135,12 @@ static void node_side(const uint8_t *data, size_t size, int cookie)
                          cookie ? TREENET_AUTH_COOKIE : TREENET_AUTH_NONE,
                          cookie ? FZ_COOKIE : NULL, now_ms() + 200, &addrs);
     if (rc == 0) {
+        if (!addrs[0]) /* its own line is required */
+            __builtin_trap();
         for (int i = 0; i < 2; i++) {
             struct sockaddr_storage ss;
             socklen_t sl;
-            if (!addrs[i] || loom_addr_parse(addrs[i], &ss, &sl) < 0)
+            if (addrs[i] && loom_addr_parse(addrs[i], &ss, &sl) < 0)
                 __builtin_trap();
         }
         rdv_addrs_free(addrs, 2);
@@ -150,6 +156,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (data[0] & 1)
         node_side(data + 1, size - 1, data[0] & 4);
     else
-        server_side(data + 1, size - 1, 1 + ((data[0] >> 1) & 1), data[0] & 4);
+        server_side(data + 1, size - 1, 1 + ((data[0] >> 1) & 1), (data[0] >> 3) & 1,
+                    data[0] & 4);
     return 0;
 }

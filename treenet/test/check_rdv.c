@@ -3,7 +3,9 @@
  * wrong cookie, a proof of another connection or node refused) and AUTH_MUNGE,
  * hostile and half-done connections that must be refused while the real
  * nodes are served, a node that re-registers, the timeout, and a node that
- * watches another fd while it waits (rdv_exchange_cookie_watch).  All on
+ * watches another fd while it waits (rdv_exchange_cookie_watch), the
+ * tree's tables (each node told only of itself, its parent and its children;
+ * bounded by the width; malformed tables refused).  All on
  * 127.0.0.1.  The munge cases are skipped, with a message, when munged
  * does not answer.
  */
@@ -127,7 +129,7 @@ START_TEST(test_rdv_cookie)
     int fd, fd2;
 
     cap_init(&cap);
-    s = rdv_server_start_cookie(8, JOB, COOKIE, "127.0.0.1", 0, 0, 10000, cap_log, &cap);
+    s = rdv_server_start_cookie(8, 0, JOB, COOKIE, "127.0.0.1", 0, 0, 10000, cap_log, &cap);
     ck_assert_ptr_nonnull(s);
     struct node_arg a8[8];
     run_nodes(rdv_server_port(s), 8, TREENET_AUTH_COOKIE, a8, 10000, 8);
@@ -138,8 +140,8 @@ START_TEST(test_rdv_cookie)
 
     cap_init(&cap);
     ck_assert_ptr_null(
-        rdv_server_start_cookie(2, JOB, "short", "127.0.0.1", 0, 0, 1000, NULL, NULL));
-    s = rdv_server_start_cookie(3, JOB, COOKIE, "127.0.0.1", 0, 0, 10000, cap_log, &cap);
+        rdv_server_start_cookie(2, 0, JOB, "short", "127.0.0.1", 0, 0, 1000, NULL, NULL));
+    s = rdv_server_start_cookie(3, 0, JOB, COOKIE, "127.0.0.1", 0, 0, 10000, cap_log, &cap);
     ck_assert_ptr_nonnull(s);
     /* another job's cookie: refused every time, until the node's timeout */
     bad = (struct node_arg){.port = rdv_server_port(s),
@@ -472,7 +474,7 @@ START_TEST(test_rdv_watch)
     int pfd[2], port, rc;
     pthread_t th;
 
-    s = rdv_server_start_cookie(2, JOB, COOKIE, "127.0.0.1", 0, 0, 20000, NULL, NULL);
+    s = rdv_server_start_cookie(2, 0, JOB, COOKIE, "127.0.0.1", 0, 0, 20000, NULL, NULL);
     ck_assert_ptr_nonnull(s);
     port = rdv_server_port(s);
     snprintf(server, sizeof(server), "127.0.0.1:%d", port);
@@ -527,6 +529,213 @@ START_TEST(test_rdv_watch)
 }
 END_TEST
 
+/* ---- the tree's tables ---------------------------------------------------- */
+
+/* Node j is node i itself, its parent or one of its children in the k-ary
+ * tree rooted at 0 (k 0: every node is). */
+static int is_nbr(int k, int i, int j)
+{
+    if (k == 0 || j == i)
+        return 1;
+    if (i > 0 && j == (i - 1) / k)
+        return 1;
+    return j >= k * i + 1 && j <= k * i + k;
+}
+
+static void check_sparse(struct node_arg *args, int n, int k, int skip)
+{
+    for (int i = 0; i < n; i++) {
+        if (i == skip)
+            continue;
+        ck_assert_msg(args[i].rc == 0, "n %d k %d node %d: rc %d", n, k, i, args[i].rc);
+        for (int j = 0; j < n; j++) {
+            char want[64];
+            snprintf(want, sizeof(want), "127.0.0.1:%d", 20000 + j);
+            if (is_nbr(k, i, j)) {
+                ck_assert_msg(args[i].addrs[j], "n %d k %d: node %d not told of %d", n, k,
+                              i, j);
+                ck_assert_str_eq(args[i].addrs[j], want);
+            } else {
+                ck_assert_msg(!args[i].addrs[j], "n %d k %d: node %d told of %d", n, k, i,
+                              j);
+            }
+        }
+        rdv_addrs_free(args[i].addrs, n);
+    }
+}
+
+/* A node's table names exactly itself, its parent and its children (width 0:
+ * every node), for several sizes and widths (none a multiple of 5: run_nodes'
+ * arrival order). */
+START_TEST(test_rdv_sparse)
+{
+    static const int cases[][2] = {{1, 2}, {2, 1}, {7, 2}, {21, 3}, {64, 8},
+                                   {64, 1}, {33, 16}, {9, 0}};
+    struct node_arg args[64];
+
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        int n = cases[c][0], k = cases[c][1];
+        struct rdv_server *s = rdv_server_start_cookie(n, k, JOB, COOKIE, "127.0.0.1", 0,
+                                                       0, 10000, NULL, NULL);
+        ck_assert_ptr_nonnull(s);
+        run_nodes(rdv_server_port(s), n, TREENET_AUTH_COOKIE, args, 10000, n);
+        check_sparse(args, n, k, -1);
+        ck_assert_int_eq(rdv_server_stop(s), 0);
+    }
+    ck_assert_ptr_null(rdv_server_start_cookie(2, -1, JOB, COOKIE, "127.0.0.1", 0, 0, 1000,
+                                               NULL, NULL));
+    ck_assert_ptr_null(rdv_server_start_cookie(2, 1025, JOB, COOKIE, "127.0.0.1", 0, 0,
+                                               1000, NULL, NULL));
+}
+END_TEST
+
+/* What one node receives grows with the width, not with the job: 200 nodes
+ * of width 8, node 5 (parent 0, children 41..48) registered over a raw
+ * socket reads its table frame and counts the bytes. */
+START_TEST(test_rdv_sparse_bytes)
+{
+    enum { N = 200, K = 8, RAW = 5 };
+    static struct node_arg args[N];
+    static pthread_t th[N];
+    unsigned char h[4];
+    char buf[4096];
+    uint32_t len;
+    int fd, lines = 0;
+    struct rdv_server *s = rdv_server_start_ports(N, K, JOB, getuid(), TREENET_AUTH_NONE,
+                                                  "127.0.0.1", 0, 0, 20000, NULL, NULL);
+
+    ck_assert_ptr_nonnull(s);
+    for (int i = 0; i < N; i++) {
+        args[i] = (struct node_arg){.port = rdv_server_port(s),
+                                    .nnodes = N,
+                                    .id = i,
+                                    .my_port = 20000 + i,
+                                    .auth = TREENET_AUTH_NONE,
+                                    .timeout_ms = 20000};
+        if (i != RAW)
+            ck_assert_int_eq(pthread_create(&th[i], NULL, node_main, &args[i]), 0);
+    }
+    fd = raw_register(rdv_server_port(s), "loom2 " JOB " 5 rdv %s " RAW_NONCE, 20000 + RAW);
+    ck_assert_int_ge(fd, 0);
+    /* the server's credential, then the table */
+    ck_assert_int_eq(raw_recv_exact(fd, h, 4), 4);
+    len = tn_test_u32(h);
+    ck_assert_uint_lt(len, sizeof(buf));
+    ck_assert_int_eq(raw_recv_exact(fd, buf, len), (ssize_t)len);
+    ck_assert_int_eq(raw_recv_exact(fd, h, 4), 4);
+    len = tn_test_u32(h);
+    ck_assert_msg(len < 1024, "node %d got %u bytes of table", RAW, len);
+    ck_assert_int_eq(raw_recv_exact(fd, buf, len), (ssize_t)len);
+    for (uint32_t i = 0; i < len; i++)
+        lines += buf[i] == '\n';
+    ck_assert_int_eq(lines, 2 + K); /* itself, node 0 and 41..48 */
+    close(fd);
+    for (int i = 0; i < N; i++)
+        if (i != RAW)
+            pthread_join(th[i], NULL);
+    check_sparse(args, N, K, RAW);
+    ck_assert_int_eq(rdv_server_stop(s), 0);
+}
+END_TEST
+
+/* A stand-in server (AUTH_NONE) that answers one node with `table`. */
+struct fake_rdv {
+    int lfd;
+    const char *table;
+};
+
+static void *fake_rdv_main(void *p)
+{
+    struct fake_rdv *f = p;
+    unsigned char h[4];
+    char b[512], cred[256];
+    const char *nf = "loom2 " RAW_NONCE;
+    int fd = accept(f->lfd, NULL, NULL);
+    uint32_t len;
+
+    if (fd < 0)
+        return NULL;
+    /* ours first; then the node's credential "loom2 <job> <me> rdv <ours> <its>" */
+    if (raw_frame(fd, nf, strlen(nf)) == 0 && raw_recv_exact(fd, h, 4) == 4 &&
+        (len = tn_test_u32(h)) < sizeof(b) && raw_recv_exact(fd, b, len) == (ssize_t)len) {
+        char me[16], its[40];
+        b[len] = '\0';
+        if (sscanf(b, "loom2 " JOB " %15s rdv %*s %39s", me, its) == 2 &&
+            raw_recv_exact(fd, h, 4) == 4 && (len = tn_test_u32(h)) < sizeof(b) &&
+            raw_recv_exact(fd, b, len) == (ssize_t)len) {
+            snprintf(cred, sizeof(cred), "loom2 " JOB " rdv %s %s " RAW_NONCE, me, its);
+            if (raw_frame(fd, cred, strlen(cred)) == 0)
+                (void)raw_frame(fd, f->table, strlen(f->table));
+            (void)raw_closed_within(fd, 5000);
+        }
+    }
+    close(fd);
+    return NULL;
+}
+
+/* Node `id` of n asks the stand-in server answering `table`: its rc. */
+static int with_table(const char *table, int n, int id, char ***addrs)
+{
+    struct fake_rdv f = {.table = table};
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    socklen_t al = sizeof(a);
+    char server[64];
+    pthread_t th;
+    int rc;
+
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    f.lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ck_assert_int_ge(f.lfd, 0);
+    ck_assert_int_eq(bind(f.lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+    ck_assert_int_eq(listen(f.lfd, 4), 0);
+    ck_assert_int_eq(getsockname(f.lfd, (struct sockaddr *)&a, &al), 0);
+    snprintf(server, sizeof(server), "127.0.0.1:%d", ntohs(a.sin_port));
+    ck_assert_int_eq(pthread_create(&th, NULL, fake_rdv_main, &f), 0);
+    *addrs = NULL;
+    rc = rdv_exchange(server, JOB, n, id, 4242, TREENET_AUTH_NONE, 3000, addrs, NULL);
+    shutdown(f.lfd, SHUT_RDWR);
+    pthread_join(th, NULL);
+    close(f.lfd);
+    return rc;
+}
+
+/* The table is the server's word, but still bounded and checked: a node out
+ * of range or named twice, a line that is no "<node> <addr>", the old
+ * one-address-a-line table, or one that leaves out the node itself is a
+ * protocol error; a well-formed sparse table fills only what it names. */
+START_TEST(test_rdv_sparse_malformed)
+{
+    static const char *bad[] = {
+        "0 127.0.0.1:1\n4 127.0.0.1:5\n1 127.0.0.1:2\n",  /* node 4 of 4 */
+        "1 127.0.0.1:2\n1 127.0.0.1:2\n",                 /* twice */
+        "-1 127.0.0.1:1\n1 127.0.0.1:2\n",                /* negative */
+        "+0 127.0.0.1:1\n1 127.0.0.1:2\n",                /* not a number */
+        "0 127.0.0.1:1\n",                                /* not itself */
+        "127.0.0.1:1\n127.0.0.1:2\n127.0.0.1:3\n127.0.0.1:4\n", /* the old table */
+        "1 127.0.0.1:2",                                  /* cut short */
+        "1 not-an-address\n",                             /* no address */
+        "1  127.0.0.1:2\n",                               /* two blanks */
+        "1 127.0.0.1:2\n\n",                              /* an empty line */
+        "99999999999999999999 127.0.0.1:1\n1 127.0.0.1:2\n", /* overflow */
+    };
+    char **addrs = NULL;
+    int rc;
+
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        rc = with_table(bad[i], 4, 1, &addrs);
+        ck_assert_msg(rc == -EPROTO, "table %zu: rc %d", i, rc);
+        ck_assert_ptr_null(addrs);
+    }
+    rc = with_table("1 127.0.0.1:2\n0 127.0.0.1:1\n3 127.0.0.1:4\n", 4, 1, &addrs);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_str_eq(addrs[0], "127.0.0.1:1");
+    ck_assert_str_eq(addrs[1], "127.0.0.1:2");
+    ck_assert_ptr_null(addrs[2]);
+    ck_assert_str_eq(addrs[3], "127.0.0.1:4");
+    rdv_addrs_free(addrs, 4);
+}
+END_TEST
+
 static Suite *rdv_suite(void)
 {
     Suite *s = suite_create("rdv");
@@ -543,6 +752,9 @@ static Suite *rdv_suite(void)
     tcase_add_test(tc, test_rdv_fail);
     tcase_add_test(tc, test_rdv_args);
     tcase_add_test(tc, test_rdv_watch);
+    tcase_add_test(tc, test_rdv_sparse);
+    tcase_add_test(tc, test_rdv_sparse_bytes);
+    tcase_add_test(tc, test_rdv_sparse_malformed);
     munge_ok = munge_usable(why, sizeof(why));
     if (munge_ok) {
         tcase_add_test(tc, test_rdv_munge);
