@@ -112,7 +112,7 @@ static struct rdv_server *start_rdv(int nnodes, const char *jobid)
         timeout_s = atoi(t);
     loom_port_range(ports);
     /* width 0: srun does not see the stepds' LoomTreeWidth (mpi.conf and the
-     * step's environment reach them, not us): every node gets every address */
+     * step's environment reach them, not us): the nodes name it */
     rdv = rdv_server_start_ports(nnodes, 0, jobid, getuid(), TREENET_AUTH_MUNGE, NULL,
                                  ports[0], ports[1], timeout_s * 1000, rdv_log,
                                  (void *)jobid);

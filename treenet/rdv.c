@@ -1,6 +1,6 @@
 /* rdv.c - the rendezvous: one server thread collects every node's listening
- * address and hands the whole table back; the node side is one blocking,
- * bounded call.
+ * address and hands each node the addresses of its tree neighbours; the
+ * node side is one blocking, bounded call.
  *
  * Contract: see treenet.h (rdv_*) and doc/treenet.md (wire format).
  *
@@ -13,10 +13,15 @@
  *   listen); the node's address is the connection's source IP with that
  *   port.  Once all nnodes nodes are registered, each gets a credential
  *   ("loom2 <jobkey> rdv <node> <its nonce> <our nonce>", decodable only by
- *   the uid of the node's credential) and the table, then its connection is
- *   closed.  A node whose connection
- *   breaks before it got the table is unregistered and may come back; a
- *   second registration of a node replaces the first.  Connections that do
+ *   the uid of the node's credential) and its table, then its connection is
+ *   closed.  A node's table is "<node> <addr>" lines for itself, its parent
+ *   and its children (ktree over the width the server was given, or, given
+ *   none, the one every node named as "port <p> width <w>"; no width: every
+ *   node), so a node receives O(width) bytes, not O(nnodes).  The format is
+ *   not versioned: one install serves the server (srun, mpiexec) and every
+ *   node, so the old one-address-a-line table never meets the new reader.
+ *   A node whose connection breaks before it got the table is unregistered
+ *   and may come back; a second registration of a node replaces the first.  Connections that do
  *   not authenticate are refused (closed, logged) and the others are
  *   served on.  Strangers cannot hold the port: an unauthenticated
  *   connection gets RDV_HS_MS, at most TN_PENDING_MAX wait at once (one more
@@ -32,7 +37,7 @@
  *     listener's nonce, and hands over only a credential bound to that
  *     nonce and decodable by root alone (doc/treenet.md).
  *
- * One piece (about 1250 lines): the server thread and the node's blocking
+ * One piece (about 1450 lines): the server thread and the node's blocking
  *   call are the two ends of one exchange; they share its frame layout and
  *   the credential order, which must be read side by side.
  */
@@ -112,6 +117,7 @@ struct rdv_server {
     int nreg, nserved;
     bool table;                  /* every node registered: tables go out */
     int width;                   /* the tree's children per node; 0: every node */
+    int *told_width;             /* the width each node's registration named, or 0 */
     int failed_node;             /* the first node that said it cannot join, or -1 */
     char fail[RDV_FAIL_MAX + 32]; /* "fail <node> <reason>": every node's answer then */
     uint64_t listen_paused_until;
@@ -318,9 +324,31 @@ static void fix_loopback(struct rdv_server *s)
     }
 }
 
+/* A server told no width (srun: the stepds' LoomTreeWidth is theirs) takes
+ * the one every node named; nodes that name none or disagree get every
+ * address, as a server without a tree gives. */
+static void learn_width(struct rdv_server *s)
+{
+    int w = s->told_width[0];
+
+    if (s->width > 0 || w == 0)
+        return;
+    for (int n = 1; n < s->nnodes; n++)
+        if (s->told_width[n] != w) {
+            rlog(s, LOOM_LOG_WARN,
+                 "rdv: node %d names tree width %d, node 0 %d: every node gets every "
+                 "address",
+                 n, s->told_width[n], w);
+            return;
+        }
+    s->width = w;
+    rlog(s, LOOM_LOG_DEBUG, "rdv: tree width %d, as the nodes named it", w);
+}
+
 static void all_registered(struct rdv_server *s)
 {
     fix_loopback(s);
+    learn_width(s);
     s->table = true;
     rlog(s, LOOM_LOG_DEBUG, "rdv: all %d nodes registered", s->nnodes);
     for (int n = 0; n < s->nnodes; n++)
@@ -365,7 +393,7 @@ static void got_frame(struct rdv_server *s, int i)
 {
     struct rconn *c = &s->conns[i];
     char why[TN_WHY_MAX], from[32], *end;
-    long node, port;
+    long node, port, width;
 
     if (c->st == RS_CRED) {
         int rc = tn_cred_check_k(s->auth, s->cookie, c->body, c->blen, s->uid, s->jobkey,
@@ -403,9 +431,21 @@ static void got_frame(struct rdv_server *s, int i)
     }
     errno = 0;
     port = strtol((char *)c->body + 5, &end, 10);
-    if (errno || *end || port < 0 || port > 65535) {
+    if (errno || (*end && *end != ' ') || port < 0 || port > 65535) {
         refuse(s, i, "malformed registration port");
         return;
+    }
+    width = 0;
+    if (*end) { /* " width <w>": the node's tree, for a server told none */
+        if (strncmp(end, " width ", 7) != 0 || end[7] < '1' || end[7] > '9') {
+            refuse(s, i, "malformed registration");
+            return;
+        }
+        width = strtol(end + 7, &end, 10);
+        if (errno || *end || width < 1 || width > RDV_WIDTH_MAX) {
+            refuse(s, i, "malformed registration width");
+            return;
+        }
     }
     {
         char a[TREENET_ADDR_MAX + 8];
@@ -443,6 +483,8 @@ static void got_frame(struct rdv_server *s, int i)
                 }
             }
         }
+        if (!s->table)
+            s->told_width[c->node] = (int)width;
         s->node_conn[c->node] = i;
         snprintf(s->lip[c->node], sizeof(s->lip[c->node]), "%s", c->lip);
         c->st = RS_WAIT;
@@ -813,7 +855,8 @@ static struct rdv_server *server_start(int nnodes, int width, const char *jobkey
     s->addr = calloc(nnodes, sizeof(char *));
     s->served = calloc(nnodes, sizeof(bool));
     s->lip = calloc(nnodes, sizeof(*s->lip));
-    if (!s->node_conn || !s->addr || !s->served || !s->lip)
+    s->told_width = calloc(nnodes, sizeof(int));
+    if (!s->node_conn || !s->addr || !s->served || !s->lip || !s->told_width)
         goto fail;
     for (int i = 0; i < nnodes; i++)
         s->node_conn[i] = -1;
@@ -846,6 +889,7 @@ fail:
     free(s->addr);
     free(s->served);
     free(s->lip);
+    free(s->told_width);
     free(s);
     errno = rc;
     return NULL;
@@ -923,6 +967,7 @@ int rdv_server_stop(struct rdv_server *s)
     free(s->node_conn);
     free(s->served);
     free(s->lip);
+    free(s->told_width);
     free(s->conns);
     memset(s->cookie, 0, sizeof(s->cookie));
     free(s);
@@ -1170,10 +1215,10 @@ static int answer_failed(const char *in)
  * and get the table into *addrs; else tell the server this node cannot join
  * and why (no answer awaited).  -EAGAIN: worth retrying. */
 static int exchange_on(int fd, const char *jobkey, uid_t job_uid, int nnodes, int nodeid,
-                       int my_port, const char *reason, enum treenet_auth auth,
+                       int width, int my_port, const char *reason, enum treenet_auth auth,
                        const char *cookie, uint64_t deadline, char ***addrs)
 {
-    char me[16], reg[RDV_FAIL_MAX + 8], *cred = NULL, *in = NULL, from[32];
+    char me[16], reg[RDV_FAIL_MAX + 32], *cred = NULL, *in = NULL, from[32];
     char why[TN_WHY_MAX];
     char snonce[TN_NONCE_HEX + 1], mine[TN_NONCE_HEX + 1], pn[TN_NONCE_HEX + 1];
     char *out;
@@ -1203,6 +1248,8 @@ static int exchange_on(int fd, const char *jobkey, uid_t job_uid, int nnodes, in
     }
     if (reason)
         snprintf(reg, sizeof(reg), "fail %.*s", RDV_FAIL_MAX, reason);
+    else if (width > 0)
+        snprintf(reg, sizeof(reg), "port %d width %d", my_port, width);
     else
         snprintf(reg, sizeof(reg), "port %d", my_port);
     out = two_frames(cred, strlen(cred), reg, strlen(reg), &outlen);
@@ -1250,12 +1297,12 @@ int rdv_exchange(const char *server, const char *jobkey, int nnodes, int nodeid,
                  int my_port, enum treenet_auth auth, int timeout_ms, char ***addrs,
                  char *my_ip)
 {
-    return rdv_exchange_uid(server, jobkey, geteuid(), nnodes, nodeid, my_port, auth,
+    return rdv_exchange_uid(server, jobkey, geteuid(), nnodes, nodeid, 0, my_port, auth,
                             timeout_ms, addrs, my_ip);
 }
 
 static int rdv_talk(const char *server, const char *jobkey, uid_t job_uid, int nnodes,
-                    int nodeid, int my_port, const char *reason, enum treenet_auth auth,
+                    int nodeid, int width, int my_port, const char *reason, enum treenet_auth auth,
                     const char *cookie, int timeout_ms, char ***addrs, char *my_ip)
 {
     char host[256], port[16];
@@ -1265,7 +1312,8 @@ static int rdv_talk(const char *server, const char *jobkey, uid_t job_uid, int n
 
     last_err.rc = 0;
     last_err.why[0] = '\0';
-    if (!addrs || nnodes < 1 || nodeid < 0 || nodeid >= nnodes || my_port < 0 ||
+    if (!addrs || nnodes < 1 || nodeid < 0 || nodeid >= nnodes || width < 0 ||
+        width > RDV_WIDTH_MAX || my_port < 0 ||
         my_port > 65535 || timeout_ms <= 0 || tn_jobkey_ok(jobkey) < 0 ||
         job_uid == TN_UID_ANY ||
         (auth == TREENET_AUTH_COOKIE && tn_cookie_ok(cookie) < 0) ||
@@ -1288,8 +1336,8 @@ static int rdv_talk(const char *server, const char *jobkey, uid_t job_uid, int n
             rc = connect_once(ai, deadline, &fd);
             if (rc < 0)
                 continue;
-            rc = exchange_on(fd, jobkey, job_uid, nnodes, nodeid, my_port, reason, auth,
-                             cookie, deadline, addrs);
+            rc = exchange_on(fd, jobkey, job_uid, nnodes, nodeid, width, my_port, reason,
+                             auth, cookie, deadline, addrs);
             close(fd);
             break;
         }
@@ -1324,15 +1372,15 @@ static int rdv_talk(const char *server, const char *jobkey, uid_t job_uid, int n
 }
 
 int rdv_exchange_uid(const char *server, const char *jobkey, uid_t job_uid, int nnodes,
-                     int nodeid, int my_port, enum treenet_auth auth, int timeout_ms,
-                     char ***addrs, char *my_ip)
+                     int nodeid, int width, int my_port, enum treenet_auth auth,
+                     int timeout_ms, char ***addrs, char *my_ip)
 {
     if (!addrs)
         return -EINVAL;
     if (auth == TREENET_AUTH_COOKIE) /* needs its key: rdv_exchange_cookie */
         return -EINVAL;
-    return rdv_talk(server, jobkey, job_uid, nnodes, nodeid, my_port, NULL, auth, NULL,
-                    timeout_ms, addrs, my_ip);
+    return rdv_talk(server, jobkey, job_uid, nnodes, nodeid, width, my_port, NULL, auth,
+                    NULL, timeout_ms, addrs, my_ip);
 }
 
 int rdv_exchange_cookie(const char *server, const char *jobkey, const char *cookie,
@@ -1352,7 +1400,7 @@ int rdv_exchange_cookie_watch(const char *server, const char *jobkey, const char
     if (!addrs)
         return -EINVAL;
     talk_watch = watch_fd;
-    rc = rdv_talk(server, jobkey, geteuid(), nnodes, nodeid, my_port, NULL,
+    rc = rdv_talk(server, jobkey, geteuid(), nnodes, nodeid, 0, my_port, NULL,
                   TREENET_AUTH_COOKIE, cookie, timeout_ms, addrs, my_ip);
     talk_watch = -1;
     return rc;
@@ -1365,7 +1413,7 @@ int rdv_fail_cookie(const char *server, const char *jobkey, const char *cookie,
 
     if (!why || !*why)
         return -EINVAL;
-    return rdv_talk(server, jobkey, geteuid(), nnodes, nodeid, 0, why,
+    return rdv_talk(server, jobkey, geteuid(), nnodes, nodeid, 0, 0, why,
                     TREENET_AUTH_COOKIE, cookie, timeout_ms, &none, NULL);
 }
 
@@ -1378,7 +1426,7 @@ int rdv_fail_uid(const char *server, const char *jobkey, uid_t job_uid, int nnod
         return -EINVAL;
     if (auth == TREENET_AUTH_COOKIE) /* needs its key: rdv_fail_cookie */
         return -EINVAL;
-    return rdv_talk(server, jobkey, job_uid, nnodes, nodeid, 0, why, auth, NULL,
+    return rdv_talk(server, jobkey, job_uid, nnodes, nodeid, 0, 0, why, auth, NULL,
                     timeout_ms, &none, NULL);
 }
 

@@ -129,10 +129,13 @@ int rdv_exchange(const char *server, const char *jobkey, int nnodes, int nodeid,
 /* Same, for a job owned by job_uid: the node's credential can be decoded only
  * by job_uid (the rendezvous server's owner), and the server's answer must be
  * a credential of job_uid or root.  rdv_exchange() is this with the caller's
- * own uid.  my_port may be 0 (a leaf that does not listen).  (Addition.) */
+ * own uid.  my_port may be 0 (a leaf that does not listen).  width (0: none)
+ * is this node's tree width, named to a server started without one (srun's):
+ * if every node names the same, each gets only its neighbours' addresses.
+ * (Addition.) */
 int rdv_exchange_uid(const char *server, const char *jobkey, uid_t job_uid, int nnodes,
-                     int nodeid, int my_port, enum treenet_auth auth, int timeout_ms,
-                     char ***addrs, char *my_ip);
+                     int nodeid, int width, int my_port, enum treenet_auth auth,
+                     int timeout_ms, char ***addrs, char *my_ip);
 /* A node that cannot join the tree (it cannot listen, say) tells the server
  * why instead of registering: the server logs "node N cannot join the tree:
  * <why>" (an error: srun's stderr) and answers every other node, waiting or

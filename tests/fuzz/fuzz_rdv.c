@@ -80,6 +80,7 @@ static void server_side(const uint8_t *data, size_t size, int nnodes, int width,
     s->addr = calloc(nnodes, sizeof(char *));
     s->served = calloc(nnodes, sizeof(bool));
     s->lip = calloc(nnodes, sizeof(*s->lip));
+    s->told_width = calloc(nnodes, sizeof(int));
     s->conns = calloc(1, sizeof(*s->conns));
     for (int i = 0; i < nnodes; i++)
         s->node_conn[i] = -1;
@@ -119,6 +120,7 @@ static void server_side(const uint8_t *data, size_t size, int nnodes, int width,
     free(s->node_conn);
     free(s->served);
     free(s->lip);
+    free(s->told_width);
     free(s->conns);
     free(s);
 }
@@ -131,7 +133,7 @@ static void node_side(const uint8_t *data, size_t size, int cookie)
     if (pair(sv) < 0)
         return;
     feed(sv[1], data, size);
-    int rc = exchange_on(sv[0], "77.0", 0, 2, 0, 5000, NULL,
+    int rc = exchange_on(sv[0], "77.0", 0, 2, 0, 0, 5000, NULL,
                          cookie ? TREENET_AUTH_COOKIE : TREENET_AUTH_NONE,
                          cookie ? FZ_COOKIE : NULL, now_ms() + 200, &addrs);
     if (rc == 0) {

@@ -32,6 +32,7 @@ struct node_arg {
     char ip[TREENET_ADDR_MAX];
     const char *fail; /* say this node cannot join, with this reason */
     const char *cookie; /* AUTH_COOKIE: NULL for COOKIE */
+    int width;          /* the tree width the node names (0: none) */
     char err[512];    /* rdv_strerror(rc) in the node's thread */
 };
 
@@ -50,8 +51,8 @@ static void *node_main(void *p)
             rdv_exchange_cookie(server, JOB, a->cookie ? a->cookie : COOKIE, a->nnodes,
                                 a->id, a->my_port, a->timeout_ms, &a->addrs, a->ip);
     else
-        a->rc = rdv_exchange(server, JOB, a->nnodes, a->id, a->my_port, a->auth,
-                             a->timeout_ms, &a->addrs, a->ip);
+        a->rc = rdv_exchange_uid(server, JOB, getuid(), a->nnodes, a->id, a->width,
+                                 a->my_port, a->auth, a->timeout_ms, &a->addrs, a->ip);
     snprintf(a->err, sizeof(a->err), "%s", rdv_strerror(a->rc));
     return NULL;
 }
@@ -638,6 +639,57 @@ START_TEST(test_rdv_sparse_bytes)
 }
 END_TEST
 
+/* A server started without a width (srun's) takes the one every node names;
+ * nodes that disagree get every address (and the server says so); a
+ * registration naming a width that is no 1..1024 is refused. */
+START_TEST(test_rdv_sparse_told)
+{
+    static struct node_arg args[21];
+    static pthread_t th[21];
+    static const char *bad[] = {"port 5 width 0", "port 5 width 1025", "port 5 width x",
+                                "port 5 wide 2", "port 5 width 2 ", "port 5 width -2"};
+    struct logcap cap;
+    char nonce[40], payload[256];
+
+    for (int round = 0; round < 2; round++) {
+        struct rdv_server *s;
+        cap_init(&cap);
+        s = rdv_server_start_log(21, JOB, getuid(), TREENET_AUTH_NONE, "127.0.0.1", 10000,
+                                 cap_log, &cap);
+        ck_assert_ptr_nonnull(s);
+        if (round == 0) {
+            for (size_t b = 0; b < sizeof(bad) / sizeof(bad[0]); b++) {
+                int fd = raw_connect_nonce(rdv_server_port(s), nonce);
+                ck_assert_int_ge(fd, 0);
+                snprintf(payload, sizeof(payload), "loom2 " JOB " 3 rdv %s " RAW_NONCE,
+                         nonce);
+                ck_assert_int_eq(raw_frame(fd, payload, strlen(payload)), 0);
+                (void)raw_frame(fd, bad[b], strlen(bad[b]));
+                ck_assert_msg(raw_closed_within(fd, 5000), "%s kept", bad[b]);
+                close(fd);
+            }
+            ck_assert(cap_wait(&cap, "malformed registration", 6));
+        }
+        for (int i = 0; i < 21; i++) {
+            args[i] = (struct node_arg){.port = rdv_server_port(s),
+                                        .nnodes = 21,
+                                        .id = i,
+                                        .my_port = 20000 + i,
+                                        .auth = TREENET_AUTH_NONE,
+                                        .timeout_ms = 10000,
+                                        .width = round == 1 && i == 4 ? 2 : 3};
+            ck_assert_int_eq(pthread_create(&th[i], NULL, node_main, &args[i]), 0);
+        }
+        for (int i = 0; i < 21; i++)
+            pthread_join(th[i], NULL);
+        check_sparse(args, 21, round == 0 ? 3 : 0, -1);
+        ck_assert_int_eq(rdv_server_stop(s), 0);
+        ck_assert_int_eq(cap_count(&cap, "names tree width"), round);
+        cap_free(&cap);
+    }
+}
+END_TEST
+
 /* A stand-in server (AUTH_NONE) that answers one node with `table`. */
 struct fake_rdv {
     int lfd;
@@ -755,6 +807,7 @@ static Suite *rdv_suite(void)
     tcase_add_test(tc, test_rdv_sparse);
     tcase_add_test(tc, test_rdv_sparse_bytes);
     tcase_add_test(tc, test_rdv_sparse_malformed);
+    tcase_add_test(tc, test_rdv_sparse_told);
     munge_ok = munge_usable(why, sizeof(why));
     if (munge_ok) {
         tcase_add_test(tc, test_rdv_munge);
