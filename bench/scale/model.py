@@ -291,8 +291,9 @@ def main():
 
     def start(n, w):
         # srun's rendezvous: one handshake per node in turn (its CPU and a credential
-        # each way), then the table of n addresses (~22 B each) to every node
-        rdv = n * (c_rdv + 2 * a.munge_us / 1e3) + n * n * 22 / bw
+        # each way), then to every node a table of its own, its parent's and its
+        # children's addresses (~26 B each: "<node> ip:port")
+        rdv = n * (c_rdv + 2 * a.munge_us / 1e3) + n * (w + 2) * 26 / bw
         # a node's links: w children and a parent, each a TCP connect and a credential
         # each way (in parallel across nodes), then the first fence with 32 B cards
         links = (w + 1) * (2 * hr + 2 * a.munge_us / 1e3) + c_link

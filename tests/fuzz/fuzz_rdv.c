@@ -3,7 +3,7 @@
  * job owner's process) sends back to a node.
  *
  * fuzz-sources: treenet/auth.c treenet/util.c common/net.c common/log.c common/fdio.c
- * fuzz-sources: common/mac.c
+ * fuzz-sources: common/mac.c common/ktree.c
  * fuzz-cflags: -Itreenet -Icommon
  * fuzz-libs: -lmunge -lpthread
  * fuzz-options: -max_len=65536
