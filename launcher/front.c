@@ -392,9 +392,9 @@ int mpx_front_main(struct mpx_opts *o, int pmi_level, struct loom_log *log,
     }
     /* the proxies' tree rendezvous: bounded by twice the connect-back, since
      * a proxy comes there only after it connected back and got the job */
-    f.rdv =
-        rdv_server_start_cookie(f.nnodes, MPX_TREE_WIDTH, f.jobid, f.cookie, NULL, (unsigned)f.port_lo,
-                                (unsigned)f.port_hi, 2 * f.timeout_ms, front_rdv_log, &f);
+    f.rdv = rdv_server_start_cookie(f.nnodes, MPX_TREE_WIDTH, f.jobid, f.cookie, NULL,
+                                    (unsigned)f.port_lo, (unsigned)f.port_hi,
+                                    2 * f.timeout_ms, front_rdv_log, &f);
     if (!f.rdv) {
         front_msg(&f, "cannot start the tree rendezvous: %s", strerror(errno));
         return MPX_EXIT_LAUNCH;

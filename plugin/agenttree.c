@@ -127,8 +127,9 @@ static int join_tree(struct agent *a)
         return -1;
     }
     rc = rdv_exchange_uid(st->rdv_server, st->jobid, st->uid, st->nnodes, st->nodeid,
-                          (int)st->conf.tree_width, treenet_port(a->tn), TREENET_AUTH_MUNGE,
-                          (int)st->conf.connect_timeout_s * 1000, &addrs, my_ip);
+                          (int)st->conf.tree_width, treenet_port(a->tn),
+                          TREENET_AUTH_MUNGE, (int)st->conf.connect_timeout_s * 1000,
+                          &addrs, my_ip);
     if (rc == -ECANCELED) {
         /* another node could not join: srun printed its line; end quietly */
         loom_plog(LOOM_PLOG_QUIET | LOOM_PLOG_MUST, "%s: step %s node %d: %s",

@@ -21,12 +21,11 @@
  *   not versioned: one install serves the server (srun, mpiexec) and every
  *   node, so the old one-address-a-line table never meets the new reader.
  *   A node whose connection breaks before it got the table is unregistered
- *   and may come back; a second registration of a node replaces the first.  Connections that do
- *   not authenticate are refused (closed, logged) and the others are
- *   served on.  Strangers cannot hold the port: an unauthenticated
- *   connection gets RDV_HS_MS, at most TN_PENDING_MAX wait at once (one more
- *   evicts the oldest), and accept errors for lack of fds are absorbed with
- *   a spare fd; refusals are logged rate-limited.
+ *   and may come back; a second registration of a node replaces the first.  Connections
+ * that do not authenticate are refused (closed, logged) and the others are served on.
+ * Strangers cannot hold the port: an unauthenticated connection gets RDV_HS_MS, at most
+ * TN_PENDING_MAX wait at once (one more evicts the oldest), and accept errors for lack of
+ * fds are absorbed with a spare fd; refusals are logged rate-limited.
  *
  * Caveats:
  *   - The log callback of rdv_server_start_log() runs in the server thread.
@@ -795,9 +794,8 @@ static void *rdv_thread(void *arg)
 
 static struct rdv_server *server_start(int nnodes, int width, const char *jobkey,
                                        uid_t uid, enum treenet_auth auth,
-                                       const char *cookie,
-                                       const char *bind_addr, unsigned port_lo,
-                                       unsigned port_hi, int timeout_ms,
+                                       const char *cookie, const char *bind_addr,
+                                       unsigned port_lo, unsigned port_hi, int timeout_ms,
                                        void (*log)(void *arg, int level, const char *msg),
                                        void *log_arg)
 {
@@ -805,8 +803,7 @@ static struct rdv_server *server_start(int nnodes, int width, const char *jobkey
     int rc;
 
     if (nnodes < 1 || width < 0 || width > RDV_WIDTH_MAX || tn_jobkey_ok(jobkey) < 0 ||
-        timeout_ms <= 0 ||
-        (auth == TREENET_AUTH_COOKIE && tn_cookie_ok(cookie) < 0) ||
+        timeout_ms <= 0 || (auth == TREENET_AUTH_COOKIE && tn_cookie_ok(cookie) < 0) ||
         (port_lo == 0) != (port_hi == 0) || port_hi > 65535 || port_hi < port_lo) {
         errno = EINVAL;
         return NULL;
@@ -897,17 +894,16 @@ fail:
 
 struct rdv_server *
 rdv_server_start_ports(int nnodes, int width, const char *jobkey, uid_t uid,
-                       enum treenet_auth auth,
-                       const char *bind_addr, unsigned port_lo, unsigned port_hi,
-                       int timeout_ms, void (*log)(void *arg, int level, const char *msg),
-                       void *log_arg)
+                       enum treenet_auth auth, const char *bind_addr, unsigned port_lo,
+                       unsigned port_hi, int timeout_ms,
+                       void (*log)(void *arg, int level, const char *msg), void *log_arg)
 {
     if (auth == TREENET_AUTH_COOKIE) { /* needs its key: rdv_server_start_cookie */
         errno = EINVAL;
         return NULL;
     }
-    return server_start(nnodes, width, jobkey, uid, auth, NULL, bind_addr, port_lo, port_hi,
-                        timeout_ms, log, log_arg);
+    return server_start(nnodes, width, jobkey, uid, auth, NULL, bind_addr, port_lo,
+                        port_hi, timeout_ms, log, log_arg);
 }
 
 struct rdv_server *
@@ -917,8 +913,7 @@ rdv_server_start_cookie(int nnodes, int width, const char *jobkey, const char *c
                         void (*log)(void *arg, int level, const char *msg), void *log_arg)
 {
     return server_start(nnodes, width, jobkey, geteuid(), TREENET_AUTH_COOKIE, cookie,
-                        bind_addr,
-                        port_lo, port_hi, timeout_ms, log, log_arg);
+                        bind_addr, port_lo, port_hi, timeout_ms, log, log_arg);
 }
 
 struct rdv_server *
@@ -926,8 +921,8 @@ rdv_server_start_log(int nnodes, const char *jobkey, uid_t uid, enum treenet_aut
                      const char *bind_addr, int timeout_ms,
                      void (*log)(void *arg, int level, const char *msg), void *log_arg)
 {
-    return rdv_server_start_ports(nnodes, 0, jobkey, uid, auth, bind_addr, 0, 0, timeout_ms,
-                                  log, log_arg);
+    return rdv_server_start_ports(nnodes, 0, jobkey, uid, auth, bind_addr, 0, 0,
+                                  timeout_ms, log, log_arg);
 }
 
 struct rdv_server *rdv_server_start(int nnodes, const char *jobkey, uid_t uid,
@@ -1154,7 +1149,8 @@ static int parse_table(char *t, int nnodes, int me, char ***addrs)
         errno = 0;
         n = strtol(line, &end, 10);
         if (errno || *end != ' ' || n < 0 || n >= nnodes || a[n] ||
-            strlen(end + 1) >= TREENET_ADDR_MAX + 8 || loom_addr_parse(end + 1, &ss, &sl) < 0)
+            strlen(end + 1) >= TREENET_ADDR_MAX + 8 ||
+            loom_addr_parse(end + 1, &ss, &sl) < 0)
             goto bad;
         a[n] = strdup(end + 1);
         if (!a[n]) {
@@ -1302,8 +1298,9 @@ int rdv_exchange(const char *server, const char *jobkey, int nnodes, int nodeid,
 }
 
 static int rdv_talk(const char *server, const char *jobkey, uid_t job_uid, int nnodes,
-                    int nodeid, int width, int my_port, const char *reason, enum treenet_auth auth,
-                    const char *cookie, int timeout_ms, char ***addrs, char *my_ip)
+                    int nodeid, int width, int my_port, const char *reason,
+                    enum treenet_auth auth, const char *cookie, int timeout_ms,
+                    char ***addrs, char *my_ip)
 {
     char host[256], port[16];
     struct addrinfo hints, *res = NULL;
@@ -1313,9 +1310,8 @@ static int rdv_talk(const char *server, const char *jobkey, uid_t job_uid, int n
     last_err.rc = 0;
     last_err.why[0] = '\0';
     if (!addrs || nnodes < 1 || nodeid < 0 || nodeid >= nnodes || width < 0 ||
-        width > RDV_WIDTH_MAX || my_port < 0 ||
-        my_port > 65535 || timeout_ms <= 0 || tn_jobkey_ok(jobkey) < 0 ||
-        job_uid == TN_UID_ANY ||
+        width > RDV_WIDTH_MAX || my_port < 0 || my_port > 65535 || timeout_ms <= 0 ||
+        tn_jobkey_ok(jobkey) < 0 || job_uid == TN_UID_ANY ||
         (auth == TREENET_AUTH_COOKIE && tn_cookie_ok(cookie) < 0) ||
         split_hostport(server, host, sizeof(host), port, sizeof(port)) < 0)
         return -EINVAL;

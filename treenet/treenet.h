@@ -96,14 +96,11 @@ struct rdv_server *rdv_server_start_log(int nnodes, const char *jobkey, uid_t ui
  * EADDRINUSE when every port of the range is in use (the host names the
  * range in its message), EINVAL for a bad range (one bound 0, hi < lo).
  * (Addition: SrunPortRange, doc/plugin.md.) */
-struct rdv_server *rdv_server_start_ports(int nnodes, int width, const char *jobkey,
-                                          uid_t uid,
-                                          enum treenet_auth auth, const char *bind_addr,
-                                          unsigned port_lo, unsigned port_hi,
-                                          int timeout_ms,
-                                          void (*log)(void *arg, int level,
-                                                      const char *msg),
-                                          void *log_arg);
+struct rdv_server *
+rdv_server_start_ports(int nnodes, int width, const char *jobkey, uid_t uid,
+                       enum treenet_auth auth, const char *bind_addr, unsigned port_lo,
+                       unsigned port_hi, int timeout_ms,
+                       void (*log)(void *arg, int level, const char *msg), void *log_arg);
 /* Same, with TREENET_AUTH_COOKIE: every node must prove `cookie` (copied;
  * 16..256 printable bytes), the answers prove it too; no uid is checked.
  * Ports as rdv_server_start_ports.
@@ -121,8 +118,8 @@ int rdv_server_stop(struct rdv_server *s);
 /* Node side, blocking and bounded by timeout_ms: connect to server
  * ("host:port"), authenticate, send (nodeid, my_port), receive the table.
  * On success *addrs is a malloc'ed array of nnodes "ip:port" strings, NULL
- * for the nodes the server did not name (free with rdv_addrs_free), and my_ip (if not NULL, room for
- * TREENET_ADDR_MAX) gets this node's address as seen for the others. */
+ * for the nodes the server did not name (free with rdv_addrs_free), and my_ip (if not
+ * NULL, room for TREENET_ADDR_MAX) gets this node's address as seen for the others. */
 int rdv_exchange(const char *server, const char *jobkey, int nnodes, int nodeid,
                  int my_port, enum treenet_auth auth, int timeout_ms, char ***addrs,
                  char *my_ip);

@@ -823,8 +823,8 @@ int main(int argc, char **argv)
     close(byep[0]);
 
     double t0 = now_ms();
-    struct rdv_server *rs = rdv_server_start_cookie(nnodes, width, JOBKEY, cookie,
-                                                    "127.0.0.1", 0, 0, timeout_s * 1000, NULL, NULL);
+    struct rdv_server *rs = rdv_server_start_cookie(
+        nnodes, width, JOBKEY, cookie, "127.0.0.1", 0, 0, timeout_s * 1000, NULL, NULL);
     if (!rs) {
         perror("emu: rendezvous server");
         kill_all();

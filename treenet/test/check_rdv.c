@@ -8,6 +8,9 @@
  * bounded by the width; malformed tables refused).  All on
  * 127.0.0.1.  The munge cases are skipped, with a message, when munged
  * does not answer.
+ *
+ * One piece (about 840 lines): every case drives the same thread-per-node harness
+ * and stand-in servers at the top, and reads as one walk through rdv.c's contract.
  */
 #include "config.h"
 
@@ -130,7 +133,8 @@ START_TEST(test_rdv_cookie)
     int fd, fd2;
 
     cap_init(&cap);
-    s = rdv_server_start_cookie(8, 0, JOB, COOKIE, "127.0.0.1", 0, 0, 10000, cap_log, &cap);
+    s = rdv_server_start_cookie(8, 0, JOB, COOKIE, "127.0.0.1", 0, 0, 10000, cap_log,
+                                &cap);
     ck_assert_ptr_nonnull(s);
     struct node_arg a8[8];
     run_nodes(rdv_server_port(s), 8, TREENET_AUTH_COOKIE, a8, 10000, 8);
@@ -142,7 +146,8 @@ START_TEST(test_rdv_cookie)
     cap_init(&cap);
     ck_assert_ptr_null(
         rdv_server_start_cookie(2, 0, JOB, "short", "127.0.0.1", 0, 0, 1000, NULL, NULL));
-    s = rdv_server_start_cookie(3, 0, JOB, COOKIE, "127.0.0.1", 0, 0, 10000, cap_log, &cap);
+    s = rdv_server_start_cookie(3, 0, JOB, COOKIE, "127.0.0.1", 0, 0, 10000, cap_log,
+                                &cap);
     ck_assert_ptr_nonnull(s);
     /* another job's cookie: refused every time, until the node's timeout */
     bad = (struct node_arg){.port = rdv_server_port(s),
@@ -570,8 +575,8 @@ static void check_sparse(struct node_arg *args, int n, int k, int skip)
  * arrival order). */
 START_TEST(test_rdv_sparse)
 {
-    static const int cases[][2] = {{1, 2}, {2, 1}, {7, 2}, {21, 3}, {64, 8},
-                                   {64, 1}, {33, 16}, {9, 0}};
+    static const int cases[][2] = {{1, 2},  {2, 1},  {7, 2},   {21, 3},
+                                   {64, 8}, {64, 1}, {33, 16}, {9, 0}};
     struct node_arg args[64];
 
     for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
@@ -583,8 +588,8 @@ START_TEST(test_rdv_sparse)
         check_sparse(args, n, k, -1);
         ck_assert_int_eq(rdv_server_stop(s), 0);
     }
-    ck_assert_ptr_null(rdv_server_start_cookie(2, -1, JOB, COOKIE, "127.0.0.1", 0, 0, 1000,
-                                               NULL, NULL));
+    ck_assert_ptr_null(
+        rdv_server_start_cookie(2, -1, JOB, COOKIE, "127.0.0.1", 0, 0, 1000, NULL, NULL));
     ck_assert_ptr_null(rdv_server_start_cookie(2, 1025, JOB, COOKIE, "127.0.0.1", 0, 0,
                                                1000, NULL, NULL));
 }
@@ -616,7 +621,8 @@ START_TEST(test_rdv_sparse_bytes)
         if (i != RAW)
             ck_assert_int_eq(pthread_create(&th[i], NULL, node_main, &args[i]), 0);
     }
-    fd = raw_register(rdv_server_port(s), "loom2 " JOB " 5 rdv %s " RAW_NONCE, 20000 + RAW);
+    fd = raw_register(rdv_server_port(s), "loom2 " JOB " 5 rdv %s " RAW_NONCE,
+                      20000 + RAW);
     ck_assert_int_ge(fd, 0);
     /* the server's credential, then the table */
     ck_assert_int_eq(raw_recv_exact(fd, h, 4), 4);
@@ -647,7 +653,7 @@ START_TEST(test_rdv_sparse_told)
     static struct node_arg args[21];
     static pthread_t th[21];
     static const char *bad[] = {"port 5 width 0", "port 5 width 1025", "port 5 width x",
-                                "port 5 wide 2", "port 5 width 2 ", "port 5 width -2"};
+                                "port 5 wide 2",  "port 5 width 2 ",   "port 5 width -2"};
     struct logcap cap;
     char nonce[40], payload[256];
 
@@ -709,7 +715,8 @@ static void *fake_rdv_main(void *p)
         return NULL;
     /* ours first; then the node's credential "loom2 <job> <me> rdv <ours> <its>" */
     if (raw_frame(fd, nf, strlen(nf)) == 0 && raw_recv_exact(fd, h, 4) == 4 &&
-        (len = tn_test_u32(h)) < sizeof(b) && raw_recv_exact(fd, b, len) == (ssize_t)len) {
+        (len = tn_test_u32(h)) < sizeof(b) &&
+        raw_recv_exact(fd, b, len) == (ssize_t)len) {
         char me[16], its[40];
         b[len] = '\0';
         if (sscanf(b, "loom2 " JOB " %15s rdv %*s %39s", me, its) == 2 &&
@@ -758,17 +765,17 @@ static int with_table(const char *table, int n, int id, char ***addrs)
 START_TEST(test_rdv_sparse_malformed)
 {
     static const char *bad[] = {
-        "0 127.0.0.1:1\n4 127.0.0.1:5\n1 127.0.0.1:2\n",  /* node 4 of 4 */
-        "1 127.0.0.1:2\n1 127.0.0.1:2\n",                 /* twice */
-        "-1 127.0.0.1:1\n1 127.0.0.1:2\n",                /* negative */
-        "+0 127.0.0.1:1\n1 127.0.0.1:2\n",                /* not a number */
-        "0 127.0.0.1:1\n",                                /* not itself */
+        "0 127.0.0.1:1\n4 127.0.0.1:5\n1 127.0.0.1:2\n",        /* node 4 of 4 */
+        "1 127.0.0.1:2\n1 127.0.0.1:2\n",                       /* twice */
+        "-1 127.0.0.1:1\n1 127.0.0.1:2\n",                      /* negative */
+        "+0 127.0.0.1:1\n1 127.0.0.1:2\n",                      /* not a number */
+        "0 127.0.0.1:1\n",                                      /* not itself */
         "127.0.0.1:1\n127.0.0.1:2\n127.0.0.1:3\n127.0.0.1:4\n", /* the old table */
-        "1 127.0.0.1:2",                                  /* cut short */
-        "1 not-an-address\n",                             /* no address */
-        "1  127.0.0.1:2\n",                               /* two blanks */
-        "1 127.0.0.1:2\n\n",                              /* an empty line */
-        "99999999999999999999 127.0.0.1:1\n1 127.0.0.1:2\n", /* overflow */
+        "1 127.0.0.1:2",                                        /* cut short */
+        "1 not-an-address\n",                                   /* no address */
+        "1  127.0.0.1:2\n",                                     /* two blanks */
+        "1 127.0.0.1:2\n\n",                                    /* an empty line */
+        "99999999999999999999 127.0.0.1:1\n1 127.0.0.1:2\n",    /* overflow */
     };
     char **addrs = NULL;
     int rc;

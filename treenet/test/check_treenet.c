@@ -215,7 +215,8 @@ static void tree7(enum treenet_auth auth)
     atomic_store(&g_done, 0);
     atomic_store(&g_abort, 0);
     if (auth == TREENET_AUTH_COOKIE)
-        s = rdv_server_start_cookie(N, 2, JOB, COOKIE, "127.0.0.1", 0, 0, 20000, NULL, NULL);
+        s = rdv_server_start_cookie(N, 2, JOB, COOKIE, "127.0.0.1", 0, 0, 20000, NULL,
+                                    NULL);
     else
         s = rdv_server_start(N, JOB, getuid(), auth, "127.0.0.1", 20000);
     ck_assert_ptr_nonnull(s);
@@ -1048,15 +1049,15 @@ START_TEST(test_port_range)
     /* the rendezvous server and the tree links share the range */
     cfg.port_lo = (unsigned short)lo;
     cfg.port_hi = (unsigned short)hi;
-    rdv = rdv_server_start_ports(2, 0, JOB, getuid(), TREENET_AUTH_NONE, "127.0.0.1", lo, hi,
-                                 10000, NULL, NULL);
+    rdv = rdv_server_start_ports(2, 0, JOB, getuid(), TREENET_AUTH_NONE, "127.0.0.1", lo,
+                                 hi, 10000, NULL, NULL);
     ck_assert_ptr_nonnull(rdv);
     assert_in(rdv_server_port(rdv), lo, hi);
     tn = treenet_create(lp, &cfg, &pp_ops, NULL);
     ck_assert_ptr_nonnull(tn);
     assert_in(treenet_port(tn), lo, hi);
-    rdv2 = rdv_server_start_ports(2, 0, JOB, getuid(), TREENET_AUTH_NONE, "127.0.0.1", lo, hi,
-                                  10000, NULL, NULL);
+    rdv2 = rdv_server_start_ports(2, 0, JOB, getuid(), TREENET_AUTH_NONE, "127.0.0.1", lo,
+                                  hi, 10000, NULL, NULL);
     ck_assert_ptr_nonnull(rdv2);
     assert_in(rdv_server_port(rdv2), lo, hi);
     /* the range is full: both say EADDRINUSE, not any other port */
