@@ -68,7 +68,7 @@ enum mpx_frame_type {
     MPX_F_PROOF,  /* bytes nonce Nf, bytes HMAC(cookie, "front", node, Np, Nf) */
     MPX_P_PROOF,  /* bytes HMAC(cookie, "proxy", node, Np, Nf), str hostname */
     /* version 4: MPI_Comm_spawn from a rank of a proxy, run by mpiexec */
-    MPX_P_SPAWN,      /* u64 id, the request (proxy.c pack_spawn / frontspawn.c) */
+    MPX_P_SPAWN,      /* u64 id, bytes: the request (spawnwire.h) */
     MPX_F_SPAWN_DONE, /* u64 id, i32 rc, str jobid, i32 total, str message */
     MPX_P_STARTED,    /* i32 node: every local rank was started */
 };

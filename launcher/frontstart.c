@@ -20,7 +20,10 @@
 
 #include "child.h"
 #include "front_int.h"
+#include "log.h"
 #include "node.h" /* mpx_find_program */
+#include "pack.h"
+#include "spawnwire.h"
 
 #define LAUNCHER_WAIT_MS 3000 /* after the job: launchers (ssh) get this to exit */
 
@@ -226,26 +229,32 @@ int front_spawner_setup(struct front *f)
 bool front_spawn_request(struct fnode *nd, struct unpack *u)
 {
     struct front *f = nd->f;
-    struct mpx_spawn_msg m;
-    char err[600];
+    char err[600], why[256];
+    size_t blen = 0;
     uint64_t id = unpack_u64(u);
-    int rc = mpx_spawn_unpack(u, &m);
+    const void *body = unpack_bytes(u, &blen);
 
-    if (rc == -EPROTO) {
-        mpx_spawn_msg_free(&m);
+    if (unpack_error(u) || unpack_remaining(u) != 0)
         return false;
+    /* the same frame as a stepd's to srun, read with the core's bounds (spawnwire.h) */
+    struct lspawn_req *r = lspawn_decode(body, blen, why, sizeof(why));
+    if (!r) {
+        char esc[300];
+        loom_log_escape(esc, sizeof(esc), why);
+        snprintf(err, sizeof(err), "spawn: the request was refused: %s", esc);
+        spawn_done(f, nd->id, id, -1, "", 0, err);
+        return true;
     }
-    if (rc == 0 && f->end.ending) {
+    int rc;
+    if (f->end.ending) {
         snprintf(err, sizeof(err), "spawn: the job is ending");
         rc = -ECANCELED;
-    } else if (rc == 0) {
-        rc = mpx_spawn_start(f->spawner, nd->id, id, &m.req, err, sizeof(err));
     } else {
-        snprintf(err, sizeof(err), "spawn: out of memory");
+        rc = mpx_spawn_start(f->spawner, nd->id, id, &r->view, err, sizeof(err));
     }
     if (rc < 0)
-        spawn_done(f, nd->id, id, -1, "", m.req.total, err);
-    mpx_spawn_msg_free(&m);
+        spawn_done(f, nd->id, id, -1, "", r->view.total, err);
+    lspawn_free(r);
     return true;
 }
 

@@ -16,6 +16,7 @@
 #include "lpmix.h"
 #include "node.h"
 #include "pack.h"
+#include "spawnwire.h"
 #include "treenet.h"
 
 /* The core hears of a rank's PMI hang-up now, if it has not yet. */
@@ -147,18 +148,25 @@ static int op_spawn(void *arg, uint64_t id, const struct psrv_spawn *req, char *
         return -ECANCELED;
     }
     if (job->up) {
+        /* the same frame as a stepd's to srun (spawnwire.h); its in-flight cap and
+         * start timeout are srun's, the front end reads neither (0: no cap, and
+         * the largest timeout the frame allows) */
+        char *body = NULL;
+        size_t blen = 0;
+        int rc = lspawn_encode(req, 0, 86400, &body, &blen);
+        if (rc < 0 || job->up_lost) {
+            free(body);
+            snprintf(err, errlen, "spawn: %s",
+                     job->up_lost      ? "the connection to mpiexec is lost"
+                     : rc == -EMSGSIZE ? "the request is too large to hand to mpiexec"
+                                       : "out of memory");
+            return rc < 0 ? rc : -ENOTCONN;
+        }
         struct pack pk;
         pack_init(&pk);
         pack_u64(&pk, id);
-        int rc = mpx_spawn_pack(&pk, req);
-        if (rc < 0 || job->up_lost) {
-            pack_free(&pk);
-            snprintf(err, errlen, "spawn: %s",
-                     job->up_lost   ? "the connection to mpiexec is lost"
-                     : rc == -E2BIG ? "the request is too large to hand to mpiexec"
-                                    : "out of memory");
-            return rc < 0 ? rc : -ENOTCONN;
-        }
+        pack_bytes(&pk, body, blen);
+        free(body);
         up_send(job, MPX_P_SPAWN, &pk);
         return 0;
     }

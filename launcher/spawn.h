@@ -75,24 +75,6 @@ void mpx_spawner_destroy(struct mpx_spawner *sp);
  * -errno with a one-line reason in err (done is not called). */
 int mpx_spawn_start(struct mpx_spawner *sp, int from, uint64_t id,
                     const struct psrv_spawn *req, char *err, size_t errlen);
-/* A request travelling from a proxy to the front end (MPX_P_SPAWN, conn.h).
- * mpx_spawn_pack() appends it to pk: -E2BIG past MPX_SPAWN_MSG_MAX bytes.
- * mpx_spawn_unpack() reads it with the core's bounds (PSRV_SPAWN_MAX_*; spawnmsg.c):
- * 0, -EPROTO (malformed or out of bounds) or -ENOMEM; m owns what it read
- * (mpx_spawn_msg_free, also after a failure). */
-#define MPX_SPAWN_MSG_MAX (4u << 20)
-struct pack;
-struct unpack;
-struct mpx_spawn_msg {
-    struct psrv_spawn req;
-    struct psrv_spawn_cmd *cmds;
-    struct psrv_kv *preput;
-    void **strs; /* every string and array read, to free */
-    int nstrs, capstrs;
-};
-int mpx_spawn_pack(struct pack *pk, const struct psrv_spawn *req);
-int mpx_spawn_unpack(struct unpack *u, struct mpx_spawn_msg *m);
-void mpx_spawn_msg_free(struct mpx_spawn_msg *m);
 
 /* A child was reaped: true when it was one of our nested mpiexecs; then *what
  * names it ("spawned job J") for messages, and *judge says whether its exit

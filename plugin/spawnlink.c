@@ -6,7 +6,7 @@
  * server thread, the child srun's report, the stepd's call) share the frame layout and
  * the handshake order, and a change to one side must be read next to the others; the
  * server part alone is one state machine over struct lspawn_srv.  The bounded wire
- * codec, the part a peer controls, is apart in spawnwire.c (and fuzzed).
+ * codec, the part a peer controls, is apart in pmiserv/spawnwire.c (and fuzzed).
  *
  * Notes:
  *   - Nothing of a connection is parsed before its credential checked out: the

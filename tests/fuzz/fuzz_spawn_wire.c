@@ -1,9 +1,10 @@
 // clang-format off
 /* fuzz_spawn_wire.c - libFuzzer target: the spawn messages between a stepd and srun
- * under srun --mpi=loom (plugin/spawnwire.c), as srun's spawn server decodes a request
+ * under srun --mpi=loom (pmiserv/spawnwire.c, also what mpiexec's proxy sends its front
+ * end), as srun's spawn server decodes a request
  * (after the credential) and as the stepd decodes srun's answer.
  *
- * fuzz-sources: plugin/spawnwire.c
+ * fuzz-sources: pmiserv/spawnwire.c
  * fuzz-cflags: -Iplugin -Ipmiserv -Icommon
  * (clang-format is off for this comment: run.sh reads the fuzz-sources line whole.)
  *

@@ -6,20 +6,14 @@
 #   check_args:  launcher/args.c (mpiexec options, MPMD segments, errors)
 #   check_iofwd: launcher/iofwd.c (whole-line output assembly, tags)
 #   check_hosts: launcher/hosts.c (-hosts, host files, rank placement), conn.c frames
-#   check_spawnmsg: launcher/spawnmsg.c (a spawn request from a proxy to mpiexec: the
-#                 round trip, every bound, truncated and trailing bytes)
 #   check_jobctl: launcher/jobctl.c and env.c (exit rule, signal self-pipe, job-end rules,
 #                 rank environment)
 #   check_stream: common/stream.c (the framed stream of treenet and mpiexec's proxies:
 #                 partial frames, size limits, queue bound, partial writes, EOF mid-frame)
 check_PROGRAMS += check_loop check_fdio check_log check_args check_iofwd check_hosts \
-	check_jobctl check_stream check_child check_spawnmsg
+	check_jobctl check_stream check_child
 TESTS += check_loop check_fdio check_log check_args check_iofwd check_hosts check_jobctl \
-	check_stream check_child check_spawnmsg
-
-check_spawnmsg_SOURCES = check_spawnmsg.c
-check_spawnmsg_LDADD = $(top_builddir)/launcher/libmpx.la \
-	$(top_builddir)/common/libloomcommon.la $(CHECK_LIBS)
+	check_stream check_child
 
 check_loop_SOURCES = check_loop.c
 check_loop_LDADD = $(top_builddir)/common/libloomcommon.la $(CHECK_LIBS)

@@ -1,5 +1,6 @@
-/* spawnwire.h - the plugin's spawn messages between a stepd and srun (Slurm-free,
- * so the fuzz target and the unit test link it alone).
+/* spawnwire.h - a spawn request and its answer between two hosts: the stepd and srun
+ * under srun --mpi=loom, a proxy and the front end under mpiexec -hosts (the one
+ * codec of both; Slurm-free, so the fuzz target and the unit tests link it alone).
  *
  * Contract:
  *   A stepd whose task asked to spawn sends srun one request frame (after the
@@ -9,8 +10,8 @@
  *   and string by the PSRV_SPAWN_MAX_* limits of pmiserv.h and the whole frame by
  *   LSPAWN_FRAME_MAX before it allocates, and refuses anything else with a reason.
  */
-#ifndef LOOM_PLUGIN_SPAWNWIRE_H
-#define LOOM_PLUGIN_SPAWNWIRE_H
+#ifndef LOOM_PMISERV_SPAWNWIRE_H
+#define LOOM_PMISERV_SPAWNWIRE_H
 
 #include <stddef.h>
 
@@ -45,4 +46,4 @@ size_t lspawn_answer_encode(int rc, const char *text, char out[LSPAWN_ANSWER_MAX
 int lspawn_answer_decode(const void *buf, size_t len, int *rc, char *text,
                          size_t textlen);
 
-#endif /* LOOM_PLUGIN_SPAWNWIRE_H */
+#endif /* LOOM_PMISERV_SPAWNWIRE_H */

@@ -1,5 +1,6 @@
-/* spawnwire.c - encoding and bounded decoding of the plugin's spawn request and
- * answer (stepd <-> srun).  Contract: see spawnwire.h.  No Slurm inside.
+/* spawnwire.c - encoding and bounded decoding of a spawn request and its answer as
+ * they travel between hosts: a stepd to srun under srun --mpi=loom, a proxy to the
+ * front end under mpiexec -hosts.  Contract: see spawnwire.h.  No Slurm inside.
  *
  * Request body, fields in this order (numbers as decimal text):
  *   "loomspawn1", rank, max_inflight, timeout_s, ncmds, npreput,
@@ -110,7 +111,8 @@ struct ibuf {
     size_t errlen;
 };
 
-static void fail(struct ibuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(struct ibuf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 static void fail(struct ibuf *b, const char *fmt, ...)
 {
     va_list ap;
@@ -321,8 +323,7 @@ size_t lspawn_answer_encode(int rc, const char *text, char out[LSPAWN_ANSWER_MAX
     return 8 + nl + tl;
 }
 
-int lspawn_answer_decode(const void *buf, size_t len, int *rc, char *text,
-                         size_t textlen)
+int lspawn_answer_decode(const void *buf, size_t len, int *rc, char *text, size_t textlen)
 {
     char err[8] = "";
     struct ibuf b = {buf, len, 0, err, sizeof(err)};
