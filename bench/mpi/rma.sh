@@ -74,7 +74,8 @@ for flav, name in keys:
     rows.append([flav, '%s (%s)' % (name, units[name])] +
                 ['%.3g' % v[m] if m in v else 'n/a' for m in ('loom', 'mpich', 'ompi')] +
                 [B.ratio(v.get('loom'), best)])
-how = 'srun -N 2 --ntasks-per-node=1 (Loom --mpi=loom, MPICH --mpi=pmi2, Open MPI --mpi=pmix); ' if 'nodes' in where else ''
+how = ('srun -N 2 --ntasks-per-node=1 (Loom --mpi=loom, MPICH --mpi=pmi2, Open MPI '
+       '--mpi=pmix with OMPI_MCA_osc=pt2pt: rma.sh says why); ') if 'nodes' in where else ''
 text = ('# One-sided communication %s (bench/mpi/rma.sh%s)\n\n%s; 2 ranks, %smedians '
         'of %s runs, each the best of 5 repetitions (bench/mpi/rmabench.c).  Loom / best '
         'peer: for latencies below 1 is better, for bandwidths and rates above 1.  '
