@@ -7,7 +7,7 @@
  * fuzz-sources: common/stream.c launcher/front.c launcher/frontaccept.c
  * fuzz-sources: launcher/frontrelay.c launcher/frontstart.c launcher/jobctl.c
  * fuzz-sources: launcher/env.c common/net.c common/child.c treenet/rdv.c treenet/auth.c
- * fuzz-sources: treenet/util.c
+ * fuzz-sources: treenet/util.c common/ktree.c launcher/spawn.c pmiserv/spawnwire.c
  * fuzz-cflags: -Ilauncher -Icommon -Ipmiserv -Inodesrv -Itreenet
  * fuzz-libs: -lmunge -lpthread
  * fuzz-options: -max_len=65536 -close_fd_mask=3
