@@ -252,8 +252,14 @@ void fence_enter(struct psrv *s, struct client *c, const char *thrid)
     size_t plen;
     const void *pend = kvs_pending(s->kvs, &plen);
     f->ondemand = kr_fence_ondemand(s, (int64_t)plen);
-    if (f->ondemand)
-        pend = kvs_pending_shared(s->kvs, &plen);
+    const void *sh;
+    size_t shlen;
+    if (f->ondemand && kvs_pending_shared(s->kvs, &sh, &shlen) == 0) {
+        pend = sh;
+        plen = shlen;
+    } else {
+        f->ondemand = false; /* out of memory for the subset: this fence goes full */
+    }
     srv_log(s, PSRV_LOG_DEBUG, "fence %u: %s KVS (%zu bytes travel)", tc_epoch(f->tc),
             f->ondemand ? "on-demand" : "full", plen);
     tc_local(s, f->tc, pend, plen);

@@ -33,7 +33,8 @@ struct kvs {
     int64_t max_keys, max_bytes;
     uint64_t hkey[2];    /* SipHash key: tasks choose the keys */
     struct pack pending; /* every put of this node, in put order */
-    struct pack shared;  /* the puts of `pending` that are not a rank's own */
+    struct pack ownflag; /* one byte per pair of `pending`: 1 when it is a rank's own */
+    struct pack shared;  /* kvs_pending_shared's blob, built when a fence asks */
     int npending;
     uint32_t epoch; /* tag of the values committed now (kvs_set_epoch) */
 };
@@ -57,6 +58,7 @@ struct kvs *kvs_create(void)
     }
     memset(k->idx, 0xff, k->nslots * sizeof(int));
     pack_init(&k->pending);
+    pack_init(&k->ownflag);
     pack_init(&k->shared);
     strmap_hash_seed(k->hkey);
     k->max_keys = k->max_bytes = INT64_MAX;
@@ -75,6 +77,7 @@ void kvs_destroy(struct kvs *k)
     free(k->ent);
     free(k->idx);
     pack_free(&k->pending);
+    pack_free(&k->ownflag);
     pack_free(&k->shared);
     free(k);
     errno = saved;
@@ -171,14 +174,18 @@ nomem:
 
 int kvs_put_pending_as(struct kvs *k, const char *key, const char *val, bool own)
 {
+    /* one copy of the pair: the shared subset is only cut out of it when an
+     * on-demand fence asks (kvs_pending_shared), so a full-mode node holds its
+     * pending puts once */
+    size_t len0 = k->pending.len;
     pack_str(&k->pending, key);
     pack_str(&k->pending, val);
-    if (!own) {
-        pack_str(&k->shared, key);
-        pack_str(&k->shared, val);
+    pack_u8(&k->ownflag, own ? 1 : 0);
+    if (pack_error(&k->pending) || pack_error(&k->ownflag)) {
+        if (!pack_error(&k->pending))
+            k->pending.len = len0; /* the pair without its flag: not put */
+        return -ENOMEM;            /* the put is refused; the server answers it so */
     }
-    if (pack_error(&k->pending) || pack_error(&k->shared))
-        return -ENOMEM; /* the put is refused; the server answers it so */
     k->npending++;
     return 0;
 }
@@ -188,10 +195,27 @@ int kvs_put_pending(struct kvs *k, const char *key, const char *val)
     return kvs_put_pending_as(k, key, val, false);
 }
 
-const void *kvs_pending_shared(const struct kvs *k, size_t *len)
+int kvs_pending_shared(struct kvs *k, const void **blob, size_t *len)
 {
+    struct unpack u;
+    const uint8_t *flag = k->ownflag.buf;
+
+    pack_reset(&k->shared);
+    unpack_init(&u, k->pending.buf, k->pending.len);
+    for (int i = 0; i < k->npending && unpack_remaining(&u) > 0; i++) {
+        size_t kl, vl;
+        const char *key = unpack_bytes(&u, &kl);
+        const char *val = unpack_bytes(&u, &vl);
+        if (unpack_error(&u))
+            break;
+        if (!flag[i]) {
+            pack_bytes(&k->shared, key, kl);
+            pack_bytes(&k->shared, val, vl);
+        }
+    }
+    *blob = k->shared.buf;
     *len = k->shared.len;
-    return k->shared.buf;
+    return pack_error(&k->shared) ? -ENOMEM : 0;
 }
 
 void kvs_set_epoch(struct kvs *k, uint32_t epoch)
@@ -229,6 +253,7 @@ const void *kvs_pending(const struct kvs *k, size_t *len)
 void kvs_pending_clear(struct kvs *k)
 {
     pack_reset(&k->pending);
+    pack_reset(&k->ownflag);
     pack_reset(&k->shared);
     k->npending = 0;
 }

@@ -38,8 +38,10 @@ int kvs_put_pending(struct kvs *k, const char *key, const char *val);
 /* The same, saying whether the put is its rank's own (kvsroute.h: the key
  * names the putting rank): own puts are left out of kvs_pending_shared(). */
 int kvs_put_pending_as(struct kvs *k, const char *key, const char *val, bool own);
-/* The pending puts that are not own (blob, may be NULL when empty). */
-const void *kvs_pending_shared(const struct kvs *k, size_t *len);
+/* The pending puts that are not own (*blob may be NULL when empty), cut out of
+ * the pending set when called (an on-demand fence).  0, or -ENOMEM (then the
+ * fence sends the whole pending set, as a full one does). */
+int kvs_pending_shared(struct kvs *k, const void **blob, size_t *len);
 /* The pending blob (may be NULL when empty) and its length. */
 const void *kvs_pending(const struct kvs *k, size_t *len);
 /* Forget the pending puts (they left in a fence message). */
